@@ -1,0 +1,25 @@
+// Package fec is satquic's forward erasure correction engine: the
+// sliding-window Random Linear Code of RFC 8681 over GF(2^8), the
+// redundancy controllers that decide how many repair symbols to send, and
+// the baseline codes it is measured against. The QUIC transport and the
+// FEC tunnel both use it.
+//
+// Files, by concern:
+//
+//   - gf.go, kernel*.go: GF(2^8) arithmetic and the SIMD region
+//     multiply-add kernels (klauspost/reedsolomon, our own AVX-512, and a
+//     portable fallback, all tested against each other).
+//   - tinymt32.go, coefficients.go: the TinyMT32 PRNG (RFC 8682) and the
+//     coding coefficients of RFC 8681 section 3.6, bit-exact.
+//   - repairid.go: the Repair FEC Payload ID (RFC 8681 section 4.1.3).
+//   - encoder.go, decoder.go: the sliding-window RLC codec for
+//     variable-length symbols.
+//   - scheme.go: the Encoder/Decoder interfaces shared by every scheme,
+//     and the loss Feedback the receiver reports.
+//   - controller*.go: redundancy controllers (fixed rate, HIRT, adaptive).
+//   - xor.go, rs.go, maelstrom.go: baselines (XOR parity, block
+//     Reed-Solomon, Maelstrom's layered interleaved XOR).
+//
+// Nothing in this package reads the clock, sleeps or starts goroutines:
+// callers feed it packets (and, where it matters, the time).
+package fec

@@ -1,0 +1,3 @@
+module github.com/satquic/satquic
+
+go 1.26
