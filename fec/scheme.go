@@ -62,6 +62,16 @@ type Feedback struct {
 	// MaxBurst the length of the longest.
 	Bursts   int
 	MaxBurst int
+	// Unrecovered is how many lost source ESIs, of this interval or an
+	// earlier one still within the monitor's horizon, the receiver still
+	// missed when it sent the report, and OldestUnrecovered the oldest of
+	// them (meaningful when Unrecovered > 0). A controller that reacts to
+	// losses uses them to aim repairs at what is still missing.
+	Unrecovered       int
+	OldestUnrecovered uint32
+	// LossRun marks a report sent early, as soon as a run of losses ended,
+	// rather than at the end of a full interval.
+	LossRun bool
 }
 
 // LossRate is Lost/Sources, or 0 for an empty report.
