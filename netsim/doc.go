@@ -1,0 +1,44 @@
+// Package netsim models the network paths satquic is measured on: loss
+// models (subpackage loss), a one-direction link model, a table of named
+// network profiles, a discrete-event simulator in virtual time and an
+// in-memory net.PacketConn for goroutine code under testing/synctest.
+//
+// # Link
+//
+// A Link is one direction of a path and a pure state machine: every call
+// takes the time, as a time.Duration since an epoch the caller chooses, and
+// the link never reads a clock or starts a goroutine. The simulator drives it
+// in virtual time; the emulator (package emulate) drives it with
+// time.Since(start). Offer puts a packet on the link, Next tells when the
+// next packet is due out, and Deliver hands out the packets due by a time.
+//
+// Each offered packet goes through the steps of Linux netem, in its order:
+//
+//  1. MTU: a packet larger than MTU is dropped.
+//  2. Duplicate: with probability Duplicate a copy is made; each copy goes
+//     through the following steps on its own.
+//  3. Outage: a packet offered while the link is down is lost.
+//  4. Loss: the loss model (a netsim/loss spec) may drop it.
+//  5. Corrupt: with probability Corrupt one byte in the first CorruptRegion
+//     bytes is replaced with a different value.
+//  6. Queue: if the serializer is busy the packet waits in a drop-tail queue
+//     limited in bytes (default one bandwidth-delay product, at least 64 kB)
+//     and optionally in packets. The packet being serialized has left the
+//     queue. A packet that finds more than ECNThreshold bytes waiting ahead
+//     of it is marked CE.
+//  7. Serialization: at the rate in force when it starts (RateBps, changed
+//     by RateSchedule), or at the delivery opportunities of a Mahimahi trace.
+//  8. Propagation: the delay in force when the last bit leaves (Delay,
+//     changed by DelaySteps), plus uniform jitter in [-Jitter, +Jitter].
+//     Unless Reorder is set, a packet never arrives before one sent ahead of
+//     it.
+//
+// So a 1500-byte packet offered at 0 to an idle 10 Mbit/s link with 15 ms of
+// delay is due at exactly 16.2 ms, and back-to-back packets arrive 1.2 ms
+// apart. The queue, serializer and in-flight packets use growable rings that
+// are reused, so a link in steady state does not allocate per packet.
+//
+// Randomness (loss, jitter, duplication, corruption) comes from PCG sources
+// seeded with LinkConfig.Seed: a link's behaviour is a function of its
+// configuration and the sequence of calls.
+package netsim
