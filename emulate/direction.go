@@ -1,0 +1,158 @@
+package emulate
+
+import (
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/satquic/satquic/netsim"
+)
+
+// LateThreshold is how far past its due time a packet may leave before the
+// emulator counts it as late: the emulator's own timing budget.
+const LateThreshold = time.Millisecond
+
+// never is the alarm time of a direction with nothing in flight.
+const never = time.Duration(math.MaxInt64)
+
+// sink puts the packets a model delivered onto the wire. It is called from
+// the direction's sender goroutine only, and takes back the packets'
+// buffers.
+type sink interface {
+	send(batch []netsim.Delivery)
+}
+
+// direction carries packets one way through a link model in real time. Readers
+// call offer from any goroutine; one sender goroutine sleeps on the alarm
+// until the model's next due time and hands what is due to the sink.
+type direction struct {
+	name  string
+	clk   clock
+	sink  sink
+	stats *dirStats
+
+	mu     sync.Mutex
+	link   *netsim.Link
+	alarm  *alarm
+	armed  time.Duration // when the alarm rings, or never
+	last   time.Duration // latest time given to the model: it never goes back
+	closed bool
+
+	batch []netsim.Delivery // sender goroutine only
+	done  chan struct{}
+}
+
+func newDirection(name string, clk clock, cfg netsim.LinkConfig, out sink) (*direction, error) {
+	link, err := netsim.NewLink(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	a, err := newAlarm(clk)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	d := &direction{
+		name: name, clk: clk, sink: out, stats: newDirStats(),
+		link: link, alarm: a, armed: never, done: make(chan struct{}),
+	}
+	go d.run()
+	return d, nil
+}
+
+// advance returns the current time, never earlier than a time already
+// given to the model (readers and the sender take turns under mu).
+func (d *direction) advance() time.Duration {
+	d.last = max(d.last, d.clk.now())
+	return d.last
+}
+
+// offer hands packets that arrived just now to the model, which owns them
+// from here on.
+func (d *direction) offer(pkts [][]byte) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return
+	}
+	now := d.advance()
+	for _, p := range pkts {
+		d.link.Offer(now, p)
+	}
+	// Wake the sender early only if a packet is now due before the time it
+	// sleeps to; otherwise it will find the packet when it wakes.
+	if next, ok := d.link.Next(); ok && next < d.armed {
+		d.arm(next)
+	}
+}
+
+func (d *direction) arm(at time.Duration) {
+	var err error
+	if at == never {
+		err = d.alarm.clear()
+	} else {
+		err = d.alarm.set(at)
+	}
+	if err != nil {
+		d.stats.internalError()
+		return
+	}
+	d.armed = at
+}
+
+func (d *direction) run() {
+	defer close(d.done)
+	for {
+		if err := d.alarm.wait(); err != nil {
+			return
+		}
+		d.deliverDue()
+	}
+}
+
+// deliverDue takes every packet due by now out of the model, re-arms the
+// alarm for the next one, and sends the batch outside the lock.
+func (d *direction) deliverDue() {
+	d.mu.Lock()
+	now := d.advance()
+	batch := d.batch[:0]
+	for {
+		dl, ok := d.link.Deliver(now)
+		if !ok {
+			break
+		}
+		batch = append(batch, dl)
+	}
+	next, ok := d.link.Next()
+	if !ok {
+		next = never
+	}
+	d.arm(next)
+	d.mu.Unlock()
+
+	if len(batch) > 0 {
+		d.stats.leaving(d.clk.now(), batch)
+		d.sink.send(batch)
+	}
+	clear(batch) // drop references to buffers the sink has taken back
+	d.batch = batch[:0]
+}
+
+// linkStats returns the link model's counters.
+func (d *direction) linkStats() netsim.LinkStats {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.link.Stats()
+}
+
+// close stops the sender goroutine and waits for it. Packets still in the
+// model are dropped.
+func (d *direction) close() {
+	d.mu.Lock()
+	if !d.closed {
+		d.closed = true
+		_ = d.alarm.close()
+	}
+	d.mu.Unlock()
+	<-d.done
+}

@@ -1,0 +1,58 @@
+package emulate
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/satquic/satquic/netsim"
+)
+
+// dirStats are the emulator's own counters for one direction, beside the
+// link model's: what it handed to the kernel, what it could not, and how
+// late.
+type dirStats struct {
+	sentPackets    atomic.Uint64
+	sentBytes      atomic.Uint64
+	late           atomic.Uint64
+	sendErrors     atomic.Uint64
+	undeliverable  atomic.Uint64
+	oversize       atomic.Uint64
+	internalErrors atomic.Uint64
+
+	mu       sync.Mutex
+	lateness hist // how long after its due time each packet left
+	sojourn  hist // arrival to departure, where the arrival time is known
+}
+
+func newDirStats() *dirStats { return &dirStats{} }
+
+// leaving records the lateness of a batch about to be written at now.
+func (s *dirStats) leaving(now time.Duration, batch []netsim.Delivery) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, dl := range batch {
+		late := now - dl.At
+		s.lateness.add(late)
+		if late > LateThreshold {
+			s.late.Add(1)
+		}
+	}
+}
+
+// sent counts a packet handed to the kernel.
+func (s *dirStats) sent(size int) {
+	s.sentPackets.Add(1)
+	s.sentBytes.Add(uint64(size))
+}
+
+func (s *dirStats) sojournOf(d time.Duration) {
+	s.mu.Lock()
+	s.sojourn.add(d)
+	s.mu.Unlock()
+}
+
+func (s *dirStats) sendError()     { s.sendErrors.Add(1) }
+func (s *dirStats) unroutable()    { s.undeliverable.Add(1) }
+func (s *dirStats) tooBig()        { s.oversize.Add(1) }
+func (s *dirStats) internalError() { s.internalErrors.Add(1) }

@@ -1,0 +1,181 @@
+package emulate
+
+import (
+	"errors"
+	"net"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/satquic/satquic/emulate/internal/batchio"
+)
+
+// flow is one client of the relay, with its own upstream socket so that
+// the server sees one source address per client, as behind a NAT.
+type flow struct {
+	id         uint32
+	client     netip.AddrPort
+	conn       *batchio.Conn
+	lastActive atomic.Int64 // time since the clock's epoch, in ns
+	closed     atomic.Bool
+}
+
+func (f *flow) touch(now time.Duration) { f.lastActive.Store(int64(now)) }
+
+func (f *flow) close() {
+	if f.closed.CompareAndSwap(false, true) {
+		f.conn.UDP().Close()
+	}
+}
+
+// flowTable finds flows by client address (uplink ingress) and by id (the
+// trailer of a packet leaving either direction).
+type flowTable struct {
+	mu     sync.RWMutex
+	byAddr map[netip.AddrPort]*flow
+	byID   map[uint32]*flow
+	nextID uint32
+}
+
+func newFlowTable() flowTable {
+	return flowTable{byAddr: map[netip.AddrPort]*flow{}, byID: map[uint32]*flow{}}
+}
+
+func (t *flowTable) lookup(addr netip.AddrPort) *flow {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.byAddr[addr]
+}
+
+func (t *flowTable) byFlowID(id uint32) *flow {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.byID[id]
+}
+
+func (t *flowTable) count() int {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return len(t.byID)
+}
+
+func (t *flowTable) add(f *flow) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.nextID++
+	f.id = t.nextID
+	t.byAddr[f.client] = f
+	t.byID[f.id] = f
+}
+
+// removeIdle takes out the flows last active before cutoff.
+func (t *flowTable) removeIdle(cutoff time.Duration) []*flow {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []*flow
+	for id, f := range t.byID {
+		if time.Duration(f.lastActive.Load()) < cutoff {
+			delete(t.byID, id)
+			delete(t.byAddr, f.client)
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func (t *flowTable) removeAll() []*flow {
+	return t.removeIdle(time.Duration(1<<63 - 1))
+}
+
+// flowFor returns the client's flow, opening it on first sight; nil when
+// the relay is closing, full, or cannot open an upstream socket.
+func (r *Relay) flowFor(client netip.AddrPort, now time.Duration) *flow {
+	if f := r.flows.lookup(client); f != nil {
+		f.touch(now)
+		return f
+	}
+	if r.closing.Load() || r.flows.count() >= r.cfg.MaxFlows {
+		return nil
+	}
+	c, err := net.DialUDP("udp", nil, r.upstream)
+	if err != nil {
+		return nil
+	}
+	conn, err := wrapUDP(c)
+	if err != nil {
+		return nil
+	}
+	f := &flow{client: client, conn: conn}
+	f.touch(now)
+	r.flows.add(f)
+	r.wg.Add(1)
+	go r.readUpstream(f)
+	return f
+}
+
+// readUpstream is the downlink's ingress for one flow: the server's
+// datagrams to that client.
+func (r *Relay) readUpstream(f *flow) {
+	defer r.wg.Done()
+	msgs := newReadBuffers(readBatch, readSize(r.cfg.Down.MTU, r.overhead))
+	pkts := make([][]byte, 0, readBatch)
+	for {
+		n, err := f.conn.ReadBatch(msgs)
+		if err != nil {
+			// A server not (yet) listening answers with ICMP port
+			// unreachable, reported on the next read: keep the flow.
+			if errors.Is(err, syscall.ECONNREFUSED) && !f.closed.Load() {
+				continue
+			}
+			return
+		}
+		now := r.clk.now()
+		f.touch(now)
+		pkts = r.stampAll(pkts[:0], msgs[:n], f.id, now, r.down.stats)
+		if len(pkts) > 0 {
+			r.down.offer(pkts)
+		}
+	}
+}
+
+// stampAll copies the datagrams read into pooled, trailed buffers.
+func (r *Relay) stampAll(pkts [][]byte, msgs []batchio.Message, flow uint32, now time.Duration, st *dirStats) [][]byte {
+	for _, m := range msgs {
+		if m.Truncated {
+			st.tooBig()
+			continue
+		}
+		pkts = append(pkts, r.stamp(m.Buf[:m.N], flow, now))
+	}
+	return pkts
+}
+
+// readSize is the read buffer for a link: one byte more than the largest
+// datagram the link's MTU lets through, so that a larger one shows as
+// truncated; 64 KiB without an MTU.
+func readSize(mtu, overhead int) int {
+	if mtu <= 0 || mtu-overhead+1 > 65536 {
+		return 65536
+	}
+	return max(mtu-overhead+1, 1)
+}
+
+// expireFlows closes the flows idle for longer than the idle timeout.
+func (r *Relay) expireFlows() {
+	defer r.wg.Done()
+	every := min(max(r.cfg.IdleTimeout/8, 10*time.Millisecond), 5*time.Second)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-r.stop:
+			return
+		case <-t.C:
+			for _, f := range r.flows.removeIdle(r.clk.now() - r.cfg.IdleTimeout) {
+				f.close()
+			}
+		}
+	}
+}
