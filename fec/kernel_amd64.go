@@ -16,5 +16,8 @@ func archKernels() []*kernel {
 	if hasAVX512BW {
 		ks = append(ks, avx512Kernel)
 	}
+	if cpu.X86.HasAVX2 {
+		ks = append(ks, avx2Kernel)
+	}
 	return append(ks, klauspostKernel)
 }

@@ -2,14 +2,16 @@
 
 package fec
 
-// avx512Kernel is our own AVX-512BW kernel (kernel_amd64.s): nibble-table
-// VPSHUFB on 64-byte registers, four blocks per loop iteration, and a
-// byte-masked final block, so no length needs a Go tail loop.
+// avx512Kernel is our own AVX-512BW kernel (kernel_avx512_amd64.s, and the
+// fused multi-input variant in kernel_multi_amd64.s): nibble-table VPSHUFB
+// on 64-byte registers, four blocks per loop iteration, and a byte-masked
+// final block, so no length needs a Go tail loop.
 var avx512Kernel = &kernel{
-	name:   "avx512",
-	mulAdd: mulAddSliceAVX512,
-	mul:    mulSliceAVX512,
-	xor:    xorSliceAVX512,
+	name:        "avx512",
+	mulAdd:      mulAddSliceAVX512,
+	mul:         mulSliceAVX512,
+	xor:         xorSliceAVX512,
+	mulAddMulti: mulAddSlicesAVX512,
 }
 
 // mulAddAVX512 sets out[i] ^= c*in[i] for i < len(in), where tab is

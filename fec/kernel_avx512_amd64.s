@@ -1,29 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
-
-// GF(2^8) region kernels with nibble tables: c*v = lo[v & 15] ^ hi[v >> 4],
-// where lo and hi are the 16-byte tables of gfNibbleTables[c] broadcast to
-// every 128-bit lane, so one VPSHUFB looks up 64 (AVX-512) or 32 (AVX2)
-// bytes at once. VPSHUFB zeroes a byte whose index has bit 7 set, which is
-// why both nibbles are masked with 0x0F (Z15/Y15) before the lookup.
-//
-// AVX-512 kernels handle any length: whole 64-byte blocks unmasked, then
-// one block under a byte mask in K1, whose masked-off bytes are neither
-// read (faults are suppressed) nor written.
-
-// NIBBLES512(x, t) splits the bytes of x into low nibbles (left in x) and
-// high nibbles (in t).
-#define NIBBLES512(x, t) \
-	VPSRLQ $4, x, t; \
-	VPANDQ Z15, x, x; \
-	VPANDQ Z15, t, t
-
-// LOOKUP512(x, t, lo, hi) replaces the nibbles in x and t by their
-// products from tables lo and hi.
-#define LOOKUP512(x, t, lo, hi) \
-	VPSHUFB x, lo, x; \
-	VPSHUFB t, hi, t
+#include "kernel_amd64.h"
 
 // MULADD64(off, x, t): 64 bytes of out ^= c*in at off(SI) and off(DI);
 // the three-way XOR reads out straight from memory.
@@ -54,13 +32,6 @@
 	MOVQ in_len+16(FP), CX; \
 	MOVQ out_base+32(FP), DI
 
-// TAILMASK sets K1 to the low CX bits (0 < CX < 64).
-#define TAILMASK \
-	MOVQ $1, AX; \
-	SHLQ CX, AX; \
-	DECQ AX; \
-	KMOVQ AX, K1
-
 // func mulAddAVX512(tab *[32]byte, in, out []byte)
 TEXT ·mulAddAVX512(SB), NOSPLIT, $0-56
 	SETUP512
@@ -89,7 +60,7 @@ muladd64:
 muladdtail:
 	TESTQ CX, CX
 	JZ    muladddone
-	TAILMASK
+	TAILMASK(AX)
 	VMOVDQU8.Z (SI), K1, Z0
 	VMOVDQU8.Z (DI), K1, Z2
 	NIBBLES512(Z0, Z1)
@@ -129,7 +100,7 @@ mul64:
 multail:
 	TESTQ CX, CX
 	JZ    muldone
-	TAILMASK
+	TAILMASK(AX)
 	VMOVDQU8.Z (SI), K1, Z0
 	NIBBLES512(Z0, Z1)
 	LOOKUP512(Z0, Z1, Z13, Z14)
@@ -176,7 +147,7 @@ xor64:
 xortail:
 	TESTQ CX, CX
 	JZ    xordone
-	TAILMASK
+	TAILMASK(AX)
 	VMOVDQU8.Z (SI), K1, Z0
 	VMOVDQU8.Z (DI), K1, Z1
 	VPXORQ     Z1, Z0, Z0
@@ -185,3 +156,4 @@ xortail:
 xordone:
 	VZEROUPPER
 	RET
+
