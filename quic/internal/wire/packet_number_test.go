@@ -55,11 +55,11 @@ func TestDecodePacketNumberEdges(t *testing.T) {
 	}{
 		{InvalidPacketNumber, 0, 1, 0},
 		{InvalidPacketNumber, 5, 1, 5},
-		{0xff, 0x00, 1, 0x100},   // wraps forward
-		{0x100, 0xff, 1, 0xff},   // just below
-		{0x17f, 0x00, 1, 0x200},  // closer to the next window
-		{0x180, 0x7f, 1, 0x17f},  // hwin boundary
-		{10, 0xfe, 1, 0xfe},      // cannot go below zero
+		{0xff, 0x00, 1, 0x100},  // wraps forward
+		{0x100, 0xff, 1, 0xff},  // just below
+		{0x17f, 0x00, 1, 0x200}, // closer to the next window
+		{0x180, 0x7f, 1, 0x17f}, // hwin boundary
+		{10, 0xfe, 1, 0xfe},     // cannot go below zero
 		{MaxPacketNumber - 1, 0xff, 1, MaxPacketNumber},
 		{MaxPacketNumber - 1, 0x00, 1, MaxPacketNumber - 0xff}, // no window above 2^62
 	} {
