@@ -14,6 +14,7 @@ type Delivery struct {
 	Data []byte
 	At   time.Duration // when the packet was due out (at or before Deliver's now)
 	CE   bool          // the queue marked it Congestion Experienced
+	Tag  uint64        // the tag given to OfferTagged (0 for Offer)
 }
 
 // Link is one direction of a link: a drop-tail queue in front of a
@@ -88,6 +89,13 @@ func (l *Link) Config() LinkConfig { return l.cfg.clone() }
 // outage and loss, corrupt, queue limit (and ECN mark), serialization,
 // delay and jitter.
 func (l *Link) Offer(now time.Duration, p []byte) {
+	l.OfferTagged(now, p, 0)
+}
+
+// OfferTagged is Offer with an opaque tag that travels with the packet (and
+// its duplicate) and comes back in Delivery.Tag. The simulator uses it to
+// carry addresses without touching the packet's bytes.
+func (l *Link) OfferTagged(now time.Duration, p []byte, tag uint64) {
 	if now < l.lastNow {
 		l.stats.TimeRegressions++
 		now = l.lastNow
@@ -106,15 +114,15 @@ func (l *Link) Offer(now time.Duration, p []byte) {
 		clone = slices.Clone(p)
 		l.stats.Duplicated++
 	}
-	l.admit(now, p)
+	l.admit(now, p, tag)
 	if clone != nil {
-		l.admit(now, clone)
+		l.admit(now, clone, tag)
 	}
 }
 
 // admit takes one copy of a packet through loss, corruption, the queue and
 // the serializer.
-func (l *Link) admit(now time.Duration, p []byte) {
+func (l *Link) admit(now time.Duration, p []byte, tag uint64) {
 	if len(l.cfg.Outages) > 0 && linkDown(l.cfg.Outages, now) {
 		l.stats.DroppedOutage++
 		return
@@ -144,7 +152,7 @@ func (l *Link) admit(now time.Duration, p []byte) {
 		l.stats.MaxQueueBytes = max(l.stats.MaxQueueBytes, l.backlogBytes)
 	}
 	l.queueDelay.record(start - now)
-	l.enqueue(inFlight{data: p, due: l.arrival(end), ce: ce})
+	l.enqueue(inFlight{data: p, due: l.arrival(end), tag: tag, ce: ce})
 }
 
 // corrupt replaces one byte, chosen in the corruption region, with a
@@ -247,7 +255,7 @@ func (l *Link) Deliver(now time.Duration) (d Delivery, ok bool) {
 	l.stats.InFlight--
 	l.stats.Delivered++
 	l.stats.DeliveredBytes += int64(len(out.data))
-	return Delivery{Data: out.data, At: out.due, CE: out.ce}, true
+	return Delivery{Data: out.data, At: out.due, CE: out.ce, Tag: out.tag}, true
 }
 
 // Backlog returns the packets and bytes waiting for the serializer at the

@@ -11,11 +11,14 @@ import (
 
 func TestDuplicateMakesIndependentCopies(t *testing.T) {
 	l := newTestLink(t, LinkConfig{Duplicate: 1, Delay: ms})
-	l.Offer(0, []byte("hello"))
+	l.OfferTagged(0, []byte("hello"), 77)
 	a, ok1 := l.Deliver(ms)
 	b, ok2 := l.Deliver(ms)
 	if !ok1 || !ok2 || string(a.Data) != "hello" || string(b.Data) != "hello" {
 		t.Fatalf("deliveries %q %v, %q %v", a.Data, ok1, b.Data, ok2)
+	}
+	if a.Tag != 77 || b.Tag != 77 {
+		t.Errorf("tags %d and %d, want 77 on both copies", a.Tag, b.Tag)
 	}
 	a.Data[0] = 'j'
 	if b.Data[0] != 'h' {

@@ -47,6 +47,7 @@ type inFlight struct {
 	data []byte
 	due  time.Duration
 	seq  uint64 // admission order, to break ties between equal due times
+	tag  uint64
 	ce   bool
 }
 
