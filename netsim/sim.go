@@ -184,7 +184,7 @@ func (n *Network) AddPath(a, b netip.Addr, ab, ba LinkConfig) (*Path, error) {
 	}
 	p := &Path{A: a, B: b}
 	for dir, cfg := range []LinkConfig{ab, ba} {
-		cfg.Seed = mixSeed(n.cfg.Seed, uint64(len(n.links)), cfg.Seed)
+		cfg.Seed = DeriveSeed(n.cfg.Seed, uint64(len(n.links)), cfg.Seed)
 		l, err := NewLink(cfg)
 		if err != nil {
 			return nil, fmt.Errorf("path %v-%v direction %d: %w", a, b, dir, err)
@@ -239,9 +239,11 @@ func (n *Network) Wake(addr netip.AddrPort) error {
 	return nil
 }
 
-// mixSeed derives a link seed (splitmix64 finalizer over the inputs), so
-// that neighbouring network seeds give unrelated links.
-func mixSeed(parts ...uint64) uint64 {
+// DeriveSeed mixes its inputs into one seed (the splitmix64 finalizer over
+// each in turn), so that neighbouring run seeds and neighbouring indices
+// give unrelated streams. The simulators use it to seed each link from the
+// run's seed.
+func DeriveSeed(parts ...uint64) uint64 {
 	var h uint64 = 0x243f6a8885a308d3
 	for _, p := range parts {
 		h ^= p

@@ -58,7 +58,7 @@ func geVariance(g GEParams) float64 {
 func TestGilbertElliottRate(t *testing.T) {
 	const n = 1_000_000
 	for _, g := range []GEParams{
-		{P: 0.00151, R: 1.0 / 3, LossBad: 1},              // Starlink fit
+		{P: 0.00151, R: 1.0 / 3, LossBad: 1},             // Starlink fit
 		{P: 0.03, R: 0.4, LossBad: 0.95, LossGood: 0.01}, // ifc-geo
 		{P: 0.01, R: 0.1, LossBad: 0.5},
 	} {
