@@ -18,6 +18,7 @@ var pureDirs = []string{
 	"fec",
 	"netsim/loss",
 	"quic/internal/wire",
+	"quic/internal/crypto",
 	"quic/internal/core",
 	"quic/internal/recovery",
 }
