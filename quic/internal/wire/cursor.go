@@ -3,8 +3,9 @@ package wire
 import "encoding/binary"
 
 // cursor reads fields one after another from a byte slice. A read past the
-// end sets short and returns zero values; the parser checks short once it
-// has read a group of fields, which keeps each parser a flat list of reads.
+// end sets short, and from then on every read returns a zero value; the
+// parser checks short once it has read a group of fields, which keeps each
+// parser a flat list of reads.
 // Loops whose count comes from the input must check short on every turn,
 // so that a huge count on a short input cannot spin.
 type cursor struct {

@@ -39,6 +39,10 @@ type FrameParser struct {
 	// frame, type included, and returns the frame and its length.
 	Extension func(t FrameType, b []byte) (Frame, int, error)
 
+	// cur lives in the parser because passing a local cursor to decode
+	// through the interface would move it to the heap on every call.
+	cur cursor
+
 	padding            PaddingFrame
 	ping               PingFrame
 	ack                AckFrame
@@ -75,11 +79,14 @@ func (p *FrameParser) Parse(b []byte) (Frame, int, error) {
 		}
 		return nil, 0, frameError(t, CodeFrameEncodingError, "unknown frame type 0x%x", uint64(t))
 	}
-	c := cursor{b: b, pos: n}
-	if err := f.decode(t, &c); err != nil {
+	p.cur = cursor{b: b, pos: n}
+	err = f.decode(t, &p.cur)
+	n = p.cur.pos
+	p.cur = cursor{} // do not keep the packet alive
+	if err != nil {
 		return nil, 0, err
 	}
-	return f, c.pos, nil
+	return f, n, nil
 }
 
 // slot returns the parser's frame value for type t, or nil if t is not a

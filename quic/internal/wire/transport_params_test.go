@@ -176,20 +176,35 @@ func TestTransportParametersErrors(t *testing.T) {
 
 func TestTransportParametersAppendRejects(t *testing.T) {
 	for name, mutate := range map[string]func(p *TransportParameters){
-		"payload size":        func(p *TransportParameters) { p.MaxUDPPayloadSize = 1000 },
-		"zero value struct":   func(p *TransportParameters) { *p = TransportParameters{InitialSourceConnectionID: p.InitialSourceConnectionID} },
+		"payload size": func(p *TransportParameters) { p.MaxUDPPayloadSize = 1000 },
+		"zero value struct": func(p *TransportParameters) {
+			*p = TransportParameters{InitialSourceConnectionID: p.InitialSourceConnectionID}
+		},
 		"integer too large":   func(p *TransportParameters) { p.InitialMaxData = MaxVarint + 1 },
 		"extension shadows":   func(p *TransportParameters) { p.Extensions = map[uint64][]byte{0x01: {5}} },
 		"extension ID range":  func(p *TransportParameters) { p.Extensions = map[uint64][]byte{MaxVarint + 1: nil} },
 		"server-only param":   func(p *TransportParameters) { p.StatelessResetToken = &StatelessResetToken{} },
-		"IPv6 in IPv4 field":  func(p *TransportParameters) { p.PreferredAddress = &PreferredAddress{IPv4: netip.MustParseAddrPort("[::1]:1")} },
-		"zoned IPv6 address":  func(p *TransportParameters) { p.PreferredAddress = &PreferredAddress{IPv6: netip.MustParseAddrPort("[fe80::1%eth0]:1")} },
 		"version information": func(p *TransportParameters) { p.VersionInformation = &VersionInformation{Chosen: 0} },
 	} {
 		p := clientParams(t)
 		mutate(&p)
 		if b, err := p.Append([]byte{1}, PerspectiveClient); err == nil || len(b) != 1 {
 			t.Errorf("%s: Append = %x, %v; want an error and no bytes", name, b, err)
+		}
+	}
+	for name, addr := range map[string]PreferredAddress{
+		"IPv6 in IPv4 field":  {IPv4: netip.MustParseAddrPort("[::1]:1")},
+		"zoned IPv6 address":  {IPv6: netip.MustParseAddrPort("[fe80::1%eth0]:1")},
+		"empty connection ID": {},
+	} {
+		p := serverParams(t)
+		addr.ConnectionID = p.PreferredAddress.ConnectionID
+		if name == "empty connection ID" {
+			addr.ConnectionID = ConnectionID{}
+		}
+		p.PreferredAddress = &addr
+		if _, err := p.Append(nil, PerspectiveServer); err == nil {
+			t.Errorf("%s: Append accepted %+v", name, addr)
 		}
 	}
 }
