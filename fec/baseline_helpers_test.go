@@ -2,6 +2,7 @@ package fec
 
 import (
 	"bytes"
+	"errors"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -17,6 +18,9 @@ type sentPacket struct {
 	repair bool
 	esi    uint32 // sources only
 	data   []byte
+	// malformed marks a damaged repair that the decoder must refuse with
+	// ErrMalformedBaselineRepair; oracles skip it.
+	malformed bool
 }
 
 // encodeStream runs the payloads through enc and returns the packets in
@@ -107,6 +111,12 @@ func deliver(t testing.TB, dec SchemeDecoder, sent []sentPacket, lost []bool, or
 			continue
 		}
 		p := sent[i]
+		if p.malformed {
+			if recs, err := dec.AddRepair(p.data); !errors.Is(err, ErrMalformedBaselineRepair) || recs != nil {
+				t.Fatalf("damaged repair %x: %d recovered, err %v", p.data, len(recs), err)
+			}
+			continue
+		}
 		if !p.repair {
 			recs := dec.AddSource(p.esi, p.data)
 			seen[p.esi] = true
@@ -130,14 +140,15 @@ func identityOrder(n int) []int {
 	return order
 }
 
-// jitterOrder is sending order with each packet moved by up to maxShift
+// jitterOrder is sending order with each packet delayed by up to maxShift
 // places: the reordering of a real path.
 func jitterOrder(rng *rand.Rand, n, maxShift int) []int {
 	order := identityOrder(n)
-	for i := range order {
-		j := min(n-1, i+rng.IntN(maxShift+1))
-		order[i], order[j] = order[j], order[i]
+	due := make([]int, n)
+	for i := range due {
+		due[i] = i + rng.IntN(maxShift+1)
 	}
+	slices.SortStableFunc(order, func(a, b int) int { return due[a] - due[b] })
 	return order
 }
 
@@ -168,6 +179,7 @@ func peelOracle(sent []sentPacket, lost []bool, sets [][]uint32) map[uint32]bool
 	r := 0
 	for i, p := range sent {
 		switch {
+		case p.malformed:
 		case !p.repair && !lost[i]:
 			known[p.esi] = true
 		case p.repair:
@@ -224,6 +236,9 @@ func rsOracle(sent []sentPacket, lost []bool, data, parity int) map[uint32]bool 
 	block, received := 0, 0
 	var lostInBlock []uint32
 	for i, p := range sent {
+		if p.malformed {
+			continue
+		}
 		if !lost[i] {
 			received++
 		} else if !p.repair {

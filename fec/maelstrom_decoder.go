@@ -70,6 +70,9 @@ func (d *peelingDecoder) AddRepair(packet []byte) ([]Recovered, error) {
 	if d.window.forgotten(h.First) {
 		return nil, nil // too old to help: its first source is forgotten
 	}
+	if slices.ContainsFunc(d.pending, func(p *pendingXOR) bool { return p.h == h }) {
+		return nil, nil // a duplicate of a waiting repair
+	}
 	if err := d.collectMissing(h, len(body)); err != nil {
 		return nil, err
 	}
