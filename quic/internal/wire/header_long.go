@@ -177,10 +177,10 @@ func (h *LongHeader) checkTypeFields() error {
 		return err
 	}
 	if h.Length < uint64(h.PacketNumberLen) {
-		return fmt.Errorf("Length %d shorter than the %d-byte packet number: %w", h.Length, h.PacketNumberLen, ErrInvalidHeader)
+		return fmt.Errorf("length field %d shorter than the %d-byte packet number: %w", h.Length, h.PacketNumberLen, ErrInvalidHeader)
 	}
 	if h.LengthLen != 0 && h.Length > varintMaxForLen(h.LengthLen) || h.Length > MaxVarint {
-		return fmt.Errorf("Length %d on %d bytes: %w", h.Length, h.LengthLen, ErrVarintRange)
+		return fmt.Errorf("length field %d on %d bytes: %w", h.Length, h.LengthLen, ErrVarintRange)
 	}
 	return nil
 }
