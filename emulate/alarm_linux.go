@@ -1,28 +1,23 @@
 package emulate
 
 import (
-	"errors"
 	"fmt"
-	"os"
 	"time"
 
 	"golang.org/x/sys/unix"
 )
 
-// alarm is a one-shot timer with microsecond precision that a goroutine can
-// wait on in Go's network poller: a timerfd on CLOCK_MONOTONIC. Go's own
-// timers round sub-millisecond waits up to a millisecond, too coarse for a
-// link whose packets are due every 40 microseconds.
+// alarm is a one-shot timer with microsecond precision: a timerfd on
+// CLOCK_MONOTONIC, waited on with a poller. Go's own timers round
+// sub-millisecond waits up to a millisecond, too coarse for a link whose
+// packets are due every 40 microseconds.
 //
-// set and close must be serialised by the caller; wait may run
-// concurrently with set, which is the point: a reader that offers a packet
-// due earlier than the sender's current wait re-arms the alarm.
+// set and clear may be called from any thread while the owner waits (a
+// reader that offers a packet due earlier than the current wait re-arms
+// it), but the caller serialises them with close.
 type alarm struct {
-	clk    clock
-	fd     int
-	file   *os.File
-	buf    [8]byte
-	closed bool
+	clk clock
+	fd  int
 }
 
 func newAlarm(clk clock) (*alarm, error) {
@@ -30,15 +25,14 @@ func newAlarm(clk clock) (*alarm, error) {
 	if err != nil {
 		return nil, fmt.Errorf("timerfd_create: %w", err)
 	}
-	return &alarm{clk: clk, fd: fd, file: os.NewFile(uintptr(fd), "emulator-alarm")}, nil
+	return &alarm{clk: clk, fd: fd}, nil
 }
 
 // set arms the alarm to ring at t (time since the clock's epoch); a time in
 // the past rings at once.
 func (a *alarm) set(t time.Duration) error {
-	if a.closed {
-		return os.ErrClosed
-	}
+	// An all-zero value would disarm the timer; one nanosecond after the
+	// epoch is in the past, which rings at once.
 	spec := unix.ItimerSpec{Value: a.clk.mono(max(t, 1))}
 	if err := unix.TimerfdSettime(a.fd, unix.TFD_TIMER_ABSTIME, &spec, nil); err != nil {
 		return fmt.Errorf("timerfd_settime: %w", err)
@@ -48,9 +42,6 @@ func (a *alarm) set(t time.Duration) error {
 
 // clear disarms the alarm.
 func (a *alarm) clear() error {
-	if a.closed {
-		return os.ErrClosed
-	}
 	var spec unix.ItimerSpec
 	if err := unix.TimerfdSettime(a.fd, 0, &spec, nil); err != nil {
 		return fmt.Errorf("timerfd_settime: %w", err)
@@ -58,21 +49,11 @@ func (a *alarm) clear() error {
 	return nil
 }
 
-// wait blocks until the alarm rings. It returns os.ErrClosed once the alarm
-// is closed.
-func (a *alarm) wait() error {
-	_, err := a.file.Read(a.buf[:])
-	if errors.Is(err, os.ErrClosed) {
-		return os.ErrClosed
-	}
-	return err
+// drain consumes a ring, so that the poller stops reporting it. A re-arm
+// between the ring and the drain leaves nothing to read, which is fine.
+func (a *alarm) drain() {
+	var buf [8]byte
+	_, _ = unix.Read(a.fd, buf[:])
 }
 
-// close wakes a pending wait and releases the timerfd.
-func (a *alarm) close() error {
-	if a.closed {
-		return nil
-	}
-	a.closed = true
-	return a.file.Close()
-}
+func (a *alarm) close() { unix.Close(a.fd) }

@@ -1,6 +1,8 @@
 package emulate
 
 import (
+	"github.com/satquic/satquic/emulate/internal/rtio"
+
 	"fmt"
 	"math"
 	"sync"
@@ -35,6 +37,7 @@ type direction struct {
 	mu     sync.Mutex
 	link   *netsim.Link
 	alarm  *alarm
+	poller *rtio.Poller  // the sender waits on the alarm with it
 	armed  time.Duration // when the alarm rings, or never
 	last   time.Duration // latest time given to the model: it never goes back
 	closed bool
@@ -52,9 +55,19 @@ func newDirection(name string, clk clock, cfg netsim.LinkConfig, out sink) (*dir
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
+	p, err := rtio.NewPoller()
+	if err != nil {
+		a.close()
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if err := p.Add(a.fd, 0); err != nil {
+		a.close()
+		p.Close()
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
 	d := &direction{
 		name: name, clk: clk, sink: out, stats: newDirStats(),
-		link: link, alarm: a, armed: never, done: make(chan struct{}),
+		link: link, alarm: a, poller: p, armed: never, done: make(chan struct{}),
 	}
 	go d.run()
 	return d, nil
@@ -100,12 +113,19 @@ func (d *direction) arm(at time.Duration) {
 	d.armed = at
 }
 
+// run is the sender: a real-time thread that sleeps until the alarm rings
+// and sends what is due.
 func (d *direction) run() {
+	d.stats.threadStarted(rtio.LockRealtimeThread())
 	defer close(d.done)
+	defer d.poller.Close()
+	defer d.alarm.close()
 	for {
-		if err := d.alarm.wait(); err != nil {
+		_, stopped, err := d.poller.Wait()
+		if stopped || err != nil {
 			return
 		}
+		d.alarm.drain()
 		d.deliverDue()
 	}
 }
@@ -149,10 +169,8 @@ func (d *direction) linkStats() netsim.LinkStats {
 // model are dropped.
 func (d *direction) close() {
 	d.mu.Lock()
-	if !d.closed {
-		d.closed = true
-		_ = d.alarm.close()
-	}
+	d.closed = true
 	d.mu.Unlock()
+	d.poller.Stop()
 	<-d.done
 }

@@ -19,6 +19,9 @@ type dirStats struct {
 	undeliverable  atomic.Uint64
 	oversize       atomic.Uint64
 	internalErrors atomic.Uint64
+	// Packet threads of this direction (ingress and sender), and how many
+	// of them got real-time priority.
+	threads, realtimeThreads atomic.Int32
 
 	mu       sync.Mutex
 	lateness hist // how long after its due time each packet left
@@ -50,6 +53,13 @@ func (s *dirStats) sojournOf(d time.Duration) {
 	s.mu.Lock()
 	s.sojourn.add(d)
 	s.mu.Unlock()
+}
+
+func (s *dirStats) threadStarted(realtime bool) {
+	s.threads.Add(1)
+	if realtime {
+		s.realtimeThreads.Add(1)
+	}
 }
 
 func (s *dirStats) sendError()     { s.sendErrors.Add(1) }

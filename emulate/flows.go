@@ -1,12 +1,12 @@
 package emulate
 
 import (
-	"errors"
+	"github.com/satquic/satquic/emulate/internal/rtio"
+
 	"net"
 	"net/netip"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/satquic/satquic/emulate/internal/batchio"
@@ -18,14 +18,18 @@ type flow struct {
 	id         uint32
 	client     netip.AddrPort
 	conn       *batchio.Conn
+	fd         int
 	lastActive atomic.Int64 // time since the clock's epoch, in ns
 	closed     atomic.Bool
 }
 
 func (f *flow) touch(now time.Duration) { f.lastActive.Store(int64(now)) }
 
-func (f *flow) close() {
+// close unregisters the flow's socket from the downlink poller and
+// closes it.
+func (f *flow) close(in *rtio.Poller) {
 	if f.closed.CompareAndSwap(false, true) {
+		in.Remove(f.fd)
 		f.conn.UDP().Close()
 	}
 }
@@ -59,6 +63,13 @@ func (t *flowTable) count() int {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	return len(t.byID)
+}
+
+func (t *flowTable) remove(f *flow) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.byID, f.id)
+	delete(t.byAddr, f.client)
 }
 
 func (t *flowTable) add(f *flow) {
@@ -107,35 +118,52 @@ func (r *Relay) flowFor(client netip.AddrPort, now time.Duration) *flow {
 	if err != nil {
 		return nil
 	}
-	f := &flow{client: client, conn: conn}
+	fd, err := conn.FD()
+	if err != nil {
+		c.Close()
+		return nil
+	}
+	f := &flow{client: client, conn: conn, fd: fd}
 	f.touch(now)
 	r.flows.add(f)
-	r.wg.Add(1)
-	go r.readUpstream(f)
+	if err := r.downIn.Add(fd, f.id); err != nil {
+		r.flows.remove(f)
+		c.Close()
+		return nil
+	}
 	return f
 }
 
-// readUpstream is the downlink's ingress for one flow: the server's
-// datagrams to that client.
-func (r *Relay) readUpstream(f *flow) {
+// readFlows is the downlink's ingress: a real-time thread that reads the
+// server's datagrams from whichever flow sockets have some.
+func (r *Relay) readFlows() {
 	defer r.wg.Done()
+	r.down.stats.threadStarted(rtio.LockRealtimeThread())
 	msgs := newReadBuffers(readBatch, readSize(r.cfg.Down.MTU, r.overhead))
 	pkts := make([][]byte, 0, readBatch)
 	for {
-		n, err := f.conn.ReadBatch(msgs)
-		if err != nil {
-			// A server not (yet) listening answers with ICMP port
-			// unreachable, reported on the next read: keep the flow.
-			if errors.Is(err, syscall.ECONNREFUSED) && !f.closed.Load() {
-				continue
-			}
+		ready, stopped, err := r.downIn.Wait()
+		if stopped || err != nil {
 			return
 		}
-		now := r.clk.now()
-		f.touch(now)
-		pkts = r.stampAll(pkts[:0], msgs[:n], f.id, now, r.down.stats)
-		if len(pkts) > 0 {
-			r.down.offer(pkts)
+		for _, id := range ready {
+			f := r.flows.byFlowID(id)
+			if f == nil {
+				continue
+			}
+			// A server not (yet) listening answers with ICMP port
+			// unreachable, reported as an error on the next read: it ends
+			// nothing, the flow stays.
+			n, err := f.conn.TryReadBatch(msgs)
+			if err != nil {
+				continue
+			}
+			now := r.clk.now()
+			f.touch(now)
+			pkts = r.stampAll(pkts[:0], msgs[:n], f.id, now, r.down.stats)
+			if len(pkts) > 0 {
+				r.down.offer(pkts)
+			}
 		}
 	}
 }
@@ -174,7 +202,7 @@ func (r *Relay) expireFlows() {
 			return
 		case <-t.C:
 			for _, f := range r.flows.removeIdle(r.clk.now() - r.cfg.IdleTimeout) {
-				f.close()
+				f.close(r.downIn)
 			}
 		}
 	}

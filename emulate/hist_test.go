@@ -27,8 +27,8 @@ func TestHistQuantiles(t *testing.T) {
 		want time.Duration
 	}{{0.5, 50 * time.Millisecond}, {0.99, 99 * time.Millisecond}, {1, 100 * time.Millisecond}} {
 		got := h.quantile(c.q)
-		if diff := got - c.want; diff < -c.want/30 || diff > c.want/30 {
-			t.Errorf("quantile %v = %v, want %v within 3%%", c.q, got, c.want)
+		if diff := got - c.want; diff < -c.want/60 || diff > c.want/60 {
+			t.Errorf("quantile %v = %v, want %v within 1.6%%", c.q, got, c.want)
 		}
 	}
 	if h.max != 100*time.Millisecond {

@@ -1,7 +1,8 @@
 package emulate
 
 import (
-	"errors"
+	"github.com/satquic/satquic/emulate/internal/rtio"
+
 	"fmt"
 	"net"
 	"net/netip"
@@ -57,6 +58,9 @@ type Relay struct {
 	caps     *captures
 	pool     bufferPool
 	flows    flowTable
+	// The ingress threads wait on these: the listening socket for the
+	// uplink, every flow's upstream socket for the downlink.
+	upIn, downIn *rtio.Poller
 
 	wg      sync.WaitGroup
 	closing atomic.Bool
@@ -73,14 +77,40 @@ func StartRelay(cfg RelayConfig) (*Relay, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := r.startDirections(); err != nil {
+	if err := r.startIngress(); err != nil {
 		r.listen.UDP().Close()
 		return nil, err
 	}
-	r.wg.Add(2)
+	if err := r.startDirections(); err != nil {
+		r.upIn.Close()
+		r.downIn.Close()
+		r.listen.UDP().Close()
+		return nil, err
+	}
+	r.wg.Add(3)
 	go r.readClients()
+	go r.readFlows()
 	go r.expireFlows()
 	return r, nil
+}
+
+func (r *Relay) startIngress() error {
+	fd, err := r.listen.FD()
+	if err != nil {
+		return err
+	}
+	if r.upIn, err = rtio.NewPoller(); err != nil {
+		return err
+	}
+	if err := r.upIn.Add(fd, 0); err != nil {
+		r.upIn.Close()
+		return err
+	}
+	if r.downIn, err = rtio.NewPoller(); err != nil {
+		r.upIn.Close()
+		return err
+	}
+	return nil
 }
 
 func newRelay(cfg RelayConfig) (*Relay, error) {
@@ -183,6 +213,7 @@ func (r *Relay) Stats() Stats {
 		Mode:     "relay",
 		ElapsedS: r.clk.now().Seconds(),
 		Flows:    r.flows.count(),
+		Realtime: realtime(r.up, r.down),
 		Up:       r.up.snapshot(),
 		Down:     r.down.snapshot(),
 	}
@@ -196,11 +227,15 @@ func (r *Relay) Close() error {
 		close(r.stop)
 		r.up.close()
 		r.down.close()
+		r.upIn.Stop()
+		r.downIn.Stop()
+		r.wg.Wait()
 		r.listen.UDP().Close()
 		for _, f := range r.flows.removeAll() {
-			f.close()
+			f.close(r.downIn)
 		}
-		r.wg.Wait()
+		r.upIn.Close()
+		r.downIn.Close()
 		r.err = r.caps.close()
 	})
 	return r.err
@@ -213,22 +248,21 @@ func (r *Relay) stamp(payload []byte, flow uint32, now time.Duration) []byte {
 	return appendTrailer(b, r.overhead, trailer{flow: flow, arrival: now})
 }
 
-// readClients is the uplink's ingress: datagrams from clients, each
-// assigned to its flow (created on first sight).
+// readClients is the uplink's ingress: a real-time thread that reads
+// datagrams from clients and assigns each to its flow (opened on first
+// sight).
 func (r *Relay) readClients() {
 	defer r.wg.Done()
+	r.up.stats.threadStarted(rtio.LockRealtimeThread())
 	msgs := newReadBuffers(readBatch, readSize(r.cfg.Up.MTU, r.overhead))
 	pkts := make([][]byte, 0, readBatch)
 	for {
-		n, err := r.listen.ReadBatch(msgs)
+		if _, stopped, err := r.upIn.Wait(); stopped || err != nil {
+			return
+		}
+		n, err := r.listen.TryReadBatch(msgs)
 		if err != nil {
-			if r.closing.Load() || errors.Is(err, net.ErrClosed) {
-				return
-			}
-			// Not expected on an unconnected socket; count it and pause so
-			// that a persistent error cannot spin.
 			r.up.stats.internalError()
-			time.Sleep(time.Millisecond)
 			continue
 		}
 		now := r.clk.now()

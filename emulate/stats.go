@@ -9,9 +9,12 @@ import (
 // Stats is a snapshot of an emulator's counters, as printed by
 // "satquic emulate --stats".
 type Stats struct {
-	Mode     string         `json:"mode"`
-	ElapsedS float64        `json:"elapsed_s"`
-	Flows    int            `json:"flows,omitempty"`
+	Mode     string  `json:"mode"`
+	ElapsedS float64 `json:"elapsed_s"`
+	Flows    int     `json:"flows,omitempty"`
+	// Realtime reports that every packet thread runs with real-time
+	// priority; without it (no privileges) timing suffers on a busy host.
+	Realtime bool           `json:"realtime"`
 	Up       DirectionStats `json:"up"`
 	Down     DirectionStats `json:"down"`
 }
@@ -61,6 +64,15 @@ type DirectionStats struct {
 	// reached the link.
 	Oversize       uint64 `json:"oversize"`
 	InternalErrors uint64 `json:"internal_errors,omitempty"`
+}
+
+func realtime(dirs ...*direction) bool {
+	for _, d := range dirs {
+		if n := d.stats.threads.Load(); n == 0 || d.stats.realtimeThreads.Load() != n {
+			return false
+		}
+	}
+	return true
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -29,7 +29,9 @@ type Message struct {
 }
 
 // Conn is a UDP socket with batched I/O. Reads and writes may run
-// concurrently with each other, but not with themselves.
+// concurrently with each other, but not with themselves. ReadBatch and
+// WriteBatch wait in Go's poller; TryReadBatch never waits, for callers
+// that wait on the descriptor themselves.
 type Conn struct {
 	udp *net.UDPConn
 	raw syscall.RawConn
@@ -48,6 +50,41 @@ func New(c *net.UDPConn) (*Conn, error) {
 
 // UDP returns the wrapped socket.
 func (c *Conn) UDP() *net.UDPConn { return c.udp }
+
+// FD returns the socket's descriptor, for a poller of the caller's own.
+// It stays valid until the socket is closed.
+func (c *Conn) FD() (int, error) {
+	fd := -1
+	if err := c.raw.Control(func(s uintptr) { fd = int(s) }); err != nil {
+		return -1, err
+	}
+	return fd, nil
+}
+
+// TryReadBatch fills as many of msgs as there are datagrams waiting,
+// without blocking, and returns how many it filled (0 when none wait).
+func (c *Conn) TryReadBatch(msgs []Message) (int, error) {
+	if len(msgs) == 0 {
+		return 0, nil
+	}
+	c.rd.prepare(msgs, true)
+	var n int
+	var opErr error
+	err := c.raw.Control(func(fd uintptr) {
+		n, opErr = recvmmsg(fd, c.rd.hdrs)
+	})
+	if err != nil {
+		return 0, err
+	}
+	if errors.Is(opErr, syscall.EAGAIN) || errors.Is(opErr, syscall.EINTR) {
+		return 0, nil
+	}
+	if opErr != nil {
+		return 0, opErr
+	}
+	c.rd.finishRead(msgs[:n])
+	return n, nil
+}
 
 // ReadBatch blocks until at least one datagram arrives, then fills as many
 // of msgs as are ready and returns how many it filled.
