@@ -41,7 +41,10 @@ func mulAddSliceAVX2(c byte, in, out []byte) {
 		mulAddPortable(c, in, out)
 		return
 	}
-	mulAddAVX2(&gfNibbleTables[c], in, out[:len(in)])
+	out = out[:len(in)]
+	raceReadBytes(in)
+	raceWriteBytes(out)
+	mulAddAVX2(&gfNibbleTables[c], in, out)
 }
 
 func mulSliceAVX2(c byte, in, out []byte) {
@@ -49,7 +52,10 @@ func mulSliceAVX2(c byte, in, out []byte) {
 		mulPortable(c, in, out)
 		return
 	}
-	mulAVX2(&gfNibbleTables[c], in, out[:len(in)])
+	out = out[:len(in)]
+	raceReadBytes(in)
+	raceWriteBytes(out)
+	mulAVX2(&gfNibbleTables[c], in, out)
 }
 
 func xorSliceAVX2(in, out []byte) {
@@ -57,5 +63,8 @@ func xorSliceAVX2(in, out []byte) {
 		xorPortable(in, out)
 		return
 	}
-	xorAVX2(in, out[:len(in)])
+	out = out[:len(in)]
+	raceReadBytes(in)
+	raceWriteBytes(out)
+	xorAVX2(in, out)
 }

@@ -36,13 +36,22 @@ func xorAVX512(in, out []byte)
 // in Go instead of writing past the end of out.
 
 func mulAddSliceAVX512(c byte, in, out []byte) {
-	mulAddAVX512(&gfNibbleTables[c], in, out[:len(in)])
+	out = out[:len(in)]
+	raceReadBytes(in)
+	raceWriteBytes(out)
+	mulAddAVX512(&gfNibbleTables[c], in, out)
 }
 
 func mulSliceAVX512(c byte, in, out []byte) {
-	mulAVX512(&gfNibbleTables[c], in, out[:len(in)])
+	out = out[:len(in)]
+	raceReadBytes(in)
+	raceWriteBytes(out)
+	mulAVX512(&gfNibbleTables[c], in, out)
 }
 
 func xorSliceAVX512(in, out []byte) {
-	xorAVX512(in, out[:len(in)])
+	out = out[:len(in)]
+	raceReadBytes(in)
+	raceWriteBytes(out)
+	xorAVX512(in, out)
 }

@@ -24,6 +24,10 @@ type multiBatch struct {
 // mulAddSlicesAVX512 folds the inputs into out eight at a time, then four,
 // then one by one; inputs with coefficient 0 or no bytes are skipped.
 func mulAddSlicesAVX512(cs []byte, ins [][]byte, out []byte) {
+	for _, in := range ins {
+		raceReadBytes(in)
+	}
+	raceWriteBytes(out)
 	var batch multiBatch
 	for k, in := range ins {
 		if cs[k] == 0 || len(in) == 0 {

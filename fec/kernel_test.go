@@ -2,6 +2,7 @@ package fec
 
 import (
 	"bytes"
+	"encoding/binary"
 	"flag"
 	"math/rand/v2"
 	"testing"
@@ -26,23 +27,50 @@ func newKernelRand(t testing.TB) *rand.Rand {
 }
 
 func randomBytes(r *rand.Rand, n int) []byte {
-	b := make([]byte, n)
-	for i := range b {
-		b[i] = byte(r.Uint32())
+	b := make([]byte, n+7)
+	for i := 0; i < n; i += 8 {
+		binary.LittleEndian.PutUint64(b[i:], r.Uint64())
 	}
-	return b
+	return b[:n:n]
 }
 
-// kernelLengths are the region lengths every kernel is checked at: all of
-// 0..300 (every tail shape of the 16-, 32- and 64-byte paths, and the
-// 256-byte unrolled loop) plus a few large, odd ones.
-func kernelLengths() []int {
-	var ns []int
-	for n := 0; n <= 300; n++ {
-		ns = append(ns, n)
-	}
-	return append(ns, 1200, 1500, 4096+17, 9000, 65536+33)
+// kernelCase is one (length, constant) pair a kernel is checked at.
+type kernelCase struct {
+	n int
+	c byte
 }
+
+// kernelCases returns lengths 0..300 (every tail shape of the 32- and
+// 64-byte paths and of the 128- and 256-byte unrolled loops) with every
+// constant, then a few large, odd lengths with a sample of constants.
+// Under the much slower race detector the small lengths get the sample too.
+func kernelCases(r *rand.Rand) []kernelCase {
+	all := make([]byte, 256)
+	for c := range all {
+		all[c] = byte(c)
+	}
+	sample := []byte{0, 1, 2, 3, 0x80, 0x8e, 0xfe, 0xff, byte(r.Uint32()), byte(r.Uint32())}
+	small := all
+	if raceEnabled {
+		small = sample
+	}
+	var cases []kernelCase
+	for n := 0; n <= 300; n++ {
+		for _, c := range small {
+			cases = append(cases, kernelCase{n, c})
+		}
+	}
+	for _, n := range kernelLargeLengths {
+		for _, c := range sample {
+			cases = append(cases, kernelCase{n, c})
+		}
+	}
+	return cases
+}
+
+// kernelLargeLengths are symbol and buffer sizes past the unrolled loops,
+// none a multiple of 32.
+var kernelLargeLengths = []int{1200 + 3, 1500, 4096 + 17, 9000 + 1, 65536 + 33}
 
 // region is one kernel call's operands, placed at unaligned offsets inside
 // larger buffers so that the test can see bytes written outside
@@ -97,19 +125,17 @@ func TestKernelsAvailable(t *testing.T) {
 	t.Logf("kernels: %v, active: %s", names, KernelName())
 }
 
-// TestKernelMulAdd compares every kernel with the reference loop for every
-// constant at every length.
+// TestKernelMulAdd compares every kernel with the reference loop (see
+// kernelCases for the lengths and constants).
 func TestKernelMulAdd(t *testing.T) {
 	for _, k := range kernels {
 		t.Run(k.name, func(t *testing.T) {
 			r := newKernelRand(t)
-			for _, n := range kernelLengths() {
-				for c := 0; c < 256; c++ {
-					g := newRegion(r, n)
-					mulAddGeneric(byte(c), g.in, g.wantOut())
-					k.mulAdd(byte(c), g.in, g.out)
-					g.check(t, "mulAdd by "+hexByte(c))
-				}
+			for _, kc := range kernelCases(r) {
+				g := newRegion(r, kc.n)
+				mulAddGeneric(kc.c, g.in, g.wantOut())
+				k.mulAdd(kc.c, g.in, g.out)
+				g.check(t, "mulAdd by "+hexByte(int(kc.c)))
 			}
 		})
 	}
@@ -119,13 +145,11 @@ func TestKernelMul(t *testing.T) {
 	for _, k := range kernels {
 		t.Run(k.name, func(t *testing.T) {
 			r := newKernelRand(t)
-			for _, n := range kernelLengths() {
-				for c := 0; c < 256; c++ {
-					g := newRegion(r, n)
-					mulGeneric(byte(c), g.in, g.wantOut())
-					k.mul(byte(c), g.in, g.out)
-					g.check(t, "mul by "+hexByte(c))
-				}
+			for _, kc := range kernelCases(r) {
+				g := newRegion(r, kc.n)
+				mulGeneric(kc.c, g.in, g.wantOut())
+				k.mul(kc.c, g.in, g.out)
+				g.check(t, "mul by "+hexByte(int(kc.c)))
 			}
 		})
 	}
@@ -135,13 +159,19 @@ func TestKernelXor(t *testing.T) {
 	for _, k := range kernels {
 		t.Run(k.name, func(t *testing.T) {
 			r := newKernelRand(t)
-			for _, n := range kernelLengths() {
+			for n := 0; n <= 300; n++ {
 				for range 4 {
 					g := newRegion(r, n)
 					xorGeneric(g.in, g.wantOut())
 					k.xor(g.in, g.out)
 					g.check(t, "xor")
 				}
+			}
+			for _, n := range kernelLargeLengths {
+				g := newRegion(r, n)
+				xorGeneric(g.in, g.wantOut())
+				k.xor(g.in, g.out)
+				g.check(t, "xor")
 			}
 		})
 	}
@@ -279,4 +309,29 @@ func TestExportedFunctionsPanicOnShortOutput(t *testing.T) {
 func hexByte(c int) string {
 	const digits = "0123456789abcdef"
 	return "0x" + string(digits[c>>4]) + string(digits[c&15])
+}
+
+// FuzzMulAddSlice checks the active kernel against the reference on
+// arbitrary data, constants and in/out offsets.
+func FuzzMulAddSlice(f *testing.F) {
+	f.Add(byte(0x8e), uint8(3), []byte("satellite links lose packets in bursts"))
+	f.Add(byte(1), uint8(0), make([]byte, 130))
+	f.Fuzz(func(t *testing.T, c byte, shift uint8, data []byte) {
+		in := data[min(int(shift)%64, len(data)):]
+		out := make([]byte, len(in)+int(shift)%7)
+		for i := range out {
+			out[i] = byte(i * 37)
+		}
+		want := bytes.Clone(out)
+		mulAddGeneric(c, in, want)
+		MulAddSlice(c, in, out)
+		if !bytes.Equal(out, want) {
+			t.Fatalf("MulAddSlice by %#x over %d bytes differs from the reference", c, len(in))
+		}
+		mulGeneric(c, in, want)
+		MulSlice(c, in, out)
+		if !bytes.Equal(out, want) {
+			t.Fatalf("MulSlice by %#x over %d bytes differs from the reference", c, len(in))
+		}
+	})
 }
