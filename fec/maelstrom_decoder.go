@@ -84,15 +84,20 @@ func (d *peelingDecoder) AddRepair(packet []byte) ([]Recovered, error) {
 		d.keep(p)
 		return nil, nil
 	}
+	return d.resolveNew(p)
+}
+
+// resolveNew rebuilds the one source a new repair misses and lets it
+// cascade. A rebuilt symbol that fails its checks makes the repair
+// inconsistent: it is refused and the decoder left unchanged.
+func (d *peelingDecoder) resolveNew(p *pendingXOR) ([]Recovered, error) {
+	defer func() { d.free = append(d.free, p) }()
 	sym, err := d.rebuild(p)
 	if err != nil {
-		d.free = append(d.free, p)
 		return nil, err
 	}
 	d.work = d.work[:0]
-	out := d.learn(p.missing[0], sym, nil)
-	d.free = append(d.free, p)
-	out = d.propagate(out)
+	out := d.propagate(d.learn(p.missing[0], sym, nil))
 	d.expire()
 	return out, nil
 }

@@ -129,6 +129,12 @@ func (d *rsDecoder) AddRepair(packet []byte) ([]Recovered, error) {
 	if i >= 0 {
 		return d.addToBlock(i, h, shard)
 	}
+	return d.openBlock(h, shard)
+}
+
+// openBlock starts a block with its first repair: it is rebuilt at once
+// if that repair is all it lacked, kept waiting otherwise.
+func (d *rsDecoder) openBlock(h rsRepairHeader, shard []byte) ([]Recovered, error) {
 	known, err := d.scanSources(h)
 	if err != nil {
 		return nil, err
