@@ -10,8 +10,10 @@ import (
 type AdaptiveConfig struct {
 	// Interval is the number of source ESIs per periodic report [200].
 	Interval int
-	// MinWindow and MaxWindow bound the proactive window [256, 1024];
-	// MaxWindow also bounds how far back a reaction reaches.
+	// MinWindow and MaxWindow bound the proactive window [256, 4095];
+	// MaxWindow also bounds how far back a reaction reaches, so it must
+	// exceed the round trip in packets with room to spare: the default
+	// is the largest window RFC 8681 can name.
 	MinWindow, MaxWindow int
 	// Memory is the number of sources over which the loss statistics
 	// fade, by a factor e [4000].
@@ -39,7 +41,7 @@ func (c AdaptiveConfig) withDefaults() AdaptiveConfig {
 	}
 	setDefault(&c.Interval, 200)
 	setDefault(&c.MinWindow, 256)
-	setDefault(&c.MaxWindow, 1024)
+	setDefault(&c.MaxWindow, controllerWindowLimit)
 	setDefault(&c.Memory, 4000)
 	setDefault(&c.PriorSources, 1000)
 	setDefault(&c.MaxReaction, 64)

@@ -155,7 +155,7 @@ func TestAdaptiveControllerPlansFromItsPrior(t *testing.T) {
 	if got := totalRepairs(repairsAfter(c, 0, 1000)); got != 22 {
 		t.Errorf("%d repairs for 1000 sources at rate %v, want 22", got, c.Rate())
 	}
-	want := FeedbackPolicy{Interval: 200, OnLossRun: true, Horizon: 1024}
+	want := FeedbackPolicy{Interval: 200, OnLossRun: true, Horizon: 4095}
 	if c.FeedbackPolicy() != want {
 		t.Errorf("policy %+v, want %+v", c.FeedbackPolicy(), want)
 	}

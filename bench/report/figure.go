@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"image/color"
 	"io"
 	"math"
 	"os"
@@ -64,6 +65,11 @@ type Figure struct {
 	// DPI is the resolution; 0 means 110.
 	DPI    int
 	Panels []Panel
+	// SharedLegend draws no legend inside the panels but one legend, in
+	// a cell of its own after the last panel, naming the series of the
+	// first panel. Series with the same index share a style across
+	// panels, so one legend serves them all.
+	SharedLegend bool
 }
 
 // SavePNG writes the figure to path.
@@ -93,7 +99,11 @@ func (f Figure) WritePNG(w io.Writer) error {
 		return errors.New("report: figure has no panels")
 	}
 	cols := max(f.Columns, 1)
-	rows := (len(f.Panels) + cols - 1) / cols
+	cells := len(f.Panels)
+	if f.SharedLegend {
+		cells++
+	}
+	rows := (cells + cols - 1) / cols
 	pw, ph := f.PanelWidth, f.PanelHeight
 	if pw <= 0 {
 		pw = 16
@@ -110,11 +120,15 @@ func (f Figure) WritePNG(w io.Writer) error {
 		grid[r] = make([]*plot.Plot, cols)
 	}
 	for i, p := range f.Panels {
-		pl, err := p.build()
+		pl, err := p.build(!f.SharedLegend)
 		if err != nil {
 			return fmt.Errorf("report: panel %q: %w", p.Title, err)
 		}
 		grid[i/cols][i%cols] = pl
+	}
+	if f.SharedLegend {
+		i := len(f.Panels)
+		grid[i/cols][i%cols] = legendPlot(f.Panels[0].Series)
 	}
 	img := vgimg.NewWith(
 		vgimg.UseWH(vg.Length(pw*float64(cols))*vg.Centimeter, vg.Length(ph*float64(rows))*vg.Centimeter),
@@ -140,8 +154,8 @@ func (f Figure) WritePNG(w io.Writer) error {
 	return nil
 }
 
-// build turns a Panel into a gonum plot.
-func (p Panel) build() (*plot.Plot, error) {
+// build turns a Panel into a gonum plot, with its legend or without.
+func (p Panel) build(withLegend bool) (*plot.Plot, error) {
 	pl := plot.New()
 	pl.Title.Text = p.Title
 	pl.Title.TextStyle.Font.Size = vg.Points(13)
@@ -160,6 +174,9 @@ func (p Panel) build() (*plot.Plot, error) {
 			return nil, fmt.Errorf("series %q: %w", s.Name, err)
 		}
 	}
+	if !withLegend {
+		pl.Legend = plot.NewLegend()
+	}
 	if p.X.set() {
 		pl.X.Min, pl.X.Max = p.X.Min, p.X.Max
 	}
@@ -169,19 +186,42 @@ func (p Panel) build() (*plot.Plot, error) {
 	return pl, nil
 }
 
+// palette holds well separated colours, in the order series take them;
+// series beyond it cycle with another dash pattern.
+var palette = []color.RGBA{
+	{0xd6, 0x27, 0x28, 0xff}, // red
+	{0x1f, 0x77, 0xb4, 0xff}, // blue
+	{0x2c, 0xa0, 0x2c, 0xff}, // green
+	{0xff, 0x7f, 0x0e, 0xff}, // orange
+	{0x94, 0x67, 0xbd, 0xff}, // purple
+	{0x8c, 0x56, 0x4b, 0xff}, // brown
+	{0x17, 0xbe, 0xcf, 0xff}, // cyan
+	{0xe3, 0x77, 0xc2, 0xff}, // pink
+	{0x7f, 0x7f, 0x7f, 0xff}, // grey
+	{0xbc, 0xbd, 0x22, 0xff}, // olive
+}
+
+// seriesStyle is the line and marker style of the i-th series.
+func seriesStyle(i int) (draw.LineStyle, draw.GlyphStyle) {
+	c := palette[i%len(palette)]
+	line := draw.LineStyle{Color: c, Width: vg.Points(1.8), Dashes: plotutil.Dashes(i / len(palette))}
+	glyph := draw.GlyphStyle{Color: c, Radius: vg.Points(3), Shape: plotutil.Shape(i)}
+	return line, glyph
+}
+
 func addSeries(pl *plot.Plot, kind PanelKind, i int, s Series) error {
 	xys, err := seriesPoints(kind, s)
 	if err != nil {
 		return err
 	}
-	style := draw.LineStyle{Color: plotutil.Color(i), Width: vg.Points(1.6), Dashes: plotutil.Dashes(i / 7)}
+	lineStyle, glyphStyle := seriesStyle(i)
 	switch kind {
 	case CDF:
 		line, err := plotter.NewLine(xys)
 		if err != nil {
 			return err
 		}
-		line.LineStyle = style
+		line.LineStyle = lineStyle
 		line.StepStyle = plotter.PostStep
 		pl.Add(line)
 		pl.Legend.Add(s.Name, line)
@@ -190,7 +230,8 @@ func addSeries(pl *plot.Plot, kind PanelKind, i int, s Series) error {
 		if err != nil {
 			return err
 		}
-		sc.GlyphStyle = draw.GlyphStyle{Color: plotutil.Color(i), Radius: vg.Points(4), Shape: plotutil.Shape(i)}
+		glyphStyle.Radius = vg.Points(5)
+		sc.GlyphStyle = glyphStyle
 		pl.Add(sc)
 		pl.Legend.Add(s.Name, sc)
 	default:
@@ -198,12 +239,40 @@ func addSeries(pl *plot.Plot, kind PanelKind, i int, s Series) error {
 		if err != nil {
 			return err
 		}
-		line.LineStyle = style
-		sc.GlyphStyle = draw.GlyphStyle{Color: plotutil.Color(i), Radius: vg.Points(2.5), Shape: plotutil.Shape(i)}
+		line.LineStyle = lineStyle
+		sc.GlyphStyle = glyphStyle
 		pl.Add(line, sc)
 		pl.Legend.Add(s.Name, line, sc)
 	}
 	return nil
+}
+
+// legendPlot is an axis-free plot that only shows a legend of the given
+// series, with each series' line and marker.
+func legendPlot(series []Series) *plot.Plot {
+	pl := plot.New()
+	pl.HideAxes()
+	pl.Legend.Top, pl.Legend.Left = true, true
+	pl.Legend.TextStyle.Font.Size = vg.Points(13)
+	pl.Legend.ThumbnailWidth = vg.Points(36)
+	pl.Legend.Padding = vg.Points(6)
+	for i, s := range series {
+		lineStyle, glyphStyle := seriesStyle(i)
+		pl.Legend.Add(s.Name, legendThumb{lineStyle, glyphStyle})
+	}
+	return pl
+}
+
+// legendThumb draws a legend entry's line with its marker in the middle.
+type legendThumb struct {
+	line  draw.LineStyle
+	glyph draw.GlyphStyle
+}
+
+func (t legendThumb) Thumbnail(c *draw.Canvas) {
+	y := c.Center().Y
+	c.StrokeLine2(t.line, c.Min.X, y, c.Max.X, y)
+	c.DrawGlyph(t.glyph, c.Center())
 }
 
 // seriesPoints checks a series and returns the points to draw: the
