@@ -44,33 +44,38 @@ func GenerateCodingCoefficients(repairKey uint16, cc []byte, dt uint8, m int) er
 
 // generateCoefficients is the GF(2^8) case of GenerateCodingCoefficients,
 // without the parameter checks (dt must be <= 15). The codec calls it once
-// per repair, so the generator lives on the stack.
+// per repair on both sides, for windows of hundreds of symbols, so the
+// TinyMT32 step is written out here on scalars that the compiler keeps in
+// registers; it is TinyMT32.Next step for step (the tests compare them).
+//
+// For dt = 15 every coefficient is a rand256 draw, redrawn while zero, so
+// that every source symbol of the window takes part. Otherwise each
+// coefficient first draws rand16: above dt it is zero, else a non-zero
+// rand256 follows.
 func generateCoefficients(repairKey uint16, cc []byte, dt uint8) {
 	var prng TinyMT32
 	prng.seed(uint32(repairKey))
-	if dt == MaxDT {
-		// Dense: every coefficient is non-zero so that every source
-		// symbol of the window takes part.
-		for i := range cc {
-			cc[i] = nonZeroRand256(&prng)
-		}
-		return
-	}
-	for i := range cc {
-		if prng.Rand16() <= dt {
-			cc[i] = nonZeroRand256(&prng)
-		} else {
+	s0, s1, s2, s3 := prng.status[0], prng.status[1], prng.status[2], prng.status[3]
+	sparse := dt != MaxDT
+	gate := sparse // the next draw is the rand16 gate of a coefficient
+	for i := 0; i < len(cc); {
+		x := (s0 & tinyMTMask) ^ s1 ^ s2
+		x ^= x << tinyMTSh0
+		y := s3 ^ (s3 >> tinyMTSh0) ^ x
+		lowBit := -(y & 1)
+		s0, s1, s2, s3 = s1, s2^(lowBit&tinyMTMat1), x^(y<<tinyMTSh1)^(lowBit&tinyMTMat2), y
+		t1 := s0 + (s2 >> tinyMTSh8)
+		out := s3 ^ t1 ^ (-(t1 & 1) & tinyMTTmat)
+		switch {
+		case gate && uint8(out&0xF) > dt:
 			cc[i] = 0
-		}
-	}
-}
-
-// nonZeroRand256 draws rand256 until it is not zero, as the RFC's
-// reference code does.
-func nonZeroRand256(prng *TinyMT32) byte {
-	for {
-		if v := prng.Rand256(); v != 0 {
-			return v
+			i++
+		case gate:
+			gate = false
+		case byte(out) != 0:
+			cc[i] = byte(out)
+			i++
+			gate = sparse
 		}
 	}
 }

@@ -99,6 +99,9 @@ type DecoderStats struct {
 	// held equations, counted with repetition).
 	Pending  int
 	Unknowns int
+	// Missing is the number of ESIs of the window, up to the newest seen,
+	// neither received nor recovered.
+	Missing int
 	// MemoryBytes is the capacity of the symbol and equation buffers held.
 	MemoryBytes int
 }
@@ -118,6 +121,11 @@ type Decoder struct {
 	newest  uint32
 	slots   []sourceSlot
 	mask    uint32
+	holes   holeSet
+	// floor is the first ESI the decoder saw; while floorActive, the ESIs
+	// before it are in the window but unknown without being holes.
+	floor       uint32
+	floorActive bool
 
 	rows   []*equation // held equations, in no particular order
 	pool   equationPool
@@ -131,7 +139,6 @@ type Decoder struct {
 	cs       []byte
 	ins      [][]byte
 	unknowns []uint32
-	window   [][]byte // per window position: the known coded symbol, or nil
 	reduce   []reduction
 	targets  []elimTarget
 	solved   []*equation
@@ -153,10 +160,26 @@ func NewDecoder(cfg DecoderConfig) (*Decoder, error) {
 	}, nil
 }
 
+// Reset returns the decoder to its state after NewDecoder, counters
+// included, keeping its buffers for reuse.
+func (d *Decoder) Reset() {
+	for len(d.rows) > 0 {
+		d.drop(d.rows[len(d.rows)-1])
+	}
+	for i := range d.slots {
+		d.slots[i].forget()
+	}
+	d.started, d.newest, d.floor, d.floorActive = false, 0, 0, false
+	d.holes.esis = d.holes.esis[:0]
+	d.stats = DecoderStats{}
+	d.out = d.out[:0]
+}
+
 // Stats returns the decoder's counters and current memory use.
 func (d *Decoder) Stats() DecoderStats {
 	st := d.stats
 	st.Pending = len(d.rows)
+	st.Missing = len(d.holes.esis)
 	for _, eq := range d.rows {
 		st.Unknowns += len(eq.cols)
 		st.MemoryBytes += eq.memory()
@@ -170,6 +193,7 @@ func (d *Decoder) Stats() DecoderStats {
 	for _, b := range d.spare {
 		st.MemoryBytes += cap(b)
 	}
+	st.MemoryBytes += 4 * cap(d.holes.esis)
 	return st
 }
 
@@ -191,6 +215,7 @@ func (d *Decoder) AddSource(esi uint32, payload []byte) []Recovered {
 		return nil
 	}
 	d.advance(esi)
+	d.holes.remove(esi)
 	s := &d.slots[esi&d.mask]
 	tracked := s.state == slotUnknown && s.esi == esi
 	if !tracked && s.state != slotEmpty && s.esi == esi {

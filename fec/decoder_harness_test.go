@@ -91,6 +91,7 @@ func (tr codecTrial) run(t testing.TB) trialResult {
 	received := make(map[uint32]bool)
 	recovered := make(map[uint32]bool)
 	var repairs []RepairID
+	step := 0
 	for _, pkt := range delivered {
 		var recs []Recovered
 		if pkt.repair {
@@ -121,7 +122,11 @@ func (tr codecTrial) run(t testing.TB) trialResult {
 		if st := dec.Stats(); st.Pending > dec.cfg.MaxPending {
 			t.Fatalf("%v: %d equations pending, MaxPending %d", tr, st.Pending, dec.cfg.MaxPending)
 		}
+		if step++; step%16 == 0 {
+			checkHoles(t, dec)
+		}
 	}
+	checkHoles(t, dec)
 	res := trialResult{recovered: len(recovered), stats: dec.Stats()}
 	var lost []uint32
 	for esi := range originals {
@@ -276,4 +281,27 @@ func determinedUnknowns(lost []uint32, repairs []RepairID) []uint32 {
 		}
 	}
 	return determined
+}
+
+// checkHoles verifies the decoder's hole list against its slots: the
+// holes are exactly the ESIs of the window, up to the newest and from the
+// first ESI seen, that are neither received nor recovered, in order.
+func checkHoles(t testing.TB, d *Decoder) {
+	t.Helper()
+	if !d.started {
+		return
+	}
+	start := d.newest - uint32(d.cfg.MaxWindow) + 1
+	if d.floorActive {
+		start = d.floor
+	}
+	var want []uint32
+	for e := start; e != d.newest+1; e++ {
+		if _, ok := d.known(e); !ok {
+			want = append(want, e)
+		}
+	}
+	if fmt.Sprint(want) != fmt.Sprint(d.holes.esis) {
+		t.Fatalf("holes %v, want %v (newest %#x, floor %#x active %v)", d.holes.esis, want, d.newest, d.floor, d.floorActive)
+	}
 }

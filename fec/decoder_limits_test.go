@@ -215,3 +215,22 @@ func TestCodecSteadyStateAllocatesNothing(t *testing.T) {
 		t.Fatal("the measured rounds recovered nothing")
 	}
 }
+
+// After Reset a decoder behaves as new, on a different ESI range too.
+func TestDecoderReset(t *testing.T) {
+	enc := mustEncoder(t, EncoderConfig{MaxWindow: 10, DT: 15})
+	dec := mustDecoder(t, DecoderConfig{MaxWindow: 10})
+	ps := payloads(10)
+	feed(t, enc, dec, ps, map[int]bool{1: true, 2: true})
+	if _, err := dec.AddRepair(mustRepair(t, enc)); err != nil {
+		t.Fatal(err)
+	}
+	dec.Reset()
+	if st := dec.Stats(); st.Pending != 0 || st.Sources != 0 || st.Repairs != 0 || st.Missing != 0 {
+		t.Fatalf("after Reset: %+v", st)
+	}
+	enc = mustEncoder(t, EncoderConfig{MaxWindow: 10, DT: 15, FirstESI: 1 << 31})
+	feed(t, enc, dec, ps, map[int]bool{4: true})
+	recs, err := dec.AddRepair(mustRepair(t, enc))
+	expectRecovered(t, recs, err, map[uint32][]byte{1<<31 + 4: ps[4]})
+}

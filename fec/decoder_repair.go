@@ -19,29 +19,23 @@ type reduction struct {
 // contradicts the known symbols. It changes no decoder state; on return,
 // d.unknowns lists the window's unknown ESIs.
 func (d *Decoder) equationFor(rep repair) (*equation, error) {
-	if err := d.scanWindow(rep); err != nil {
-		return nil, err
+	d.unknowns = d.unknowns[:0]
+	if !d.mayHaveUnknown(rep.id.FirstESI, rep.id.LastESI()) {
+		// The common case at low loss: nothing to learn, so no work at
+		// all, not even a look at the coded symbol.
+		return nil, nil
 	}
-	if len(d.unknowns) == 0 {
-		return nil, nil // the common no-loss case: no GF(2^8) work at all
-	}
-	n := int(rep.id.NSS)
-	cc := d.coefs[:n]
+	cc := d.coefs[:rep.id.NSS]
 	generateCoefficients(rep.id.Key, cc, rep.id.DT)
 	eq := d.pool.get()
-	d.cs, d.ins = d.cs[:0], d.ins[:0]
-	for j, c := range cc {
-		switch {
-		case c == 0:
-		case d.window[j] != nil:
-			d.cs, d.ins = append(d.cs, c), append(d.ins, d.window[j])
-		default:
-			eq.cols = append(eq.cols, rep.id.FirstESI+uint32(j))
-			eq.coefs = append(eq.coefs, c)
-		}
+	if err := d.splitWindow(rep, cc, eq); err != nil {
+		d.pool.put(eq)
+		return nil, err
 	}
 	if len(eq.cols) == 0 {
-		// Possible with DT < 15: the repair combines known symbols only.
+		// Every symbol is known after all (it had been received before
+		// the decoder's first packet), or, with DT < 15, the repair
+		// combines known symbols only.
 		d.pool.put(eq)
 		return nil, nil
 	}
@@ -62,34 +56,37 @@ func (d *Decoder) equationFor(rep repair) (*equation, error) {
 	return eq, nil
 }
 
-// scanWindow classifies the repair's window without GF(2^8) work: it
-// fills d.window with the known symbols (nil for unknowns) and
-// d.unknowns with the unknown ESIs, and checks the symbol size E against
-// the known symbols: none may be longer, and when all are known the
-// longest must be exactly E (the encoder's choice of E).
-func (d *Decoder) scanWindow(rep repair) error {
-	n, e := int(rep.id.NSS), len(rep.symbol)
-	d.unknowns = d.unknowns[:0]
-	d.window = d.window[:0]
+// splitWindow walks the repair's window once, without GF(2^8) work: the
+// unknowns with a non-zero coefficient become eq's columns, all unknowns
+// go to d.unknowns, and the known terms to d.cs and d.ins for one fused
+// kernel call. It checks the symbol size E against the known symbols:
+// none may be longer, and when all are known the longest must be exactly
+// E (the encoder's choice of E).
+func (d *Decoder) splitWindow(rep repair, cc []byte, eq *equation) error {
+	e := len(rep.symbol)
+	d.cs, d.ins = d.cs[:0], d.ins[:0]
 	longest := 0
-	for j := range uint32(n) {
-		esi := rep.id.FirstESI + j
+	for j, c := range cc {
+		esi := rep.id.FirstESI + uint32(j)
 		coded, ok := d.known(esi)
-		if !ok {
+		switch {
+		case !ok:
 			d.unknowns = append(d.unknowns, esi)
-			d.window = append(d.window, nil)
-			continue
-		}
-		if len(coded) > e {
+			if c != 0 {
+				eq.cols = append(eq.cols, esi)
+				eq.coefs = append(eq.coefs, c)
+			}
+		case len(coded) > e:
 			return fmt.Errorf("%w: source %d has %d coded bytes, repair E = %d", ErrInconsistent, esi, len(coded), e)
+		default:
+			longest = max(longest, len(coded))
+			if c != 0 {
+				d.cs, d.ins = append(d.cs, c), append(d.ins, coded)
+			}
 		}
-		longest = max(longest, len(coded))
-		d.window = append(d.window, coded)
 	}
-	if len(d.unknowns) == 0 {
-		if longest != e {
-			return fmt.Errorf("%w: repair E = %d, longest source of its window %d", ErrInconsistent, e, longest)
-		}
+	if len(d.unknowns) == 0 && longest != e {
+		return fmt.Errorf("%w: repair E = %d, longest source of its window %d", ErrInconsistent, e, longest)
 	}
 	return nil
 }

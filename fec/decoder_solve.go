@@ -218,6 +218,7 @@ func (d *Decoder) recover(eq *equation) {
 	d.unhold(eq)
 	s.coded, eq.data = eq.data[:end], s.coded[:0]
 	s.state = slotRecovered
+	d.holes.remove(p)
 	d.pool.put(eq)
 	d.out = append(d.out, Recovered{ESI: p, Data: s.coded[symbolLenSize:]})
 	d.stats.Recovered++

@@ -241,28 +241,59 @@ func TestDecoderSourceAfterRecoveryIgnored(t *testing.T) {
 	}
 }
 
-// A repair over a window that lost nothing is dropped without any GF(2^8)
-// work: even a corrupted coded symbol goes unnoticed there (only its size
-// is checked), which is why integrity belongs to the transport.
+// A repair over a window that lost nothing is dropped without any work:
+// even a corrupted coded symbol, or a wrong symbol size, goes unnoticed
+// there, which is why integrity belongs to the transport.
 func TestDecoderNoLossRepairIsUseless(t *testing.T) {
 	enc := mustEncoder(t, EncoderConfig{MaxWindow: 6, DT: 15})
 	dec := mustDecoder(t, DecoderConfig{MaxWindow: 6})
 	feed(t, enc, dec, payloads(6), nil)
 	pkt := mustRepair(t, enc)
-	pkt[len(pkt)-1] ^= 0x55
-	recs, err := dec.AddRepair(pkt)
-	if err != nil || recs != nil {
-		t.Fatalf("got %v, %v; want nothing", recs, err)
+	for _, bad := range [][]byte{flipLast(pkt), pkt[:len(pkt)-1], append(bytes.Clone(pkt), 0)} {
+		recs, err := dec.AddRepair(bad)
+		if err != nil || recs != nil {
+			t.Fatalf("got %v, %v; want nothing", recs, err)
+		}
 	}
-	if st := dec.Stats(); st.Useless != 1 || st.Rejected != 0 {
+	if st := dec.Stats(); st.Useless != 3 || st.Rejected != 0 || st.Missing != 0 {
 		t.Fatalf("stats %+v", st)
 	}
-	// A wrong symbol size is visible without GF work, though.
-	if _, err := dec.AddRepair(pkt[:len(pkt)-1]); !errors.Is(err, ErrInconsistent) {
-		t.Fatalf("short symbol over known sources: got %v, want ErrInconsistent", err)
+}
+
+func flipLast(pkt []byte) []byte {
+	bad := bytes.Clone(pkt)
+	bad[len(bad)-1] ^= 0x55
+	return bad
+}
+
+// Sources older than the first packet the decoder saw are unknown until
+// they arrive; once all have, a repair over them is examined, and its
+// symbol size must be exactly the longest of its window.
+func TestDecoderSourcesBeforeFirstPacket(t *testing.T) {
+	enc := mustEncoder(t, EncoderConfig{MaxWindow: 10, DT: 15})
+	dec := mustDecoder(t, DecoderConfig{MaxWindow: 10})
+	ps := payloads(10)
+	var esis []uint32
+	for _, p := range ps {
+		esi, _ := enc.AddSource(p)
+		esis = append(esis, esi)
 	}
-	if _, err := dec.AddRepair(append(pkt, 0)); !errors.Is(err, ErrInconsistent) {
-		t.Fatalf("long symbol over known sources: got %v, want ErrInconsistent", err)
+	pkt := mustRepair(t, enc)
+	dec.AddSource(esis[5], ps[5])
+	for i := range 9 {
+		if i != 5 {
+			dec.AddSource(esis[i], ps[i])
+		}
+	}
+	recs, err := dec.AddRepair(pkt)
+	expectRecovered(t, recs, err, map[uint32][]byte{9: ps[9]})
+	for _, bad := range [][]byte{pkt[:len(pkt)-1], append(bytes.Clone(pkt), 0)} {
+		if _, err := dec.AddRepair(bad); !errors.Is(err, ErrInconsistent) {
+			t.Fatalf("wrong symbol size: got %v, want ErrInconsistent", err)
+		}
+	}
+	if recs, err := dec.AddRepair(pkt); err != nil || recs != nil {
+		t.Fatalf("intact repair over known sources: %v, %v", recs, err)
 	}
 }
 

@@ -64,22 +64,37 @@ func (d *Decoder) windowStartAfter(last uint32) uint32 {
 }
 
 // advance makes esi the newest ESI if it is ahead of the current one:
-// symbols that fall out of the window are forgotten, and so are the
-// equations pivoted on them (RREF keeps a pivot in no other equation and
-// every column of an equation is at or after its pivot, so such an
-// equation tells nothing about the symbols still in the window).
+// the ESIs passed over become holes (the caller removes esi itself if it
+// is received), symbols that fall out of the window are forgotten, and so
+// are the equations pivoted on them (RREF keeps a pivot in no other
+// equation and every column of an equation is at or after its pivot, so
+// such an equation tells nothing about the symbols still in the window).
 func (d *Decoder) advance(esi uint32) {
 	if !d.started {
 		d.started, d.newest = true, esi
+		d.floor, d.floorActive = esi, true
+		d.holes.push(esi)
 		return
 	}
 	if !esiBefore(d.newest, esi) {
 		return
 	}
-	oldStart := d.newest - uint32(d.cfg.MaxWindow) + 1
+	window := uint32(d.cfg.MaxWindow)
+	oldStart := d.newest - window + 1
+	newStart := esi - window + 1
+	firstNew := d.newest + 1
+	if esi-d.newest > window {
+		firstNew = newStart
+	}
 	d.newest = esi
-	newStart := esi - uint32(d.cfg.MaxWindow) + 1
+	if d.floorActive && esiBefore(d.floor, newStart) {
+		d.floorActive = false
+	}
 	d.dropEquationsBefore(newStart)
+	d.holes.dropBefore(newStart)
+	for e := firstNew; e != esi+1; e++ {
+		d.holes.push(e)
+	}
 	if gone := newStart - oldStart; gone >= uint32(len(d.slots)) {
 		for i := range d.slots {
 			d.slots[i].forget()

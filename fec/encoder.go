@@ -253,12 +253,23 @@ func (e *Encoder) drawCoefficients(n int) uint16 {
 	}
 }
 
-// combine sets out ^= sum(cc[j] * symbol[first+j]) with one fused kernel
-// call, skipping zero coefficients.
+// combine sets out ^= sum(cc[j] * symbol[first+j]) with the fused kernel.
+// A dense code (DT = 15) has no zero coefficient, so the ring itself is
+// the kernel's input list, in at most two segments when the window wraps
+// around the ring's end; a sparse code lists its non-zero terms.
 func (e *Encoder) combine(first uint32, n int, out []byte) {
-	e.cs = e.cs[:0]
-	e.ins = e.ins[:0]
-	for j, c := range e.coefs[:n] {
+	cc := e.coefs[:n]
+	if e.cfg.DT == MaxDT {
+		start := int(first & e.mask)
+		head := min(n, len(e.ring)-start)
+		MulAddSlices(cc[:head], e.ring[start:start+head], out)
+		if head < n {
+			MulAddSlices(cc[head:], e.ring[:n-head], out)
+		}
+		return
+	}
+	e.cs, e.ins = e.cs[:0], e.ins[:0]
+	for j, c := range cc {
 		if c != 0 {
 			e.cs = append(e.cs, c)
 			e.ins = append(e.ins, e.ring[(first+uint32(j))&e.mask])
