@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/satquic/satquic/bench/report"
+	"github.com/satquic/satquic/fec"
 	"github.com/satquic/satquic/fec/fecsim"
 	"github.com/satquic/satquic/netsim/loss"
 )
@@ -136,6 +137,8 @@ func (o *simOptions) check() error {
 		return err
 	}
 	switch {
+	case o.minPayload > o.maxPayload || o.maxPayload > fec.MaxSymbolSize:
+		return usageErr("--payload %s: want MIN <= MAX <= %d", o.payload, fec.MaxSymbolSize)
 	case o.packets < 0:
 		return usageErr("--packets %d is negative", o.packets)
 	case o.rtt < 0:
@@ -190,13 +193,23 @@ func (o *simOptions) schemeConfigs() ([]fecsim.SchemeConfig, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []fecsim.SchemeConfig
-	for _, name := range list {
-		c := fecsim.SchemeConfig{
+	build := func(name string) fecsim.SchemeConfig {
+		return fecsim.SchemeConfig{
 			Name: strings.TrimSpace(name), Window: o.window,
 			FixedSources: fixedK, FixedRepairs: fixedR, XORK: o.xorK,
 			RSData: rsD, RSParity: rsP, Maelstrom: o.maelstrom, HIRTBeta: o.hirtB,
 		}
+	}
+	// Every scheme's parameter flags are checked, used or not, so that a
+	// typo never goes unnoticed.
+	for _, name := range fecsim.SchemeNames {
+		if err := build(name).Validate(); err != nil {
+			return nil, usageErr("parameters of %s: %v", name, err)
+		}
+	}
+	var out []fecsim.SchemeConfig
+	for _, name := range list {
+		c := build(name)
 		if err := c.Validate(); err != nil {
 			return nil, usageErr("--scheme %s: %v", c.Name, err)
 		}
