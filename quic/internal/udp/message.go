@@ -1,0 +1,79 @@
+package udp
+
+import (
+	"net/netip"
+)
+
+// ECN is the two-bit Explicit Congestion Notification field of an IP
+// header (RFC 3168 section 5), the codepoint QUIC counts in ACK_ECN frames
+// (RFC 9000 section 13.4).
+type ECN uint8
+
+// The ECN codepoints, by their value in the IP header.
+const (
+	NotECT ECN = 0b00 // not ECN-capable transport
+	ECT1   ECN = 0b01 // ECN-capable transport, ECT(1) (L4S)
+	ECT0   ECN = 0b10 // ECN-capable transport, ECT(0)
+	CE     ECN = 0b11 // congestion experienced
+)
+
+// String names the codepoint as RFC 3168 writes it.
+func (e ECN) String() string {
+	switch e & 0b11 {
+	case ECT1:
+		return "ECT(1)"
+	case ECT0:
+		return "ECT(0)"
+	case CE:
+		return "CE"
+	}
+	return "Not-ECT"
+}
+
+// Message is one datagram of a batch.
+type Message struct {
+	// Buf is storage the caller owns. ReadBatch receives into it when it
+	// is not empty (its length is the room offered) and never changes the
+	// field itself, so the same messages serve call after call. A message
+	// with an empty Buf only carries a datagram split from another
+	// message's GRO buffer. WriteBatch ignores Buf.
+	Buf []byte
+	// Data is the datagram. ReadBatch sets it to a sub-slice of this
+	// message's Buf or, for a datagram split from a GRO buffer, of the Buf
+	// it arrived in; it stays valid until that Buf is reused by a later
+	// ReadBatch. WriteBatch sends it.
+	Data []byte
+	// Addr is the peer: the source on read, the destination on write.
+	// IPv4 peers appear as IPv4 addresses even on a dual-stack socket.
+	Addr netip.AddrPort
+	// Local is the local address: on read, the destination address of the
+	// datagram, when Options.PacketInfo is on (the zero Addr otherwise);
+	// on write, when valid, the source address to send from.
+	Local netip.Addr
+	// IfIndex is the interface index that goes with Local: where the
+	// datagram arrived, or where to send it (0: let routing choose).
+	IfIndex int
+	// ECN is the codepoint: the one the datagram arrived with, or the one
+	// to send it with.
+	ECN ECN
+	// Truncated reports that the datagram was longer than the room left
+	// for it, so Data holds only its beginning.
+	Truncated bool
+}
+
+// NewMessages returns n messages, each with a bufSize-byte Buf cut from
+// one allocation, ready for ReadBatch.
+func NewMessages(n, bufSize int) []Message {
+	if n <= 0 {
+		return nil
+	}
+	msgs := make([]Message, n)
+	if bufSize <= 0 {
+		return msgs
+	}
+	arena := make([]byte, n*bufSize)
+	for i := range msgs {
+		msgs[i].Buf = arena[i*bufSize : (i+1)*bufSize : (i+1)*bufSize]
+	}
+	return msgs
+}
