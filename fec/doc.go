@@ -16,7 +16,11 @@
 //     variable-length symbols.
 //   - scheme.go: the Encoder/Decoder interfaces shared by every scheme,
 //     and the loss Feedback the receiver reports.
-//   - controller*.go: redundancy controllers (fixed rate, HIRT, adaptive).
+//   - controller*.go: redundancy controllers (fixed rate, HIRT, adaptive),
+//     which decide when a repair goes out and over how many sources;
+//     rlcscheme.go joins one to the Encoder as a SchemeEncoder.
+//   - monitor.go: the receiver's LossMonitor, which turns arriving and
+//     recovered ESIs into the Feedback reports the controllers read.
 //   - xor.go, rs.go, maelstrom.go: baselines (XOR parity, block
 //     Reed-Solomon, Maelstrom's layered interleaved XOR).
 //
