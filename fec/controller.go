@@ -52,3 +52,17 @@ func (p FeedbackPolicy) Wants() bool { return p.Interval > 0 || p.OnLossRun }
 // controllerWindowLimit is the largest window a Repair FEC Payload ID can
 // name: NSS is a 12-bit field (RFC 8681 section 4.1.3).
 const controllerWindowLimit = 4095
+
+// clamped returns the report with its counts forced into their possible
+// ranges (0 <= Lost <= Sources, 0 <= Bursts <= Lost, ...). Reports come
+// from the network: a corrupt or hostile one must not drive a controller's
+// arithmetic to NaN or to absurd rates.
+func (f Feedback) clamped() Feedback {
+	f.Sources = max(f.Sources, 0)
+	f.Lost = min(max(f.Lost, 0), f.Sources)
+	f.Recovered = min(max(f.Recovered, 0), f.Lost)
+	f.Bursts = min(max(f.Bursts, 0), f.Lost)
+	f.MaxBurst = min(max(f.MaxBurst, 0), f.Lost)
+	f.Unrecovered = max(f.Unrecovered, 0)
+	return f
+}

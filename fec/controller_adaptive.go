@@ -210,7 +210,8 @@ func (c *AdaptiveController) reach(esi uint32) int {
 
 // OnFeedback updates the estimates and reacts to what is still missing.
 func (c *AdaptiveController) OnFeedback(fb Feedback) int {
-	if fb.Sources <= 0 {
+	fb = fb.clamped()
+	if fb.Sources == 0 {
 		return 0
 	}
 	fade := math.Pow(c.decay, float64(fb.Sources))

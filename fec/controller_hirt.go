@@ -107,7 +107,8 @@ func (c *HIRTController) OnSource(uint32) int {
 // OnFeedback folds the report's loss rate into the estimates and
 // recomputes the step; it never asks for repairs at once.
 func (c *HIRTController) OnFeedback(fb Feedback) int {
-	if fb.Sources <= 0 {
+	fb = fb.clamped()
+	if fb.Sources == 0 {
 		return 0
 	}
 	local := fb.LossRate()

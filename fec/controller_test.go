@@ -263,3 +263,42 @@ func TestAdaptiveControllerRejectsBadConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestControllersSurviveMalformedFeedback feeds reports no receiver would
+// write: the controllers must stay finite and within their bounds.
+func TestControllersSurviveMalformedFeedback(t *testing.T) {
+	bad := []Feedback{
+		{Sources: 100, Lost: -50, Bursts: -3},
+		{Sources: 10, Lost: 1 << 30, Bursts: 1 << 30, MaxBurst: -1},
+		{Sources: -10, Lost: 5},
+		{Sources: 1, Lost: 1, Bursts: 0, Unrecovered: -7},
+		{Sources: 1 << 30, Lost: 1 << 30, Bursts: 1, Unrecovered: 1 << 30, OldestUnrecovered: 3},
+	}
+	hirt, err := NewHIRTController(HIRTConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	adaptive, err := NewAdaptiveController(AdaptiveConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	repairsAfter(adaptive, 0, 10)
+	for _, fb := range bad {
+		if n := hirt.OnFeedback(fb); n != 0 {
+			t.Errorf("HIRT reacted to %+v", fb)
+		}
+		mu, sigma := hirt.Estimate()
+		if math.IsNaN(mu) || mu < 0 || mu > 1 || math.IsNaN(sigma) || sigma < 0 || hirt.Step() < 1 {
+			t.Errorf("HIRT after %+v: mu %v sigma %v step %d", fb, mu, sigma, hirt.Step())
+		}
+		n := adaptive.OnFeedback(fb)
+		loss, burst := adaptive.Estimate()
+		if n < 0 || n > 64 || math.IsNaN(loss) || loss < 0 || loss > 1 || burst < 1 ||
+			!(adaptive.Rate() >= 0 && adaptive.Rate() <= 1) || adaptive.Window() < 1 || adaptive.Window() > 4095 {
+			t.Errorf("adaptive after %+v: %d repairs, loss %v burst %v rate %v window %d", fb, n, loss, burst, adaptive.Rate(), adaptive.Window())
+		}
+		if got := totalRepairs(repairsAfter(adaptive, 10, 10)); got > 10 {
+			t.Errorf("adaptive after %+v: %d repairs for 10 sources", fb, got)
+		}
+	}
+}
