@@ -55,7 +55,7 @@ type benchStream struct {
 
 // makeBenchStream encodes n sources with a repair after every `every`
 // sources over a window of w, then drops each packet with probability p.
-func makeBenchStream(b *testing.B, n, w, every int, p float64, seed uint64) benchStream {
+func makeBenchStream(b testing.TB, n, w, every int, p float64, seed uint64) benchStream {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	enc := mustEncoder(b, EncoderConfig{MaxWindow: w, DT: 15})
 	var s benchStream
@@ -112,14 +112,15 @@ func BenchmarkDecode(b *testing.B) {
 }
 
 // BenchmarkCodecProtected: the whole codec on one core, per source: encode
-// it (and a repair every 16 sources over w = 200), drop 3% of all packets,
-// decode. Reports protected source throughput.
+// it (and a repair every 16 sources over w = 200), drop 3% of all
+// packets, decode. Reports protected source throughput and the share of
+// lost sources recovered. (A repair every 20 sources recovers only about
+// 98.5% at this loss, so 16 is the rate that suffices.)
 func BenchmarkCodecProtected(b *testing.B) {
-	const (
-		window = 200
-		every  = 16
-		loss   = 0.03
-	)
+	benchmarkCodecProtected(b, 200, 16, 0.03)
+}
+
+func benchmarkCodecProtected(b *testing.B, window, every int, loss float64) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	payloads := make([][]byte, 64)
 	for i := range payloads {

@@ -114,7 +114,10 @@ type Encoder struct {
 	window int // current window size limit, 1..cfg.MaxWindow
 	// ring holds the coded symbols (length prefix + payload) of ESIs
 	// oldest..next-1 at index esi&mask; buffers are reused.
-	ring   [][]byte
+	ring [][]byte
+	// lens[i] is len(ring[i]), kept apart so that finding a window's
+	// symbol size reads 2 bytes per symbol rather than a slice header.
+	lens   []uint16
 	mask   uint32
 	oldest uint32
 	next   uint32
@@ -137,6 +140,7 @@ func NewEncoder(cfg EncoderConfig) (*Encoder, error) {
 		cfg:    cfg,
 		window: cfg.MaxWindow,
 		ring:   make([][]byte, size),
+		lens:   make([]uint16, size),
 		mask:   uint32(size - 1),
 		oldest: cfg.FirstESI,
 		next:   cfg.FirstESI,
@@ -164,6 +168,7 @@ func (e *Encoder) AddSource(payload []byte) (uint32, error) {
 	esi := e.next
 	slot := &e.ring[esi&e.mask]
 	*slot = appendCodedSymbol((*slot)[:0], payload)
+	e.lens[esi&e.mask] = uint16(len(*slot))
 	e.next++
 	if int(e.next-e.oldest) > e.cfg.MaxWindow {
 		e.oldest++
@@ -232,11 +237,21 @@ func (e *Encoder) AppendRepair(dst []byte) ([]byte, error) {
 
 // symbolSize returns E for a window: the longest coded symbol in it.
 func (e *Encoder) symbolSize(first uint32, n int) int {
-	size := 0
-	for i := range uint32(n) {
-		size = max(size, len(e.ring[(first+i)&e.mask]))
+	start := int(first & e.mask)
+	head := min(n, len(e.lens)-start)
+	size := longest(e.lens[start : start+head])
+	if head < n {
+		size = max(size, longest(e.lens[:n-head]))
 	}
 	return size
+}
+
+func longest(lens []uint16) int {
+	m := uint16(0)
+	for _, l := range lens {
+		m = max(m, l)
+	}
+	return int(m)
 }
 
 // drawCoefficients fills e.coefs[:n] for the next usable Repair_Key and
