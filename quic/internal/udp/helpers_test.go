@@ -159,3 +159,5 @@ func expectSequence(t testing.TB, got []datagram, want []Message, src netip.Addr
 }
 
 func head(b []byte) []byte { return b[:min(len(b), 8)] }
+
+func deadline() time.Time { return time.Now().Add(ioTimeout) }
