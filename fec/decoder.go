@@ -9,13 +9,15 @@ import (
 // symbols of encoder.go.
 //
 // Every lost source symbol of the window is an unknown; every repair is a
-// linear equation over the window's symbols (RFC 8681 section 3.5).
-// Decoding is progressive Gaussian elimination (RFC 8681 section 5.3's
-// suggestion): known symbols are subtracted from a repair as it arrives,
-// the rest is reduced against the equations already held, which are kept
-// in reduced row echelon form, and an unknown is returned the moment its
-// equation has no other unknown left. A repair whose window lost nothing
-// (or whose lost symbols are already rebuilt) costs no GF(2^8) work.
+// linear equation over the window's symbols (RFC 8681 section 3.7.2).
+// RFC 8681 section 6.2 leaves the decoding method open; this one is
+// progressive Gaussian elimination: known symbols are subtracted from a
+// repair as it arrives, the rest is reduced against the equations already
+// held, which are kept in reduced row echelon form, and an unknown is
+// returned the moment its equation has no other unknown left. A repair
+// whose window lost nothing (or whose lost symbols are already rebuilt)
+// costs a binary search over the window's holes (decoder_holes.go) and
+// no GF(2^8) work at all.
 //
 // Integrity. Algebra only detects corruption when it has redundancy: a
 // repair whose coefficients are implied by the held equations but whose
@@ -94,11 +96,10 @@ type DecoderStats struct {
 	// source or recovery proved corrupt.
 	Dropped      uint64
 	Contradicted uint64
-	// Pending is the number of equations held now, and Unknowns the
-	// number of lost symbols they involve at most (the columns of the
-	// held equations, counted with repetition).
-	Pending  int
-	Unknowns int
+	// Pending is the number of equations held now, and Terms the total
+	// number of unknowns with a non-zero coefficient in them.
+	Pending int
+	Terms   int
 	// Missing is the number of ESIs of the window, up to the newest seen,
 	// neither received nor recovered.
 	Missing int
@@ -181,7 +182,7 @@ func (d *Decoder) Stats() DecoderStats {
 	st.Pending = len(d.rows)
 	st.Missing = len(d.holes.esis)
 	for _, eq := range d.rows {
-		st.Unknowns += len(eq.cols)
+		st.Terms += len(eq.cols)
 		st.MemoryBytes += eq.memory()
 	}
 	for _, eq := range d.pool.free {

@@ -3,7 +3,7 @@ package fec
 import "fmt"
 
 // Turning a repair packet into an equation over the unknowns of its
-// window (RFC 8681 section 3.5 read backwards): subtract every known
+// window (RFC 8681 section 3.7.2 read backwards): subtract every known
 // symbol, then reduce against the held equations.
 
 // reduction is one step of reducing a new equation: add coef * row.

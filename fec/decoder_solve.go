@@ -112,7 +112,7 @@ func (d *Decoder) commitElimination(eq *equation) {
 		}
 	}
 	d.hold(eq)
-	if eq.solved() {
+	if eq.held() && eq.solved() {
 		d.recover(eq)
 	}
 	for _, t := range d.targets {
@@ -175,13 +175,20 @@ func validateSolved(data []byte, bound int) error {
 	return nil
 }
 
-// hold adds eq to the held equations, pivoted on its first column.
+// hold adds eq to the held equations, pivoted on its first column. The
+// pivot's slot is tracked by construction (every column comes from a
+// repair's window, whose unknowns track() recorded); if it were not, eq
+// is dropped rather than held without its pivot link.
 func (d *Decoder) hold(eq *equation) {
+	s := d.lookup(eq.pivot())
+	if s == nil || s.state != slotUnknown {
+		d.stats.Contradicted++
+		d.pool.put(eq)
+		return
+	}
 	eq.index = len(d.rows)
 	d.rows = append(d.rows, eq)
-	if s := d.lookup(eq.pivot()); s != nil {
-		s.pivot = eq
-	}
+	s.pivot = eq
 }
 
 // unhold removes eq from the held equations without recycling it.

@@ -363,7 +363,7 @@ func TestDecoderRejectsRedundantCorruptRepair(t *testing.T) {
 		t.Fatalf("intact duplicate: %v, %v", recs, err)
 	}
 	after := dec.Stats()
-	if after.Pending != before.Pending || after.Unknowns != before.Unknowns || after.Rejected != 1 || after.Useless != 1 {
+	if after.Pending != before.Pending || after.Terms != before.Terms || after.Rejected != 1 || after.Useless != 1 {
 		t.Fatalf("before %+v, after %+v", before, after)
 	}
 	recs, err = dec.AddRepair(mustRepair(t, enc))
@@ -452,7 +452,7 @@ func TestDecoderCorruptDuplicatesNeverRecover(t *testing.T) {
 				t.Fatalf("seed %d: corrupt duplicate recovered %d symbols", seed, len(recs))
 			}
 			after := dec.Stats()
-			if after.Pending != before.Pending || after.Unknowns != before.Unknowns {
+			if after.Pending != before.Pending || after.Terms != before.Terms {
 				t.Fatalf("seed %d: corrupt duplicate (error %v) changed the held equations", seed, err)
 			}
 			if before.Pending > 0 && err == nil && after.Useless == before.Useless {

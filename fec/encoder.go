@@ -10,7 +10,7 @@ import (
 // symbols.
 //
 // Symbol format. RFC 8681 codes fixed-size symbols; satquic's packets vary
-// in size, so, as RFC 8680 section 4.1 does for ADUs, each source payload
+// in size, so, as RFC 8681 section 3.2 does for ADUs, each source payload
 // is coded as a 2-byte big-endian length followed by the payload, padded
 // with zeros to the repair's symbol size E. E is chosen per repair: the
 // largest 2+len over its window, so a repair is never longer than it must
@@ -21,7 +21,7 @@ import (
 //
 // A repair packet is the Repair FEC Payload ID (repairid.go) followed by
 // the E-byte coded symbol sum(cc[j] * symbol[j]) over the window (RFC 8681
-// section 3.5), cc coming from coefficients.go.
+// section 3.7.2), cc coming from coefficients.go.
 
 const (
 	// symbolLenSize is the size of the length prefix of a coded symbol.

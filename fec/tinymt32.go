@@ -1,7 +1,7 @@
 package fec
 
 // TinyMT32 is the 32-bit Tiny Mersenne Twister of RFC 8682, the PRNG that
-// RFC 8681 section 3.6 uses to derive coding coefficients from a repair
+// RFC 8681 section 3.5 uses to derive coding coefficients from a repair
 // key. Encoder and decoder must draw exactly the same sequence, so this is
 // a bit-exact implementation with the parameter set the RFC mandates
 // (RFC 8682 section 2.1): mat1 = 0x8f7011ee, mat2 = 0xfc78ff1f,
@@ -24,14 +24,15 @@ const (
 	tinyMTSh8  = 8
 	tinyMTMask = 0x7fffffff
 
-	// tinyMTMinLoop and tinyMTPreLoop are the seeding rounds of RFC 8682
-	// section 2.2: the state is mixed MIN_LOOP times from the seed, then
+	// tinyMTMinLoop and tinyMTPreLoop are the seeding rounds of RFC 8682's
+	// reference code (section 2.1): the state is mixed MIN_LOOP times from the seed, then
 	// PRE_LOOP outputs are discarded.
 	tinyMTMinLoop = 8
 	tinyMTPreLoop = 8
 )
 
-// NewTinyMT32 returns a generator seeded with seed (RFC 8682 section 2.2).
+// NewTinyMT32 returns a generator seeded with seed (tinymt32_init, RFC
+// 8682 section 2.1).
 func NewTinyMT32(seed uint32) *TinyMT32 {
 	t := new(TinyMT32)
 	t.seed(seed)
@@ -52,7 +53,7 @@ func (t *TinyMT32) seed(seed uint32) {
 }
 
 // certifyPeriod avoids the all-zero state, which would be a fixed point
-// of the recurrence (RFC 8682 section 2.2, period_certification).
+// of the recurrence (RFC 8682 section 2.1, period_certification).
 func (t *TinyMT32) certifyPeriod() {
 	if t.status[0]&tinyMTMask == 0 && t.status[1] == 0 && t.status[2] == 0 && t.status[3] == 0 {
 		t.status = [4]uint32{'T', 'I', 'N', 'Y'}
@@ -91,9 +92,9 @@ func (t *TinyMT32) Next() uint32 {
 	return t.temper()
 }
 
-// Rand16 returns a value in 0..15 (RFC 8681 section 3.6, tinymt32_rand16).
+// Rand16 returns a value in 0..15 (RFC 8681 section 3.5, tinymt32_rand16).
 func (t *TinyMT32) Rand16() uint8 { return uint8(t.Next() & 0xF) }
 
-// Rand256 returns a value in 0..255 (RFC 8681 section 3.6,
+// Rand256 returns a value in 0..255 (RFC 8681 section 3.5,
 // tinymt32_rand256).
 func (t *TinyMT32) Rand256() uint8 { return uint8(t.Next() & 0xFF) }
