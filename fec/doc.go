@@ -7,13 +7,16 @@
 // Files, by concern:
 //
 //   - gf.go, kernel*.go: GF(2^8) arithmetic and the SIMD region
-//     multiply-add kernels (klauspost/reedsolomon, our own AVX-512, and a
-//     portable fallback, all tested against each other).
+//     multiply-add kernels (our own AVX-512BW and AVX2 ones,
+//     klauspost/reedsolomon's, and a portable fallback, all tested against
+//     each other; KernelName says which one runs).
 //   - tinymt32.go, coefficients.go: the TinyMT32 PRNG (RFC 8682) and the
 //     coding coefficients of RFC 8681 section 3.6, bit-exact.
 //   - repairid.go: the Repair FEC Payload ID (RFC 8681 section 4.1.3).
-//   - encoder.go, decoder.go: the sliding-window RLC codec for
-//     variable-length symbols.
+//   - encoder.go, decoder*.go: the sliding-window RLC codec for
+//     variable-length symbols; the decoder solves by progressive Gaussian
+//     elimination (decoder_solve.go) over the window it keeps
+//     (decoder_window.go).
 //   - scheme.go: the Encoder/Decoder interfaces shared by every scheme,
 //     and the loss Feedback the receiver reports.
 //   - controller*.go: redundancy controllers (fixed rate, HIRT, adaptive),
@@ -21,8 +24,9 @@
 //     rlcscheme.go joins one to the Encoder as a SchemeEncoder.
 //   - monitor.go: the receiver's LossMonitor, which turns arriving and
 //     recovered ESIs into the Feedback reports the controllers read.
-//   - xor.go, rs.go, maelstrom.go: baselines (XOR parity, block
-//     Reed-Solomon, Maelstrom's layered interleaved XOR).
+//   - xor.go, rs*.go, maelstrom*.go, baseline_*.go: baselines (XOR
+//     parity, block Reed-Solomon, Maelstrom's layered interleaved XOR) and
+//     the symbol layout and bounded source memory they share.
 //
 // Nothing in this package reads the clock, sleeps or starts goroutines:
 // callers feed it packets (and, where it matters, the time).
