@@ -1,0 +1,282 @@
+package recovery
+
+import (
+	"fmt"
+	"time"
+)
+
+// Algorithm names a congestion controller.
+type Algorithm uint8
+
+const (
+	// CUBIC is RFC 9438 with HyStart++ (RFC 9406) slow start. It is the
+	// default: its window growth does not depend on the RTT, which a
+	// 600 ms path needs.
+	CUBIC Algorithm = iota
+	// NewReno is the controller of RFC 9002 section 7 and appendix B.
+	NewReno
+)
+
+func (a Algorithm) String() string {
+	switch a {
+	case CUBIC:
+		return "cubic"
+	case NewReno:
+		return "newreno"
+	}
+	return "invalid"
+}
+
+// FECPolicy says whether a packet that the peer recovered with FEC, and so
+// never received, counts as a congestion signal.
+type FECPolicy uint8
+
+const (
+	// FECSignal treats a recovered packet as lost for congestion control,
+	// as RFC 9265 recommends for unknown paths. Its data is still
+	// delivered: it is never retransmitted.
+	FECSignal FECPolicy = iota
+	// FECHide treats a recovered packet as delivered, for paths known to
+	// lose packets without congestion (Starlink, satellite profiles).
+	FECHide
+)
+
+func (p FECPolicy) String() string {
+	switch p {
+	case FECSignal:
+		return "signal"
+	case FECHide:
+		return "hide"
+	}
+	return "invalid"
+}
+
+// Config holds every tunable of loss recovery, congestion control and
+// pacing. Durations are times; windows are bytes. DefaultConfig returns the
+// RFC values; New rejects a field out of range instead of guessing, so
+// start from DefaultConfig and change what the path needs.
+type Config struct {
+	// IsServer selects the endpoint's role. A server never arms the
+	// client's anti-deadlock PTO (RFC 9002 section 6.2.2.1) and considers
+	// its peer's address validated (appendix A.6).
+	IsServer bool
+
+	// InitialRTT is the RTT assumed before the first sample: 333 ms (RFC
+	// 9002 section 6.2.2). A resumed connection may use the smoothed RTT
+	// it measured before.
+	InitialRTT time.Duration
+	// MaxAckDelay is the peer's max_ack_delay until its transport
+	// parameters arrive (SetPeerMaxAckDelay): 25 ms, the default of RFC
+	// 9000 section 18.2.
+	MaxAckDelay time.Duration
+	// Granularity is the system timer granularity, kGranularity: 1 ms
+	// (RFC 9002 section 6.1.2).
+	Granularity time.Duration
+	// PacketThreshold is kPacketThreshold: 3 (RFC 9002 section 6.1.1,
+	// which says it SHOULD NOT be lower).
+	PacketThreshold uint64
+	// TimeThresholdNum/TimeThresholdDen is kTimeThreshold: 9/8 (RFC 9002
+	// section 6.1.2).
+	TimeThresholdNum, TimeThresholdDen int64
+	// PersistentCongestionThreshold is kPersistentCongestionThreshold: 3
+	// (RFC 9002 section 7.6.1).
+	PersistentCongestionThreshold int
+	// MinPTO is a floor on the PTO period before backoff. The RFC formula
+	// already never goes below Granularity; a path with a known RTT floor
+	// may raise it.
+	MinPTO time.Duration
+	// MaxPTO caps the backed-off PTO period. RFC 9002 sets no cap (the
+	// idle timeout ends a dead connection); the cap keeps repeated
+	// doubling from overflowing and bounds the wait after an outage.
+	MaxPTO time.Duration
+	// PTOProbes is how many ack-eliciting probes a PTO asks for: RFC 9002
+	// section 6.2.4 allows one or two.
+	PTOProbes int
+
+	// MaxDatagramSize is the sender's max_datagram_size: 1200 bytes until
+	// path MTU discovery raises it (SetMaxDatagramSize).
+	MaxDatagramSize int
+	// InitialWindowPackets and InitialWindowLimit set the initial window
+	// min(InitialWindowPackets * MaxDatagramSize, max(InitialWindowLimit,
+	// 2 * MaxDatagramSize)): 10 packets and 14720 bytes (RFC 9002 section
+	// 7.2).
+	InitialWindowPackets int
+	InitialWindowLimit   int
+	// MinWindowPackets is kMinimumWindow in packets: 2 (RFC 9002 section
+	// 7.2).
+	MinWindowPackets int
+	// MaxWindow caps the congestion window in bytes. The default, 64 MiB,
+	// holds a 250 Mbit/s x 600 ms path (18.75 MB) plus a buffer of the
+	// same size, with room for CUBIC to probe above it.
+	MaxWindow int
+
+	// Algorithm selects the congestion controller.
+	Algorithm Algorithm
+	// CUBIC tunes the CUBIC controller.
+	CUBIC CUBICConfig
+	// HyStart tunes HyStart++ slow start (CUBIC and NewReno).
+	HyStart HyStartConfig
+	// Pacing tunes the pacer.
+	Pacing PacingConfig
+
+	// FECPolicy says how a packet recovered by the peer's FEC decoder
+	// counts for congestion control.
+	FECPolicy FECPolicy
+	// FECMaxHold bounds how long a repair deadline (CoverPacket) may delay
+	// a packet's loss declaration beyond the time the RFC 9002 time
+	// threshold would declare it: a safety net against a repair that
+	// never comes.
+	FECMaxHold time.Duration
+}
+
+// CUBICConfig tunes CUBIC (RFC 9438).
+type CUBICConfig struct {
+	// FastConvergence releases bandwidth faster when a new flow joins
+	// (RFC 9438 section 4.7).
+	FastConvergence bool
+}
+
+// HyStartConfig tunes HyStart++ (RFC 9406 section 4.3). The defaults are
+// the RFC's constants.
+type HyStartConfig struct {
+	// Enabled turns HyStart++ on for the first slow start.
+	Enabled bool
+	// MinRTTThresh and MaxRTTThresh bound the RTT increase that ends slow
+	// start: 4 ms and 16 ms.
+	MinRTTThresh, MaxRTTThresh time.Duration
+	// MinRTTDivisor sets the threshold to lastRoundMinRTT/MinRTTDivisor
+	// within those bounds: 8.
+	MinRTTDivisor int
+	// NRTTSample is the number of RTT samples a round needs: 8.
+	NRTTSample int
+	// CSSGrowthDivisor slows window growth in Conservative Slow Start: 4.
+	CSSGrowthDivisor int
+	// CSSRounds is the number of CSS rounds before congestion avoidance:
+	// 5.
+	CSSRounds int
+}
+
+// PacingConfig tunes the pacer (RFC 9002 section 7.7).
+type PacingConfig struct {
+	// Enabled turns pacing on. Without pacing, RFC 9002 section 7.7
+	// requires another way to limit bursts to the initial window.
+	Enabled bool
+	// Factor is N in rate = N * cwnd / smoothed_rtt: 1.25.
+	Factor float64
+	// BurstPackets is the smallest bucket, in packets of MaxDatagramSize:
+	// 10, the initial window, which RFC 9002 section 7.7 allows as a burst.
+	BurstPackets int
+	// BurstTime grows the bucket at high rates to rate * BurstTime, so
+	// that a sender whose timer cannot fire every few microseconds still
+	// keeps the path full: 250 us (about 6 packets at 250 Mbit/s, 260 at
+	// 10 Gbit/s).
+	BurstTime time.Duration
+}
+
+// Default values, exported for tests and for the documentation of callers.
+const (
+	DefaultInitialRTT      = 333 * time.Millisecond
+	DefaultMaxAckDelay     = 25 * time.Millisecond
+	DefaultGranularity     = time.Millisecond
+	DefaultMaxDatagramSize = 1200
+	DefaultMaxWindow       = 64 << 20
+	DefaultMaxPTO          = 60 * time.Second
+	DefaultFECMaxHold      = 250 * time.Millisecond
+)
+
+// DefaultConfig returns the RFC 9002, RFC 9438 and RFC 9406 values, the
+// client role, CUBIC with HyStart++, pacing on, and FEC policy signal.
+func DefaultConfig() Config {
+	return Config{
+		InitialRTT:                    DefaultInitialRTT,
+		MaxAckDelay:                   DefaultMaxAckDelay,
+		Granularity:                   DefaultGranularity,
+		PacketThreshold:               3,
+		TimeThresholdNum:              9,
+		TimeThresholdDen:              8,
+		PersistentCongestionThreshold: 3,
+		MinPTO:                        DefaultGranularity,
+		MaxPTO:                        DefaultMaxPTO,
+		PTOProbes:                     2,
+		MaxDatagramSize:               DefaultMaxDatagramSize,
+		InitialWindowPackets:          10,
+		InitialWindowLimit:            14720,
+		MinWindowPackets:              2,
+		MaxWindow:                     DefaultMaxWindow,
+		Algorithm:                     CUBIC,
+		CUBIC:                         CUBICConfig{FastConvergence: true},
+		HyStart: HyStartConfig{
+			Enabled:          true,
+			MinRTTThresh:     4 * time.Millisecond,
+			MaxRTTThresh:     16 * time.Millisecond,
+			MinRTTDivisor:    8,
+			NRTTSample:       8,
+			CSSGrowthDivisor: 4,
+			CSSRounds:        5,
+		},
+		Pacing: PacingConfig{
+			Enabled:      true,
+			Factor:       1.25,
+			BurstPackets: 10,
+			BurstTime:    250 * time.Microsecond,
+		},
+		FECPolicy:  FECSignal,
+		FECMaxHold: DefaultFECMaxHold,
+	}
+}
+
+// maxDatagramSizeLimit is the largest UDP payload (RFC 9000 section
+// 18.2, max_udp_payload_size).
+const maxDatagramSizeLimit = 65527
+
+// Validate reports the first field out of range, wrapping ErrInvalidConfig.
+func (c *Config) Validate() error {
+	for _, chk := range c.checks() {
+		if !chk.ok {
+			return fmt.Errorf("%w: %s", ErrInvalidConfig, chk.msg)
+		}
+	}
+	return nil
+}
+
+type check struct {
+	ok  bool
+	msg string
+}
+
+func (c *Config) checks() []check {
+	h, p := &c.HyStart, &c.Pacing
+	return []check{
+		{c.InitialRTT > 0, "InitialRTT must be positive"},
+		{c.MaxAckDelay >= 0, "MaxAckDelay must not be negative"},
+		{c.Granularity > 0, "Granularity must be positive"},
+		{c.PacketThreshold >= 1, "PacketThreshold must be at least 1"},
+		{c.TimeThresholdDen > 0 && c.TimeThresholdNum >= c.TimeThresholdDen, "TimeThreshold must be at least 1 (Num >= Den > 0)"},
+		{c.PersistentCongestionThreshold >= 1, "PersistentCongestionThreshold must be at least 1"},
+		{c.MinPTO >= 0, "MinPTO must not be negative"},
+		{c.MaxPTO > 0 && c.MaxPTO >= c.MinPTO, "MaxPTO must be positive and at least MinPTO"},
+		{c.PTOProbes == 1 || c.PTOProbes == 2, "PTOProbes must be 1 or 2"},
+		{c.MaxDatagramSize >= 1200 && c.MaxDatagramSize <= maxDatagramSizeLimit, "MaxDatagramSize must be in [1200, 65527]"},
+		{c.InitialWindowPackets >= 1, "InitialWindowPackets must be at least 1"},
+		{c.InitialWindowLimit >= 0, "InitialWindowLimit must not be negative"},
+		{c.MinWindowPackets >= 1, "MinWindowPackets must be at least 1"},
+		{c.MaxWindow >= c.MinWindowPackets*c.MaxDatagramSize, "MaxWindow must hold the minimum window"},
+		{c.Algorithm == CUBIC || c.Algorithm == NewReno, "Algorithm is unknown"},
+		{!h.Enabled || (h.MinRTTThresh > 0 && h.MaxRTTThresh >= h.MinRTTThresh), "HyStart RTT thresholds must be positive and ordered"},
+		{!h.Enabled || (h.MinRTTDivisor > 0 && h.NRTTSample > 0 && h.CSSGrowthDivisor > 0 && h.CSSRounds > 0), "HyStart divisors, sample count and rounds must be positive"},
+		{!p.Enabled || (p.Factor >= 1 && p.Factor <= 100), "Pacing.Factor must be in [1, 100]"},
+		{!p.Enabled || p.BurstPackets >= 1, "Pacing.BurstPackets must be at least 1"},
+		{!p.Enabled || p.BurstTime >= 0, "Pacing.BurstTime must not be negative"},
+		{c.FECPolicy == FECSignal || c.FECPolicy == FECHide, "FECPolicy is unknown"},
+		{c.FECMaxHold >= 0, "FECMaxHold must not be negative"},
+	}
+}
+
+// initialWindow is RFC 9002 section 7.2's initial congestion window.
+func (c *Config) initialWindow(mds int) int {
+	limit := max(c.InitialWindowLimit, 2*mds)
+	return max(min(c.InitialWindowPackets*mds, limit, c.MaxWindow), c.minWindow(mds))
+}
+
+// minWindow is kMinimumWindow in bytes.
+func (c *Config) minWindow(mds int) int { return c.MinWindowPackets * mds }

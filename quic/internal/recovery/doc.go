@@ -1,0 +1,87 @@
+// Package recovery is satquic's loss recovery and congestion control: the
+// RTT estimator, sent-packet tracking per packet number space, loss
+// detection and the probe timeout of RFC 9002, the NewReno (RFC 9002
+// section 7) and CUBIC (RFC 9438) controllers with HyStart++ (RFC 9406),
+// delivery-rate sampling (draft-cheng-iccrg-delivery-rate-estimation) and a
+// pacer.
+//
+// # Time and purity
+//
+// The package is a state machine. Time is a time.Duration since an epoch
+// the caller picks (the connection's start, or a simulator's zero) and is
+// passed to every method that needs it; nothing reads a clock, sleeps,
+// starts a goroutine or draws a random number, so a run replays exactly in
+// virtual time. internal/archtest enforces this.
+//
+// # How the connection core drives a Sender
+//
+//   - OnPacketSent for every packet sent, ACK-only ones included. The core
+//     passes an opaque Ref (an index into its own table of what the packet
+//     carried); the Sender hands it back, so tracking allocates nothing per
+//     packet.
+//   - OnAck for every ACK frame. The returned Result lists the packets newly
+//     acknowledged, lost (retransmit their frames), acknowledged after
+//     being declared lost (spurious), and whether persistent congestion was
+//     established.
+//   - Deadline tells when to call OnTimeout. A timeout either declares
+//     time-threshold losses or asks for probes (Result.Probe).
+//   - CanSend, SendWindow and NextSendTime say whether and when the next
+//     in-flight packet may leave: congestion window, then pacer. Probes
+//     bypass both.
+//   - SetHandshakeKeys, ConfirmHandshake, SetAmplificationLimited,
+//     SetPeerMaxAckDelay, DiscardSpace and DiscardPackets feed the
+//     handshake state that RFC 9002's per-space rules depend on.
+//   - SetAppLimited when the core had nothing to send: the window does not
+//     grow on an application-limited flight (RFC 9002 section 7.8) and rate
+//     samples are marked.
+//
+// Every time-derived constant (initial RTT, max_ack_delay, granularity,
+// thresholds, PTO bounds, windows, HyStart++ thresholds, the FEC hold) is a
+// Config field. DefaultConfig gives the RFC values; satellite paths change
+// InitialRTT (a resumed connection may reuse its smoothed RTT) and keep the
+// large default MaxWindow (64 MiB: 250 Mbit/s x 600 ms is 18.75 MB).
+//
+// # Data structures
+//
+// Each space keeps its records in a ring indexed by packet number, and a
+// short sorted list of "holes": the outstanding or watched-lost packets at
+// or below the largest acknowledged. An ACK costs the packets it newly
+// covers plus the holes, not the connection's history; loss detection
+// scans only the holes. Records of lost packets are watched for one PTO
+// period so that a late acknowledgement is counted as a spurious loss.
+//
+// # FEC-aware loss detection
+//
+// With forward erasure correction, a lost packet may be rebuilt by the peer
+// from a repair symbol sent after it. CoverPacket tells the loss detector
+// that packet N is covered by a repair expected by time T: N is not
+// declared lost before T (bounded by Config.FECMaxHold past the time
+// threshold), so the sender does not retransmit what the repair will
+// rebuild. OnRecovered takes the peer's report of the packets it rebuilt:
+// they are delivered and never retransmitted; for congestion control they
+// count as a loss under FECSignal and as delivered under FECHide.
+//
+// # Congestion control, and where BBR and Careful Resume go
+//
+// A Controller owns the window and the pacing rate; the Sender owns bytes
+// in flight and tells the controller about sent packets (OnPacketSent),
+// acknowledgements with a delivery-rate sample (OnAck), and congestion
+// signals (OnCongestionEvent: loss, ECN-CE, FEC under signal, with the
+// persistent flag). NewReno and CUBIC share windowBase: slow start with
+// HyStart++, one reduction per recovery period, minimum and maximum window.
+//
+// BBR is a third Controller: AckEvent.Rate carries what it needs (delivered,
+// interval, delivery rate, application-limited flag, bytes in flight and
+// lost at send time), AckEvent.Delivered counts its rounds, and its
+// PacingRate replaces the window-derived rate. It is added as an Algorithm
+// value in newController.
+//
+// Careful Resume (RFC 9959) wraps a Controller: in Reconnaissance it
+// forwards everything; when the first RTT sample confirms the saved path
+// (min RTT above half the saved RTT) it raises Window to the jump window
+// for the Unvalidated phase, paces at the saved rate, and watches the
+// acknowledgement of the last unvalidated packet (Validating) or the first
+// congestion event (Safe Retreat: the inner controller restarts from
+// PipeSize/2). Because the Sender only talks to the interface, the wrapper
+// needs no change here beyond a Config field for the saved parameters.
+package recovery

@@ -1,0 +1,59 @@
+package recovery
+
+import "time"
+
+// newReno is the congestion controller of RFC 9002 section 7 and appendix
+// B: slow start (with HyStart++ if configured), additive increase of one
+// maximum datagram per window acknowledged, halving on congestion at most
+// once per recovery period, collapse on persistent congestion.
+type newReno struct {
+	windowBase
+	// caAcked counts bytes acknowledged in congestion avoidance since the
+	// last increase, so that growth is exactly one datagram per window
+	// (section 7.3.3) whatever the ACK pattern.
+	caAcked int64
+}
+
+// lossReductionNum/Den is kLossReductionFactor, 1/2 (appendix B.2).
+const (
+	lossReductionNum = 1
+	lossReductionDen = 2
+)
+
+func newNewReno(cfg *Config) *newReno {
+	return &newReno{windowBase: newWindowBase(cfg, NewReno)}
+}
+
+func (r *newReno) OnPacketSent(time.Duration, int, int64) {}
+
+// OnAck is appendix B.5's OnPacketsAcked.
+func (r *newReno) OnAck(_ time.Duration, ev *AckEvent) {
+	n := r.growable(ev)
+	if r.InSlowStart() {
+		r.slowStart(ev, n)
+		return
+	}
+	r.caAcked += n
+	for r.caAcked >= int64(r.cwnd) && r.cwnd < r.maxWindow {
+		r.caAcked -= int64(r.cwnd)
+		r.setWindow(int64(r.cwnd + r.mds))
+	}
+	if r.cwnd >= r.maxWindow {
+		r.caAcked = 0
+	}
+}
+
+// OnCongestionEvent is appendix B.6 and B.8.
+func (r *newReno) OnCongestionEvent(now time.Duration, ev *CongestionEvent) {
+	if r.reduce(now, ev) {
+		r.ssthresh = r.cwnd * lossReductionNum / lossReductionDen
+		r.setWindow(int64(r.ssthresh))
+		r.caAcked = 0
+	}
+	if ev.Persistent {
+		r.collapse()
+		r.caAcked = 0
+	}
+}
+
+func (r *newReno) State() ControllerState { return r.baseState() }

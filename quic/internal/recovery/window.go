@@ -1,0 +1,169 @@
+package recovery
+
+import "time"
+
+// windowBase is what the window-based controllers (NewReno, CUBIC) share:
+// the window and slow start threshold, slow start with HyStart++, the
+// recovery period that limits reductions to one per round trip, and the
+// pacing rate derived from the window (RFC 9002 section 7 and appendix B).
+type windowBase struct {
+	algorithm Algorithm
+	cwnd      int
+	ssthresh  int
+	mds       int
+	minPkts   int
+	maxWindow int
+
+	// recoveryStart is congestion_recovery_start_time; recoveryValid is
+	// false before the first reduction and after persistent congestion,
+	// where the RFC sets the time to 0.
+	recoveryStart time.Duration
+	recoveryValid bool
+	// inRecovery is true from a reduction until a packet sent after it is
+	// acknowledged (section 7.3.2).
+	inRecovery bool
+	reductions uint64
+	appLimited bool
+
+	hs           hystart
+	pacingFactor float64
+}
+
+func newWindowBase(cfg *Config, alg Algorithm) windowBase {
+	return windowBase{
+		algorithm:    alg,
+		cwnd:         cfg.initialWindow(cfg.MaxDatagramSize),
+		ssthresh:     InfiniteSSThresh,
+		mds:          cfg.MaxDatagramSize,
+		minPkts:      cfg.MinWindowPackets,
+		maxWindow:    cfg.MaxWindow,
+		hs:           newHystart(cfg.HyStart, cfg.Pacing.Enabled),
+		pacingFactor: cfg.Pacing.Factor,
+	}
+}
+
+func (w *windowBase) minWindow() int { return w.minPkts * w.mds }
+
+func (w *windowBase) Window() int { return w.cwnd }
+
+func (w *windowBase) InSlowStart() bool { return w.cwnd < w.ssthresh }
+
+func (w *windowBase) SetMaxDatagramSize(n int) {
+	if n <= 0 {
+		return
+	}
+	w.mds = n
+	w.cwnd = min(max(w.cwnd, w.minWindow()), w.maxWindow)
+}
+
+// PacingRate is N * cwnd / smoothed_rtt (RFC 9002 section 7.7).
+func (w *windowBase) PacingRate(rtt *RTTStats) uint64 {
+	return windowRate(w.cwnd, rtt.SmoothedRTT(), w.pacingFactor)
+}
+
+func windowRate(cwnd int, srtt time.Duration, factor float64) uint64 {
+	if srtt <= 0 {
+		srtt = time.Nanosecond
+	}
+	if factor < 1 {
+		factor = 1
+	}
+	return uint64(float64(cwnd) * factor * float64(time.Second) / float64(srtt))
+}
+
+// inCongestionRecovery is appendix B.5's InCongestionRecovery: a packet
+// sent before the current recovery period began.
+func (w *windowBase) inCongestionRecovery(sentTime time.Duration) bool {
+	return w.recoveryValid && sentTime <= w.recoveryStart
+}
+
+// growable sums the acknowledged in-flight bytes that may grow the window:
+// not sent before the recovery period (appendix B.5), not sent while
+// application limited (section 7.8). The acknowledgement of a packet sent
+// after the recovery period began ends the period.
+func (w *windowBase) growable(ev *AckEvent) int64 {
+	var n int64
+	eligible, limited := false, true
+	for i := range ev.Acked {
+		p := &ev.Acked[i]
+		if !p.InFlight {
+			continue
+		}
+		if w.inCongestionRecovery(p.TimeSent) {
+			continue
+		}
+		w.inRecovery = false
+		eligible = true
+		if p.AppLimited {
+			continue
+		}
+		limited = false
+		n += int64(p.Bytes)
+	}
+	if eligible {
+		w.appLimited = limited
+	}
+	return n
+}
+
+// slowStart grows the window in slow start; HyStart++ may slow the growth
+// or end slow start.
+func (w *windowBase) slowStart(ev *AckEvent, n int64) {
+	grow, exit := w.hs.onAck(ev, n, w.mds)
+	if exit {
+		w.ssthresh = w.cwnd
+		return
+	}
+	w.setWindow(int64(w.cwnd) + grow)
+}
+
+func (w *windowBase) setWindow(n int64) {
+	w.cwnd = int(min(max(n, int64(w.minWindow())), int64(w.maxWindow)))
+}
+
+// reduce starts a recovery period if the signal concerns a packet sent
+// after the current one began (appendix B.6, OnCongestionEvent). It
+// reports whether it did; the caller then sets the new window.
+func (w *windowBase) reduce(now time.Duration, ev *CongestionEvent) bool {
+	w.hs.onCongestion()
+	if w.inCongestionRecovery(ev.LargestSentTime) {
+		return false
+	}
+	w.recoveryStart = now
+	w.recoveryValid = true
+	w.inRecovery = true
+	w.reductions++
+	return true
+}
+
+// collapse is the response to persistent congestion (appendix B.8).
+func (w *windowBase) collapse() {
+	w.cwnd = w.minWindow()
+	w.recoveryValid = false
+	w.inRecovery = false
+}
+
+func (w *windowBase) phase() Phase {
+	switch {
+	case w.inRecovery:
+		return PhaseRecovery
+	case w.appLimited:
+		return PhaseApplicationLimited
+	case w.InSlowStart() && w.hs.inCSS:
+		return PhaseConservativeSlowStart
+	case w.InSlowStart():
+		return PhaseSlowStart
+	}
+	return PhaseCongestionAvoidance
+}
+
+func (w *windowBase) baseState() ControllerState {
+	return ControllerState{
+		Algorithm:     w.algorithm,
+		Phase:         w.phase(),
+		Window:        w.cwnd,
+		SSThresh:      w.ssthresh,
+		RecoveryStart: w.recoveryStart,
+		Reductions:    w.reductions,
+	}
+}
