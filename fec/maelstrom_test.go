@@ -350,7 +350,7 @@ func TestMaelstromAcrossESIWrap(t *testing.T) {
 	payloads := randomPayloads(rng, 120, 60)
 	var sent []sentPacket
 	for i, p := range payloads {
-		sent = append(sent, sentPacket{esi: uint32(1<<32 - before + i), data: p})
+		sent = append(sent, sentPacket{esi: uint32(1<<32-before) + uint32(i), data: p})
 		for _, r := range enc.AddSource(p) {
 			sent = append(sent, sentPacket{repair: true, data: slices.Clone(r)})
 		}
@@ -364,7 +364,7 @@ func TestMaelstromAcrossESIWrap(t *testing.T) {
 		}
 	}
 	for k := range 96 {
-		esi := uint32(1<<32 - before + k)
+		esi := uint32(1<<32-before) + uint32(k)
 		lost := make([]bool, len(sent))
 		lost[index[esi]], lost[index[esi+1]] = true, true
 		dec, _ := NewMaelstromDecoder(cfg)

@@ -195,7 +195,7 @@ func TestRSAcrossESIWrap(t *testing.T) {
 	enc.next = 1<<32 - before
 	var sent []sentPacket
 	for i, p := range randomPayloads(rng, 30, 60) {
-		sent = append(sent, sentPacket{esi: uint32(1<<32 - before + i), data: p})
+		sent = append(sent, sentPacket{esi: uint32(1<<32-before) + uint32(i), data: p})
 		for _, r := range enc.AddSource(p) {
 			sent = append(sent, sentPacket{repair: true, data: slices.Clone(r)})
 		}
