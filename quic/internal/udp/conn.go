@@ -74,6 +74,9 @@ func New(pc net.PacketConn, opts Options) (*Conn, error) {
 // split from a GRO buffer that do not fit in msgs are returned by the next
 // call, from the same buffer, before anything new is received: until then
 // the caller must not write into that Buf outside the Data it was given.
+// With GRO on, a buffer shorter than GROBufferSize can cut a coalesced
+// buffer short, losing the datagrams past its end; NewReadBatch gives
+// buffers that cannot.
 func (c *Conn) ReadBatch(msgs []Message) (int, error) {
 	if len(msgs) == 0 {
 		return 0, nil
@@ -86,7 +89,8 @@ func (c *Conn) ReadBatch(msgs []Message) (int, error) {
 }
 
 // WriteBatch sends the Data of every message, waiting for room in the
-// socket buffer as needed, and returns how many it sent. On error, msgs[:n]
+// socket buffer as needed, and returns how many it sent. A message with
+// the zero Addr goes to the peer of a connected socket. On error, msgs[:n]
 // went out and msgs[n] is the datagram that failed (for example with
 // EMSGSIZE, a PMTU probe larger than the path allows); the caller may skip
 // it and send msgs[n+1:].

@@ -15,16 +15,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// payloads returns sizes[i]-byte datagrams to dst, each filled with its
-// index so that a misplaced split shows.
-func payloads(dst netip.AddrPort, sizes ...int) []Message {
-	msgs := make([]Message, len(sizes))
-	for i, n := range sizes {
-		msgs[i] = Message{Data: bytes.Repeat([]byte{byte('a' + i)}, n), Addr: dst}
-	}
-	return msgs
-}
-
 func writeAll(t *testing.T, c *Conn, msgs []Message) {
 	t.Helper()
 	n, err := c.WriteBatch(msgs)
@@ -44,7 +34,7 @@ func TestGSOShortLastSegment(t *testing.T) {
 	snd := listen(t, "udp4", "127.0.0.1:0", Options{})
 	rcv := listen(t, "udp4", "127.0.0.1:0", Options{DisableGRO: true})
 	requireGSO(t, snd)
-	batch := payloads(addrOf(rcv, lo4), 1200, 1200, 1200, 1200, 1200, 700)
+	batch := payloadsTo(addrOf(rcv, lo4), 1200, 1200, 1200, 1200, 1200, 700)
 	writeAll(t, snd, batch)
 	if s := snd.Stats(); s.WriteCalls != 1 || s.GSOSends != 1 {
 		t.Fatalf("want one GSO send in one call, got %+v", s)
@@ -65,9 +55,9 @@ func TestGSORunBoundaries(t *testing.T) {
 	// 70 equal datagrams: a run of 64, then 6 that a shorter datagram
 	// ends. A longer datagram starts a new run, a shorter one ends the
 	// run it joins, and a change of codepoint starts a new run.
-	batch = append(batch, payloads(dst, repeat(1000, 70)...)...)
-	batch = append(batch, payloads(dst, 500, 900, 900, 1000, 1000, 600)...)
-	tail := payloads(dst, 700, 700, 700, 700)
+	batch = append(batch, payloadsTo(dst, repeat(1000, 70)...)...)
+	batch = append(batch, payloadsTo(dst, 500, 900, 900, 1000, 1000, 600)...)
+	tail := payloadsTo(dst, 700, 700, 700, 700)
 	tail[2].ECN, tail[3].ECN = ECT0, ECT0
 	batch = append(batch, tail...)
 	writeAll(t, snd, batch)
@@ -91,7 +81,7 @@ func TestGROSplitsCoalescedBuffer(t *testing.T) {
 	snd := listen(t, "udp4", "127.0.0.1:0", Options{})
 	rcv := listen(t, "udp4", "127.0.0.1:0", Options{})
 	requireGSO(t, snd)
-	batch := payloads(addrOf(rcv, lo4), append(repeat(1000, 10), 300)...)
+	batch := payloadsTo(addrOf(rcv, lo4), append(repeat(1000, 10), 300)...)
 	for i := range batch {
 		batch[i].ECN = ECT1
 	}
@@ -142,8 +132,8 @@ func TestGROOverflowCarriesOver(t *testing.T) {
 	rcv := listen(t, "udp4", "127.0.0.1:0", Options{})
 	requireGSO(t, snd)
 	dst := addrOf(rcv, lo4)
-	first := payloads(dst, append(repeat(1200, 9), 100)...)
-	second := payloads(dst, 600, 600, 600)
+	first := payloadsTo(dst, append(repeat(1200, 9), 100)...)
+	second := payloadsTo(dst, 600, 600, 600)
 	writeAll(t, snd, first)
 	writeAll(t, snd, second)
 	// Two receive buffers but room for three datagrams per call: the
@@ -178,7 +168,7 @@ func TestGROTruncatedBuffer(t *testing.T) {
 	snd := listen(t, "udp4", "127.0.0.1:0", Options{})
 	rcv := listen(t, "udp4", "127.0.0.1:0", Options{})
 	requireGSO(t, snd)
-	writeAll(t, snd, payloads(addrOf(rcv, lo4), repeat(1000, 5)...))
+	writeAll(t, snd, payloadsTo(addrOf(rcv, lo4), repeat(1000, 5)...))
 	// A buffer too short for the GRO buffer keeps the datagrams that fit
 	// and flags the one cut in the middle.
 	msgs := NewMessages(4, 2500)
@@ -220,7 +210,7 @@ func TestECNCodepoints(t *testing.T) {
 				// Per codepoint a GSO run of three and a single datagram.
 				var batch []Message
 				for _, e := range codepoints {
-					run := payloads(dst, 700, 700, 700, 300)
+					run := payloadsTo(dst, 700, 700, 700, 300)
 					for i := range run {
 						run[i].ECN = e
 					}
@@ -259,7 +249,7 @@ func TestPacketInfo(t *testing.T) {
 			sport := addrOf(snd, lo4).Port()
 			// Runs from two source addresses of the wildcard socket:
 			// the source must split GSO runs and reach the peer.
-			batch := payloads(dst, 900, 900, 900, 900, 900, 900)
+			batch := payloadsTo(dst, 900, 900, 900, 900, 900, 900)
 			for i := range batch {
 				batch[i].Local = lo2
 				if i >= 3 {
@@ -295,7 +285,7 @@ func TestPacketInfo(t *testing.T) {
 		} {
 			rcv := listen(t, tc.rcvNet, "[::]:0", Options{PacketInfo: true})
 			snd := listen(t, tc.sndNet, tc.sndAddr, Options{})
-			writeAll(t, snd, payloads(netip.AddrPortFrom(tc.ip, addrOf(rcv, tc.ip).Port()), 10))
+			writeAll(t, snd, payloadsTo(netip.AddrPortFrom(tc.ip, addrOf(rcv, tc.ip).Port()), 10))
 			msgs := rcv.NewReadBatch(4)
 			if err := rcv.SetReadDeadline(deadline()); err != nil {
 				t.Fatal(err)
@@ -329,13 +319,13 @@ func TestGSOTurnedOffWhenRefused(t *testing.T) {
 		t.Skipf("SO_NO_CHECK: %v %v", err, optErr)
 	}
 	dst := addrOf(rcv, lo4)
-	batch := payloads(dst, 1000, 1000, 1000, 1000, 400)
+	batch := payloadsTo(dst, 1000, 1000, 1000, 1000, 400)
 	writeAll(t, snd, batch)
 	caps := snd.Capabilities()
 	if caps.GSO || !strings.Contains(caps.GSOError, "invalid argument") {
 		t.Fatalf("GSO still on after the kernel refused it: %s", caps)
 	}
-	second := payloads(dst, 1000, 1000)
+	second := payloadsTo(dst, 1000, 1000)
 	writeAll(t, snd, second)
 	if s := snd.Stats(); s.GSOSends != 0 || s.WriteDatagrams != 7 {
 		t.Fatalf("stats after fallback: %+v", s)
@@ -352,7 +342,7 @@ func TestWriteErrorNamesTheDatagram(t *testing.T) {
 			dst := addrOf(rcv, lo4)
 			// Larger than any IPv4 datagram: EMSGSIZE, as a PMTU probe
 			// beyond the path's limit gets with DF set.
-			batch := payloads(dst, 100, 100, 70000, 100)
+			batch := payloadsTo(dst, 100, 100, 70000, 100)
 			n, err := snd.WriteBatch(batch)
 			if n != 2 || !errors.Is(err, syscall.EMSGSIZE) {
 				t.Fatalf("sent %d, err %v; want 2 and EMSGSIZE", n, err)
@@ -385,6 +375,17 @@ func TestCapabilitiesLinux(t *testing.T) {
 		t.Fatalf("buffer sizes unknown: %s", caps)
 	}
 
+	// RFC 9000 section 14: never fragment, for IPv4 peers of the
+	// dual-stack socket too.
+	for _, opt := range []struct{ level, name, want int }{
+		{unix.IPPROTO_IPV6, unix.IPV6_MTU_DISCOVER, unix.IPV6_PMTUDISC_PROBE},
+		{unix.IPPROTO_IP, unix.IP_MTU_DISCOVER, unix.IP_PMTUDISC_PROBE},
+	} {
+		if got := sockopt(t, c, opt.level, opt.name); got != opt.want {
+			t.Fatalf("path MTU discovery option %d = %d, want %d", opt.name, got, opt.want)
+		}
+	}
+
 	small := listen(t, "udp4", "127.0.0.1:0", Options{SocketBuffer: -1, DisableGSO: true, DisableGRO: true, DisableECN: true, PacketInfo: true})
 	sc := small.Capabilities()
 	if sc.GSO || sc.GRO || sc.ECN || !sc.PacketInfo || !sc.Batch || sc.ReceiveBuffer >= 2*DefaultSocketBuffer {
@@ -397,6 +398,10 @@ func TestCapabilitiesLinux(t *testing.T) {
 		t.Fatal("read batch with GRO: want two 64 KiB buffers then output-only messages")
 	}
 
+	if got := sockopt(t, small, unix.IPPROTO_IP, unix.IP_MTU_DISCOVER); got != unix.IP_PMTUDISC_PROBE {
+		t.Fatalf("IP_MTU_DISCOVER = %d", got)
+	}
+
 	p := listen(t, "udp4", "127.0.0.1:0", Options{Portable: true, PacketInfo: true})
 	pc := p.Capabilities()
 	if pc.Batch || pc.GSO || pc.GRO || pc.ECN || pc.PacketInfo || !pc.DontFragment || pc.ReceiveBuffer == 0 {
@@ -405,4 +410,21 @@ func TestCapabilitiesLinux(t *testing.T) {
 	if !strings.HasPrefix(pc.String(), "portable df rcvbuf=") {
 		t.Fatalf("String() = %q", pc.String())
 	}
+}
+
+func sockopt(t *testing.T, c *Conn, level, name int) int {
+	t.Helper()
+	raw, err := c.PacketConn().(*net.UDPConn).SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v int
+	var optErr error
+	if err := raw.Control(func(fd uintptr) { v, optErr = unix.GetsockoptInt(int(fd), level, name) }); err != nil {
+		t.Fatal(err)
+	}
+	if optErr != nil {
+		t.Fatalf("getsockopt %d/%d: %v", level, name, optErr)
+	}
+	return v
 }

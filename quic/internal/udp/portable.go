@@ -1,6 +1,7 @@
 package udp
 
 import (
+	"io"
 	"net"
 	"net/netip"
 )
@@ -18,6 +19,7 @@ type addrPortConn interface {
 type portable struct {
 	pc    net.PacketConn
 	ap    addrPortConn // nil when pc lacks the AddrPort methods
+	w     io.Writer    // for a connected socket, when pc has Write
 	caps  Capabilities
 	stats *counters
 
@@ -31,6 +33,7 @@ func newPortable(pc net.PacketConn, caps Capabilities, st *counters) *portable {
 	p := &portable{pc: pc, caps: caps, stats: st}
 	p.caps.Batch, p.caps.GSO, p.caps.GRO, p.caps.ECN, p.caps.PacketInfo = false, false, false, false, false
 	p.ap, _ = pc.(addrPortConn)
+	p.w, _ = pc.(io.Writer)
 	return p
 }
 
@@ -76,9 +79,13 @@ func (p *portable) writeBatch(msgs []Message) (int, error) {
 	sent := 0
 	var err error
 	for i := range msgs {
-		if p.ap != nil {
+		switch {
+		case !msgs[i].Addr.IsValid() && p.w != nil:
+			// No destination: the socket's peer, if it is connected.
+			_, err = p.w.Write(msgs[i].Data)
+		case p.ap != nil:
 			_, err = p.ap.WriteToUDPAddrPort(msgs[i].Data, msgs[i].Addr)
-		} else {
+		default:
 			_, err = p.pc.WriteTo(msgs[i].Data, p.netAddr(msgs[i].Addr))
 		}
 		if err != nil {

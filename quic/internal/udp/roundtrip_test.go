@@ -1,7 +1,9 @@
 package udp
 
 import (
+	"bytes"
 	"math/rand/v2"
+	"net"
 	"net/netip"
 	"testing"
 )
@@ -156,4 +158,43 @@ func TestRoundTripJumboDatagrams(t *testing.T) {
 			expectSequence(t, got, batch, addrOf(snd, lo4))
 		})
 	}
+}
+
+func TestConnectedSocket(t *testing.T) {
+	for _, mode := range modes {
+		t.Run(mode.name, func(t *testing.T) {
+			rcv := listen(t, "udp4", "127.0.0.1:0", mode.opts)
+			uc, err := net.DialUDP("udp4", nil, net.UDPAddrFromAddrPort(addrOf(rcv, lo4)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			snd, err := New(uc, mode.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer snd.Close()
+			// No destination on any message: the socket's peer.
+			batch := payloadsTo(netip.AddrPort{}, 1000, 1000, 1000, 10)
+			if n, err := snd.WriteBatch(batch); n != len(batch) || err != nil {
+				t.Fatalf("sent %d of %d: %v", n, len(batch), err)
+			}
+			got := collect(t, rcv, rcv.NewReadBatch(8), len(batch))
+			expectSequence(t, got, batch, addrOf(snd, lo4))
+			reply := payloadsTo(got[0].from, 7)
+			if n, err := rcv.WriteBatch(reply); n != 1 || err != nil {
+				t.Fatalf("reply: %v", err)
+			}
+			expectSequence(t, collect(t, snd, snd.NewReadBatch(2), 1), reply, addrOf(rcv, lo4))
+		})
+	}
+}
+
+// payloadsTo returns sizes[i]-byte datagrams to dst, each filled with its
+// index so that a misplaced split shows.
+func payloadsTo(dst netip.AddrPort, sizes ...int) []Message {
+	msgs := make([]Message, len(sizes))
+	for i, n := range sizes {
+		msgs[i] = Message{Data: bytes.Repeat([]byte{byte('a' + i)}, n), Addr: dst}
+	}
+	return msgs
 }
