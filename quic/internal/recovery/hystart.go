@@ -53,11 +53,11 @@ const hystartUnpacedL = 8
 // bytes that may grow the window. It returns the growth to apply and
 // whether slow start must end (ssthresh = cwnd, congestion avoidance).
 func (h *hystart) onAck(ev *AckEvent, n int64, mds int) (grow int64, exit bool) {
-	if !h.paced {
-		n = min(n, int64(hystartUnpacedL*mds))
-	}
 	if !h.enabled {
 		return n, false
+	}
+	if !h.paced {
+		n = min(n, int64(hystartUnpacedL*mds))
 	}
 	if ev.Rate.HasData && ev.Rate.PriorDelivered >= h.roundEnd {
 		if exit = h.startRound(ev.Delivered); exit {
