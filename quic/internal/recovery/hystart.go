@@ -67,12 +67,12 @@ func (h *hystart) onAck(ev *AckEvent, n int64, mds int) (grow int64, exit bool) 
 	if ev.HasRTTSample {
 		h.sample(ev.RTT.LatestRTT())
 	}
+	// Section 4.2 grows the window by the phase the ACK arrived in, then
+	// checks the RTT.
 	if h.inCSS {
+		grow = n / int64(h.cfg.CSSGrowthDivisor)
 		h.checkCSS()
-		if h.inCSS {
-			return n / int64(h.cfg.CSSGrowthDivisor), false
-		}
-		return n, false
+		return grow, false
 	}
 	h.checkSlowStart()
 	return n, false
