@@ -3,6 +3,7 @@
 package udp
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -61,7 +62,7 @@ func (w *writer) writeBatch(msgs []Message) (int, error) {
 			continue
 		}
 		size := w.first[k+1] - w.first[k]
-		if size == 1 || (err != unix.EIO && err != unix.EINVAL) {
+		if size == 1 || !(errors.Is(err, unix.EIO) || errors.Is(err, unix.EINVAL)) {
 			return sent, wrapSendErr(err)
 		}
 		// A GSO send failed with the errors of a device without checksum
