@@ -58,7 +58,9 @@ func (s *Sender) OnRecovered(now time.Duration, space Space, ranges []wire.AckRa
 	for i := len(ranges) - 1; i >= 0; i-- {
 		newest = max(newest, s.recoverRange(now, sp, space, ranges[i]))
 	}
-	sp.compact()
+	// The recovered packets may have been what armed the loss timer;
+	// detection recomputes it (and declares what the thresholds condemn).
+	s.detectAndSignal(now, space, sp)
 	if len(s.delivered) > 0 {
 		s.signalRecovered(now, prior, newest)
 	}
@@ -107,13 +109,19 @@ func (s *Sender) signalRecovered(now time.Duration, prior int64, newest time.Dur
 		s.informController(now, s.delivered, prior, false)
 		return
 	}
-	if prior == s.bytesInFlight {
+	var bytes int64
+	for i := range s.delivered {
+		if s.delivered[i].InFlight {
+			bytes += int64(s.delivered[i].Bytes)
+		}
+	}
+	if bytes == 0 {
 		return
 	}
 	s.stats.CongestionSignals++
 	s.cc.OnCongestionEvent(now, &CongestionEvent{
 		Cause:           CauseFECRecovered,
-		LostBytes:       prior - s.bytesInFlight,
+		LostBytes:       bytes,
 		LargestSentTime: newest,
 		PriorInFlight:   prior,
 		BytesInFlight:   s.bytesInFlight,
