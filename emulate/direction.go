@@ -69,7 +69,9 @@ func newDirection(name string, clk clock, cfg netsim.LinkConfig, out sink) (*dir
 		name: name, clk: clk, sink: out, stats: newDirStats(),
 		link: link, alarm: a, poller: p, armed: never, done: make(chan struct{}),
 	}
-	go d.run()
+	started := make(chan struct{})
+	go d.run(started)
+	<-started
 	return d, nil
 }
 
@@ -115,8 +117,9 @@ func (d *direction) arm(at time.Duration) {
 
 // run is the sender: a real-time thread that sleeps until the alarm rings
 // and sends what is due.
-func (d *direction) run() {
+func (d *direction) run(started chan<- struct{}) {
 	d.stats.threadStarted(rtio.LockRealtimeThread())
+	close(started)
 	defer close(d.done)
 	defer d.poller.Close()
 	defer d.alarm.close()

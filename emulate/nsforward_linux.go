@@ -35,8 +35,10 @@ func (n *Namespaces) startForwarding() error {
 			return err
 		}
 		n.ingress = append(n.ingress, p)
+		started := make(chan struct{})
 		n.wg.Add(1)
-		go n.readTUN(in.t, p, in.d)
+		go n.readTUN(in.t, p, in.d, started)
+		<-started
 	}
 	return nil
 }
@@ -59,9 +61,10 @@ func watch(t *tunDevice) (*rtio.Poller, error) {
 
 // readTUN is a direction's ingress: a real-time thread that offers every
 // packet the namespace behind t sends to d.
-func (n *Namespaces) readTUN(t *tunDevice, p *rtio.Poller, d *direction) {
+func (n *Namespaces) readTUN(t *tunDevice, p *rtio.Poller, d *direction, started chan<- struct{}) {
 	defer n.wg.Done()
 	d.stats.threadStarted(rtio.LockRealtimeThread())
+	close(started)
 	bufs := make([][]byte, tunReadBatch)
 	for i := range bufs {
 		bufs[i] = make([]byte, 65536)

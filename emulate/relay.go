@@ -87,10 +87,15 @@ func StartRelay(cfg RelayConfig) (*Relay, error) {
 		r.listen.UDP().Close()
 		return nil, err
 	}
+	// The ingress threads report their scheduling class before Start
+	// returns, so that Stats().Realtime is settled from the start.
+	started := make(chan struct{}, 2)
 	r.wg.Add(3)
-	go r.readClients()
-	go r.readFlows()
+	go r.readClients(started)
+	go r.readFlows(started)
 	go r.expireFlows()
+	<-started
+	<-started
 	return r, nil
 }
 
@@ -251,9 +256,10 @@ func (r *Relay) stamp(payload []byte, flow uint32, now time.Duration) []byte {
 // readClients is the uplink's ingress: a real-time thread that reads
 // datagrams from clients and assigns each to its flow (opened on first
 // sight).
-func (r *Relay) readClients() {
+func (r *Relay) readClients(started chan<- struct{}) {
 	defer r.wg.Done()
 	r.up.stats.threadStarted(rtio.LockRealtimeThread())
+	started <- struct{}{}
 	msgs := newReadBuffers(readBatch, readSize(r.cfg.Up.MTU, r.overhead))
 	pkts := make([][]byte, 0, readBatch)
 	for {

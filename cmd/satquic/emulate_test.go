@@ -1,0 +1,205 @@
+package main
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/satquic/satquic/netsim"
+)
+
+// lockedBuffer is a stderr that a test can read while the command writes.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// waitFor polls the buffer until re matches, and returns the submatches.
+func (b *lockedBuffer) waitFor(t *testing.T, re *regexp.Regexp) []string {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if m := re.FindStringSubmatch(b.String()); m != nil {
+			return m
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("no %q in the output:\n%s", re, b.String())
+	return nil
+}
+
+func TestEmulateBadInputIsOneLineAndStatusTwo(t *testing.T) {
+	busy, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	pcap := filepath.Join(t.TempDir(), "cap")
+	relay := []string{"emulate", "--listen", "127.0.0.1:0", "--upstream", "127.0.0.1:9"}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{append(relay, "--profile", "nope"), "unknown network profile"},
+		{append(relay, "--profile", "geo", "--loss-down", "1.5"), "not in [0,1]"},
+		{append(relay, "--profile", "geo", "--loss", "ge:0.1,1.2"), "not in [0,1]"},
+		{append(relay, "--profile", "geo", "--rate-up", "-10M"), "non-negative"},
+		{[]string{"emulate", "--profile", "geo", "--listen", busy.LocalAddr().String(), "--upstream", "127.0.0.1:9", "--pcap", pcap}, "address already in use"},
+		{[]string{"emulate", "--profile", "geo", "--listen", "127.0.0.1:0"}, "needs --listen and --upstream"},
+		{[]string{"emulate", "--listen", "127.0.0.1:0", "--upstream", "127.0.0.1:9"}, "--profile is required"},
+		{[]string{"emulate", "--profile", "geo", "--netns", "--listen", "127.0.0.1:0"}, "exclude each other"},
+		{[]string{"emulate", "--profile", "geo", "--netns", "--name", "no spaces"}, "namespace prefix"},
+		{append(relay, "--profile", "geo", "--bogus"), "not defined"},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := runMain(c.args, &stdout, &stderr)
+		lines := strings.Split(strings.TrimRight(stderr.String(), "\n"), "\n")
+		if code != 2 || len(lines) != 1 || !strings.Contains(lines[0], c.want) {
+			t.Errorf("%v: status %d, stderr %q; want status 2 and one line about %q", c.args[1:], code, stderr.String(), c.want)
+		}
+	}
+	if matches, _ := filepath.Glob(pcap + "*"); len(matches) > 0 {
+		t.Errorf("a failed start left %v behind", matches)
+	}
+}
+
+func TestEmulateListsProfiles(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := runMain([]string{"emulate", "--list-profiles"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("status %d: %s", code, stderr.String())
+	}
+	for _, name := range netsim.ProfileNames() {
+		if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(name) + `\s`).MatchString(stdout.String()) {
+			t.Errorf("profile %s missing from the table:\n%s", name, stdout.String())
+		}
+	}
+}
+
+// udpEcho answers every datagram with itself until the test ends.
+func udpEcho(t *testing.T) *net.UDPConn {
+	t.Helper()
+	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	go func() {
+		buf := make([]byte, 2048)
+		for {
+			n, from, err := c.ReadFromUDP(buf)
+			if err != nil {
+				return
+			}
+			_, _ = c.WriteToUDP(buf[:n], from)
+		}
+	}()
+	return c
+}
+
+func TestEmulateRelayRunWritesStats(t *testing.T) {
+	echo := udpEcho(t)
+	statsFile := filepath.Join(t.TempDir(), "stats.json")
+	var stdout bytes.Buffer
+	var stderr lockedBuffer
+	done := make(chan int)
+	go func() {
+		done <- runMain([]string{"emulate", "--profile", "none", "--delay", "5ms", "--loss-up", "drop:2",
+			"--listen", "127.0.0.1:0", "--upstream", echo.LocalAddr().String(), "--seed", "42",
+			"--duration", "1500ms", "--stats-json", statsFile}, &stdout, &stderr)
+	}()
+	addr := stderr.waitFor(t, regexp.MustCompile(`seed 42; relaying (\S+) ->`))[1]
+	c, err := net.Dial("udp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	const n = 10
+	got := 0
+	buf := make([]byte, 64)
+	for i := range n {
+		binary.BigEndian.PutUint32(buf, uint32(i))
+		if _, err := c.Write(buf[:8]); err != nil {
+			t.Fatal(err)
+		}
+		_ = c.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+		if _, err := c.Read(buf); err == nil {
+			got++
+		}
+	}
+	if code := <-done; code != 0 {
+		t.Fatalf("status %d: %s", code, stderr.String())
+	}
+	if got != n-1 {
+		t.Errorf("%d echoes, want %d (the uplink drops packet 2)", got, n-1)
+	}
+	data, err := os.ReadFile(statsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var report emulateReport
+	if err := json.Unmarshal(data, &report); err != nil {
+		t.Fatal(err)
+	}
+	if report.Seed != 42 || report.Profile != "none" || report.Mode != "relay" ||
+		report.Up.Offered != n || report.Up.DroppedLoss != 1 || report.Down.Sent != n-1 {
+		t.Errorf("statistics %s", data)
+	}
+}
+
+func TestEmulateNamespacesComeAndGo(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("namespace mode needs root; skipping")
+	}
+	if _, err := exec.LookPath("ip"); err != nil {
+		t.Skip("iproute2's ip command is not installed; skipping")
+	}
+	if _, err := os.Stat("/dev/net/tun"); err != nil {
+		t.Skipf("TUN is not available (%v); skipping", err)
+	}
+	name := "sqcli" + strings.TrimLeft(time.Now().Format(".000"), ".")
+	var stdout bytes.Buffer
+	var stderr lockedBuffer
+	done := make(chan int)
+	go func() {
+		done <- runMain([]string{"emulate", "--profile", "p2p", "--netns", "--name", name, "--duration", "700ms", "--stats"}, &stdout, &stderr)
+	}()
+	stderr.waitFor(t, regexp.MustCompile(`ip netns exec `+name+`-client`))
+	for _, side := range []string{"-client", "-server"} {
+		if _, err := os.Stat("/run/netns/" + name + side); err != nil {
+			t.Errorf("namespace %s%s missing while the emulator runs: %v", name, side, err)
+		}
+	}
+	if code := <-done; code != 0 {
+		t.Fatalf("status %d: %s", code, stderr.String())
+	}
+	for _, side := range []string{"-client", "-server"} {
+		if _, err := os.Stat("/run/netns/" + name + side); err == nil {
+			t.Errorf("namespace %s%s left behind", name, side)
+		}
+	}
+	var report emulateReport
+	if err := json.Unmarshal(stdout.Bytes(), &report); err != nil || report.Mode != "netns" {
+		t.Errorf("statistics on stdout %q: %v", stdout.String(), err)
+	}
+}
