@@ -42,11 +42,11 @@ Human messages go to stderr, statistics (JSON) to stdout.`
 // emulateOptions are the command's flags other than the link overrides.
 type emulateOptions struct {
 	profile, listen, upstream, name, pcap, statsJSON string
-	netns, listProfiles, stats                        bool
-	seed                                              uint64
-	seedSet                                           bool
-	statsInterval, duration, idleTimeout              time.Duration
-	links                                             *linkflags.Overrides
+	netns, listProfiles, stats                       bool
+	seed                                             uint64
+	seedSet                                          bool
+	statsInterval, duration, idleTimeout             time.Duration
+	links                                            *linkflags.Overrides
 }
 
 func parseEmulateFlags(args []string, stderr io.Writer) (*emulateOptions, error) {
