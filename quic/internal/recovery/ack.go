@@ -235,9 +235,8 @@ func (s *Sender) processECN(now time.Duration, sp *spaceState, ecn *wire.ECNCoun
 	}
 	sp.ecnCE = ecn.CE
 	s.stats.ECNCEIncreases++
-	s.stats.CongestionSignals++
 	acked := s.res.Acked
-	s.cc.OnCongestionEvent(now, &CongestionEvent{
+	s.signal(now, CongestionEvent{
 		Cause:           CauseECN,
 		LargestSentTime: acked[len(acked)-1].TimeSent,
 		PriorInFlight:   prior,

@@ -118,8 +118,7 @@ func (s *Sender) signalRecovered(now time.Duration, prior int64, newest time.Dur
 	if bytes == 0 {
 		return
 	}
-	s.stats.CongestionSignals++
-	s.cc.OnCongestionEvent(now, &CongestionEvent{
+	s.signal(now, CongestionEvent{
 		Cause:           CauseFECRecovered,
 		LostBytes:       bytes,
 		LargestSentTime: newest,

@@ -32,8 +32,7 @@ func (s *Sender) detectAndSignal(now time.Duration, space Space, sp *spaceState)
 	if persistent {
 		s.stats.PersistentCongestions++
 	}
-	s.stats.CongestionSignals++
-	s.cc.OnCongestionEvent(now, &CongestionEvent{
+	s.signal(now, CongestionEvent{
 		Cause:           CauseLoss,
 		LostBytes:       prior - s.bytesInFlight,
 		LargestSentTime: newest,

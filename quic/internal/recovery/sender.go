@@ -74,6 +74,7 @@ type Sender struct {
 
 	res   Result
 	ev    AckEvent
+	cev   CongestionEvent
 	stats Stats
 	// delivered collects packets newly recovered by the peer, for the
 	// controller under FECHide.
@@ -193,13 +194,15 @@ func (s *Sender) sendInFlight(now time.Duration, sp *spaceState, rec *sentPacket
 	}
 }
 
-// CanSend reports whether the congestion window, or a pending probe, allows
-// another in-flight packet (RFC 9002 section 7: probes are not blocked).
+// CanSend reports whether a full-size in-flight packet fits in the
+// congestion window (RFC 9002 section 7: bytes in flight must not exceed
+// it), or a probe is pending (probes are never blocked, section 7.5).
 func (s *Sender) CanSend() bool {
-	return s.probesPending() > 0 || s.bytesInFlight < int64(s.cc.Window())
+	return s.probesPending() > 0 || s.bytesInFlight+int64(s.mds) <= int64(s.cc.Window())
 }
 
-// SendWindow is the number of bytes the congestion window still allows.
+// SendWindow is the number of bytes the congestion window still allows,
+// for a core that sizes a smaller packet to fit.
 func (s *Sender) SendWindow() int {
 	return int(max(int64(s.cc.Window())-s.bytesInFlight, 0))
 }
@@ -276,3 +279,11 @@ func (s *Sender) Stats() Stats { return s.stats }
 
 // PTOCount is the number of consecutive PTOs without an acknowledgement.
 func (s *Sender) PTOCount() int { return s.ptoCount }
+
+// signal hands a congestion event to the controller through a field, so
+// that the interface call does not allocate.
+func (s *Sender) signal(now time.Duration, ev CongestionEvent) {
+	s.stats.CongestionSignals++
+	s.cev = ev
+	s.cc.OnCongestionEvent(now, &s.cev)
+}
