@@ -170,3 +170,18 @@ func TestCubicEpochWithoutWMax(t *testing.T) {
 		t.Fatalf("state %+v", st)
 	}
 }
+
+// Idle time does not count in t (RFC 9438 section 5.8): sending after a
+// period with nothing in flight moves the epoch forward by the idle time.
+func TestCubicIdleShiftsEpoch(t *testing.T) {
+	c := cubicAt(t, 100, true)
+	ackPackets(c, time.Second, 1, 100*ms)
+	if !c.hasEpoch || c.epochStart != time.Second {
+		t.Fatalf("epoch %v %v", c.hasEpoch, c.epochStart)
+	}
+	c.OnPacketSent(1500*ms, seg, 10*seg)
+	c.OnPacketSent(4*time.Second, seg, 0)
+	if c.epochStart != 3500*ms {
+		t.Fatalf("epoch start %v, want 3.5s (moved by 2.5 s of idle)", c.epochStart)
+	}
+}

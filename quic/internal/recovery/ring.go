@@ -61,6 +61,3 @@ func (r *sentRing) popFront() {
 	r.n--
 	r.first++
 }
-
-// clear drops every record, keeping the buffer.
-func (r *sentRing) clear() { r.head, r.n = 0, 0 }

@@ -239,3 +239,39 @@ func TestRateSampleBelowMinRTT(t *testing.T) {
 		}
 	}
 }
+
+// The peer's max_ack_delay enters the application PTO (RFC 9002 section
+// 6.2.1).
+func TestSetPeerMaxAckDelay(t *testing.T) {
+	s := confirmed(t, testConfig(NewReno))
+	if err := s.SetPeerMaxAckDelay(0, -ms); !errors.Is(err, ErrInvalidConfig) {
+		t.Fatalf("negative: %v", err)
+	}
+	if err := s.SetPeerMaxAckDelay(0, 100*ms); err != nil {
+		t.Fatal(err)
+	}
+	send(t, s, 0, SpaceApplication, 0)
+	wantDeadline(t, s, 1099*ms)
+}
+
+func TestSetMaxDatagramSize(t *testing.T) {
+	s := confirmed(t, testConfig(CUBIC))
+	if err := s.SetMaxDatagramSize(1000); !errors.Is(err, ErrInvalidConfig) {
+		t.Fatalf("1000: %v", err)
+	}
+	if err := s.SetMaxDatagramSize(1500); err != nil {
+		t.Fatal(err)
+	}
+	// 8 packets of 1500 bytes fill the 12000-byte window exactly.
+	for pn := range uint64(8) {
+		if !s.CanSend() {
+			t.Fatalf("blocked after %d packets", pn)
+		}
+		if err := s.OnPacketSent(0, SentPacket{Space: SpaceApplication, Number: pn, Bytes: 1500, AckEliciting: true, InFlight: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s.CanSend() || s.SendWindow() != 0 || !s.InSlowStart() {
+		t.Fatalf("can send %v window left %d", s.CanSend(), s.SendWindow())
+	}
+}
