@@ -64,7 +64,7 @@ func runDemo(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.plotFile, "plot", "", "also draw the results to `FILE.png`")
 	fs.BoolVar(&o.jsonOut, "json", false, "print JSON instead of tables")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress on stderr")
-	if err := parseQuietly(fs, args, stderr); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	switch {

@@ -111,10 +111,19 @@ func newFlagSet(name, synopsis string, stderr io.Writer) *flag.FlagSet {
 }
 
 // parseFlags parses args and rejects positional arguments, which no
-// command that uses it takes.
+// command that uses it takes. A bad flag gives one line (main prints
+// "satquic CMD: usage error: ...") rather than the whole usage; --help
+// prints the usage.
 func parseFlags(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
+	usage, out := fs.Usage, fs.Output()
+	fs.Usage = func() {}
+	fs.SetOutput(io.Discard)
+	err := fs.Parse(args)
+	fs.Usage = usage
+	fs.SetOutput(out)
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			usage()
 			return err
 		}
 		return fmt.Errorf("%w: %v", errUsage, err)
@@ -123,4 +132,12 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
 	}
 	return nil
+}
+
+// flagWasSet reports whether the command line set the named flag, for
+// flags whose default depends on other flags.
+func flagWasSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }

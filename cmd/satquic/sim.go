@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -71,7 +70,7 @@ func (o *simOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.schemes, "scheme", "", "schemes, comma-separated, or \"all\" (default rlc-adaptive for one run, all for a sweep)")
 	fs.StringVar(&o.loss, "loss", "uniform:0.005", "loss model spec for one run")
 	fs.IntVar(&o.packets, "packets", 0, "measured source packets per run (default 100000, or 20000 in a sweep)")
-	fs.IntVar(&o.warmup, "warmup", -1, "unmeasured source packets before the measured ones (default 0, or 5000 in a sweep)")
+	fs.IntVar(&o.warmup, "warmup", 0, "unmeasured source packets before the measured ones (default 0, or 5000 in a sweep)")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the loss model and payloads (sweep point i uses seed+i)")
 	fs.IntVar(&o.rtt, "rtt-packets", fecsim.DefaultRTTPackets, "feedback delay in packets sent")
 	fs.IntVar(&o.window, "window", 0, "RLC window: HIRT's and rlc-fixed's w (default 200), rlc-adaptive's largest (default 4095)")
@@ -94,8 +93,11 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	var o simOptions
 	fs := newFlagSet("sim", simSynopsis, stderr)
 	o.register(fs)
-	if err := parseQuietly(fs, args, stderr); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if !flagWasSet(fs, "warmup") {
+		o.warmup = -1 // the run's own default: none for one run, some for a sweep
 	}
 	schemes, err := o.schemeConfigs()
 	if err != nil {
@@ -108,21 +110,6 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 		return o.runSweeps(schemes, stdout, stderr)
 	}
 	return o.runOnce(schemes, stdout)
-}
-
-// parseQuietly parses flags like parseFlags, but a bad flag gives one
-// line (the dispatcher's "satquic sim: usage error: ...") instead of the
-// whole usage; --help still prints it.
-func parseQuietly(fs *flag.FlagSet, args []string, stderr io.Writer) error {
-	usage := fs.Usage
-	fs.Usage = func() {}
-	fs.SetOutput(io.Discard)
-	err := parseFlags(fs, args)
-	fs.SetOutput(stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		usage()
-	}
-	return err
 }
 
 func usageErr(format string, args ...any) error {
@@ -145,7 +132,7 @@ func (o *simOptions) check() error {
 		return usageErr("--rtt-packets %d is negative", o.rtt)
 	case o.gePoints < 1:
 		return usageErr("--ge-points %d, want at least 1", o.gePoints)
-	case o.warmup < -1:
+	case o.warmup < -1: // -1: not set
 		return usageErr("--warmup %d is negative", o.warmup)
 	}
 	if o.sweep == "" {
