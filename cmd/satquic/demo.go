@@ -39,9 +39,9 @@ overhead everywhere and lose bursts; HIRT adapts its rate to the mean loss but s
 loses long bursts unless it pays far more; satquic's adaptive controller sends about
 the mean loss plus a margin, and answers each loss run one round trip later with
 repairs aimed at what is still missing, so it recovers nearly everything, at less
-overhead than any scheme that comes close. The second table runs every scheme over %d Gilbert-Elliott links
-(p in [0.0001, 0.01], r in [0.1, 0.5]) and counts the runs that recover 95%% of
-their losses. Numbers come from %d packets per run after a %d-packet warm-up; run
+overhead than any scheme that comes close. The second table runs every scheme over
+%d Gilbert-Elliott links (p in [0.0001, 0.01], r in [0.1, 0.5]) and counts the runs
+that recover 95%% of their losses. Numbers come from %d packets per run after a %d-packet warm-up; run
 "satquic sim --sweep all --plot FILE.png" for the paper's full figures.`
 
 type demoOptions struct {
