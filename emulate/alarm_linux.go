@@ -1,6 +1,8 @@
 package emulate
 
 import (
+	"github.com/satquic/satquic/emulate/internal/rtio"
+
 	"fmt"
 	"time"
 
@@ -16,11 +18,11 @@ import (
 // reader that offers a packet due earlier than the current wait re-arms
 // it), but the caller serialises them with close.
 type alarm struct {
-	clk clock
+	clk rtio.Clock
 	fd  int
 }
 
-func newAlarm(clk clock) (*alarm, error) {
+func newAlarm(clk rtio.Clock) (*alarm, error) {
 	fd, err := unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC)
 	if err != nil {
 		return nil, fmt.Errorf("timerfd_create: %w", err)
@@ -33,7 +35,7 @@ func newAlarm(clk clock) (*alarm, error) {
 func (a *alarm) set(t time.Duration) error {
 	// An all-zero value would disarm the timer; one nanosecond after the
 	// epoch is in the past, which rings at once.
-	spec := unix.ItimerSpec{Value: a.clk.mono(max(t, 1))}
+	spec := unix.ItimerSpec{Value: a.clk.Mono(max(t, 1))}
 	if err := unix.TimerfdSettime(a.fd, unix.TFD_TIMER_ABSTIME, &spec, nil); err != nil {
 		return fmt.Errorf("timerfd_settime: %w", err)
 	}

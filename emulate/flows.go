@@ -159,7 +159,7 @@ func (r *Relay) readFlows(started chan<- struct{}) {
 			if err != nil {
 				continue
 			}
-			now := r.clk.now()
+			now := r.clk.Now()
 			f.touch(now)
 			pkts = r.stampAll(pkts[:0], msgs[:n], f.id, now, r.down.stats)
 			if len(pkts) > 0 {
@@ -202,7 +202,7 @@ func (r *Relay) expireFlows() {
 		case <-r.stop:
 			return
 		case <-t.C:
-			for _, f := range r.flows.removeIdle(r.clk.now() - r.cfg.IdleTimeout) {
+			for _, f := range r.flows.removeIdle(r.clk.Now() - r.cfg.IdleTimeout) {
 				f.close(r.downIn)
 			}
 		}

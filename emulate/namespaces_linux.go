@@ -60,7 +60,7 @@ type Namespaces struct {
 	created        []string // namespaces to delete on Close
 	owned          bool     // the ownership marker is ours to clear
 
-	clk                  clock
+	clk                  rtio.Clock
 	clientTun, serverTun *tunDevice
 	up, down             *direction
 	caps                 *captures
@@ -147,7 +147,7 @@ func (n *Namespaces) setUp() error {
 		n.created = append(n.created, s.Namespace)
 	}
 	var err error
-	if n.clk, err = newClock(); err != nil {
+	if n.clk, err = rtio.NewClock(); err != nil {
 		return err
 	}
 	if n.clientTun, err = n.createTUN(n.client, n.cfg.Up.MTU); err != nil {
@@ -237,7 +237,7 @@ func (n *Namespaces) Do(s Side, fn func() error) error {
 // Stats returns a snapshot of the counters.
 func (n *Namespaces) Stats() Stats {
 	return Stats{
-		Mode: "netns", ElapsedS: n.clk.now().Seconds(), Realtime: realtime(n.up, n.down),
+		Mode: "netns", ElapsedS: n.clk.Now().Seconds(), Realtime: realtime(n.up, n.down),
 		Up: n.up.snapshot(), Down: n.down.snapshot(),
 	}
 }

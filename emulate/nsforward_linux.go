@@ -100,7 +100,7 @@ type tunSink struct {
 }
 
 func (s *tunSink) send(batch []netsim.Delivery) {
-	now := s.n.clk.now()
+	now := s.n.clk.Now()
 	for _, dl := range batch {
 		s.sendOne(dl, now)
 		s.n.pool.put(dl.Data)
@@ -115,7 +115,7 @@ func (s *tunSink) sendOne(dl netsim.Delivery, now time.Duration) {
 		return
 	}
 	if s.pcap != nil {
-		s.pcap.write(s.n.clk.epoch.Add(now), dl.Data)
+		s.pcap.write(s.n.clk.Epoch.Add(now), dl.Data)
 	}
 	if err := s.to.write(dl.Data); err != nil {
 		s.stats.sendError()

@@ -50,7 +50,7 @@ const (
 // Relay is a running UDP relay. Its methods are safe for concurrent use.
 type Relay struct {
 	cfg      RelayConfig
-	clk      clock
+	clk      rtio.Clock
 	listen   *batchio.Conn
 	upstream *net.UDPAddr
 	overhead int // trailer size: the IP and UDP header bytes of a datagram
@@ -143,7 +143,7 @@ func newRelay(cfg RelayConfig) (*Relay, error) {
 	if up.Port == 0 || up.IP.IsUnspecified() || up.IP == nil {
 		return nil, fmt.Errorf("upstream %q needs a host and a port", cfg.Upstream)
 	}
-	clk, err := newClock()
+	clk, err := rtio.NewClock()
 	if err != nil {
 		return nil, err
 	}
@@ -216,7 +216,7 @@ func (r *Relay) Addr() netip.AddrPort {
 func (r *Relay) Stats() Stats {
 	return Stats{
 		Mode:     "relay",
-		ElapsedS: r.clk.now().Seconds(),
+		ElapsedS: r.clk.Now().Seconds(),
 		Flows:    r.flows.count(),
 		Realtime: realtime(r.up, r.down),
 		Up:       r.up.snapshot(),
@@ -271,7 +271,7 @@ func (r *Relay) readClients(started chan<- struct{}) {
 			r.up.stats.internalError()
 			continue
 		}
-		now := r.clk.now()
+		now := r.clk.Now()
 		pkts = pkts[:0]
 		for _, m := range msgs[:n] {
 			if m.Truncated {

@@ -48,7 +48,7 @@ func (o *relayOut) capture(now time.Duration, src, dst netip.AddrPort, payload [
 		return
 	}
 	o.hdr = appendIPUDPHeader(o.hdr[:0], src, dst, payload)
-	o.pcap.write(o.r.clk.epoch.Add(now), o.hdr, payload)
+	o.pcap.write(o.r.clk.Epoch.Add(now), o.hdr, payload)
 }
 
 // write sends msgs on c, skipping (and counting) a datagram the kernel
@@ -79,7 +79,7 @@ func (o *relayOut) recycle(batch []netsim.Delivery) {
 type upSink struct{ *relayOut }
 
 func (s upSink) send(batch []netsim.Delivery) {
-	now := s.r.clk.now()
+	now := s.r.clk.Now()
 	s.msgs, s.flows = s.msgs[:0], s.flows[:0]
 	for _, dl := range batch {
 		payload, f := s.unpack(dl, now)
@@ -107,7 +107,7 @@ func (s upSink) send(batch []netsim.Delivery) {
 type downSink struct{ *relayOut }
 
 func (s downSink) send(batch []netsim.Delivery) {
-	now := s.r.clk.now()
+	now := s.r.clk.Now()
 	s.msgs = s.msgs[:0]
 	for _, dl := range batch {
 		payload, f := s.unpack(dl, now)

@@ -191,7 +191,7 @@ func runEmulate(args []string, stdout, stderr io.Writer) error {
 	return errors.Join(closeErr, o.finish(final, stdout, stderr))
 }
 
-// tuneRuntimeForEmulator gives the emulator's real-time threads spare Ps:
+// tuneRuntimeForEmulator gives real-time packet threads spare Ps:
 // a thread woken by its timer needs a P to run Go code, and with as many
 // Ps as cores they may all be held by ordinary threads the kernel has
 // descheduled. Fewer collections mean fewer stop-the-world pauses.

@@ -37,6 +37,13 @@ type Conn struct {
 	raw syscall.RawConn
 	rd  batch
 	wr  batch
+
+	// The functions handed to the raw connection are made once, with
+	// their results in these fields, so that a call allocates nothing.
+	waitRead, write func(fd uintptr) bool
+	control         func(fd uintptr)
+	rdN, wrN        int
+	rdErr, wrErr    error
 }
 
 // New wraps c. The caller keeps ownership of c and closes it.
@@ -45,7 +52,17 @@ func New(c *net.UDPConn) (*Conn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("raw socket: %w", err)
 	}
-	return &Conn{udp: c, raw: raw}, nil
+	bc := &Conn{udp: c, raw: raw}
+	bc.waitRead = func(fd uintptr) bool {
+		bc.rdN, bc.rdErr = recvmmsg(fd, bc.rd.hdrs)
+		return !errors.Is(bc.rdErr, syscall.EAGAIN)
+	}
+	bc.control = func(fd uintptr) { bc.rdN, bc.rdErr = recvmmsg(fd, bc.rd.hdrs) }
+	bc.write = func(fd uintptr) bool {
+		bc.wrN, bc.wrErr = sendmmsg(fd, bc.wr.hdrs)
+		return !errors.Is(bc.wrErr, syscall.EAGAIN)
+	}
+	return bc, nil
 }
 
 // UDP returns the wrapped socket.
@@ -68,22 +85,17 @@ func (c *Conn) TryReadBatch(msgs []Message) (int, error) {
 		return 0, nil
 	}
 	c.rd.prepare(msgs, true)
-	var n int
-	var opErr error
-	err := c.raw.Control(func(fd uintptr) {
-		n, opErr = recvmmsg(fd, c.rd.hdrs)
-	})
-	if err != nil {
+	if err := c.raw.Control(c.control); err != nil {
 		return 0, err
 	}
-	if errors.Is(opErr, syscall.EAGAIN) || errors.Is(opErr, syscall.EINTR) {
+	if errors.Is(c.rdErr, syscall.EAGAIN) || errors.Is(c.rdErr, syscall.EINTR) {
 		return 0, nil
 	}
-	if opErr != nil {
-		return 0, opErr
+	if c.rdErr != nil {
+		return 0, c.rdErr
 	}
-	c.rd.finishRead(msgs[:n])
-	return n, nil
+	c.rd.finishRead(msgs[:c.rdN])
+	return c.rdN, nil
 }
 
 // ReadBatch blocks until at least one datagram arrives, then fills as many
@@ -93,20 +105,14 @@ func (c *Conn) ReadBatch(msgs []Message) (int, error) {
 		return 0, nil
 	}
 	c.rd.prepare(msgs, true)
-	var n int
-	var opErr error
-	err := c.raw.Read(func(fd uintptr) bool {
-		n, opErr = recvmmsg(fd, c.rd.hdrs)
-		return !errors.Is(opErr, syscall.EAGAIN)
-	})
-	if err != nil {
+	if err := c.raw.Read(c.waitRead); err != nil {
 		return 0, err
 	}
-	if opErr != nil {
-		return 0, opErr
+	if c.rdErr != nil {
+		return 0, c.rdErr
 	}
-	c.rd.finishRead(msgs[:n])
-	return n, nil
+	c.rd.finishRead(msgs[:c.rdN])
+	return c.rdN, nil
 }
 
 // WriteBatch sends every message, waiting for room in the socket buffer as
@@ -118,19 +124,13 @@ func (c *Conn) WriteBatch(msgs []Message) (int, error) {
 		if err := c.wr.prepareWrite(msgs[sent:]); err != nil {
 			return sent, err
 		}
-		var n int
-		var opErr error
-		err := c.raw.Write(func(fd uintptr) bool {
-			n, opErr = sendmmsg(fd, c.wr.hdrs)
-			return !errors.Is(opErr, syscall.EAGAIN)
-		})
-		if err != nil {
+		if err := c.raw.Write(c.write); err != nil {
 			return sent, err
 		}
-		if opErr != nil {
-			return sent, opErr
+		if c.wrErr != nil {
+			return sent, c.wrErr
 		}
-		sent += n
+		sent += c.wrN
 	}
 	return sent, nil
 }
