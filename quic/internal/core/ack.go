@@ -1,0 +1,137 @@
+package core
+
+import (
+	"time"
+
+	"github.com/satquic/satquic/quic/internal/wire"
+)
+
+// maxTrackedRanges bounds the ranges of received packet numbers a space
+// remembers. Beyond it the oldest range is forgotten and packets below the
+// new floor are treated as duplicates, which bounds memory against a peer
+// that skips packet numbers (RFC 9000 section 13.2.3).
+const maxTrackedRanges = 512
+
+// ackState is the receive side of one packet number space: the packet
+// numbers received, for duplicate detection and ACK frames, and when the
+// next ACK frame is due (RFC 9000 section 13.2).
+type ackState struct {
+	received rangeSet
+	// floor: packets below it are duplicates or too old to track.
+	floor uint64
+
+	hasLargest  bool
+	largest     uint64        // largest packet number received
+	largestTime time.Duration // when it arrived, for the ACK Delay field
+
+	// unacked: packets arrived since the last ACK frame was sent.
+	unacked bool
+	// eliciting counts ack-eliciting packets since the last ACK frame.
+	eliciting int
+	// immediate: an ACK should go out without delay.
+	immediate bool
+	// deadline is when the delayed ACK is due (hasDeadline).
+	deadline    time.Duration
+	hasDeadline bool
+
+	// peerAcked is the largest Largest Acknowledged of our ACK frames
+	// that the peer acknowledged: ranges at or below it need no report.
+	peerAcked    uint64
+	hasPeerAcked bool
+}
+
+// ackPolicy is what decides when ACK frames go out in a space.
+type ackPolicy struct {
+	// immediate: acknowledge every ack-eliciting packet at once, as
+	// Initial and Handshake packets are (RFC 9000 section 13.2.1).
+	immediate bool
+	// maxDelay is our max_ack_delay.
+	maxDelay time.Duration
+	// threshold is the number of ack-eliciting packets that trigger an
+	// ACK (RFC 9000 section 13.2.2 recommends 2).
+	threshold int
+}
+
+// isDuplicate reports whether pn was received before or is too old.
+func (a *ackState) isDuplicate(pn uint64) bool {
+	return pn < a.floor || a.received.contains(pn)
+}
+
+// onPacket records a packet that was processed (RFC 9000 section 13.2.1).
+func (a *ackState) onPacket(now time.Duration, pn uint64, ackEliciting bool, p ackPolicy) {
+	outOfOrder := a.hasLargest && (pn < a.largest || pn > a.largest+1)
+	a.received.add(pn, pn+1)
+	for a.received.count() > maxTrackedRanges {
+		a.floor = a.received.first().hi
+		a.received.dropLowest()
+	}
+	if !a.hasLargest || pn > a.largest {
+		a.largest, a.largestTime, a.hasLargest = pn, now, true
+	}
+	a.unacked = true
+	if !ackEliciting {
+		return
+	}
+	a.eliciting++
+	switch {
+	case p.immediate, outOfOrder, a.eliciting >= p.threshold:
+		// Section 13.2.1: out-of-order packets are acknowledged at
+		// once, so that the peer detects the loss quickly.
+		a.immediate = true
+	case !a.hasDeadline:
+		a.deadline, a.hasDeadline = now+p.maxDelay, true
+	}
+}
+
+// due reports whether an ACK frame must be sent now.
+func (a *ackState) due(now time.Duration) bool {
+	return a.unacked && (a.immediate || (a.hasDeadline && now >= a.deadline))
+}
+
+// timer returns when a delayed ACK falls due.
+func (a *ackState) timer() (time.Duration, bool) {
+	if !a.unacked {
+		return 0, false
+	}
+	if a.immediate {
+		return 0, true
+	}
+	return a.deadline, a.hasDeadline
+}
+
+// buildFrame fills f with the ranges to report, newest first, at most
+// maxRanges of them, and the ACK Delay in units of 2^exponent
+// microseconds.
+func (a *ackState) buildFrame(f *wire.AckFrame, now time.Duration, exponent uint8, maxRanges int) bool {
+	if !a.hasLargest || a.received.empty() {
+		return false
+	}
+	f.Ranges = f.Ranges[:0]
+	f.HasECN = false
+	for i := a.received.count() - 1; i >= 0 && len(f.Ranges) < maxRanges; i-- {
+		sp := a.received.s[i]
+		if len(f.Ranges) > 0 && a.hasPeerAcked && sp.hi-1 <= a.peerAcked {
+			// The peer knows these were acknowledged (section 13.2.4).
+			break
+		}
+		f.Ranges = append(f.Ranges, wire.AckRange{Smallest: sp.lo, Largest: sp.hi - 1})
+	}
+	f.AckDelay = wire.EncodeAckDelay(now-a.largestTime, exponent)
+	return true
+}
+
+// onAckSent resets the delayed ACK state after an ACK frame was sent.
+func (a *ackState) onAckSent() {
+	a.unacked = false
+	a.eliciting = 0
+	a.immediate = false
+	a.hasDeadline = false
+}
+
+// onAckAcked records that the peer received an ACK frame whose Largest
+// Acknowledged was largest: older ranges need not be reported again.
+func (a *ackState) onAckAcked(largest uint64) {
+	if !a.hasPeerAcked || largest > a.peerAcked {
+		a.peerAcked, a.hasPeerAcked = largest, true
+	}
+}

@@ -1,0 +1,291 @@
+package core
+
+import (
+	"crypto/subtle"
+	"io"
+	"slices"
+
+	"github.com/satquic/satquic/quic/internal/crypto"
+	"github.com/satquic/satquic/quic/internal/wire"
+)
+
+// maxIssuedConnIDs bounds the connection IDs this endpoint keeps active,
+// whatever the peer's active_connection_id_limit allows.
+const maxIssuedConnIDs = 8
+
+// localCID is a connection ID this endpoint issued (RFC 9000 section 5.1).
+type localCID struct {
+	seq   uint64
+	id    wire.ConnectionID
+	token wire.StatelessResetToken
+}
+
+// peerCID is a connection ID the peer issued, usable as a Destination
+// Connection ID.
+type peerCID struct {
+	seq      uint64
+	id       wire.ConnectionID
+	token    wire.StatelessResetToken
+	hasToken bool
+}
+
+// connIDs manages both sets of connection IDs (RFC 9000 section 5.1.1):
+// the ones this endpoint issued, announced in NEW_CONNECTION_ID frames, and
+// the peer's, of which the lowest sequence number is in use.
+type connIDs struct {
+	local    []localCID
+	nextSeq  uint64
+	announce []uint64 // sequence numbers to send in NEW_CONNECTION_ID
+
+	peer          []peerCID // ascending sequence numbers; peer[0] is in use
+	retirePriorTo uint64
+	retire        []uint64 // sequence numbers to send in RETIRE_CONNECTION_ID
+	peerLimit     uint64   // the peer's active_connection_id_limit
+
+	// peerInitialSCID is the Source Connection ID of the peer's first
+	// Initial packet, which initial_source_connection_id must match.
+	peerInitialSCID wire.ConnectionID
+}
+
+// initClient sets up a client: its own first connection ID, and the
+// random Destination Connection ID used until the server answers.
+func (ids *connIDs) initClient(c *Conn, dcid wire.ConnectionID) error {
+	ids.peerLimit = wire.DefaultActiveConnectionIDLimit
+	if err := ids.newLocal(c); err != nil {
+		return err
+	}
+	ids.peer = []peerCID{{seq: 0, id: dcid}}
+	return nil
+}
+
+// initServer sets up a server's first connection ID; the client's is
+// learned from its Initial packet.
+func (ids *connIDs) initServer(c *Conn) error {
+	ids.peerLimit = wire.DefaultActiveConnectionIDLimit
+	return ids.newLocal(c)
+}
+
+// newLocal issues one more connection ID with its reset token.
+func (ids *connIDs) newLocal(c *Conn) error {
+	id, err := c.randomConnID(c.cfg.ConnIDLen)
+	if err != nil {
+		return err
+	}
+	l := localCID{seq: ids.nextSeq, id: id}
+	if c.cfg.ResetKey != nil {
+		tok, err := c.cfg.ResetKey.Token(id.Bytes())
+		if err != nil {
+			return err
+		}
+		l.token = tok
+	} else if _, err := io.ReadFull(c.cfg.Rand, l.token[:]); err != nil {
+		return err
+	}
+	ids.nextSeq++
+	ids.local = append(ids.local, l)
+	c.events.push(Event{Kind: EventConnIDIssued, ConnID: id})
+	return nil
+}
+
+// issue announces new connection IDs up to the peer's limit, once 1-RTT
+// packets can carry them (RFC 9000 section 5.1.1).
+func (ids *connIDs) issue(c *Conn) {
+	limit := min(ids.peerLimit, maxIssuedConnIDs)
+	for uint64(len(ids.local)) < limit {
+		if err := ids.newLocal(c); err != nil {
+			c.closeLocal(transportError(wire.CodeInternalError, 0, "issuing a connection ID: %v", err))
+			return
+		}
+		ids.announce = append(ids.announce, ids.nextSeq-1)
+	}
+}
+
+// isLocal reports whether id is one of the connection IDs this endpoint
+// issued and has not retired.
+func (ids *connIDs) isLocal(id []byte) bool {
+	for i := range ids.local {
+		if string(ids.local[i].id.AppendTo(nil)) == string(id) {
+			return true
+		}
+	}
+	return false
+}
+
+// isLocalID is isLocal for a ConnectionID.
+func (ids *connIDs) isLocalID(id wire.ConnectionID) bool {
+	for i := range ids.local {
+		if ids.local[i].id == id {
+			return true
+		}
+	}
+	return false
+}
+
+// localBySeq returns the issued connection ID with sequence number seq.
+func (ids *connIDs) localBySeq(seq uint64) *localCID {
+	for i := range ids.local {
+		if ids.local[i].seq == seq {
+			return &ids.local[i]
+		}
+	}
+	return nil
+}
+
+// dcid is the Destination Connection ID of the packets we send.
+func (ids *connIDs) dcid() wire.ConnectionID { return ids.peer[0].id }
+
+// setPeerInitial records the Source Connection ID of the peer's first
+// Initial packet: the client switches its Destination Connection ID to it
+// (RFC 9000 section 7.2), the server learns the client's.
+func (ids *connIDs) setPeerInitial(scid wire.ConnectionID) {
+	ids.peerInitialSCID = scid
+	ids.peer = []peerCID{{seq: 0, id: scid}}
+}
+
+// setPeerResetToken installs the server's stateless_reset_token for its
+// first connection ID (RFC 9000 section 18.2).
+func (ids *connIDs) setPeerResetToken(tok wire.StatelessResetToken) {
+	for i := range ids.peer {
+		if ids.peer[i].seq == 0 {
+			ids.peer[i].token, ids.peer[i].hasToken = tok, true
+		}
+	}
+}
+
+// onNewConnectionID handles a NEW_CONNECTION_ID frame (RFC 9000 section
+// 19.15).
+func (ids *connIDs) onNewConnectionID(c *Conn, f *wire.NewConnectionIDFrame) error {
+	ft := wire.FrameTypeNewConnectionID
+	if ids.peer[0].id.Len() == 0 {
+		return transportError(wire.CodeProtocolViolation, ft, "NEW_CONNECTION_ID from a peer using zero-length connection IDs")
+	}
+	for i := range ids.peer {
+		p := &ids.peer[i]
+		sameSeq, sameID := p.seq == f.SequenceNumber, p.id == f.ConnectionID
+		if sameSeq && sameID && (!p.hasToken || p.token == f.StatelessResetToken) {
+			return ids.retireBelow(c, f.RetirePriorTo)
+		}
+		if sameSeq || sameID {
+			return transportError(wire.CodeProtocolViolation, ft, "connection ID sequence %d reissued differently", f.SequenceNumber)
+		}
+	}
+	if f.SequenceNumber < ids.retirePriorTo {
+		// Already retired by an earlier Retire Prior To: retire it at
+		// once without using it.
+		ids.queueRetire(f.SequenceNumber)
+		return nil
+	}
+	p := peerCID{seq: f.SequenceNumber, id: f.ConnectionID, token: f.StatelessResetToken, hasToken: true}
+	i, _ := slices.BinarySearchFunc(ids.peer, p.seq, func(a peerCID, s uint64) int { return cmpUint(a.seq, s) })
+	ids.peer = slices.Insert(ids.peer, i, p)
+	if err := ids.retireBelow(c, f.RetirePriorTo); err != nil {
+		return err
+	}
+	if uint64(len(ids.peer)) > c.cfg.ActiveConnIDLimit {
+		return transportError(wire.CodeConnectionIDLimitError, ft, "%d active connection IDs, limit %d", len(ids.peer), c.cfg.ActiveConnIDLimit)
+	}
+	return nil
+}
+
+// retireBelow retires the peer's connection IDs below rpt (Retire Prior
+// To); the one in use moves to the lowest that remains.
+func (ids *connIDs) retireBelow(c *Conn, rpt uint64) error {
+	if rpt <= ids.retirePriorTo {
+		return nil
+	}
+	ids.retirePriorTo = rpt
+	keep := ids.peer[:0]
+	for _, p := range ids.peer {
+		if p.seq < rpt {
+			ids.queueRetire(p.seq)
+			continue
+		}
+		keep = append(keep, p)
+	}
+	ids.peer = keep
+	return nil
+}
+
+func (ids *connIDs) queueRetire(seq uint64) {
+	if !slices.Contains(ids.retire, seq) {
+		ids.retire = append(ids.retire, seq)
+	}
+}
+
+// onRetireConnectionID handles a RETIRE_CONNECTION_ID frame (RFC 9000
+// section 19.16); dcid is the Destination Connection ID of the packet
+// that carried it.
+func (ids *connIDs) onRetireConnectionID(c *Conn, seq uint64, dcid wire.ConnectionID) error {
+	ft := wire.FrameTypeRetireConnectionID
+	if seq >= ids.nextSeq {
+		return transportError(wire.CodeProtocolViolation, ft, "retiring connection ID %d never issued", seq)
+	}
+	l := ids.localBySeq(seq)
+	if l == nil {
+		return nil // retired before
+	}
+	if l.id == dcid {
+		return transportError(wire.CodeProtocolViolation, ft, "retiring the connection ID of the packet itself")
+	}
+	id := l.id
+	ids.local = slices.DeleteFunc(ids.local, func(x localCID) bool { return x.seq == seq })
+	ids.announce = slices.DeleteFunc(ids.announce, func(s uint64) bool { return s == seq })
+	c.events.push(Event{Kind: EventConnIDRetired, ConnID: id})
+	ids.issue(c)
+	return nil
+}
+
+// matchesReset reports whether the datagram tail is the reset token of
+// one of the peer's connection IDs (RFC 9000 section 10.3.1).
+func (ids *connIDs) matchesReset(tail []byte) bool {
+	if len(tail) != wire.StatelessResetTokenLen {
+		return false
+	}
+	found := 0
+	for i := range ids.peer {
+		if ids.peer[i].hasToken {
+			found |= subtle.ConstantTimeCompare(ids.peer[i].token[:], tail)
+		}
+	}
+	return found == 1
+}
+
+// LocalConnIDs returns the connection IDs that route to this connection:
+// the driver's demultiplexing keys. A server's connection also answers to
+// the client's original Destination Connection ID until the handshake is
+// confirmed (see OriginalDestConnID).
+func (c *Conn) LocalConnIDs() []wire.ConnectionID {
+	out := make([]wire.ConnectionID, len(c.cids.local))
+	for i := range c.cids.local {
+		out[i] = c.cids.local[i].id
+	}
+	return out
+}
+
+// OriginalDestConnID is the client's first Destination Connection ID.
+func (c *Conn) OriginalDestConnID() wire.ConnectionID { return c.origDCID }
+
+// ResetToken returns the stateless reset token this endpoint gave for id:
+// a driver that no longer has the connection sends it in a Stateless Reset
+// (RFC 9000 section 10.3).
+func (c *Conn) ResetToken(id wire.ConnectionID) (wire.StatelessResetToken, bool) {
+	for i := range c.cids.local {
+		if c.cids.local[i].id == id {
+			return c.cids.local[i].token, true
+		}
+	}
+	return wire.StatelessResetToken{}, false
+}
+
+func cmpUint(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// resetTokenLen is re-exported for the size checks of the receive path.
+const resetTokenLen = crypto.ResetTokenLen

@@ -1,0 +1,235 @@
+package core
+
+import (
+	"crypto/rand"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/satquic/satquic/quic/internal/crypto"
+	"github.com/satquic/satquic/quic/internal/recovery"
+	"github.com/satquic/satquic/quic/internal/wire"
+)
+
+// Defaults of Config. They suit a satellite path out of the box: the flow
+// control windows grow to 64 MiB, enough for 250 Mbit/s x 600 ms (18.75 MB)
+// with room for retransmissions.
+const (
+	DefaultConnIDLen                  = 8
+	DefaultMaxDatagramSize            = 1200
+	DefaultHandshakeTimeout           = 20 * time.Second
+	DefaultIdleTimeout                = 30 * time.Second
+	DefaultMaxAckDelay                = 25 * time.Millisecond
+	DefaultAckDelayExponent           = 3
+	DefaultAckElicitingThreshold      = 2
+	DefaultMaxAckRanges               = 64
+	DefaultInitialStreamReceiveWindow = 512 << 10
+	DefaultMaxStreamReceiveWindow     = 64 << 20
+	DefaultInitialConnReceiveWindow   = 768 << 10
+	DefaultMaxConnReceiveWindow       = 64 << 20
+	DefaultMinSendBuffer              = 1 << 20
+	DefaultMaxSendBuffer              = 64 << 20
+	DefaultMaxIncomingStreams         = 100
+	DefaultMaxCryptoBuffer            = 64 << 10
+	DefaultActiveConnIDLimit          = 4
+)
+
+// ErrConfig reports an invalid Config.
+var ErrConfig = errors.New("quic core: invalid config")
+
+// Config configures a connection. The zero value of a field selects its
+// default (the Default constants); every constant derived from time is
+// here, so that a path with a 600 ms RTT can be described.
+type Config struct {
+	// TLS configures the TLS 1.3 handshake. It must name an application
+	// protocol in NextProtos (RFC 9001 section 8.1); a server needs a
+	// certificate. MinVersion is raised to TLS 1.3.
+	TLS *tls.Config
+	// Rand supplies connection IDs, stateless reset tokens (without
+	// ResetKey) and PATH_CHALLENGE data. Nil means crypto/rand; tests pass
+	// a seeded source so that a run replays.
+	Rand io.Reader
+	// Version is the QUIC version: wire.Version1 (default) or
+	// wire.Version2.
+	Version wire.Version
+	// ConnIDLen is the length of the connection IDs this endpoint issues,
+	// 1 to 20 bytes (default 8). A client's first Destination Connection
+	// ID is at least 8 bytes whatever this says (RFC 9000 section 7.2).
+	ConnIDLen int
+	// ResetKey derives the stateless reset tokens of the connection IDs
+	// this endpoint issues (RFC 9000 section 10.3.2), so that the endpoint
+	// can reset a connection whose state it lost. Nil draws random tokens.
+	ResetKey *crypto.ResetKey
+
+	// MaxDatagramSize is the largest UDP payload sent (default 1200, the
+	// size every QUIC path carries). It is lowered to the peer's
+	// max_udp_payload_size.
+	MaxDatagramSize int
+	// InitialRTT is the RTT assumed before the first sample (default
+	// 333 ms, RFC 9002 section 6.2.2).
+	InitialRTT time.Duration
+	// HandshakeTimeout bounds the handshake (default 20 s).
+	HandshakeTimeout time.Duration
+	// IdleTimeout is max_idle_timeout (default 30 s); the effective
+	// timeout is the smaller of both endpoints', at least three PTOs
+	// (RFC 9000 section 10.1).
+	IdleTimeout time.Duration
+	// MaxAckDelay is max_ack_delay: how long an ACK may be delayed
+	// (default 25 ms).
+	MaxAckDelay time.Duration
+	// AckDelayExponent is ack_delay_exponent (default 3).
+	AckDelayExponent uint8
+	// AckElicitingThreshold is the number of ack-eliciting packets
+	// received before an ACK is sent without waiting for MaxAckDelay
+	// (default 2, RFC 9000 section 13.2.2). Raise it on asymmetric paths
+	// whose return link is thin.
+	AckElicitingThreshold int
+	// MaxAckRanges bounds the ranges of an ACK frame (default 64).
+	MaxAckRanges int
+
+	// InitialStreamReceiveWindow and MaxStreamReceiveWindow bound the
+	// receive window of each stream; it starts at the first and grows up
+	// to the second when the application reads faster than the window
+	// lasts (auto-tuning).
+	InitialStreamReceiveWindow uint64
+	MaxStreamReceiveWindow     uint64
+	// InitialConnReceiveWindow and MaxConnReceiveWindow do the same for
+	// the connection.
+	InitialConnReceiveWindow uint64
+	MaxConnReceiveWindow     uint64
+	// MinSendBuffer and MaxSendBuffer bound the bytes a stream buffers
+	// before StreamWrite accepts no more: twice the congestion window,
+	// within these bounds.
+	MinSendBuffer int
+	MaxSendBuffer int
+	// MaxIncomingStreamsBidi and MaxIncomingStreamsUni are how many
+	// streams the peer may have open at once (default 100 each).
+	MaxIncomingStreamsBidi uint64
+	MaxIncomingStreamsUni  uint64
+	// MaxCryptoBuffer bounds the out-of-order CRYPTO data buffered per
+	// encryption level (default 64 KiB).
+	MaxCryptoBuffer int
+	// ActiveConnIDLimit is active_connection_id_limit (default 4).
+	ActiveConnIDLimit uint64
+	// KeyUpdateInterval starts a key update after this many packets
+	// sealed with one key (RFC 9001 section 6); 0 updates only before
+	// the AEAD confidentiality limit.
+	KeyUpdateInterval uint64
+
+	// CongestionControl selects the congestion controller (CUBIC by
+	// default).
+	CongestionControl recovery.Algorithm
+	// MaxCongestionWindow caps the congestion window (default 64 MiB).
+	MaxCongestionWindow int
+	// DisablePacing turns the pacer off.
+	DisablePacing bool
+	// Recovery, if set, is the base of the loss recovery configuration;
+	// CongestionControl, MaxCongestionWindow, DisablePacing and InitialRTT
+	// are then ignored. The core still sets the role, the datagram size
+	// and the peer's max_ack_delay.
+	Recovery *recovery.Config
+}
+
+// withDefaults returns a copy of c with defaults filled in, or an error
+// naming the first invalid field.
+func (c *Config) withDefaults() (Config, error) {
+	if c == nil {
+		return Config{}, fmt.Errorf("%w: nil config", ErrConfig)
+	}
+	d := *c
+	if d.TLS == nil {
+		return d, fmt.Errorf("%w: no TLS config", ErrConfig)
+	}
+	if d.Rand == nil {
+		d.Rand = rand.Reader
+	}
+	if d.Version == 0 {
+		d.Version = wire.Version1
+	}
+	setDefault(&d.ConnIDLen, DefaultConnIDLen)
+	setDefault(&d.MaxDatagramSize, DefaultMaxDatagramSize)
+	setDefault(&d.InitialRTT, recovery.DefaultInitialRTT)
+	setDefault(&d.HandshakeTimeout, DefaultHandshakeTimeout)
+	setDefault(&d.IdleTimeout, DefaultIdleTimeout)
+	setDefault(&d.MaxAckDelay, DefaultMaxAckDelay)
+	setDefault(&d.AckDelayExponent, DefaultAckDelayExponent)
+	setDefault(&d.AckElicitingThreshold, DefaultAckElicitingThreshold)
+	setDefault(&d.MaxAckRanges, DefaultMaxAckRanges)
+	setDefault(&d.InitialStreamReceiveWindow, DefaultInitialStreamReceiveWindow)
+	setDefault(&d.MaxStreamReceiveWindow, DefaultMaxStreamReceiveWindow)
+	setDefault(&d.InitialConnReceiveWindow, DefaultInitialConnReceiveWindow)
+	setDefault(&d.MaxConnReceiveWindow, DefaultMaxConnReceiveWindow)
+	setDefault(&d.MinSendBuffer, DefaultMinSendBuffer)
+	setDefault(&d.MaxSendBuffer, DefaultMaxSendBuffer)
+	setDefault(&d.MaxIncomingStreamsBidi, DefaultMaxIncomingStreams)
+	setDefault(&d.MaxIncomingStreamsUni, DefaultMaxIncomingStreams)
+	setDefault(&d.MaxCryptoBuffer, DefaultMaxCryptoBuffer)
+	setDefault(&d.ActiveConnIDLimit, DefaultActiveConnIDLimit)
+	setDefault(&d.MaxCongestionWindow, recovery.DefaultMaxWindow)
+	return d, d.validate()
+}
+
+func setDefault[T comparable](p *T, v T) {
+	var zero T
+	if *p == zero {
+		*p = v
+	}
+}
+
+func (c *Config) validate() error {
+	checks := []struct {
+		ok  bool
+		msg string
+	}{
+		{c.Version.IsSupported(), "unsupported QUIC version"},
+		{c.ConnIDLen >= 1 && c.ConnIDLen <= wire.MaxConnectionIDLen, "ConnIDLen out of [1, 20]"},
+		{c.MaxDatagramSize >= wire.MinMaxUDPPayloadSize && c.MaxDatagramSize <= wire.DefaultMaxUDPPayloadSize, "MaxDatagramSize out of [1200, 65527]"},
+		{c.InitialRTT > 0 && c.HandshakeTimeout > 0 && c.IdleTimeout > 0 && c.MaxAckDelay > 0, "negative duration"},
+		{c.MaxAckDelay < wire.MaxMaxAckDelayMs*time.Millisecond, "MaxAckDelay of 2^14 ms or more"},
+		{c.AckDelayExponent <= wire.MaxAckDelayExponent, "AckDelayExponent above 20"},
+		{c.AckElicitingThreshold >= 1 && c.MaxAckRanges >= 1, "AckElicitingThreshold or MaxAckRanges below 1"},
+		{c.InitialStreamReceiveWindow <= c.MaxStreamReceiveWindow, "InitialStreamReceiveWindow above MaxStreamReceiveWindow"},
+		{c.InitialConnReceiveWindow <= c.MaxConnReceiveWindow, "InitialConnReceiveWindow above MaxConnReceiveWindow"},
+		{c.MaxConnReceiveWindow <= wire.MaxVarint && c.MaxStreamReceiveWindow <= wire.MaxVarint, "receive window above 2^62-1"},
+		{c.MinSendBuffer > 0 && c.MinSendBuffer <= c.MaxSendBuffer, "MinSendBuffer out of (0, MaxSendBuffer]"},
+		{c.MaxIncomingStreamsBidi <= wire.MaxStreamsLimit && c.MaxIncomingStreamsUni <= wire.MaxStreamsLimit, "stream limit above 2^60"},
+		{c.MaxCryptoBuffer > 0, "MaxCryptoBuffer below 1"},
+		{c.ActiveConnIDLimit >= wire.MinActiveConnectionIDLimit && c.ActiveConnIDLimit <= 64, "ActiveConnIDLimit out of [2, 64]"},
+		{c.MaxCongestionWindow > 0, "MaxCongestionWindow below 1"},
+	}
+	for _, chk := range checks {
+		if !chk.ok {
+			return fmt.Errorf("%w: %s", ErrConfig, chk.msg)
+		}
+	}
+	return nil
+}
+
+// recoveryConfig derives the loss recovery configuration.
+func (c *Config) recoveryConfig(isServer bool) recovery.Config {
+	var rc recovery.Config
+	if c.Recovery != nil {
+		rc = *c.Recovery
+	} else {
+		rc = recovery.DefaultConfig()
+		rc.InitialRTT = c.InitialRTT
+		rc.Algorithm = c.CongestionControl
+		rc.MaxWindow = c.MaxCongestionWindow
+		rc.Pacing.Enabled = !c.DisablePacing
+	}
+	rc.IsServer = isServer
+	rc.MaxDatagramSize = c.MaxDatagramSize
+	return rc
+}
+
+// tlsConfig returns the TLS configuration for QUIC: TLS 1.3 only (RFC 9001
+// section 4.2).
+func (c *Config) tlsConfig() *tls.Config {
+	t := c.TLS.Clone()
+	if t.MinVersion < tls.VersionTLS13 {
+		t.MinVersion = tls.VersionTLS13
+	}
+	return t
+}

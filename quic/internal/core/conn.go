@@ -1,0 +1,290 @@
+package core
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"net/netip"
+	"time"
+
+	"github.com/satquic/satquic/quic/internal/crypto"
+	"github.com/satquic/satquic/quic/internal/recovery"
+	"github.com/satquic/satquic/quic/internal/wire"
+)
+
+// connState is where a connection is in its life (RFC 9000 section 10).
+type connState uint8
+
+const (
+	stateActive   connState = iota // handshaking or established
+	stateClosing                   // we sent CONNECTION_CLOSE (section 10.2.1)
+	stateDraining                  // the peer closed (section 10.2.2)
+	stateClosed                    // nothing more to do
+)
+
+// Conn is one QUIC connection as a state machine: it is fed datagrams and
+// timer expirations with the current time and produces datagrams to send.
+// See the package documentation for the calling protocol. A Conn is not
+// safe for concurrent use.
+type Conn struct {
+	cfg      Config
+	isClient bool
+	version  wire.Version
+	now      time.Duration
+	remote   netip.AddrPort
+
+	tls *tls.QUICConn
+
+	spaces   [numSpaces]*pnSpace
+	appRead  *crypto.AppKeys
+	appWrite *crypto.AppKeys
+	ku       keyUpdateState
+
+	sender *recovery.Sender
+	parser wire.FrameParser
+
+	cids        connIDs
+	origDCID    wire.ConnectionID // the client's first Destination Connection ID
+	localParams wire.TransportParameters
+	peerParams  wire.TransportParameters
+	hasPeer     bool // peer transport parameters received
+	// peerSCIDSet: the client learned the server's connection ID from
+	// its first Initial (RFC 9000 section 7.2); for a server, the
+	// client's Source Connection ID was recorded.
+	peerSCIDSet bool
+
+	handshakeComplete  bool
+	handshakeConfirmed bool
+	handshakeDeadline  time.Duration
+	handshakeDoneSent  bool // server: HANDSHAKE_DONE queued at least once
+	handshakeDonePend  bool
+
+	// Anti-amplification state of a server (RFC 9000 section 8.1).
+	addrValidated bool
+	ampReceived   uint64
+	ampSent       uint64
+	ampLimited    bool
+
+	rxDatagramLen int // size of the datagram being processed
+
+	maxDatagram int // current max datagram size
+
+	streams streamMap
+	flow    connFlow
+
+	pathResponses [][8]byte
+
+	idle idleState
+
+	state      connState
+	closeErr   error
+	closeFrame wire.ConnectionCloseFrame
+	closing    closingState
+
+	events eventQueue
+	stats  connStats
+
+	// Scratch space reused by the packet builder.
+	build builder
+}
+
+// ServerParams describes the connection attempt a server accepts: the
+// first Initial packet of a client (see PeekInitial).
+type ServerParams struct {
+	// RemoteAddr is the client's address.
+	RemoteAddr netip.AddrPort
+	// OriginalDestConnID is the Destination Connection ID of the
+	// client's first Initial packet: it keys the Initial secrets and is
+	// echoed in original_destination_connection_id (RFC 9000 section
+	// 7.3).
+	OriginalDestConnID wire.ConnectionID
+	// Version is the version of the client's Initial; 0 keeps
+	// Config.Version.
+	Version wire.Version
+}
+
+// NewClientConn starts a client connection to remote at time now. Its
+// first flight (the ClientHello in Initial packets) is ready at once.
+func NewClientConn(cfg *Config, now time.Duration, remote netip.AddrPort) (*Conn, error) {
+	c, err := newConn(cfg, now, remote, true)
+	if err != nil {
+		return nil, err
+	}
+	// RFC 9000 section 7.2: the first Destination Connection ID is
+	// unpredictable and at least 8 bytes long.
+	dcid, err := c.randomConnID(max(8, c.cfg.ConnIDLen))
+	if err != nil {
+		return nil, err
+	}
+	c.origDCID = dcid
+	if err := c.cids.initClient(c, dcid); err != nil {
+		return nil, err
+	}
+	if err := c.installInitialKeys(dcid); err != nil {
+		return nil, err
+	}
+	q := tls.QUICClient(&tls.QUICConfig{TLSConfig: c.cfg.tlsConfig()})
+	if err := c.startTLS(q); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// NewServerConn accepts a connection at time now. The caller then feeds
+// it the datagram that carried the client's first Initial packet with
+// HandleDatagram.
+func NewServerConn(cfg *Config, now time.Duration, p ServerParams) (*Conn, error) {
+	if p.OriginalDestConnID.Len() < 8 {
+		// RFC 9000 section 7.2: a client's first Destination Connection
+		// ID is at least 8 bytes; a server drops shorter ones.
+		return nil, fmt.Errorf("%w: client's destination connection ID of %d bytes", wire.ErrConnectionIDLen, p.OriginalDestConnID.Len())
+	}
+	if p.Version != 0 && cfg != nil {
+		cc := *cfg
+		cc.Version = p.Version
+		cfg = &cc
+	}
+	c, err := newConn(cfg, now, p.RemoteAddr, false)
+	if err != nil {
+		return nil, err
+	}
+	c.origDCID = p.OriginalDestConnID
+	if err := c.cids.initServer(c); err != nil {
+		return nil, err
+	}
+	if err := c.installInitialKeys(p.OriginalDestConnID); err != nil {
+		return nil, err
+	}
+	q := tls.QUICServer(&tls.QUICConfig{TLSConfig: c.cfg.tlsConfig()})
+	if err := c.startTLS(q); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func newConn(cfg *Config, now time.Duration, remote netip.AddrPort, isClient bool) (*Conn, error) {
+	d, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	sender, err := recovery.New(d.recoveryConfig(!isClient))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	c := &Conn{
+		cfg:               d,
+		isClient:          isClient,
+		version:           d.Version,
+		now:               now,
+		remote:            remote,
+		sender:            sender,
+		maxDatagram:       d.MaxDatagramSize,
+		handshakeDeadline: now + d.HandshakeTimeout,
+		// RFC 9000 section 8.1: a client's address needs no validation
+		// from its own point of view.
+		addrValidated: isClient,
+	}
+	for i := range c.spaces {
+		c.spaces[i] = newSpace(recovery.Space(i))
+	}
+	c.streams.init(c)
+	c.flow.init(&d)
+	c.idle.init(now, d.IdleTimeout)
+	return c, nil
+}
+
+// installInitialKeys derives the Initial keys from the client's first
+// Destination Connection ID (RFC 9001 section 5.2).
+func (c *Conn) installInitialKeys(dcid wire.ConnectionID) error {
+	client, server, err := crypto.NewInitial(dcid.Bytes(), crypto.Version(c.version))
+	if err != nil {
+		return err
+	}
+	sp := c.spaces[spaceInitial]
+	if c.isClient {
+		sp.write, sp.read = client, server
+	} else {
+		sp.write, sp.read = server, client
+	}
+	return nil
+}
+
+// startTLS sets the transport parameters and starts the handshake.
+func (c *Conn) startTLS(q *tls.QUICConn) error {
+	c.tls = q
+	c.localParams = c.buildLocalParams()
+	raw, err := c.localParams.Append(nil, c.perspective())
+	if err != nil {
+		return fmt.Errorf("quic core: transport parameters: %w", err)
+	}
+	q.SetTransportParameters(raw)
+	if err := q.Start(context.Background()); err != nil {
+		return fmt.Errorf("quic core: TLS start: %w", err)
+	}
+	c.drainTLS()
+	if c.state != stateActive {
+		return c.closeErr
+	}
+	return nil
+}
+
+// perspective is this endpoint's role for transport parameters.
+func (c *Conn) perspective() wire.Perspective {
+	if c.isClient {
+		return wire.PerspectiveClient
+	}
+	return wire.PerspectiveServer
+}
+
+// randomConnID draws a connection ID of n bytes from the configured source.
+func (c *Conn) randomConnID(n int) (wire.ConnectionID, error) {
+	var b [wire.MaxConnectionIDLen]byte
+	if _, err := io.ReadFull(c.cfg.Rand, b[:n]); err != nil {
+		return wire.ConnectionID{}, fmt.Errorf("quic core: random connection ID: %w", err)
+	}
+	return wire.NewConnectionID(b[:n])
+}
+
+// IsClient reports the connection's role.
+func (c *Conn) IsClient() bool { return c.isClient }
+
+// RemoteAddr is the peer's address, where datagrams go.
+func (c *Conn) RemoteAddr() netip.AddrPort { return c.remote }
+
+// HandshakeComplete reports whether the TLS handshake completed.
+func (c *Conn) HandshakeComplete() bool { return c.handshakeComplete }
+
+// HandshakeConfirmed reports whether the handshake is confirmed (RFC 9001
+// section 4.1.2).
+func (c *Conn) HandshakeConfirmed() bool { return c.handshakeConfirmed }
+
+// ConnectionState returns the TLS state: negotiated protocol, peer
+// certificates.
+func (c *Conn) ConnectionState() tls.ConnectionState { return c.tls.ConnectionState() }
+
+// PeerParams returns the peer's transport parameters, once received.
+func (c *Conn) PeerParams() (wire.TransportParameters, bool) { return c.peerParams, c.hasPeer }
+
+// PollEvent returns the next event, if any.
+func (c *Conn) PollEvent() (Event, bool) {
+	ev, ok := c.events.pop()
+	if ok {
+		c.streams.onEventPolled(ev)
+	}
+	return ev, ok
+}
+
+// Closed reports whether the connection is over: no datagram will be sent
+// and no timer is armed; the driver may forget it.
+func (c *Conn) Closed() bool { return c.state == stateClosed }
+
+// Err returns why the connection closed, or nil while it is active.
+func (c *Conn) Err() error { return c.closeErr }
+
+// pto is the current probe timeout without backoff (RFC 9002 section
+// 6.2.1), used for the closing, draining and idle periods.
+func (c *Conn) pto() time.Duration {
+	rtt := c.sender.RTT()
+	return rtt.SmoothedRTT() + max(4*rtt.RTTVar(), time.Millisecond) + rtt.MaxAckDelay()
+}

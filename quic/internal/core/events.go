@@ -1,0 +1,84 @@
+package core
+
+import (
+	"fmt"
+
+	"github.com/satquic/satquic/quic/internal/wire"
+)
+
+// EventKind says what an Event reports.
+type EventKind uint8
+
+// The events a Conn reports through PollEvent.
+const (
+	// EventHandshakeComplete: the TLS handshake completed (RFC 9001
+	// section 4.1.1); streams may be opened.
+	EventHandshakeComplete EventKind = iota + 1
+	// EventHandshakeConfirmed: the handshake is confirmed (section
+	// 4.1.2); the handshake keys are gone.
+	EventHandshakeConfirmed
+	// EventStreamOpened: the peer opened StreamID.
+	EventStreamOpened
+	// EventStreamReadable: StreamRead on StreamID returns data, the end
+	// of the stream, or the peer's reset.
+	EventStreamReadable
+	// EventStreamWritable: StreamWrite on StreamID accepts more data, or
+	// fails because the peer sent STOP_SENDING.
+	EventStreamWritable
+	// EventStreamsAvailable: the peer raised its stream limit; OpenStream
+	// may succeed again. Bidi says which type.
+	EventStreamsAvailable
+	// EventConnIDIssued: ConnID now routes to this connection (a driver
+	// updates its demultiplexing table).
+	EventConnIDIssued
+	// EventConnIDRetired: ConnID no longer routes to this connection.
+	EventConnIDRetired
+	// EventClosed: the connection is closing, draining or closed; Err
+	// says why (a *ConnError, ErrIdleTimeout, ErrHandshakeTimeout or
+	// ErrStatelessReset). It is the last event.
+	EventClosed
+)
+
+func (k EventKind) String() string {
+	names := [...]string{"", "handshake-complete", "handshake-confirmed", "stream-opened",
+		"stream-readable", "stream-writable", "streams-available", "connid-issued",
+		"connid-retired", "closed"}
+	if int(k) < len(names) && k != 0 {
+		return names[k]
+	}
+	return fmt.Sprintf("EventKind(%d)", uint8(k))
+}
+
+// Event is something the application or the driver should act on.
+type Event struct {
+	Kind     EventKind
+	StreamID uint64
+	Bidi     bool
+	ConnID   wire.ConnectionID
+	Err      error
+}
+
+// eventQueue is a FIFO of events. Stream readiness events are coalesced
+// through flags on the stream, so the queue holds at most one readable and
+// one writable event per stream.
+type eventQueue struct {
+	q    []Event
+	head int
+}
+
+func (e *eventQueue) push(ev Event) { e.q = append(e.q, ev) }
+
+func (e *eventQueue) pop() (Event, bool) {
+	if e.head == len(e.q) {
+		return Event{}, false
+	}
+	ev := e.q[e.head]
+	e.q[e.head] = Event{}
+	e.head++
+	if e.head == len(e.q) {
+		e.q, e.head = e.q[:0], 0
+	}
+	return ev, true
+}
+
+func (e *eventQueue) len() int { return len(e.q) - e.head }

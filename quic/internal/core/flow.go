@@ -1,0 +1,99 @@
+package core
+
+import "time"
+
+// recvWindow is the receive side of flow control for a stream or the
+// connection (RFC 9000 section 4): the limit advertised to the peer, and the
+// window that moves it as the application consumes data.
+//
+// The window tunes itself: when the application consumed half a window in
+// less than two round trips, the window was what limited the sender, so it
+// doubles (up to max). A 600 ms path thus reaches a window of its
+// bandwidth-delay product in a few round trips without a large default.
+type recvWindow struct {
+	limit  uint64 // largest offset the peer may send (advertised)
+	window uint64
+	max    uint64
+
+	epochStart time.Duration // when the last limit was advertised
+	epochOff   uint64        // consumed offset at that time
+}
+
+func newRecvWindow(initial, maxWindow uint64, now time.Duration) recvWindow {
+	return recvWindow{limit: initial, window: initial, max: maxWindow, epochStart: now}
+}
+
+// shouldUpdate reports whether a larger limit should be advertised: less
+// than half a window of credit is left (RFC 9000 section 4.2 leaves the
+// timing to the receiver).
+func (w *recvWindow) shouldUpdate(consumed uint64) bool {
+	return w.limit-min(consumed, w.limit) < w.window/2
+}
+
+// update auto-tunes the window and moves the limit to consumed + window.
+// It returns the new limit.
+func (w *recvWindow) update(consumed uint64, now, srtt time.Duration) uint64 {
+	read := consumed - min(w.epochOff, consumed)
+	elapsed := now - w.epochStart
+	if w.window < w.max && read > 0 && w.window > 0 {
+		// Half a window in under two RTTs: the window limits the sender.
+		if elapsed < time.Duration(float64(4*srtt)*float64(read)/float64(w.window)) {
+			w.window = min(2*w.window, w.max)
+		}
+	}
+	w.epochStart, w.epochOff = now, consumed
+	w.limit = max(w.limit, consumed+w.window)
+	return w.limit
+}
+
+// grow raises the window to at least n (never above max): the connection
+// window follows the largest stream window.
+func (w *recvWindow) grow(n uint64) {
+	w.window = max(w.window, min(n, w.max))
+}
+
+// connFlow is connection-level flow control (RFC 9000 section 4.1).
+type connFlow struct {
+	// Sending: the peer's MAX_DATA and the stream bytes sent against it.
+	sendMax      uint64
+	sent         uint64
+	blockedAt    uint64 // limit of the last DATA_BLOCKED queued
+	blockedQueue bool
+
+	// Receiving: the highest offsets received on all streams add up to
+	// received; consumed counts what the application read or what was
+	// discarded.
+	recv          recvWindow
+	received      uint64
+	consumed      uint64
+	limitPending  bool // a MAX_DATA frame should be sent
+	advertisedMax uint64
+}
+
+func (f *connFlow) init(cfg *Config) {
+	f.recv = newRecvWindow(cfg.InitialConnReceiveWindow, cfg.MaxConnReceiveWindow, 0)
+	f.advertisedMax = f.recv.limit
+}
+
+// sendCredit is how many new stream bytes the connection may still send.
+func (f *connFlow) sendCredit() uint64 { return f.sendMax - min(f.sent, f.sendMax) }
+
+// onMaxData raises the send limit (RFC 9000 section 19.9: a smaller value
+// is ignored).
+func (f *connFlow) onMaxData(maximum uint64) bool {
+	if maximum <= f.sendMax {
+		return false
+	}
+	f.sendMax = maximum
+	return true
+}
+
+// onConsumed accounts for bytes the application read (or that a reset
+// released) and queues MAX_DATA when the window calls for it.
+func (f *connFlow) onConsumed(n uint64, now, srtt time.Duration) {
+	f.consumed += n
+	if f.recv.shouldUpdate(f.consumed) {
+		f.advertisedMax = f.recv.update(f.consumed, now, srtt)
+		f.limitPending = true
+	}
+}

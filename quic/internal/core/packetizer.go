@@ -1,0 +1,340 @@
+package core
+
+import (
+	"time"
+
+	"github.com/satquic/satquic/quic/internal/crypto"
+	"github.com/satquic/satquic/quic/internal/recovery"
+	"github.com/satquic/satquic/quic/internal/wire"
+)
+
+// minInitialDatagram is the smallest datagram that may carry an Initial
+// packet (RFC 9000 section 14.1).
+const minInitialDatagram = 1200
+
+// lengthFieldLen is the size of the Length field of the long headers this
+// endpoint sends: two bytes hold any packet up to 16383 bytes.
+const lengthFieldLen = 2
+
+// zeros supplies PADDING frames.
+var zeros [minInitialDatagram]byte
+
+// builder is the scratch space of the packet builder, reused from datagram
+// to datagram so that steady-state sending does not allocate.
+type builder struct {
+	payload [numSpaces][]byte
+	frames  [numSpaces][]sentFrame
+	plan    [numSpaces]plannedPacket
+	ack     wire.AckFrame
+	data    []byte
+	acked   []recovery.PacketInfo
+	lost    []recovery.PacketInfo
+}
+
+// plannedPacket is a packet of the datagram being built, before it is
+// sealed.
+type plannedPacket struct {
+	space        recovery.Space
+	pn           uint64
+	pnLen        int
+	hdrLen       int // header length, packet number included
+	ackEliciting bool
+	hasAck       bool
+	padded       bool
+}
+
+func (p *plannedPacket) size(payload int) int { return p.hdrLen + payload + crypto.TagLen }
+
+// sendPermit is what congestion control, the pacer and the probes allow
+// for the datagram being built.
+type sendPermit struct {
+	eliciting bool // ack-eliciting packets may be sent
+	probe     [numSpaces]bool
+}
+
+func (p *sendPermit) allows(s recovery.Space) bool { return p.eliciting || p.probe[s] }
+
+// NextDatagram builds the next datagram to send at now, appending it to
+// buf[:0] (buf may be nil), and reports false when there is nothing to send
+// now. The caller sends the datagram to RemoteAddr and calls again until it
+// reports false, then waits for NextTimer.
+func (c *Conn) NextDatagram(now time.Duration, buf []byte) ([]byte, bool) {
+	c.now = now
+	switch c.state {
+	case stateClosing:
+		return c.closingDatagram(buf)
+	case stateDraining, stateClosed:
+		return nil, false
+	}
+	size := c.datagramBudget()
+	if size < minInitialDatagram {
+		c.updateAmplification()
+		return nil, false
+	}
+	c.maybeStartKeyUpdate()
+	permit := c.permit(now)
+	n, total, eliciting := c.planDatagram(now, size, &permit)
+	if !eliciting && permit.eliciting {
+		// Nothing to send while the window allowed it (RFC 9002
+		// section 7.8).
+		c.sender.SetAppLimited()
+	}
+	if n == 0 {
+		return nil, false
+	}
+	out := c.sealDatagram(now, n, total, buf, size)
+	if out == nil {
+		return nil, false
+	}
+	return out, true
+}
+
+// datagramBudget is the largest datagram that may be sent now: the path's
+// maximum, and before address validation three times what was received
+// (RFC 9000 section 8.1).
+func (c *Conn) datagramBudget() int {
+	if len(c.cids.peer) == 0 {
+		return 0 // a server before the client's first Initial
+	}
+	size := c.maxDatagram
+	if !c.addrValidated {
+		allowed := 3 * c.ampReceived
+		if c.ampSent >= allowed {
+			return 0
+		}
+		size = int(min(uint64(size), allowed-c.ampSent))
+	}
+	return size
+}
+
+// updateAmplification tells the loss detector whether the anti-amplification
+// limit blocks the server, so that it arms no PTO meanwhile (RFC 9002
+// section 6.2.2.1).
+func (c *Conn) updateAmplification() {
+	if c.addrValidated {
+		return
+	}
+	limited := c.datagramBudget() < minInitialDatagram
+	if limited != c.ampLimited {
+		c.ampLimited = limited
+		c.sender.SetAmplificationLimited(c.now, limited)
+	}
+}
+
+// permit asks congestion control and the pacer whether ack-eliciting
+// packets may go now; probes bypass both (RFC 9002 section 7.5).
+func (c *Conn) permit(now time.Duration) sendPermit {
+	var p sendPermit
+	p.eliciting = c.sender.CanSend() && c.sender.NextSendTime(now, c.maxDatagram) <= now
+	for s := range recovery.Space(numSpaces) {
+		p.probe[s] = c.sender.ProbesPending(s) > 0
+	}
+	if p.probe[spaceApp] || p.probe[spaceHandshake] || p.probe[spaceInitial] {
+		// CanSend is true whenever a probe is owed; only the probed
+		// spaces may exceed the window.
+		p.eliciting = p.eliciting && c.sender.SendWindow() > 0
+	}
+	return p
+}
+
+// planDatagram builds the payloads of the packets of one datagram, in
+// the order Initial, Handshake, 1-RTT (RFC 9000 section 12.2). It returns
+// how many packets, their total size and whether any is ack-eliciting.
+func (c *Conn) planDatagram(now time.Duration, size int, permit *sendPermit) (n, total int, eliciting bool) {
+	remaining := size
+	for s := range recovery.Space(numSpaces) {
+		if !c.canSendIn(s) {
+			continue
+		}
+		p, ok := c.planPacket(now, s, remaining, permit)
+		if !ok {
+			continue
+		}
+		c.build.plan[n] = p
+		n++
+		sz := p.size(len(c.build.payload[s]))
+		remaining -= sz
+		total += sz
+		eliciting = eliciting || p.ackEliciting
+	}
+	if n == 0 {
+		return 0, 0, false
+	}
+	total += c.padDatagram(n, total)
+	return n, total, eliciting
+}
+
+// canSendIn reports whether packets of space s can be sealed now.
+func (c *Conn) canSendIn(s recovery.Space) bool {
+	sp := c.spaces[s]
+	if sp.discarded {
+		return false
+	}
+	if s == spaceApp {
+		return c.appWrite != nil
+	}
+	return sp.write != nil
+}
+
+// planPacket fills the payload of the next packet of space s within
+// remaining bytes of datagram.
+func (c *Conn) planPacket(now time.Duration, s recovery.Space, remaining int, permit *sendPermit) (plannedPacket, bool) {
+	sp := c.spaces[s]
+	p := plannedPacket{space: s, pn: sp.nextPN}
+	p.pnLen, _ = wire.PacketNumberLen(p.pn, sp.largestAcked)
+	p.hdrLen = c.headerLen(s, p.pnLen)
+	avail := remaining - p.hdrLen - crypto.TagLen
+	if avail < 8 {
+		return p, false
+	}
+	b := c.build.payload[s][:0]
+	frames := c.build.frames[s][:0]
+	allow := permit.allows(s)
+	wantsData := allow && c.hasDataIn(s)
+	if sp.acks.due(now) || (sp.acks.unacked && wantsData) {
+		b, frames, p.hasAck = c.appendAck(sp, b, frames, avail, now)
+	}
+	if allow {
+		b, frames = c.appendEliciting(s, b, frames, avail)
+		if permit.probe[s] && !hasEliciting(frames) && len(b) < avail {
+			// A probe with nothing else to say (RFC 9002 section 6.2.4).
+			b = append(b, byte(wire.FrameTypePing))
+			frames = append(frames, sentFrame{kind: fkPing})
+		}
+	}
+	c.build.payload[s], c.build.frames[s] = b, frames
+	if len(b) == 0 {
+		return p, false
+	}
+	p.ackEliciting = hasEliciting(frames)
+	return p, true
+}
+
+// hasEliciting reports whether a frame list makes its packet ack-eliciting.
+func hasEliciting(frames []sentFrame) bool {
+	for i := range frames {
+		if frames[i].kind != fkAck {
+			return true
+		}
+	}
+	return false
+}
+
+// headerLen is the size of the header of a packet of space s, packet
+// number included.
+func (c *Conn) headerLen(s recovery.Space, pnLen int) int {
+	dcid := c.cids.dcid().Len()
+	if s == spaceApp {
+		return 1 + dcid + pnLen
+	}
+	n := 1 + 4 + 1 + dcid + 1 + c.cids.local[0].id.Len() + lengthFieldLen + pnLen
+	if s == spaceInitial {
+		n++ // empty token
+	}
+	return n
+}
+
+// appendAck appends the space's ACK frame, trimmed to fit (RFC 9000
+// section 13.2.3 lets old ranges go).
+func (c *Conn) appendAck(sp *pnSpace, b []byte, frames []sentFrame, avail int, now time.Duration) ([]byte, []sentFrame, bool) {
+	f := &c.build.ack
+	if !sp.acks.buildFrame(f, now, c.cfg.AckDelayExponent, c.cfg.MaxAckRanges) {
+		return b, frames, false
+	}
+	if !f.TruncateToLen(avail - len(b)) {
+		return b, frames, false
+	}
+	out, err := f.Append(b)
+	if err != nil {
+		return b, frames, false
+	}
+	return out, append(frames, sentFrame{kind: fkAck, id: f.Ranges[0].Largest}), true
+}
+
+// hasDataIn reports whether space s has ack-eliciting frames to send.
+func (c *Conn) hasDataIn(s recovery.Space) bool {
+	if c.spaces[s].cryptoSend.hasPending(wire.MaxVarint) {
+		return true
+	}
+	return s == spaceApp && c.hasAppData()
+}
+
+// appendEliciting appends the ack-eliciting frames of space s.
+func (c *Conn) appendEliciting(s recovery.Space, b []byte, frames []sentFrame, avail int) ([]byte, []sentFrame) {
+	if s == spaceApp {
+		b, frames = c.appendControl(b, frames, avail)
+	}
+	b, frames = c.appendCrypto(c.spaces[s], b, frames, avail)
+	if s == spaceApp {
+		b, frames = c.appendStreams(b, frames, avail)
+	}
+	return b, frames
+}
+
+// appendCrypto appends CRYPTO frames: lost data first, then new data.
+func (c *Conn) appendCrypto(sp *pnSpace, b []byte, frames []sentFrame, avail int) ([]byte, []sentFrame) {
+	buf := &sp.cryptoSend
+	for buf.hasPending(wire.MaxVarint) {
+		off := buf.next
+		if buf.hasLost() {
+			off = buf.lost.min()
+		}
+		n, ok := wire.MaxCryptoDataLen(avail-len(b), off)
+		if !ok || n == 0 {
+			break
+		}
+		rg, _ := buf.nextRange(uint64(n), wire.MaxVarint)
+		data := c.scratch(int(rg.len()))
+		buf.readAt(data, rg.lo)
+		f := wire.CryptoFrame{Offset: rg.lo, Data: data}
+		out, err := f.Append(b)
+		if err != nil {
+			c.closeLocal(transportError(wire.CodeInternalError, 0, "CRYPTO frame: %v", err))
+			break
+		}
+		b = out
+		frames = append(frames, sentFrame{kind: fkCrypto, off: rg.lo, n: rg.len()})
+	}
+	return b, frames
+}
+
+// scratch returns a reusable buffer of n bytes.
+func (c *Conn) scratch(n int) []byte {
+	if cap(c.build.data) < n {
+		c.build.data = make([]byte, n)
+	}
+	return c.build.data[:n]
+}
+
+// padDatagram adds PADDING to the last packet where RFC 9000 section 14.1
+// requires a 1200-byte datagram (a client's Initial, a server's
+// ack-eliciting Initial), and where a packet is too short for the header
+// protection sample (RFC 9001 section 5.4.2). It returns the bytes added.
+func (c *Conn) padDatagram(n, total int) int {
+	added := 0
+	for i := range n {
+		p := &c.build.plan[i]
+		pl := &c.build.payload[p.space]
+		if short := 4 - p.pnLen - len(*pl); short > 0 {
+			*pl = append(*pl, zeros[:short]...)
+			added += short
+			p.padded = true
+		}
+	}
+	needs := false
+	for i := range n {
+		p := &c.build.plan[i]
+		if p.space == spaceInitial && (c.isClient || p.ackEliciting) {
+			needs = true
+		}
+	}
+	if needs && total+added < minInitialDatagram {
+		last := &c.build.plan[n-1]
+		pad := minInitialDatagram - total - added
+		pl := &c.build.payload[last.space]
+		*pl = append(*pl, zeros[:pad]...)
+		last.padded = true
+		added += pad
+	}
+	return added
+}

@@ -1,0 +1,227 @@
+package core
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"testing"
+	"time"
+)
+
+// flight is a datagram on its way between the two ends of a pair.
+type flight struct {
+	at       time.Duration
+	toServer bool
+	data     []byte
+}
+
+// pair wires a client and a server Conn back to back with a fixed one-way
+// delay, in virtual time. drop may discard datagrams; apps drive streams at
+// every step.
+type pair struct {
+	t      testing.TB
+	now    time.Duration
+	delay  time.Duration
+	client *Conn
+	server *Conn
+	scfg   *Config
+
+	flights []flight
+	sent    [2]int // datagrams sent: [0] by the client, [1] by the server
+	// drop reports whether to lose the n-th datagram of a direction.
+	drop func(toServer bool, n int, data []byte) bool
+	// clientApp and serverApp run before each step.
+	clientApp, serverApp func(c *Conn)
+	// events collects every event, per side.
+	clientEvents, serverEvents []Event
+	// sizes records the size of every datagram sent, per side.
+	sizes [2][]int
+	// ampCheck fails the test if the server sends more than three times
+	// what it received before the client's address is validated.
+	serverRecv, serverSent int
+}
+
+func newPair(t testing.TB, ccfg, scfg *Config, delay time.Duration) *pair {
+	t.Helper()
+	c, err := NewClientConn(ccfg, 0, serverAddr)
+	if err != nil {
+		t.Fatalf("NewClientConn: %v", err)
+	}
+	return &pair{t: t, delay: delay, client: c, scfg: scfg}
+}
+
+func (p *pair) flush(c *Conn, toServer bool) {
+	dir := 1
+	if toServer {
+		dir = 0
+	}
+	for {
+		d, ok := c.NextDatagram(p.now, nil)
+		if !ok {
+			return
+		}
+		n := p.sent[dir]
+		p.sent[dir]++
+		p.sizes[dir] = append(p.sizes[dir], len(d))
+		if !toServer {
+			p.serverSent += len(d)
+			if !p.server.addrValidated && p.serverSent > 3*p.serverRecv {
+				p.t.Errorf("server sent %d bytes after receiving %d before address validation", p.serverSent, p.serverRecv)
+			}
+		}
+		if p.drop != nil && p.drop(toServer, n, d) {
+			continue
+		}
+		p.flights = append(p.flights, flight{at: p.now + p.delay, toServer: toServer, data: d})
+	}
+}
+
+func (p *pair) deliver(f flight) {
+	if !f.toServer {
+		p.client.HandleDatagram(p.now, serverAddr, f.data)
+		return
+	}
+	if p.server == nil {
+		info, err := PeekInitial(f.data)
+		if err != nil {
+			return
+		}
+		p.server, err = NewServerConn(p.scfg, p.now, ServerParams{RemoteAddr: clientAddr, OriginalDestConnID: info.DstConnID})
+		if err != nil {
+			p.t.Fatalf("NewServerConn: %v", err)
+		}
+	}
+	p.serverRecv += len(f.data)
+	p.server.HandleDatagram(p.now, clientAddr, f.data)
+}
+
+func (p *pair) collectEvents() {
+	for {
+		ev, ok := p.client.PollEvent()
+		if !ok {
+			break
+		}
+		p.clientEvents = append(p.clientEvents, ev)
+	}
+	for p.server != nil {
+		ev, ok := p.server.PollEvent()
+		if !ok {
+			break
+		}
+		p.serverEvents = append(p.serverEvents, ev)
+	}
+}
+
+// step runs the applications, sends what both ends have, then advances
+// to the next arrival or timer. It reports false when nothing is left.
+func (p *pair) step() bool {
+	if p.clientApp != nil {
+		p.clientApp(p.client)
+	}
+	if p.serverApp != nil && p.server != nil {
+		p.serverApp(p.server)
+	}
+	p.collectEvents()
+	p.flush(p.client, true)
+	if p.server != nil {
+		p.flush(p.server, false)
+	}
+	next := time.Duration(math.MaxInt64)
+	if len(p.flights) > 0 {
+		next = p.flights[0].at
+	}
+	for _, c := range []*Conn{p.client, p.server} {
+		if c == nil {
+			continue
+		}
+		if t, ok := c.NextTimer(); ok && t < next {
+			next = t
+		}
+	}
+	if next == math.MaxInt64 {
+		return false
+	}
+	p.now = max(p.now, next)
+	for len(p.flights) > 0 && p.flights[0].at <= p.now {
+		f := p.flights[0]
+		p.flights = p.flights[1:]
+		p.deliver(f)
+	}
+	p.client.HandleTimer(p.now)
+	if p.server != nil {
+		p.server.HandleTimer(p.now)
+	}
+	return true
+}
+
+// run steps until cond holds, failing after limit of virtual time or when
+// the pair spins at one instant.
+func (p *pair) run(cond func() bool, limit time.Duration) error {
+	same, last := 0, time.Duration(-1)
+	for !cond() {
+		if p.now > limit {
+			return fmt.Errorf("time limit %v passed", limit)
+		}
+		if !p.step() {
+			if cond() {
+				return nil
+			}
+			return errors.New("idle before the condition held")
+		}
+		if p.now == last {
+			same++
+			if same > 10000 {
+				return fmt.Errorf("spinning at %v", p.now)
+			}
+		} else {
+			same, last = 0, p.now
+		}
+	}
+	return nil
+}
+
+func (p *pair) mustRun(cond func() bool, limit time.Duration) {
+	p.t.Helper()
+	if err := p.run(cond, limit); err != nil {
+		p.t.Fatalf("at %v: %v (client err %v, server err %v)", p.now, err, p.client.Err(), serverErr(p.server))
+	}
+}
+
+func serverErr(c *Conn) error {
+	if c == nil {
+		return nil
+	}
+	return c.Err()
+}
+
+func (p *pair) confirmed() bool {
+	return p.server != nil && p.client.HandshakeConfirmed() && p.server.HandshakeConfirmed()
+}
+
+// readAll reads everything readable on a stream into dst and reports EOF.
+func readAll(t testing.TB, c *Conn, id uint64, dst *[]byte) bool {
+	var buf [4096]byte
+	for {
+		n, err := c.StreamRead(id, buf[:])
+		*dst = append(*dst, buf[:n]...)
+		if err == io.EOF {
+			return true
+		}
+		if err != nil {
+			t.Fatalf("StreamRead(%d): %v", id, err)
+		}
+		if n == 0 {
+			return false
+		}
+	}
+}
+
+func hasEvent(evs []Event, kind EventKind) bool {
+	for _, ev := range evs {
+		if ev.Kind == kind {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,51 @@
+package core
+
+import (
+	"time"
+
+	"github.com/satquic/satquic/quic/internal/recovery"
+)
+
+// Stats are a connection's counters and its path estimates.
+type Stats struct {
+	SmoothedRTT, MinRTT, LatestRTT, RTTVar time.Duration
+	CongestionWindow                       int
+	BytesInFlight                          int64
+	PacingRate                             uint64 // bytes per second
+
+	DatagramsSent, DatagramsReceived uint64
+	BytesSent, BytesReceived         uint64 // UDP payload bytes
+	PacketsSent, PacketsReceived     uint64
+	// PacketsLost counts packets declared lost; PacketsRetransmitted
+	// those among them whose content was queued again.
+	PacketsLost, PacketsRetransmitted uint64
+	// PacketsDropped counts received packets that could not be
+	// processed (no keys, bad header, failed decryption);
+	// PacketsDuplicate those received twice.
+	PacketsDropped, PacketsDuplicate uint64
+	DecryptionFailures               uint64
+	// StreamBytesRetransmitted counts stream bytes sent more than once.
+	StreamBytesRetransmitted uint64
+	ProbesSent               uint64
+	KeyUpdates               uint64
+
+	// Recovery holds the loss detector's counters (PTOs, spurious losses,
+	// congestion signals).
+	Recovery recovery.Stats
+}
+
+// connStats is the part of Stats the connection counts itself.
+type connStats = Stats
+
+// Stats returns the counters and the current RTT and window estimates.
+func (c *Conn) Stats() Stats {
+	s := c.stats
+	rtt := c.sender.RTT()
+	s.SmoothedRTT, s.MinRTT, s.LatestRTT, s.RTTVar = rtt.SmoothedRTT(), rtt.MinRTT(), rtt.LatestRTT(), rtt.RTTVar()
+	s.CongestionWindow = c.sender.CongestionWindow()
+	s.BytesInFlight = c.sender.BytesInFlight()
+	s.PacingRate = c.sender.PacingRate()
+	s.KeyUpdates = c.ku.updates
+	s.Recovery = c.sender.Stats()
+	return s
+}

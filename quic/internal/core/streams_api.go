@@ -1,0 +1,199 @@
+package core
+
+import (
+	"io"
+)
+
+// OpenStream opens a bidirectional or unidirectional stream and returns
+// its ID. It fails with ErrStreamLimit while the peer's limit does not allow
+// another stream (EventStreamsAvailable tells when it does), and with
+// ErrHandshakeIncomplete before the peer's transport parameters arrived.
+func (c *Conn) OpenStream(bidi bool) (uint64, error) {
+	if err := c.checkOpen(); err != nil {
+		return 0, err
+	}
+	if !c.hasPeer {
+		return 0, ErrHandshakeIncomplete
+	}
+	return c.streams.open(bidi)
+}
+
+// checkOpen fails once the connection is closing.
+func (c *Conn) checkOpen() error {
+	if c.state != stateActive {
+		return ErrClosed
+	}
+	return nil
+}
+
+// StreamWrite buffers p for sending on a stream and returns how many bytes
+// it took: fewer than len(p) when the stream's send buffer is full, in
+// which case EventStreamWritable tells when there is room. After the peer's
+// STOP_SENDING it fails with a *StreamError.
+func (c *Conn) StreamWrite(id uint64, p []byte) (int, error) {
+	if err := c.checkOpen(); err != nil {
+		return 0, err
+	}
+	s, err := c.streams.get(id)
+	if err != nil {
+		return 0, err
+	}
+	sd := s.send
+	switch {
+	case sd == nil:
+		return 0, ErrStreamDirection
+	case sd.stopped:
+		return 0, &StreamError{StreamID: id, Code: sd.stopCode, Remote: true}
+	case sd.reset || sd.finQueue:
+		return 0, ErrWriteClosed
+	}
+	limit := c.streams.sendBufferLimit()
+	room := limit - min(limit, sd.buf.buffered())
+	n := int(min(uint64(len(p)), room))
+	if n < len(p) {
+		sd.wantWritable = true
+	}
+	if n > 0 {
+		sd.buf.write(p[:n])
+		c.streams.queueSend(s)
+	}
+	return n, nil
+}
+
+// CloseWrite ends the sending part of a stream: a FIN follows the data
+// written (RFC 9000 section 3.1).
+func (c *Conn) CloseWrite(id uint64) error {
+	if err := c.checkOpen(); err != nil {
+		return err
+	}
+	s, err := c.streams.get(id)
+	if err != nil {
+		return err
+	}
+	sd := s.send
+	switch {
+	case sd == nil:
+		return ErrStreamDirection
+	case sd.reset:
+		return ErrWriteClosed
+	case sd.finQueue:
+		return nil
+	}
+	sd.finQueue = true
+	c.streams.queueSend(s)
+	return nil
+}
+
+// ResetStream abandons the sending part of a stream with an application
+// error code (RESET_STREAM, RFC 9000 section 19.4).
+func (c *Conn) ResetStream(id, code uint64) error {
+	if err := c.checkOpen(); err != nil {
+		return err
+	}
+	s, err := c.streams.get(id)
+	if err != nil {
+		return err
+	}
+	if s.send == nil {
+		return ErrStreamDirection
+	}
+	if !s.send.reset && !s.send.done() {
+		c.streams.resetSend(s, code)
+	}
+	return nil
+}
+
+// resetSend replaces the data of a sending part with RESET_STREAM; its
+// final size is the data sent so far (RFC 9000 section 4.5).
+func (m *streamMap) resetSend(s *stream, code uint64) {
+	sd := s.send
+	sd.reset, sd.resetCode, sd.resetPending = true, code, true
+	sd.buf.written = sd.buf.next
+	sd.buf.release()
+	m.queueCtrl(s)
+}
+
+// StreamRead reads in-order data from a stream. It returns 0 and no error
+// when nothing is readable yet (EventStreamReadable tells when), io.EOF
+// after the last byte, and a *StreamError if the peer reset the stream.
+func (c *Conn) StreamRead(id uint64, p []byte) (int, error) {
+	s, err := c.streams.get(id)
+	if err != nil {
+		return 0, err
+	}
+	r := s.recv
+	switch {
+	case r == nil:
+		return 0, ErrStreamDirection
+	case r.reset:
+		r.resetRead = true
+		c.streams.maybeRemove(s)
+		return 0, &StreamError{StreamID: id, Code: r.resetCode, Remote: true}
+	case r.stopped:
+		return 0, &StreamError{StreamID: id, Code: r.stopCode}
+	}
+	n := r.buf.read(p)
+	if n > 0 {
+		c.onStreamConsumed(s, uint64(n))
+	}
+	if r.hasFinal && r.buf.readOff == r.finalSize {
+		r.eofRead = true
+		c.streams.maybeRemove(s)
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+// StreamReadable returns how many bytes StreamRead can return at once.
+func (c *Conn) StreamReadable(id uint64) int {
+	s := c.streams.m[id]
+	if s == nil || s.recv == nil {
+		return 0
+	}
+	return int(s.recv.buf.readable())
+}
+
+// StopSending asks the peer to stop sending on a stream (STOP_SENDING, RFC
+// 9000 section 19.5); data that arrives meanwhile is discarded.
+func (c *Conn) StopSending(id, code uint64) error {
+	if err := c.checkOpen(); err != nil {
+		return err
+	}
+	s, err := c.streams.get(id)
+	if err != nil {
+		return err
+	}
+	r := s.recv
+	if r == nil {
+		return ErrStreamDirection
+	}
+	if r.stopped || r.reset || r.eofRead || r.allReceived() {
+		return nil
+	}
+	r.stopped, r.stopCode, r.stopPending = true, code, true
+	c.streams.discardRecv(s, r.buf.highest)
+	c.streams.queueCtrl(s)
+	return nil
+}
+
+// onStreamConsumed moves the flow control windows after the application
+// read n bytes of a stream.
+func (c *Conn) onStreamConsumed(s *stream, n uint64) {
+	r := s.recv
+	// Section 4.2: once the final size is known, no more credit is
+	// needed.
+	if !r.hasFinal && r.win.shouldUpdate(r.buf.readOff) {
+		r.win.update(r.buf.readOff, c.now, c.sender.RTT().SmoothedRTT())
+		r.limitPending = true
+		c.streams.queueCtrl(s)
+		// The connection window stays ahead of the largest stream
+		// window, or it would throttle a single fast stream.
+		c.flow.recv.grow(r.win.window + r.win.window/2)
+	}
+	c.onConsumed(n)
+}
+
+// onConsumed accounts for n bytes consumed at the connection level.
+func (c *Conn) onConsumed(n uint64) {
+	c.flow.onConsumed(n, c.now, c.sender.RTT().SmoothedRTT())
+}

@@ -1,0 +1,91 @@
+package core
+
+import "time"
+
+// deadlines collects the earliest of several optional times.
+type deadlines struct {
+	t  time.Duration
+	ok bool
+}
+
+func (d *deadlines) add(t time.Duration, ok bool) {
+	if ok && (!d.ok || t < d.t) {
+		d.t, d.ok = t, true
+	}
+}
+
+// NextTimer returns when the connection next needs HandleTimer (and then
+// NextDatagram): a loss detection or probe timeout, a delayed ACK, the
+// pacer releasing a packet, the idle or handshake timeout, the end of the
+// closing period. ok is false when nothing is scheduled (a closed
+// connection). A time at or before the last now means "now".
+func (c *Conn) NextTimer() (time.Duration, bool) {
+	var d deadlines
+	switch c.state {
+	case stateClosed:
+		return 0, false
+	case stateClosing, stateDraining:
+		return c.closing.deadline, true
+	}
+	d.add(c.handshakeDeadline, !c.handshakeComplete)
+	d.add(c.idle.deadline(c.pto()))
+	d.add(c.sender.Deadline())
+	d.add(c.ku.discardAt, c.ku.discardArmed)
+	if c.datagramBudget() < minInitialDatagram {
+		// Blocked by the anti-amplification limit: only receiving helps.
+		return d.t, d.ok
+	}
+	for s := range spaceApp + 1 {
+		if c.canSendIn(s) {
+			d.add(c.spaces[s].acks.timer())
+		}
+	}
+	if c.sender.CanSend() && c.hasAnyData() {
+		d.add(c.sender.NextSendTime(c.now, c.maxDatagram), true)
+	}
+	if d.ok && d.t < c.now {
+		d.t = c.now
+	}
+	return d.t, d.ok
+}
+
+// hasAnyData reports whether any space has ack-eliciting frames to send.
+func (c *Conn) hasAnyData() bool {
+	for s := range spaceApp + 1 {
+		if c.canSendIn(s) && c.hasDataIn(s) {
+			return true
+		}
+	}
+	return false
+}
+
+// HandleTimer runs the timers due at now. Call NextDatagram afterwards:
+// a timer may have made probes or ACKs due.
+func (c *Conn) HandleTimer(now time.Duration) {
+	c.now = now
+	switch c.state {
+	case stateClosed:
+		return
+	case stateClosing, stateDraining:
+		if now >= c.closing.deadline {
+			c.state = stateClosed
+			c.closing.packet = nil
+		}
+		return
+	}
+	if !c.handshakeComplete && now >= c.handshakeDeadline {
+		c.closeSilently(ErrHandshakeTimeout)
+		return
+	}
+	if t, ok := c.idle.deadline(c.pto()); ok && now >= t {
+		c.closeSilently(ErrIdleTimeout)
+		return
+	}
+	if c.ku.discardArmed && now >= c.ku.discardAt {
+		c.ku.discardArmed = false
+		c.appRead.DiscardPrevious()
+	}
+	if t, ok := c.sender.Deadline(); ok && now >= t {
+		c.onRecoveryResult(c.sender.OnTimeout(now))
+	}
+}
