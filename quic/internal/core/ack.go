@@ -26,8 +26,10 @@ type ackState struct {
 
 	// unacked: packets arrived since the last ACK frame was sent.
 	unacked bool
-	// eliciting counts ack-eliciting packets since the last ACK frame.
+	// eliciting counts ack-eliciting packets since the last ACK frame,
+	// sinceAck all packets.
 	eliciting int
+	sinceAck  int
 	// immediate: an ACK should go out without delay.
 	immediate bool
 	// deadline is when the delayed ACK is due (hasDeadline).
@@ -69,6 +71,7 @@ func (a *ackState) onPacket(now time.Duration, pn uint64, ackEliciting bool, p a
 		a.largest, a.largestTime, a.hasLargest = pn, now, true
 	}
 	a.unacked = true
+	a.sinceAck++
 	if !ackEliciting {
 		return
 	}
@@ -87,6 +90,18 @@ func (a *ackState) onPacket(now time.Duration, pn uint64, ackEliciting bool, p a
 func (a *ackState) due(now time.Duration) bool {
 	return a.unacked && (a.immediate || (a.hasDeadline && now >= a.deadline))
 }
+
+// piggyback reports whether an ACK frame is worth adding to a packet sent
+// anyway: an ack-eliciting packet waits for one, or enough packets that
+// elicit none (the peer's own ACKs) arrived that acknowledging them lets
+// the peer prune its ACK ranges (RFC 9000 section 13.2.4).
+func (a *ackState) piggyback() bool {
+	return a.unacked && (a.eliciting > 0 || a.sinceAck >= piggybackEvery)
+}
+
+// piggybackEvery is how many non-ack-eliciting packets are acknowledged
+// together when nothing else asks for an ACK.
+const piggybackEvery = 16
 
 // timer returns when a delayed ACK falls due.
 func (a *ackState) timer() (time.Duration, bool) {
@@ -124,6 +139,7 @@ func (a *ackState) buildFrame(f *wire.AckFrame, now time.Duration, exponent uint
 func (a *ackState) onAckSent() {
 	a.unacked = false
 	a.eliciting = 0
+	a.sinceAck = 0
 	a.immediate = false
 	a.hasDeadline = false
 }

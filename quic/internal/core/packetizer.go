@@ -191,7 +191,7 @@ func (c *Conn) planPacket(now time.Duration, s recovery.Space, remaining int, pe
 	frames := c.build.frames[s][:0]
 	allow := permit.allows(s)
 	wantsData := allow && c.hasDataIn(s)
-	if sp.acks.due(now) || (sp.acks.unacked && wantsData) {
+	if sp.acks.due(now) || (wantsData && sp.acks.piggyback()) {
 		b, frames, p.hasAck = c.appendAck(sp, b, frames, avail, now)
 	}
 	if allow {

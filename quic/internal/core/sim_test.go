@@ -1,0 +1,116 @@
+package core
+
+import (
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/satquic/satquic/netsim"
+)
+
+// simEndpoint runs a Conn as a netsim endpoint. The server side creates
+// its Conn from the first datagram, as a listener would.
+type simEndpoint struct {
+	t      testing.TB
+	conn   *Conn
+	peer   netip.AddrPort
+	scfg   *Config // server only
+	app    func(now time.Duration, c *Conn)
+	events []Event
+	out    []netsim.Datagram
+	// completedAt is when the handshake completed here.
+	completedAt time.Duration
+}
+
+func (e *simEndpoint) Receive(now time.Duration, from netip.AddrPort, data []byte) {
+	if e.conn == nil {
+		info, err := PeekInitial(data)
+		if err != nil {
+			return
+		}
+		e.conn, err = NewServerConn(e.scfg, now, ServerParams{RemoteAddr: from, OriginalDestConnID: info.DstConnID})
+		if err != nil {
+			e.t.Fatalf("NewServerConn: %v", err)
+		}
+	}
+	e.conn.HandleDatagram(now, from, data)
+}
+
+func (e *simEndpoint) Poll(now time.Duration) ([]netsim.Datagram, time.Duration, bool) {
+	if e.conn == nil {
+		return nil, 0, false
+	}
+	e.conn.HandleTimer(now)
+	for {
+		ev, ok := e.conn.PollEvent()
+		if !ok {
+			break
+		}
+		if ev.Kind == EventHandshakeComplete {
+			e.completedAt = now
+		}
+		e.events = append(e.events, ev)
+	}
+	if e.app != nil {
+		e.app(now, e.conn)
+	}
+	e.out = e.out[:0]
+	for {
+		d, ok := e.conn.NextDatagram(now, nil)
+		if !ok {
+			break
+		}
+		e.out = append(e.out, netsim.Datagram{To: e.peer, Data: d})
+	}
+	next, ok := e.conn.NextTimer()
+	return e.out, next, ok
+}
+
+// simPair is a client and a server over a netsim path.
+type simPair struct {
+	net            *netsim.Network
+	path           *netsim.Path
+	client, server *simEndpoint
+}
+
+func newSimPair(t testing.TB, prof netsim.Profile, seed uint64, ccfg, scfg *Config, onEvent func(netsim.Event)) *simPair {
+	t.Helper()
+	n := netsim.NewNetwork(netsim.NetworkConfig{Seed: seed, OnEvent: onEvent})
+	path, err := n.AddProfilePath(clientAddr.Addr(), serverAddr.Addr(), prof)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := NewClientConn(ccfg, 0, serverAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp := &simPair{
+		net:    n,
+		path:   path,
+		client: &simEndpoint{t: t, conn: conn, peer: serverAddr},
+		server: &simEndpoint{t: t, peer: clientAddr, scfg: scfg},
+	}
+	if err := n.Attach(serverAddr, sp.server); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Attach(clientAddr, sp.client); err != nil {
+		t.Fatal(err)
+	}
+	return sp
+}
+
+func (sp *simPair) run(t testing.TB, done func() bool, limit time.Duration) {
+	t.Helper()
+	if err := sp.net.RunUntil(done, limit); err != nil {
+		t.Fatalf("at %v: %v (client: %v, server: %v)", sp.net.Now(), err, sp.client.conn.Err(), serverErr(sp.server.conn))
+	}
+}
+
+func profile(t testing.TB, name string) netsim.Profile {
+	t.Helper()
+	p, err := netsim.LookupProfile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
