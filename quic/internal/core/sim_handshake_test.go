@@ -64,4 +64,3 @@ func TestSimHandshake(t *testing.T) {
 		})
 	}
 }
-
