@@ -125,10 +125,10 @@ func (d *direction) arm(at time.Duration) {
 	d.armed = at
 }
 
-// run is the sender: a real-time thread that sleeps until the alarm rings
+// run is the sender: a high-priority thread that sleeps until the alarm rings
 // and sends what is due.
 func (d *direction) run(started chan<- struct{}) {
-	d.stats.threadStarted(rtio.LockRealtimeThread())
+	d.stats.threadStarted(rtio.LockHighPriorityThread())
 	close(started)
 	defer close(d.done)
 	defer d.poller.Close()

@@ -20,8 +20,8 @@ type dirStats struct {
 	oversize       atomic.Uint64
 	internalErrors atomic.Uint64
 	// Packet threads of this direction (ingress and sender), and how many
-	// of them got real-time priority.
-	threads, realtimeThreads atomic.Int32
+	// of them got high priority.
+	threads, priorityThreads atomic.Int32
 
 	mu       sync.Mutex
 	lateness hist // how long after its due time each packet left
@@ -55,10 +55,10 @@ func (s *dirStats) sojournOf(d time.Duration) {
 	s.mu.Unlock()
 }
 
-func (s *dirStats) threadStarted(realtime bool) {
+func (s *dirStats) threadStarted(highPriority bool) {
 	s.threads.Add(1)
-	if realtime {
-		s.realtimeThreads.Add(1)
+	if highPriority {
+		s.priorityThreads.Add(1)
 	}
 }
 

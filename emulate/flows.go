@@ -134,11 +134,11 @@ func (r *Relay) flowFor(client netip.AddrPort, now time.Duration) *flow {
 	return f
 }
 
-// readFlows is the downlink's ingress: a real-time thread that reads the
+// readFlows is the downlink's ingress: a high-priority thread that reads the
 // server's datagrams from whichever flow sockets have some.
 func (r *Relay) readFlows(started chan<- struct{}) {
 	defer r.wg.Done()
-	r.down.stats.threadStarted(rtio.LockRealtimeThread())
+	r.down.stats.threadStarted(rtio.LockHighPriorityThread())
 	started <- struct{}{}
 	msgs := newReadBuffers(readBatch, readSize(r.cfg.Down.MTU, r.overhead))
 	pkts := make([][]byte, 0, readBatch)

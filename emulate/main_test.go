@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// TestMain gives the emulator's real-time threads spare Ps, as the satquic
+// TestMain gives the emulator's high-priority threads spare Ps, as the satquic
 // command does: a thread woken by its timer needs a P to run Go code, and
 // with GOMAXPROCS at the core count the Ps may all be held by ordinary
 // threads the kernel has descheduled.

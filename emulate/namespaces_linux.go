@@ -237,7 +237,7 @@ func (n *Namespaces) Do(s Side, fn func() error) error {
 // Stats returns a snapshot of the counters.
 func (n *Namespaces) Stats() Stats {
 	return Stats{
-		Mode: "netns", ElapsedS: n.clk.Now().Seconds(), Realtime: realtime(n.up, n.down),
+		Mode: "netns", ElapsedS: n.clk.Now().Seconds(), HighPriority: highPriority(n.up, n.down),
 		Up: n.up.snapshot(), Down: n.down.snapshot(),
 	}
 }

@@ -184,7 +184,7 @@ func TestNamespacesAddDelay(t *testing.T) {
 		t.Errorf("round trips %v, want %v plus at most 5 ms at the median", rtts, want)
 	}
 	st := n.Stats()
-	if st.Realtime && (st.Up.LatenessP99 > ms(LateThreshold) || st.Down.LatenessP99 > ms(LateThreshold)) {
+	if st.HighPriority && (st.Up.LatenessP99 > ms(LateThreshold) || st.Down.LatenessP99 > ms(LateThreshold)) {
 		t.Errorf("lateness p99 up %.3f ms, down %.3f ms; want under %v", st.Up.LatenessP99, st.Down.LatenessP99, LateThreshold)
 	}
 }

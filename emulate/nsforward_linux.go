@@ -59,11 +59,11 @@ func watch(t *tunDevice) (*rtio.Poller, error) {
 	return p, nil
 }
 
-// readTUN is a direction's ingress: a real-time thread that offers every
+// readTUN is a direction's ingress: a high-priority thread that offers every
 // packet the namespace behind t sends to d.
 func (n *Namespaces) readTUN(t *tunDevice, p *rtio.Poller, d *direction, started chan<- struct{}) {
 	defer n.wg.Done()
-	d.stats.threadStarted(rtio.LockRealtimeThread())
+	d.stats.threadStarted(rtio.LockHighPriorityThread())
 	close(started)
 	bufs := make([][]byte, tunReadBatch)
 	for i := range bufs {

@@ -88,7 +88,7 @@ func StartRelay(cfg RelayConfig) (*Relay, error) {
 		return nil, err
 	}
 	// The ingress threads report their scheduling class before Start
-	// returns, so that Stats().Realtime is settled from the start.
+	// returns, so that Stats().HighPriority is settled from the start.
 	started := make(chan struct{}, 2)
 	r.wg.Add(3)
 	go r.readClients(started)
@@ -215,12 +215,12 @@ func (r *Relay) Addr() netip.AddrPort {
 // Stats returns a snapshot of the relay's counters.
 func (r *Relay) Stats() Stats {
 	return Stats{
-		Mode:     "relay",
-		ElapsedS: r.clk.Now().Seconds(),
-		Flows:    r.flows.count(),
-		Realtime: realtime(r.up, r.down),
-		Up:       r.up.snapshot(),
-		Down:     r.down.snapshot(),
+		Mode:         "relay",
+		ElapsedS:     r.clk.Now().Seconds(),
+		Flows:        r.flows.count(),
+		HighPriority: highPriority(r.up, r.down),
+		Up:           r.up.snapshot(),
+		Down:         r.down.snapshot(),
 	}
 }
 
@@ -253,12 +253,12 @@ func (r *Relay) stamp(payload []byte, flow uint32, now time.Duration) []byte {
 	return appendTrailer(b, r.overhead, trailer{flow: flow, arrival: now})
 }
 
-// readClients is the uplink's ingress: a real-time thread that reads
+// readClients is the uplink's ingress: a high-priority thread that reads
 // datagrams from clients and assigns each to its flow (opened on first
 // sight).
 func (r *Relay) readClients(started chan<- struct{}) {
 	defer r.wg.Done()
-	r.up.stats.threadStarted(rtio.LockRealtimeThread())
+	r.up.stats.threadStarted(rtio.LockHighPriorityThread())
 	started <- struct{}{}
 	msgs := newReadBuffers(readBatch, readSize(r.cfg.Up.MTU, r.overhead))
 	pkts := make([][]byte, 0, readBatch)

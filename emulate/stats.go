@@ -12,11 +12,11 @@ type Stats struct {
 	Mode     string  `json:"mode"`
 	ElapsedS float64 `json:"elapsed_s"`
 	Flows    int     `json:"flows,omitempty"`
-	// Realtime reports that every packet thread runs with real-time
+	// HighPriority reports that every packet thread runs at high
 	// priority; without it (no privileges) timing suffers on a busy host.
-	Realtime bool           `json:"realtime"`
-	Up       DirectionStats `json:"up"`
-	Down     DirectionStats `json:"down"`
+	HighPriority bool           `json:"high_priority"`
+	Up           DirectionStats `json:"up"`
+	Down         DirectionStats `json:"down"`
 }
 
 // DirectionStats reports one direction: the link model's fate of every
@@ -66,9 +66,9 @@ type DirectionStats struct {
 	InternalErrors uint64 `json:"internal_errors,omitempty"`
 }
 
-func realtime(dirs ...*direction) bool {
+func highPriority(dirs ...*direction) bool {
 	for _, d := range dirs {
-		if n := d.stats.threads.Load(); n == 0 || d.stats.realtimeThreads.Load() != n {
+		if n := d.stats.threads.Load(); n == 0 || d.stats.priorityThreads.Load() != n {
 			return false
 		}
 	}

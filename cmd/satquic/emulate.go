@@ -174,8 +174,8 @@ func runEmulate(args []string, stdout, stderr io.Writer) error {
 		// command line or the machine: exit status 2, as for bad flags.
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
-	if !em.Stats().Realtime {
-		fmt.Fprintln(stderr, "note: no real-time priority (needs root); on a busy machine packets may leave late (see \"late\" in the statistics)")
+	if !em.Stats().HighPriority {
+		fmt.Fprintln(stderr, "note: the packet threads could not get high priority (needs root); on a busy machine packets may leave late (see \"late\" in the statistics)")
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
@@ -191,7 +191,7 @@ func runEmulate(args []string, stdout, stderr io.Writer) error {
 	return errors.Join(closeErr, o.finish(final, stdout, stderr))
 }
 
-// tuneRuntimeForEmulator gives real-time packet threads spare Ps:
+// tuneRuntimeForEmulator gives high-priority packet threads spare Ps:
 // a thread woken by its timer needs a P to run Go code, and with as many
 // Ps as cores they may all be held by ordinary threads the kernel has
 // descheduled. Fewer collections mean fewer stop-the-world pauses.

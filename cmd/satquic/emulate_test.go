@@ -203,3 +203,61 @@ func TestEmulateNamespacesComeAndGo(t *testing.T) {
 		t.Errorf("statistics on stdout %q: %v", stdout.String(), err)
 	}
 }
+
+func TestProbeBadFlagsAreOneLine(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"probe", "--sink", "127.0.0.1:1"}, "--via and --sink are required"},
+		{[]string{"probe", "--via", "127.0.0.1:1", "--sink", "127.0.0.1:2", "--direction", "sideways"}, "want up or down"},
+		{[]string{"probe", "--via", "127.0.0.1:1", "--sink", "127.0.0.1:2", "--delay", "5ms"}, "need --profile"},
+		{[]string{"probe", "--via", "127.0.0.1:1", "--sink", "127.0.0.1:2", "--send-rate", "-1M"}, "--send-rate"},
+		{[]string{"probe", "--via", "127.0.0.1:1", "--sink", "127.0.0.1:2", "--profile", "nope"}, "unknown network profile"},
+		{[]string{"probe", "--via", "127.0.0.1:1", "--sink", "127.0.0.1:2", "--size", "2"}, "size 2"},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := runMain(c.args, &stdout, &stderr)
+		lines := strings.Split(strings.TrimRight(stderr.String(), "\n"), "\n")
+		if code != 2 || len(lines) != 1 || !strings.Contains(lines[0], c.want) {
+			t.Errorf("%v: status %d, stderr %q; want status 2 and one line about %q", c.args[1:], code, stderr.String(), c.want)
+		}
+	}
+}
+
+// TestProbeChecksAnEmulator runs the two commands against each other, as
+// the accuracy measurements do, for one short run.
+func TestProbeChecksAnEmulator(t *testing.T) {
+	sink := udpEcho(t) // only to reserve a free port for the sink
+	addr := sink.LocalAddr().String()
+	sink.Close()
+	var emOut bytes.Buffer
+	var emErr lockedBuffer
+	done := make(chan int)
+	link := []string{"--profile", "none", "--rate", "40M", "--delay", "3ms", "--loss-up", "ge:0.05,0.5"}
+	go func() {
+		done <- runMain(append([]string{"emulate", "--listen", "127.0.0.1:0", "--upstream", addr, "--seed", "5", "--duration", "3s", "--stats"}, link...), &emOut, &emErr)
+	}()
+	via := emErr.waitFor(t, regexp.MustCompile(`relaying (\S+) ->`))[1]
+	var stdout, stderr bytes.Buffer
+	code := runMain(append([]string{"probe", "--via", via, "--sink", addr, "--send-rate", "16M", "--size", "600",
+		"--duration", "1s", "--warmup", "200ms", "--drain", "200ms", "--json", "--check"}, link...), &stdout, &stderr)
+	var rep struct {
+		Sent   int `json:"sent"`
+		Checks []struct {
+			Name    string `json:"name"`
+			Pass    bool   `json:"pass"`
+			Skipped bool   `json:"skipped"`
+		} `json:"checks"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatalf("probe output %q (stderr %q): %v", stdout.String(), stderr.String(), err)
+	}
+	if code != 0 || rep.Sent == 0 || len(rep.Checks) != 4 {
+		t.Errorf("status %d, report %s, stderr %s", code, stdout.String(), stderr.String())
+		defer func() { t.Log(emOut.String()) }()
+	}
+	if code := <-done; code != 0 {
+		t.Errorf("emulator status %d: %s", code, emErr.String())
+	}
+}

@@ -152,8 +152,8 @@ func runProbe(args []string, stdout, stderr io.Writer) error {
 func printProbe(w io.Writer, o *probeOptions, rep probeReport) {
 	r := rep.Result
 	ms := func(d time.Duration) string { return fmt.Sprintf("%.3f", float64(d)/1e6) }
-	fmt.Fprintf(w, "probe: %slink, %d-byte datagrams offered at %.3f Mbit/s for %v (real-time threads: %v)\n",
-		r.Direction, r.Size, r.OfferedBps/1e6, o.cfg.Duration, r.Realtime)
+	fmt.Fprintf(w, "probe: %slink, %d-byte datagrams offered at %.3f Mbit/s for %v (high-priority threads: %v)\n",
+		r.Direction, r.Size, r.OfferedBps/1e6, o.cfg.Duration, r.HighPriority)
 	fmt.Fprintf(w, "sent %d, received %d, lost %d (%.4f%%), duplicates %d; sender at worst %v behind its pacing\n",
 		r.Sent, r.Received, r.Lost, 100*r.LossRate, r.Duplicates, r.SenderBehind.Round(time.Microsecond))
 	fmt.Fprintf(w, "delivered rate  %.3f Mbit/s (after %v of warm-up)\n", r.DeliveredBps/1e6, o.cfg.Warmup)

@@ -31,10 +31,10 @@ type Result struct {
 	// lost in a row.
 	Bursts map[int]int `json:"bursts"`
 
-	// SenderBehind is how late the paced sender ran at worst; Realtime
-	// reports that both probe threads had real-time priority.
+	// SenderBehind is how late the paced sender ran at worst; HighPriority
+	// reports that both probe threads had high priority.
 	SenderBehind time.Duration `json:"sender_behind_ns"`
-	Realtime     bool          `json:"realtime"`
+	HighPriority bool          `json:"high_priority"`
 
 	delays []time.Duration // sorted, for Compare
 }
@@ -42,7 +42,7 @@ type Result struct {
 func analyze(cfg Config, st sendStats, rec *receiver) *Result {
 	r := &Result{
 		Direction: "up", Size: cfg.Size, OfferedBps: cfg.RateBps, Sent: st.packets,
-		SenderBehind: st.behind, Realtime: st.realtime && rec.realtime,
+		SenderBehind: st.behind, HighPriority: st.highPriority && rec.highPriority,
 		Bursts: map[int]int{},
 	}
 	if cfg.Down {

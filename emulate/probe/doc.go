@@ -5,6 +5,6 @@
 // side by side with what the link model predicts for them.
 //
 // Sender and receiver share one clock, so one-way delays are exact. Both
-// run on real-time threads when the process may have them, so that the
+// run on high-priority threads when the process may have them, so that the
 // probe measures the emulator rather than its own scheduling.
 package probe

@@ -14,13 +14,13 @@ type arrival struct {
 	sent, at time.Duration
 }
 
-// receiver collects arrivals on a real-time thread until stopped.
+// receiver collects arrivals on a high-priority thread until stopped.
 type receiver struct {
-	poller   *rtio.Poller
-	done     chan struct{}
-	arrivals []arrival
-	realtime bool
-	err      error
+	poller       *rtio.Poller
+	done         chan struct{}
+	arrivals     []arrival
+	highPriority bool
+	err          error
 }
 
 func startReceiver(c *batchio.Conn, clk rtio.Clock, expect int) (*receiver, error) {
@@ -45,7 +45,7 @@ func startReceiver(c *batchio.Conn, clk rtio.Clock, expect int) (*receiver, erro
 
 func (r *receiver) run(c *batchio.Conn, clk rtio.Clock, started chan<- struct{}) {
 	defer close(r.done)
-	r.realtime = rtio.LockRealtimeThread()
+	r.highPriority = rtio.LockHighPriorityThread()
 	close(started)
 	msgs := make([]batchio.Message, 64)
 	for i := range msgs {

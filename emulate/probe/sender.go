@@ -17,14 +17,14 @@ const tick = 200 * time.Microsecond
 
 // sendStats is what the sender reports.
 type sendStats struct {
-	packets  int
-	realtime bool
+	packets      int
+	highPriority bool
 	// behind is the largest gap between a datagram's pacing time and its
 	// departure: a sender that cannot keep the rate shows it here.
 	behind time.Duration
 }
 
-// send paces total datagrams at the configured rate from a real-time
+// send paces total datagrams at the configured rate from a high-priority
 // thread. Datagrams whose time has come go out together in one system
 // call; each carries the time it actually left.
 func send(c *batchio.Conn, dst netip.AddrPort, clk rtio.Clock, cfg Config, total int) (sendStats, error) {
@@ -35,7 +35,7 @@ func send(c *batchio.Conn, dst netip.AddrPort, clk rtio.Clock, cfg Config, total
 	done := make(chan outcome, 1)
 	go func() {
 		// The thread is never unlocked: it leaves with the goroutine.
-		st := sendStats{realtime: rtio.LockRealtimeThread()}
+		st := sendStats{highPriority: rtio.LockHighPriorityThread()}
 		err := pace(c, dst, clk, cfg, total, &st)
 		done <- outcome{st, err}
 	}()

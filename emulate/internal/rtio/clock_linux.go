@@ -36,7 +36,7 @@ func (c Clock) Mono(t time.Duration) unix.Timespec {
 }
 
 // SleepUntil blocks the calling thread, not just the goroutine, until t
-// since the epoch: with real-time priority it wakes within microseconds,
+// since the epoch: with high priority it wakes within microseconds,
 // where a Go timer rounds up to the millisecond.
 func (c Clock) SleepUntil(t time.Duration) {
 	ts := c.Mono(t)

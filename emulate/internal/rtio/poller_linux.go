@@ -11,7 +11,7 @@ import (
 // Poller waits for file descriptors on the calling thread with epoll,
 // outside Go's network poller: a thread of the emulator blocks in the
 // kernel and is woken directly by the packet or timer it waits for, which
-// with real-time scheduling takes microseconds. An eventfd interrupts the
+// at high priority takes microseconds. An eventfd interrupts the
 // wait when the emulator stops.
 type Poller struct {
 	epfd   int
