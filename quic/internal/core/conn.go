@@ -87,6 +87,10 @@ type Conn struct {
 
 	// Scratch space reused by the packet builder.
 	build builder
+
+	// debugf, when set by a test, receives a line per packet sent,
+	// received and lost.
+	debugf func(format string, args ...any)
 }
 
 // ServerParams describes the connection attempt a server accepts: the

@@ -23,6 +23,9 @@ func (c *Conn) processFrames(s recovery.Space, pt wire.PacketType, payload []byt
 			return eliciting, err
 		}
 		eliciting = eliciting || ft.IsAckEliciting()
+		if c.debugf != nil {
+			c.debugf("%v recv %v frame %v", c.now, s, ft)
+		}
 		if err := c.handleFrame(s, f, dcid); err != nil {
 			return eliciting, err
 		}
@@ -179,6 +182,9 @@ func (c *Conn) onPacketLost(p recovery.PacketInfo) {
 		return
 	}
 	frames := sp.sent.take(p.Number)
+	if c.debugf != nil {
+		c.debugf("%v lost %v pn %d frames %v", c.now, p.Space, p.Number, frames)
+	}
 	if hasEliciting(frames) {
 		c.stats.PacketsRetransmitted++
 	}

@@ -129,6 +129,13 @@ func (c *Conn) permit(now time.Duration) sendPermit {
 	for s := range recovery.Space(numSpaces) {
 		p.probe[s] = c.sender.ProbesPending(s) > 0
 	}
+	if p.probe[spaceInitial] || p.probe[spaceHandshake] {
+		// A handshake probe carries the handshake data of both spaces:
+		// data of the other one may be what the peer misses, and no
+		// acknowledgement will open the window before the handshake
+		// completes.
+		p.probe[spaceInitial], p.probe[spaceHandshake] = true, true
+	}
 	if p.probe[spaceApp] || p.probe[spaceHandshake] || p.probe[spaceInitial] {
 		// CanSend is true whenever a probe is owed; only the probed
 		// spaces may exceed the window.
@@ -265,7 +272,10 @@ func (c *Conn) appendEliciting(s recovery.Space, b []byte, frames []sentFrame, a
 		b, frames = c.appendControl(b, frames, avail)
 	}
 	b, frames = c.appendCrypto(c.spaces[s], b, frames, avail)
-	if s == spaceApp {
+	if s == spaceApp && c.addrValidated {
+		// A server sends no stream data before the client's address is
+		// validated: the anti-amplification budget is kept for the
+		// handshake, whose losses it must be able to repair.
 		b, frames = c.appendStreams(b, frames, avail)
 	}
 	return b, frames

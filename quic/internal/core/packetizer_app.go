@@ -18,6 +18,9 @@ func (c *Conn) hasAppData() bool {
 	case len(m.ctrlQueue) > 0:
 		return true
 	}
+	if !c.addrValidated {
+		return false
+	}
 	credit := c.flow.sendCredit()
 	for _, s := range m.sendQueue {
 		if c.streamSendable(s, credit) {

@@ -86,6 +86,9 @@ func (c *Conn) onPacketSent(now time.Duration, p *plannedPacket) {
 	size := p.size(len(c.build.payload[p.space]))
 	rec := sp.sent.push(p.pn)
 	rec.frames = append(rec.frames, frames...)
+	if c.debugf != nil {
+		c.debugf("%v sent %v pn %d size %d frames %v", now, p.space, p.pn, size, frames)
+	}
 	inFlight := p.ackEliciting || p.padded
 	err := c.sender.OnPacketSent(now, recovery.SentPacket{
 		Space: p.space, Number: p.pn, Bytes: size,

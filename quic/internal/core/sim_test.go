@@ -20,6 +20,8 @@ type simEndpoint struct {
 	out    []netsim.Datagram
 	// completedAt is when the handshake completed here.
 	completedAt time.Duration
+	// sentAt is when each datagram was sent.
+	sentAt []time.Duration
 }
 
 func (e *simEndpoint) Receive(now time.Duration, from netip.AddrPort, data []byte) {
@@ -61,6 +63,7 @@ func (e *simEndpoint) Poll(now time.Duration) ([]netsim.Datagram, time.Duration,
 			break
 		}
 		e.out = append(e.out, netsim.Datagram{To: e.peer, Data: d})
+		e.sentAt = append(e.sentAt, now)
 	}
 	next, ok := e.conn.NextTimer()
 	return e.out, next, ok

@@ -51,7 +51,7 @@ func (d *download) server(now time.Duration, c *Conn) {
 		end := min(len(d.chunk), off+d.size-d.written)
 		n, err := c.StreamWrite(d.id, d.chunk[off:end])
 		if err != nil {
-			d.t.Fatalf("StreamWrite: %v", err)
+			d.t.Fatalf("StreamWrite: %v (%v)", err, c.Err())
 		}
 		d.written += n
 		if n < end-off {
