@@ -13,7 +13,6 @@ import (
 	"runtime"
 	"runtime/debug"
 	"syscall"
-	"text/tabwriter"
 	"time"
 
 	"github.com/satquic/satquic/emulate"
@@ -161,13 +160,17 @@ func runEmulate(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if o.listProfiles {
-		return printProfiles(stdout)
+		return linkflags.WriteProfiles(stdout, netsim.Profiles())
 	}
 	p, err := o.resolveProfile()
 	if err != nil {
 		return err
 	}
 	tuneRuntimeForEmulator()
+	// Signals are caught before the emulator starts, so that one arriving
+	// while namespaces are being made stops the run cleanly once they are.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
 	em, err := startEmulator(o, p, stderr)
 	if err != nil {
 		// Everything that fails before the emulator runs is about the
@@ -177,8 +180,6 @@ func runEmulate(args []string, stdout, stderr io.Writer) error {
 	if !em.Stats().HighPriority {
 		fmt.Fprintln(stderr, "note: the packet threads could not get high priority (needs root); on a busy machine packets may leave late (see \"late\" in the statistics)")
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	defer stop()
 	if o.duration > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, o.duration)
@@ -217,7 +218,7 @@ func startEmulator(o *emulateOptions, p netsim.Profile, stderr io.Writer) (emula
 		return nil, err
 	}
 	fmt.Fprintf(stderr, "satquic emulate: profile %s, seed %d; relaying %v -> %s (uplink %s, downlink %s)\n",
-		p.Name, o.seed, r.Addr(), o.upstream, linkSummary(p.Up), linkSummary(p.Down))
+		p.Name, o.seed, r.Addr(), o.upstream, linkflags.Summary(p.Up), linkflags.Summary(p.Down))
 	return r, nil
 }
 
@@ -226,25 +227,10 @@ func announceNamespaces(w io.Writer, n *emulate.Namespaces, p netsim.Profile, se
 		fmt.Fprintln(w, "removed the namespaces a previous run left behind")
 	}
 	c, s := n.Client(), n.Server()
-	fmt.Fprintf(w, "satquic emulate: profile %s, seed %d; uplink %s, downlink %s\n", p.Name, seed, linkSummary(p.Up), linkSummary(p.Down))
+	fmt.Fprintf(w, "satquic emulate: profile %s, seed %d; uplink %s, downlink %s\n", p.Name, seed, linkflags.Summary(p.Up), linkflags.Summary(p.Down))
 	fmt.Fprintf(w, "  server side: ip netns exec %s <command>   (address %v, %v)\n", s.Namespace, s.Addr, s.Addr6)
 	fmt.Fprintf(w, "  client side: ip netns exec %s <command>   (address %v, %v; server at %v)\n", c.Namespace, c.Addr, c.Addr6, s.Addr)
 	fmt.Fprintln(w, "stop with Ctrl-C or SIGTERM; the namespaces are removed on exit")
-}
-
-func linkSummary(c netsim.LinkConfig) string {
-	loss := c.Loss
-	if loss == "" {
-		loss = "no loss"
-	}
-	s := fmt.Sprintf("%s, %v", linkflags.FormatRate(c.RateBps), c.Delay)
-	if c.Trace != nil {
-		s = fmt.Sprintf("trace, %v", c.Delay)
-	}
-	if c.Jitter > 0 {
-		s += fmt.Sprintf(" +- %v", c.Jitter)
-	}
-	return s + ", " + loss
 }
 
 // emulateReport is one statistics record: the run's profile and seed, then
@@ -276,20 +262,20 @@ func (o *emulateOptions) printPeriodically(ctx context.Context, em emulator, std
 }
 
 // finish prints and saves the final statistics, and says so when the
-// emulator could not keep up.
+// emulator could not keep up. On stdout every record is one line of JSON,
+// the final one included; the file gets it indented.
 func (o *emulateOptions) finish(r emulateReport, stdout, stderr io.Writer) error {
-	data, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return err
-	}
-	data = append(data, '\n')
 	if o.stats {
-		if _, err := stdout.Write(data); err != nil {
+		if err := json.NewEncoder(stdout).Encode(r); err != nil {
 			return err
 		}
 	}
 	if o.statsJSON != "" {
-		if err := os.WriteFile(o.statsJSON, data, 0o644); err != nil {
+		data, err := json.MarshalIndent(r, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(o.statsJSON, append(data, '\n'), 0o644); err != nil {
 			return fmt.Errorf("statistics: %w", err)
 		}
 	}
@@ -298,49 +284,4 @@ func (o *emulateOptions) finish(r emulateReport, stdout, stderr io.Writer) error
 			late, emulate.LateThreshold, r.Up.Late, r.Down.Late)
 	}
 	return nil
-}
-
-// printProfiles writes the profile table.
-func printProfiles(w io.Writer) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tDOWN/UP\tDELAY DOWN/UP\tLOSS DOWN/UP\tQUEUE\tNOTES")
-	for _, p := range netsim.Profiles() {
-		fmt.Fprintf(tw, "%s\t%s/%s bit/s\t%s\t%s\t%s\t%s\n", p.Name,
-			linkflags.FormatRate(p.Down.RateBps), linkflags.FormatRate(p.Up.RateBps),
-			pair(delayText(p.Down), delayText(p.Up)), pair(lossText(p.Down), lossText(p.Up)),
-			queueText(p.Down), p.Description)
-	}
-	return tw.Flush()
-}
-
-func pair(a, b string) string {
-	if a == b {
-		return a
-	}
-	return a + " / " + b
-}
-
-func delayText(c netsim.LinkConfig) string {
-	s := c.Delay.String()
-	if c.Jitter > 0 {
-		s += "+-" + c.Jitter.String()
-	}
-	return s
-}
-
-func lossText(c netsim.LinkConfig) string {
-	if c.Loss == "" {
-		return "none"
-	}
-	return c.Loss
-}
-
-func queueText(c netsim.LinkConfig) string {
-	if c.QueuePackets > 0 {
-		return fmt.Sprintf("%d pkts", c.QueuePackets)
-	}
-	if c.QueueBytes > 0 {
-		return fmt.Sprintf("%d B", c.QueueBytes)
-	}
-	return "1 BDP"
 }

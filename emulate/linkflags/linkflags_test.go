@@ -3,6 +3,7 @@ package linkflags
 import (
 	"flag"
 	"io"
+	"strings"
 	"testing"
 	"time"
 
@@ -68,5 +69,24 @@ func TestRates(t *testing.T) {
 		if got := FormatRate(bps); got != want {
 			t.Errorf("FormatRate(%v) = %q, want %q", bps, got, want)
 		}
+	}
+}
+
+func TestProfileTableListsEveryProfile(t *testing.T) {
+	var b strings.Builder
+	if err := WriteProfiles(&b, netsim.Profiles()); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if len(lines) != len(netsim.Profiles())+1 {
+		t.Fatalf("%d lines for %d profiles:\n%s", len(lines), len(netsim.Profiles()), b.String())
+	}
+	for i, p := range netsim.Profiles() {
+		if !strings.HasPrefix(lines[i+1], p.Name+" ") {
+			t.Errorf("line %d is %q, want profile %s", i+1, lines[i+1], p.Name)
+		}
+	}
+	if s := Summary(netsim.LinkConfig{RateBps: 20e6, Delay: 300 * time.Millisecond, Jitter: time.Millisecond, Loss: "uniform:0.01"}); s != "20M, 300ms +- 1ms, uniform:0.01" {
+		t.Errorf("summary %q", s)
 	}
 }
