@@ -1,11 +1,10 @@
 package emulate
 
 import (
-	"github.com/satquic/satquic/emulate/internal/rtio"
-
 	"fmt"
 	"time"
 
+	"github.com/satquic/satquic/emulate/internal/rtio"
 	"golang.org/x/sys/unix"
 )
 

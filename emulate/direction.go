@@ -1,13 +1,12 @@
 package emulate
 
 import (
-	"github.com/satquic/satquic/emulate/internal/rtio"
-
 	"fmt"
 	"math"
 	"sync"
 	"time"
 
+	"github.com/satquic/satquic/emulate/internal/rtio"
 	"github.com/satquic/satquic/netsim"
 )
 

@@ -1,15 +1,16 @@
 package emulate
 
 import (
-	"github.com/satquic/satquic/emulate/internal/rtio"
-
+	"errors"
 	"net"
 	"net/netip"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/satquic/satquic/emulate/internal/batchio"
+	"github.com/satquic/satquic/emulate/internal/rtio"
 )
 
 // flow is one client of the relay, with its own upstream socket so that
@@ -153,10 +154,15 @@ func (r *Relay) readFlows(started chan<- struct{}) {
 				continue
 			}
 			// A server not (yet) listening answers with ICMP port
-			// unreachable, reported as an error on the next read: it ends
-			// nothing, the flow stays.
+			// unreachable, reported (once) as an error on the next read:
+			// it ends nothing, the flow stays. A closing flow's socket
+			// reports that it is closed.
 			n, err := f.conn.TryReadBatch(msgs)
 			if err != nil {
+				if !errors.Is(err, syscall.ECONNREFUSED) && !f.closed.Load() {
+					r.down.stats.internalError()
+					time.Sleep(time.Millisecond) // no spinning on an error that persists
+				}
 				continue
 			}
 			now := r.clk.Now()

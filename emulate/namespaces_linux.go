@@ -3,7 +3,6 @@ package emulate
 import (
 	"errors"
 	"fmt"
-	"github.com/satquic/satquic/emulate/internal/rtio"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -11,6 +10,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/satquic/satquic/emulate/internal/rtio"
 	"github.com/satquic/satquic/netsim"
 )
 

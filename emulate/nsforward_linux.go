@@ -1,9 +1,9 @@
 package emulate
 
 import (
-	"github.com/satquic/satquic/emulate/internal/rtio"
 	"time"
 
+	"github.com/satquic/satquic/emulate/internal/rtio"
 	"github.com/satquic/satquic/netsim"
 )
 

@@ -1,8 +1,6 @@
 package emulate
 
 import (
-	"github.com/satquic/satquic/emulate/internal/rtio"
-
 	"fmt"
 	"net"
 	"net/netip"
@@ -11,6 +9,7 @@ import (
 	"time"
 
 	"github.com/satquic/satquic/emulate/internal/batchio"
+	"github.com/satquic/satquic/emulate/internal/rtio"
 	"github.com/satquic/satquic/netsim"
 )
 
@@ -87,8 +86,8 @@ func StartRelay(cfg RelayConfig) (*Relay, error) {
 		r.listen.UDP().Close()
 		return nil, err
 	}
-	// The ingress threads report their scheduling class before Start
-	// returns, so that Stats().HighPriority is settled from the start.
+	// The ingress threads report their priority before Start returns, so
+	// that Stats().HighPriority is settled from the start.
 	started := make(chan struct{}, 2)
 	r.wg.Add(3)
 	go r.readClients(started)
@@ -268,7 +267,10 @@ func (r *Relay) readClients(started chan<- struct{}) {
 		}
 		n, err := r.listen.TryReadBatch(msgs)
 		if err != nil {
+			// Not expected on an unconnected socket; the pause keeps an
+			// error that persists from spinning a high-priority thread.
 			r.up.stats.internalError()
+			time.Sleep(time.Millisecond)
 			continue
 		}
 		now := r.clk.Now()
