@@ -14,8 +14,8 @@ import (
 )
 
 // Defaults of Config. They suit a satellite path out of the box: the flow
-// control windows grow to 64 MiB, enough for 250 Mbit/s x 600 ms (18.75 MB)
-// with room for retransmissions.
+// control windows grow to 64 MiB per stream and 96 MiB per connection,
+// enough for 250 Mbit/s x 600 ms (18.75 MB) in slow start.
 const (
 	DefaultConnIDLen                  = 8
 	DefaultMaxDatagramSize            = 1200
@@ -28,7 +28,7 @@ const (
 	DefaultInitialStreamReceiveWindow = 512 << 10
 	DefaultMaxStreamReceiveWindow     = 64 << 20
 	DefaultInitialConnReceiveWindow   = 768 << 10
-	DefaultMaxConnReceiveWindow       = 64 << 20
+	DefaultMaxConnReceiveWindow       = 96 << 20
 	DefaultMinSendBuffer              = 1 << 20
 	DefaultMaxSendBuffer              = 64 << 20
 	DefaultMaxIncomingStreams         = 100

@@ -6,10 +6,13 @@ import "time"
 // connection (RFC 9000 section 4): the limit advertised to the peer, and the
 // window that moves it as the application consumes data.
 //
-// The window tunes itself: when the application consumed half a window in
-// less than two round trips, the window was what limited the sender, so it
-// doubles (up to max). A 600 ms path thus reaches a window of its
-// bandwidth-delay product in a few round trips without a large default.
+// The window tunes itself so that it never limits a sender whose data the
+// application reads at once, without a large default: it is kept at
+// windowRTTs round trips of what the application consumed in the last
+// round trip (a sender in slow start doubles its rate each round trip, and
+// an update takes half a round trip to reach it), and it doubles when half a
+// window was consumed in under two round trips. It never exceeds max, the
+// memory the receiver commits.
 type recvWindow struct {
 	limit  uint64 // largest offset the peer may send (advertised)
 	window uint64
@@ -17,17 +20,44 @@ type recvWindow struct {
 
 	epochStart time.Duration // when the last limit was advertised
 	epochOff   uint64        // consumed offset at that time
+
+	// Consumption over the last round trip.
+	rttStart time.Duration
+	rttOff   uint64
+	lastRTT  uint64
 }
 
+// windowRTTs is how many round trips of consumption the window holds. The
+// consumption measured lags the sender by a round trip and the update
+// reaches it half a round trip later; in slow start the sender's rate has
+// grown about 2^2.5 times by then, and it doubles again in the next round.
+const windowRTTs = 8
+
 func newRecvWindow(initial, maxWindow uint64, now time.Duration) recvWindow {
-	return recvWindow{limit: initial, window: initial, max: maxWindow, epochStart: now}
+	return recvWindow{limit: initial, window: initial, max: maxWindow, epochStart: now, rttStart: now}
+}
+
+// observe records the consumed offset, measuring the consumption of each
+// round trip.
+func (w *recvWindow) observe(consumed uint64, now, srtt time.Duration) {
+	if now-w.rttStart >= srtt {
+		w.lastRTT = consumed - min(w.rttOff, consumed)
+		w.rttStart, w.rttOff = now, consumed
+	}
+}
+
+// target is the window the last round trip's consumption calls for.
+func (w *recvWindow) target() uint64 {
+	return min(windowRTTs*w.lastRTT, w.max)
 }
 
 // shouldUpdate reports whether a larger limit should be advertised: less
-// than half a window of credit is left (RFC 9000 section 4.2 leaves the
-// timing to the receiver).
+// than half a window of credit is left, or the consumption rate calls for a
+// window twice as large (RFC 9000 section 4.2 leaves the timing to the
+// receiver).
 func (w *recvWindow) shouldUpdate(consumed uint64) bool {
-	return w.limit-min(consumed, w.limit) < w.window/2
+	left := w.limit - min(consumed, w.limit)
+	return left < w.window/2 || left < w.target()/2
 }
 
 // update auto-tunes the window and moves the limit to consumed + window.
@@ -40,6 +70,7 @@ func (w *recvWindow) update(consumed uint64, now, srtt time.Duration) uint64 {
 		if elapsed < time.Duration(float64(4*srtt)*float64(read)/float64(w.window)) {
 			w.window = min(2*w.window, w.max)
 		}
+		w.window = max(w.window, w.target())
 	}
 	w.epochStart, w.epochOff = now, consumed
 	w.limit = max(w.limit, consumed+w.window)
@@ -92,6 +123,7 @@ func (f *connFlow) onMaxData(maximum uint64) bool {
 // released) and queues MAX_DATA when the window calls for it.
 func (f *connFlow) onConsumed(n uint64, now, srtt time.Duration) {
 	f.consumed += n
+	f.recv.observe(f.consumed, now, srtt)
 	if f.recv.shouldUpdate(f.consumed) {
 		f.advertisedMax = f.recv.update(f.consumed, now, srtt)
 		f.limitPending = true

@@ -74,9 +74,10 @@ func (c *Conn) NextDatagram(now time.Duration, buf []byte) ([]byte, bool) {
 	c.maybeStartKeyUpdate()
 	permit := c.permit(now)
 	n, total, eliciting := c.planDatagram(now, size, &permit)
-	if !eliciting && permit.eliciting {
+	if !eliciting && permit.eliciting && c.addrValidated {
 		// Nothing to send while the window allowed it (RFC 9002
-		// section 7.8).
+		// section 7.8). A server holding data until the client's
+		// address is validated is not application limited.
 		c.sender.SetAppLimited()
 	}
 	if n == 0 {

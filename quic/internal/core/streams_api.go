@@ -180,10 +180,12 @@ func (c *Conn) StopSending(id, code uint64) error {
 // read n bytes of a stream.
 func (c *Conn) onStreamConsumed(s *stream, n uint64) {
 	r := s.recv
+	srtt := c.sender.RTT().SmoothedRTT()
+	r.win.observe(r.buf.readOff, c.now, srtt)
 	// Section 4.2: once the final size is known, no more credit is
 	// needed.
 	if !r.hasFinal && r.win.shouldUpdate(r.buf.readOff) {
-		r.win.update(r.buf.readOff, c.now, c.sender.RTT().SmoothedRTT())
+		r.win.update(r.buf.readOff, c.now, srtt)
 		r.limitPending = true
 		c.streams.queueCtrl(s)
 		// The connection window stays ahead of the largest stream
