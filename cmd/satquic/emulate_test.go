@@ -225,8 +225,29 @@ func TestProbeBadFlagsAreOneLine(t *testing.T) {
 	}
 }
 
+// probeJSON is the part of the probe's JSON report the tests read.
+type probeJSON struct {
+	Sent   int `json:"sent"`
+	Checks []struct {
+		Name    string `json:"name"`
+		Pass    bool   `json:"pass"`
+		Skipped bool   `json:"skipped"`
+	} `json:"checks"`
+}
+
+func (p probeJSON) passed(name string) bool {
+	for _, c := range p.Checks {
+		if c.Name == name {
+			return c.Pass && !c.Skipped
+		}
+	}
+	return false
+}
+
 // TestProbeChecksAnEmulator runs the two commands against each other, as
-// the accuracy measurements do, for one short run.
+// the accuracy measurements do: once against the emulator's own model,
+// once against a model it does not follow, which --check must report.
+// Timing is not asserted here: other tests may be loading the machine.
 func TestProbeChecksAnEmulator(t *testing.T) {
 	sink := udpEcho(t) // only to reserve a free port for the sink
 	addr := sink.LocalAddr().String()
@@ -236,26 +257,32 @@ func TestProbeChecksAnEmulator(t *testing.T) {
 	done := make(chan int)
 	link := []string{"--profile", "none", "--rate", "40M", "--delay", "3ms", "--loss-up", "ge:0.05,0.5"}
 	go func() {
-		done <- runMain(append([]string{"emulate", "--listen", "127.0.0.1:0", "--upstream", addr, "--seed", "5", "--duration", "3s", "--stats"}, link...), &emOut, &emErr)
+		done <- runMain(append([]string{"emulate", "--listen", "127.0.0.1:0", "--upstream", addr, "--seed", "5", "--duration", "4s", "--stats"}, link...), &emOut, &emErr)
 	}()
 	via := emErr.waitFor(t, regexp.MustCompile(`relaying (\S+) ->`))[1]
+	probeArgs := []string{"probe", "--via", via, "--sink", addr, "--send-rate", "16M", "--size", "600",
+		"--duration", "1s", "--warmup", "200ms", "--drain", "200ms", "--json"}
+
 	var stdout, stderr bytes.Buffer
-	code := runMain(append([]string{"probe", "--via", via, "--sink", addr, "--send-rate", "16M", "--size", "600",
-		"--duration", "1s", "--warmup", "200ms", "--drain", "200ms", "--json", "--check"}, link...), &stdout, &stderr)
-	var rep struct {
-		Sent   int `json:"sent"`
-		Checks []struct {
-			Name    string `json:"name"`
-			Pass    bool   `json:"pass"`
-			Skipped bool   `json:"skipped"`
-		} `json:"checks"`
-	}
+	code := runMain(append(probeArgs, link...), &stdout, &stderr)
+	var rep probeJSON
 	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
 		t.Fatalf("probe output %q (stderr %q): %v", stdout.String(), stderr.String(), err)
 	}
-	if code != 0 || rep.Sent == 0 || len(rep.Checks) != 4 {
+	if code != 0 || rep.Sent == 0 || len(rep.Checks) != 4 || !rep.passed("delivered rate") || !rep.passed("loss rate") {
 		t.Errorf("status %d, report %s, stderr %s", code, stdout.String(), stderr.String())
-		defer func() { t.Log(emOut.String()) }()
+	}
+
+	// A model at a quarter of the rate the probe gets through must fail.
+	stdout.Reset()
+	stderr.Reset()
+	wrong := []string{"--profile", "none", "--rate", "4M", "--delay", "3ms", "--loss-up", "ge:0.05,0.5", "--check"}
+	code = runMain(append(probeArgs, wrong...), &stdout, &stderr)
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatalf("probe output %q: %v", stdout.String(), err)
+	}
+	if code != 1 || rep.passed("delivered rate") || !strings.Contains(stderr.String(), "check against the model failed") {
+		t.Errorf("against a wrong model: status %d, stderr %q, report %s", code, stderr.String(), stdout.String())
 	}
 	if code := <-done; code != 0 {
 		t.Errorf("emulator status %d: %s", code, emErr.String())
