@@ -40,8 +40,10 @@ func newRecvWindow(initial, maxWindow uint64, now time.Duration) recvWindow {
 // observe records the consumed offset, measuring the consumption of each
 // round trip.
 func (w *recvWindow) observe(consumed uint64, now, srtt time.Duration) {
-	if now-w.rttStart >= srtt {
-		w.lastRTT = consumed - min(w.rttOff, consumed)
+	if elapsed := now - w.rttStart; elapsed >= srtt && elapsed > 0 {
+		// Scaled to one round trip: reads may be far apart.
+		read := consumed - min(w.rttOff, consumed)
+		w.lastRTT = uint64(float64(read) * float64(srtt) / float64(elapsed))
 		w.rttStart, w.rttOff = now, consumed
 	}
 }

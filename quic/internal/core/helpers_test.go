@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"errors"
 	"io"
 	"math/big"
 	"math/rand/v2"
@@ -12,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/satquic/satquic/quic/internal/crypto"
 )
 
 const testALPN = "satquic-test"
@@ -87,3 +90,9 @@ var (
 	clientAddr = netip.MustParseAddrPort("10.0.0.1:4433")
 	serverAddr = netip.MustParseAddrPort("10.0.0.2:443")
 )
+
+func newResetKey() (*crypto.ResetKey, error) {
+	return crypto.NewResetKey([]byte("0123456789abcdef0123456789abcdef"))
+}
+
+func asConnError(err error, ce **ConnError) bool { return errors.As(err, ce) }

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/satquic/satquic/quic/internal/recovery"
 	"github.com/satquic/satquic/quic/internal/wire"
 )
 
@@ -25,6 +26,12 @@ func seal1RTT(t testing.TB, from *Conn, payload []byte, extra byte) []byte {
 	pnOffset := len(b) - 4
 	b = append(b, payload...)
 	out, err := from.appWrite.Protect(b, pnOffset, pn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Recorded as sent, so that the peer's acknowledgement is valid.
+	sp.sent.push(pn)
+	err = from.sender.OnPacketSent(from.now, recovery.SentPacket{Space: spaceApp, Number: pn, Bytes: len(out), AckEliciting: true, InFlight: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,136 @@
+package core
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestSendBufferAckLoss sends a stream in random chunks, loses and
+// acknowledges them in random order, and checks that every byte is sent
+// until acknowledged and that memory is released.
+func TestSendBufferAckLoss(t *testing.T) {
+	for seed := range uint64(10) {
+		r := rand.New(rand.NewPCG(seed, 2))
+		data := payload(100_000+int(seed)*777, seed)
+		var b sendBuffer
+		b.write(data[:50_000])
+		b.write(data[50_000:])
+		type chunk struct{ off, n uint64 }
+		var inFlight []chunk
+		for !b.allAcked() {
+			if b.hasPending(uint64(len(data))) {
+				sp, _ := b.nextRange(uint64(1+r.IntN(3000)), uint64(len(data)))
+				got := make([]byte, sp.len())
+				b.readAt(got, sp.lo)
+				if !bytes.Equal(got, data[sp.lo:sp.hi]) {
+					t.Fatalf("seed %d: bytes at %d differ", seed, sp.lo)
+				}
+				inFlight = append(inFlight, chunk{sp.lo, sp.len()})
+				continue
+			}
+			i := r.IntN(len(inFlight))
+			c := inFlight[i]
+			inFlight = append(inFlight[:i], inFlight[i+1:]...)
+			if r.IntN(4) == 0 {
+				b.onLost(c.off, c.n)
+			} else {
+				b.onAck(c.off, c.n)
+			}
+		}
+		if len(b.blocks) > 1 || b.buffered() != 0 {
+			t.Fatalf("seed %d: %d blocks, %d bytes held after everything was acknowledged", seed, len(b.blocks), b.buffered())
+		}
+	}
+}
+
+func TestSendBufferRequeueAndLimit(t *testing.T) {
+	var b sendBuffer
+	b.write(make([]byte, 10_000))
+	sp, isNew := b.nextRange(4000, 3000)
+	if sp != (span{0, 3000}) || !isNew {
+		t.Fatalf("nextRange within limit 3000 = %v %v", sp, isNew)
+	}
+	b.onAck(1000, 1000)
+	b.requeueUnacked()
+	if got := b.lost.s; len(got) != 2 || got[0] != (span{0, 1000}) || got[1] != (span{2000, 3000}) {
+		t.Fatalf("requeued %v, want [0,1000) and [2000,3000)", got)
+	}
+	sp, isNew = b.nextRange(500, 10_000)
+	if sp != (span{0, 500}) || isNew {
+		t.Fatalf("retransmission first: got %v %v", sp, isNew)
+	}
+}
+
+// TestRecvBufferReassembly delivers overlapping, repeated chunks in random
+// order and reads the stream back.
+func TestRecvBufferReassembly(t *testing.T) {
+	for seed := range uint64(20) {
+		r := rand.New(rand.NewPCG(seed, 3))
+		data := payload(20_000, seed)
+		type chunk struct{ off, end int }
+		var chunks []chunk
+		for off := 0; off < len(data); {
+			end := min(len(data), off+1+r.IntN(1500))
+			chunks = append(chunks, chunk{off, end})
+			// Overlapping copies, as retransmissions with other
+			// boundaries make.
+			if r.IntN(3) == 0 {
+				lo := max(0, off-r.IntN(500))
+				chunks = append(chunks, chunk{lo, min(len(data), end+r.IntN(500))})
+			}
+			off = end
+		}
+		r.Shuffle(len(chunks), func(i, j int) { chunks[i], chunks[j] = chunks[j], chunks[i] })
+		var b recvBuffer
+		var out []byte
+		buf := make([]byte, 700)
+		for _, c := range chunks {
+			b.push(uint64(c.off), data[c.off:c.end])
+			if r.IntN(2) == 0 {
+				n := b.read(buf)
+				out = append(out, buf[:n]...)
+			}
+		}
+		for {
+			n := b.read(buf)
+			if n == 0 {
+				break
+			}
+			out = append(out, buf[:n]...)
+		}
+		if !bytes.Equal(out, data) || b.held != 0 || b.highest != uint64(len(data)) {
+			t.Fatalf("seed %d: read %d bytes (equal %v), %d held, highest %d", seed, len(out), bytes.Equal(out, data), b.held, b.highest)
+		}
+	}
+}
+
+func TestSentLog(t *testing.T) {
+	var l sentLog
+	for pn := uint64(5); pn < 300; pn++ {
+		p := l.push(pn)
+		p.frames = append(p.frames, sentFrame{kind: fkStream, id: pn})
+	}
+	if f := l.take(7); len(f) != 1 || f[0].id != 7 {
+		t.Fatalf("take(7) = %v", f)
+	}
+	if l.take(7) != nil || l.take(4) != nil || l.take(300) != nil {
+		t.Fatal("take of a finished or unknown packet returned frames")
+	}
+	l.compact()
+	if l.base != 5 {
+		t.Fatalf("base %d after compacting with 5 live", l.base)
+	}
+	for pn := uint64(5); pn < 250; pn++ {
+		l.take(pn)
+	}
+	l.compact()
+	if l.base != 250 || l.count != 50 {
+		t.Fatalf("base %d count %d, want 250 and 50", l.base, l.count)
+	}
+	n := 0
+	l.each(func(pn uint64, f []sentFrame) bool { n++; return f[0].id == pn })
+	if n != 50 {
+		t.Fatalf("each visited %d records", n)
+	}
+}

@@ -1,0 +1,148 @@
+package core
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/satquic/satquic/quic/internal/wire"
+)
+
+func TestCloseApplication(t *testing.T) {
+	p := confirmedPair(t, 60)
+	p.client.Close(0x42, "bye")
+	if !p.client.closing.pending || p.client.state != stateClosing {
+		t.Fatal("client not closing after Close")
+	}
+	if _, err := p.client.OpenStream(true); !errors.Is(err, ErrClosed) {
+		t.Fatalf("OpenStream on a closing connection: %v", err)
+	}
+	p.mustRun(func() bool { return p.server.Err() != nil }, p.now+time.Second)
+	var ce *ConnError
+	if !errors.As(p.server.Err(), &ce) || !ce.Application || ce.Code != 0x42 || ce.Reason != "bye" || !ce.Remote {
+		t.Fatalf("server saw %v", p.server.Err())
+	}
+	if p.server.state != stateDraining {
+		t.Fatalf("server state %d, want draining", p.server.state)
+	}
+	closedAt := p.now
+	pto := p.client.pto()
+	p.mustRun(func() bool { return p.client.Closed() && p.server.Closed() }, p.now+10*time.Second)
+	// Closing and draining last three PTOs (RFC 9000 section 10.2).
+	if p.now > closedAt+3*pto+5*time.Millisecond {
+		t.Errorf("closed at %v, want by %v", p.now, closedAt+3*pto)
+	}
+	p.collectEvents()
+	if !hasEvent(p.clientEvents, EventClosed) || !hasEvent(p.serverEvents, EventClosed) {
+		t.Error("EventClosed missing")
+	}
+	if _, ok := p.client.NextTimer(); ok {
+		t.Error("a closed connection still has a timer")
+	}
+}
+
+// TestCloseBeforeHandshake: an application close before the handshake is
+// confirmed travels in Initial or Handshake packets as a transport
+// APPLICATION_ERROR without its reason (RFC 9000 section 10.2.3).
+func TestCloseBeforeHandshake(t *testing.T) {
+	ccfg, scfg := testConfigs(t, 61)
+	p := newPair(t, ccfg, scfg, 5*time.Millisecond)
+	p.mustRun(func() bool { return p.server != nil && p.client.spaces[spaceHandshake].write != nil }, time.Second)
+	p.client.Close(7, "secret reason")
+	p.mustRun(func() bool { return p.server.Err() != nil }, p.now+time.Second)
+	var ce *ConnError
+	if !errors.As(p.server.Err(), &ce) || ce.Application || ce.Code != wire.CodeApplicationError || ce.Reason != "" {
+		t.Fatalf("server saw %v, want a transport APPLICATION_ERROR without reason", p.server.Err())
+	}
+}
+
+// TestClosingAnswersPackets: a closing endpoint answers incoming packets
+// with its CONNECTION_CLOSE, less and less often.
+func TestClosingAnswersPackets(t *testing.T) {
+	p := confirmedPair(t, 62)
+	p.server.Close(1, "")
+	if _, ok := p.server.NextDatagram(p.now, nil); !ok {
+		t.Fatal("no CONNECTION_CLOSE datagram")
+	}
+	answers := 0
+	for range 8 {
+		ping := seal1RTT(t, p.client, []byte{0x01}, 0)
+		p.server.HandleDatagram(p.now, clientAddr, ping)
+		if _, ok := p.server.NextDatagram(p.now, nil); ok {
+			answers++
+		}
+	}
+	// Answers to the 1st, 2nd, 4th and 8th datagram.
+	if answers != 4 {
+		t.Fatalf("%d answers to 8 datagrams, want 4", answers)
+	}
+}
+
+func TestIdleTimeout(t *testing.T) {
+	ccfg, scfg := testConfigs(t, 63)
+	ccfg.IdleTimeout = 2 * time.Second
+	scfg.IdleTimeout = 5 * time.Second
+	p := newPair(t, ccfg, scfg, 10*time.Millisecond)
+	p.mustRun(p.confirmed, time.Second)
+	// Each end closes 2 s (the smaller timeout) after its last activity.
+	for _, c := range []*Conn{p.client, p.server} {
+		p.mustRun(c.Closed, 20*time.Second)
+		if !errors.Is(c.Err(), ErrIdleTimeout) {
+			t.Fatalf("client=%v closed with %v, want an idle timeout", c.isClient, c.Err())
+		}
+		if p.now != c.idle.last+2*time.Second {
+			t.Errorf("client=%v closed at %v, last activity at %v", c.isClient, p.now, c.idle.last)
+		}
+	}
+}
+
+func TestHandshakeTimeout(t *testing.T) {
+	ccfg, scfg := testConfigs(t, 64)
+	ccfg.HandshakeTimeout = 3 * time.Second
+	p := newPair(t, ccfg, scfg, 10*time.Millisecond)
+	p.drop = func(bool, int, []byte) bool { return true }
+	p.mustRun(p.client.Closed, 10*time.Second)
+	if !errors.Is(p.client.Err(), ErrHandshakeTimeout) || p.now != 3*time.Second {
+		t.Fatalf("client closed at %v with %v, want handshake timeout at 3s", p.now, p.client.Err())
+	}
+	// Meanwhile the client probed with padded Initials.
+	if len(p.sizes[0]) < 3 {
+		t.Errorf("client sent %d datagrams in 3 s", len(p.sizes[0]))
+	}
+	for _, n := range p.sizes[0] {
+		if n < 1200 {
+			t.Errorf("client datagram of %d bytes carries an Initial", n)
+		}
+	}
+}
+
+// TestStatelessReset: a datagram ending with the server's reset token
+// drains the client (RFC 9000 section 10.3.1).
+func TestStatelessReset(t *testing.T) {
+	ccfg, scfg := testConfigs(t, 65)
+	key, err := newResetKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	scfg.ResetKey = key
+	p := newPair(t, ccfg, scfg, 5*time.Millisecond)
+	p.mustRun(p.confirmed, time.Second)
+	tok, err := key.Token(p.client.cids.dcid().Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	reset := append([]byte{0x43}, payload(30, 1)...)
+	reset = append(reset, tok[:]...)
+	// A packet that looks like a reset but carries another token is
+	// only dropped.
+	bogus := append([]byte(nil), reset...)
+	bogus[len(bogus)-1] ^= 1
+	p.client.HandleDatagram(p.now, serverAddr, bogus)
+	if p.client.Err() != nil {
+		t.Fatalf("bogus reset closed the client: %v", p.client.Err())
+	}
+	p.client.HandleDatagram(p.now, serverAddr, reset)
+	if !errors.Is(p.client.Err(), ErrStatelessReset) || p.client.state != stateDraining {
+		t.Fatalf("client after reset: %v, state %d", p.client.Err(), p.client.state)
+	}
+}

@@ -1,0 +1,80 @@
+// Package core is satquic's sans-IO QUIC connection (RFC 9000, RFC 9001,
+// RFC 9002): a state machine that is fed datagrams and the time, and
+// produces datagrams to send and the time it next needs attention. It
+// never reads a clock, sleeps, starts goroutines or touches a socket, so a
+// connection runs the same in real time under a driver and in virtual time
+// under the netsim simulator, and replays exactly from a seed
+// (internal/archtest enforces it). Randomness (connection IDs, reset
+// tokens) comes from Config.Rand.
+//
+// # Calling protocol
+//
+// Time is a time.Duration since an epoch the caller picks. A driver:
+//
+//   - creates a client with NewClientConn, or a server with NewServerConn
+//     when PeekInitial accepts a datagram (then feeds it that datagram);
+//   - calls HandleDatagram for every datagram from the peer;
+//   - calls HandleTimer when the time NextTimer gave has come;
+//   - after either, and after the application wrote, calls NextDatagram
+//     until it reports false, sending each datagram to RemoteAddr, then
+//     waits until NextTimer (a time at or before now means at once);
+//   - drains PollEvent: handshake progress, streams opened by the peer,
+//     readable and writable streams, connection IDs to route, and
+//     EventClosed, the last event;
+//   - forgets the connection when Closed reports true.
+//
+// Streams are addressed by their RFC 9000 IDs: OpenStream, StreamWrite
+// (buffers within a send-buffer limit of twice the congestion window and
+// returns a short count when full), StreamRead (0 and no error when
+// nothing is readable, io.EOF at the end, *StreamError after a reset),
+// CloseWrite (FIN), ResetStream and StopSending. Close sends an application
+// CONNECTION_CLOSE. Stats reports RTTs, window and counters.
+//
+// # Inside
+//
+// The connection is split by concern into small components:
+//
+//   - handshake.go drives crypto/tls's QUICConn: secrets become packet
+//     protection keys (package crypto), CRYPTO data flows per encryption
+//     level, the peer's transport parameters are parsed and their
+//     connection IDs authenticated (RFC 9000 section 7.3); Initial and
+//     Handshake keys are discarded as RFC 9001 section 4.9 says, and the
+//     server confirms with HANDSHAKE_DONE.
+//   - receive.go splits coalesced packets, removes header and packet
+//     protection, checks connection IDs and reserved bits, and hands the
+//     frames to frames.go; packetizer.go and seal.go build datagrams:
+//     Initial, Handshake and 1-RTT packets coalesced, client Initials
+//     padded to 1200 bytes, the server held to three times what it received
+//     until the client's address is validated (RFC 9000 section 8.1).
+//   - ack.go decides when ACK frames go out: at once in the handshake
+//     spaces and for out-of-order packets, after AckElicitingThreshold
+//     ack-eliciting packets or max_ack_delay otherwise (RFC 9000 section
+//     13.2), with bounded ranges.
+//   - Loss recovery and congestion control are package recovery's Sender.
+//     Every sent packet has a record of its frames (sentlog.go); when the
+//     Sender reports it acknowledged or lost, frames.go completes the frames
+//     or queues their content again (RFC 9000 section 13.3), and probe
+//     timeouts resend handshake data or the oldest data in flight.
+//   - streams*.go implement stream states, IDs and limits (MAX_STREAMS is
+//     raised as the peer's streams finish), reassembly (recvbuf.go), send
+//     buffers with retransmission ranges (sendbuf.go), final sizes, RESET_STREAM
+//     and STOP_SENDING; flow.go does connection and stream flow control with
+//     receive windows that tune themselves to round trips of consumption,
+//     up to 64 MiB per stream and 96 MiB per connection by default.
+//   - close.go: CONNECTION_CLOSE, closing and draining periods, silent
+//     closes; idle.go the idle timeout; cid.go connection IDs
+//     (NEW_CONNECTION_ID, RETIRE_CONNECTION_ID, active_connection_id_limit)
+//     and stateless reset detection; keyupdate.go 1-RTT key updates.
+//
+// A protocol violation inside an authenticated packet closes the connection
+// with the RFC's error code; malformed or unauthenticated input is dropped
+// and never panics (see the fuzz targets).
+//
+// # Not yet
+//
+// 0-RTT, Retry, NEW_TOKEN storage, session resumption, version
+// negotiation, connection migration and path validation (PATH_CHALLENGE is
+// answered, the path never changes), ECN, DATAGRAM frames, keep-alives,
+// qlog and FEC (the sent-frame records and recovery's CoverPacket and
+// OnRecovered hooks are where it plugs in).
+package core

@@ -1,0 +1,106 @@
+package core
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+	"time"
+)
+
+// TestResetStream: the reader sees the writer's code, and both ends forget
+// the stream.
+func TestResetStream(t *testing.T) {
+	p := confirmedPair(t, 90)
+	id, _ := p.client.OpenStream(true)
+	if _, err := p.client.StreamWrite(id, payload(50_000, 1)); err != nil {
+		t.Fatal(err)
+	}
+	p.mustRun(func() bool { return p.server.StreamReadable(id) > 0 }, p.now+time.Second)
+	if err := p.client.ResetStream(id, 7); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.client.StreamWrite(id, []byte("x")); !errors.Is(err, ErrWriteClosed) {
+		t.Fatalf("write after reset: %v", err)
+	}
+	var se *StreamError
+	p.mustRun(func() bool {
+		_, err := p.server.StreamRead(id, make([]byte, 100))
+		return errors.As(err, &se)
+	}, p.now+time.Second)
+	if se.Code != 7 || !se.Remote || se.StreamID != id {
+		t.Fatalf("stream error %+v", se)
+	}
+	// The server still has its sending part open: close it.
+	if err := p.server.CloseWrite(id); err != nil {
+		t.Fatal(err)
+	}
+	var got []byte
+	p.mustRun(func() bool { return readAll(t, p.client, id, &got) }, p.now+time.Second)
+	p.mustRun(func() bool { return len(p.client.streams.m) == 0 && len(p.server.streams.m) == 0 }, p.now+time.Second)
+	// Flow control credit of the reset data came back to the server.
+	if p.server.flow.consumed != p.server.flow.received {
+		t.Errorf("server consumed %d of %d bytes received", p.server.flow.consumed, p.server.flow.received)
+	}
+}
+
+// TestStopSending: STOP_SENDING makes the writer fail with the reader's
+// code and answer with RESET_STREAM (RFC 9000 section 3.5).
+func TestStopSending(t *testing.T) {
+	p := confirmedPair(t, 91)
+	id, _ := p.client.OpenStream(false)
+	w := &writer{id: id, data: payload(4<<20, 2)}
+	p.clientApp = func(c *Conn) {
+		if w.off < len(w.data) {
+			n, err := c.StreamWrite(id, w.data[w.off:])
+			if err == nil {
+				w.off += n
+			}
+		}
+	}
+	p.mustRun(func() bool { return p.server.StreamReadable(id) > 0 }, p.now+time.Second)
+	if err := p.server.StopSending(id, 9); err != nil {
+		t.Fatal(err)
+	}
+	var se *StreamError
+	p.mustRun(func() bool {
+		_, err := p.client.StreamWrite(id, []byte("x"))
+		return errors.As(err, &se)
+	}, p.now+time.Second)
+	if se.Code != 9 || !se.Remote {
+		t.Fatalf("write error %+v", se)
+	}
+	p.clientApp = nil
+	p.mustRun(func() bool { return len(p.client.streams.m) == 0 && len(p.server.streams.m) == 0 }, p.now+time.Second)
+	p.collectEvents()
+	if !hasEvent(p.clientEvents, EventStreamWritable) {
+		t.Error("no EventStreamWritable to wake the writer")
+	}
+}
+
+// TestSmallWindows transfers with tiny flow control windows: the sender
+// is blocked again and again, says so, and every byte arrives.
+func TestSmallWindows(t *testing.T) {
+	ccfg, scfg := testConfigs(t, 92)
+	scfg.InitialStreamReceiveWindow, scfg.MaxStreamReceiveWindow = 5000, 5000
+	scfg.InitialConnReceiveWindow, scfg.MaxConnReceiveWindow = 3000, 5000
+	p := newPair(t, ccfg, scfg, 5*time.Millisecond)
+	p.mustRun(p.confirmed, time.Second)
+	id, _ := p.client.OpenStream(true)
+	data := payload(200_000, 4)
+	w := &writer{id: id, data: data}
+	var got []byte
+	done := false
+	p.clientApp = func(c *Conn) { w.pump(t, c) }
+	p.serverApp = func(c *Conn) {
+		if hasEvent(p.serverEvents, EventStreamOpened) && !done {
+			done = readAll(t, c, id, &got)
+		}
+	}
+	p.mustRun(func() bool { return done }, p.now+30*time.Second)
+	if !bytes.Equal(got, data) {
+		t.Fatal("data differs")
+	}
+	if p.client.flow.blockedAt == 0 {
+		t.Error("the client never reported DATA_BLOCKED")
+	}
+}
