@@ -100,18 +100,8 @@ func (ids *connIDs) issue(c *Conn) {
 	}
 }
 
-// isLocal reports whether id is one of the connection IDs this endpoint
+// isLocalID reports whether id is one of the connection IDs this endpoint
 // issued and has not retired.
-func (ids *connIDs) isLocal(id []byte) bool {
-	for i := range ids.local {
-		if string(ids.local[i].id.AppendTo(nil)) == string(id) {
-			return true
-		}
-	}
-	return false
-}
-
-// isLocalID is isLocal for a ConnectionID.
 func (ids *connIDs) isLocalID(id wire.ConnectionID) bool {
 	for i := range ids.local {
 		if ids.local[i].id == id {

@@ -57,7 +57,6 @@ type Conn struct {
 	handshakeComplete  bool
 	handshakeConfirmed bool
 	handshakeDeadline  time.Duration
-	handshakeDoneSent  bool // server: HANDSHAKE_DONE queued at least once
 	handshakeDonePend  bool
 
 	// Anti-amplification state of a server (RFC 9000 section 8.1).

@@ -80,5 +80,3 @@ func (e *eventQueue) pop() (Event, bool) {
 	}
 	return ev, true
 }
-
-func (e *eventQueue) len() int { return len(e.q) - e.head }

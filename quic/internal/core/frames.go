@@ -241,7 +241,7 @@ func (c *Conn) onFrameLost(sp *pnSpace, f sentFrame) {
 		}
 	case fkRetireConnID:
 		c.cids.queueRetire(f.id)
-	default:
+	case fkMaxStreamData, fkStopSending, fkResetStream, fkStreamDataBlocked:
 		m.onControlLost(f)
 	}
 }

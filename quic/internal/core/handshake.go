@@ -3,7 +3,6 @@ package core
 import (
 	"crypto/tls"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/satquic/satquic/quic/internal/crypto"
@@ -274,5 +273,5 @@ func (c *Conn) closeWithError(err error) {
 		c.closeLocal(te)
 		return
 	}
-	c.closeLocal(transportError(wire.CodeInternalError, 0, "%v", fmt.Sprint(err)))
+	c.closeLocal(transportError(wire.CodeInternalError, 0, "%v", err))
 }

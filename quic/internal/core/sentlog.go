@@ -128,6 +128,3 @@ func (l *sentLog) each(f func(pn uint64, frames []sentFrame) bool) {
 		}
 	}
 }
-
-// reset forgets every record.
-func (l *sentLog) reset() { *l = sentLog{} }

@@ -123,7 +123,7 @@ func TestStreamLimitsRaised(t *testing.T) {
 		}
 		for id := range got {
 			b := got[id]
-			if b != nil && len(b) == 3000 {
+			if len(b) == 3000 {
 				continue
 			}
 			if readAll(t, c, id, &b) {
