@@ -1,8 +1,11 @@
 package core
 
 import (
+	"errors"
 	"testing"
 	"time"
+
+	"github.com/satquic/satquic/quic/internal/wire"
 )
 
 func TestHandshake(t *testing.T) {
@@ -35,5 +38,62 @@ func TestHandshake(t *testing.T) {
 	pp, ok := p.client.PeerParams()
 	if !ok || pp.InitialMaxStreamsBidi != DefaultMaxIncomingStreams {
 		t.Errorf("client's view of server params: %+v %v", pp, ok)
+	}
+}
+
+func TestHandshakeVersion2(t *testing.T) {
+	ccfg, scfg := testConfigs(t, 4)
+	ccfg.Version, scfg.Version = wire.Version2, wire.Version2
+	p := newPair(t, ccfg, scfg, 10*time.Millisecond)
+	p.mustRun(p.confirmed, 5*time.Second)
+	if p.server.version != wire.Version2 {
+		t.Fatalf("server runs %v", p.server.version)
+	}
+}
+
+// TestAmplificationLimit: a server whose client never proves its address
+// sends at most three times what it received (RFC 9000 section 8.1), and
+// resumes when more arrives.
+func TestAmplificationLimit(t *testing.T) {
+	ccfg, scfg := testConfigs(t, 5)
+	p := newPair(t, ccfg, scfg, 10*time.Millisecond)
+	// Only the client's first flight (two datagrams) reaches the server.
+	p.drop = func(toServer bool, n int, _ []byte) bool { return toServer && n >= 2 }
+	p.run(func() bool { return false }, 15*time.Second)
+	if p.serverRecv != 2400 || p.serverSent > 3*p.serverRecv || p.serverSent < 2400 {
+		t.Fatalf("server received %d and sent %d bytes", p.serverRecv, p.serverSent)
+	}
+	if p.server.Err() != nil {
+		t.Fatal(p.server.Err())
+	}
+	if !p.server.ampLimited {
+		t.Errorf("server not marked amplification limited after sending %v", p.sizes[1])
+	}
+	// Once the client's datagrams get through, the handshake completes.
+	p.drop = nil
+	p.mustRun(p.confirmed, p.now+10*time.Second)
+}
+
+func TestConfigValidation(t *testing.T) {
+	ccfg, _ := testConfigs(t, 6)
+	bad := []func(c *Config){
+		func(c *Config) { c.TLS = nil },
+		func(c *Config) { c.ConnIDLen = 21 },
+		func(c *Config) { c.MaxDatagramSize = 1000 },
+		func(c *Config) { c.IdleTimeout = -1 },
+		func(c *Config) { c.AckDelayExponent = 21 },
+		func(c *Config) { c.InitialStreamReceiveWindow = 1 << 30 },
+		func(c *Config) { c.ActiveConnIDLimit = 1 },
+		func(c *Config) { c.Version = 0x12345678 },
+	}
+	for i, mod := range bad {
+		c := *ccfg
+		mod(&c)
+		if _, err := NewClientConn(&c, 0, serverAddr); !errors.Is(err, ErrConfig) {
+			t.Errorf("case %d: %v, want ErrConfig", i, err)
+		}
+	}
+	if _, err := NewClientConn(nil, 0, serverAddr); !errors.Is(err, ErrConfig) {
+		t.Errorf("nil config: %v", err)
 	}
 }
