@@ -255,7 +255,13 @@ func (c *Conn) onProbe(p recovery.Probe) {
 		return
 	}
 	if p.Space != spaceApp {
-		sp.cryptoSend.requeueUnacked()
+		// Packets of both handshake spaces go out with the probe (see
+		// permit): either may hold what the peer misses.
+		for _, s := range []recovery.Space{spaceInitial, spaceHandshake} {
+			if !c.spaces[s].discarded {
+				c.spaces[s].cryptoSend.requeueUnacked()
+			}
+		}
 		return
 	}
 	c.stats.ProbesSent += uint64(p.Count)

@@ -74,10 +74,10 @@ func (c *Conn) NextDatagram(now time.Duration, buf []byte) ([]byte, bool) {
 	c.maybeStartKeyUpdate()
 	permit := c.permit(now)
 	n, total, eliciting := c.planDatagram(now, size, &permit)
-	if !eliciting && permit.eliciting && c.addrValidated {
+	if !eliciting && permit.eliciting && c.handshakeComplete {
 		// Nothing to send while the window allowed it (RFC 9002
-		// section 7.8). A server holding data until the client's
-		// address is validated is not application limited.
+		// section 7.8). A server holding data until its handshake
+		// completes is not application limited.
 		c.sender.SetAppLimited()
 	}
 	if n == 0 {
@@ -204,7 +204,7 @@ func (c *Conn) planPacket(now time.Duration, s recovery.Space, remaining int, pe
 	}
 	if allow {
 		b, frames = c.appendEliciting(s, b, frames, avail)
-		if permit.probe[s] && !hasEliciting(frames) && len(b) < avail {
+		if c.sender.ProbesPending(s) > 0 && !hasEliciting(frames) && len(b) < avail {
 			// A probe with nothing else to say (RFC 9002 section 6.2.4).
 			b = append(b, byte(wire.FrameTypePing))
 			frames = append(frames, sentFrame{kind: fkPing})
@@ -273,10 +273,12 @@ func (c *Conn) appendEliciting(s recovery.Space, b []byte, frames []sentFrame, a
 		b, frames = c.appendControl(b, frames, avail)
 	}
 	b, frames = c.appendCrypto(c.spaces[s], b, frames, avail)
-	if s == spaceApp && c.addrValidated {
-		// A server sends no stream data before the client's address is
-		// validated: the anti-amplification budget is kept for the
-		// handshake, whose losses it must be able to repair.
+	if s == spaceApp && c.handshakeComplete {
+		// A server sends no stream data before its handshake completes
+		// (no 0.5-RTT data): the anti-amplification budget and the
+		// congestion window are kept for the handshake, whose losses
+		// must be repaired, and the client could not acknowledge 1-RTT
+		// packets before it has the handshake data anyway.
 		b, frames = c.appendStreams(b, frames, avail)
 	}
 	return b, frames
