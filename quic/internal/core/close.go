@@ -7,6 +7,17 @@ import (
 	"github.com/satquic/satquic/quic/internal/wire"
 )
 
+// maxReasonLen bounds the reason phrase sent in CONNECTION_CLOSE, so that
+// the frame fits a packet of the smallest size (RFC 9000 section 19.19).
+const maxReasonLen = 512
+
+func truncateReason(r string) string {
+	if len(r) > maxReasonLen {
+		return r[:maxReasonLen]
+	}
+	return r
+}
+
 // closingState is what a closing or draining connection keeps (RFC 9000
 // section 10.2): when the state ends, and the datagram carrying our
 // CONNECTION_CLOSE, sent again in answer to the peer's packets.
@@ -25,7 +36,7 @@ func (c *Conn) Close(code uint64, reason string) {
 	if c.state != stateActive {
 		return
 	}
-	f := wire.ConnectionCloseFrame{IsApplicationError: true, ErrorCode: code, ReasonPhrase: reason}
+	f := wire.ConnectionCloseFrame{IsApplicationError: true, ErrorCode: code, ReasonPhrase: truncateReason(reason)}
 	c.enterClosing(f, &ConnError{Application: true, Code: code, Reason: reason})
 }
 
@@ -35,7 +46,7 @@ func (c *Conn) closeLocal(e *wire.TransportError) {
 	if c.state != stateActive {
 		return
 	}
-	f := wire.ConnectionCloseFrame{ErrorCode: e.Code, TriggerType: wire.FrameType(e.FrameType), ReasonPhrase: e.Reason}
+	f := wire.ConnectionCloseFrame{ErrorCode: e.Code, TriggerType: wire.FrameType(e.FrameType), ReasonPhrase: truncateReason(e.Reason)}
 	c.enterClosing(f, &ConnError{Code: e.Code, FrameType: e.FrameType, Reason: e.Reason})
 }
 

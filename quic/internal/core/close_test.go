@@ -146,3 +146,14 @@ func TestStatelessReset(t *testing.T) {
 		t.Fatalf("client after reset: %v, state %d", p.client.Err(), p.client.state)
 	}
 }
+
+func TestCloseLongReason(t *testing.T) {
+	p := confirmedPair(t, 66)
+	long := string(payload(5000, 1))
+	p.client.Close(3, long)
+	p.mustRun(func() bool { return p.server.Err() != nil }, p.now+time.Second)
+	var ce *ConnError
+	if !errors.As(p.server.Err(), &ce) || ce.Code != 3 || ce.Reason != long[:maxReasonLen] {
+		t.Fatalf("server saw %v", p.server.Err())
+	}
+}
