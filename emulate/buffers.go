@@ -1,6 +1,10 @@
 package emulate
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/satquic/satquic/emulate/internal/rtio"
+)
 
 // bufferClasses are the capacities of pooled packet buffers: a packet is
 // copied out of the large read buffer into the smallest class that holds
@@ -23,7 +27,7 @@ func (p *bufferPool) get(n int) []byte {
 		if n > size {
 			continue
 		}
-		p.mu.Lock()
+		rtio.SpinLock(&p.mu)
 		if k := len(p.free[i]); k > 0 {
 			b := p.free[i][k-1]
 			p.free[i][k-1] = nil
@@ -44,7 +48,7 @@ func (p *bufferPool) put(b []byte) {
 		if cap(b) != size {
 			continue
 		}
-		p.mu.Lock()
+		rtio.SpinLock(&p.mu)
 		if len(p.free[i]) < maxFreeBuffers {
 			p.free[i] = append(p.free[i], b[:0])
 		}

@@ -92,7 +92,7 @@ func (d *direction) advance() time.Duration {
 // offer hands packets that arrived just now to the model, which owns them
 // from here on.
 func (d *direction) offer(pkts [][]byte) {
-	d.mu.Lock()
+	rtio.SpinLock(&d.mu)
 	defer d.mu.Unlock()
 	if d.closed {
 		return
@@ -127,7 +127,7 @@ func (d *direction) arm(at time.Duration) {
 // run is the sender: a high-priority thread that sleeps until the alarm rings
 // and sends what is due.
 func (d *direction) run(started chan<- struct{}) {
-	d.stats.threadStarted(rtio.LockHighPriorityThread())
+	d.stats.threadStarted(rtio.LockThread(rtio.Realtime))
 	close(started)
 	defer close(d.done)
 	defer d.poller.Close()
@@ -145,7 +145,7 @@ func (d *direction) run(started chan<- struct{}) {
 // deliverDue takes every packet due by now out of the model, re-arms the
 // alarm for the next one, and sends the batch outside the lock.
 func (d *direction) deliverDue() {
-	d.mu.Lock()
+	rtio.SpinLock(&d.mu)
 	now := d.advance()
 	batch := d.batch[:0]
 	for {

@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/satquic/satquic/emulate/internal/rtio"
 	"github.com/satquic/satquic/netsim"
 )
 
@@ -32,7 +33,7 @@ func newDirStats() *dirStats { return &dirStats{} }
 
 // leaving records the lateness of a batch about to be written at now.
 func (s *dirStats) leaving(now time.Duration, batch []netsim.Delivery) {
-	s.mu.Lock()
+	rtio.SpinLock(&s.mu)
 	defer s.mu.Unlock()
 	for _, dl := range batch {
 		late := now - dl.At
@@ -50,7 +51,7 @@ func (s *dirStats) sent(size int) {
 }
 
 func (s *dirStats) sojournOf(d time.Duration) {
-	s.mu.Lock()
+	rtio.SpinLock(&s.mu)
 	s.sojourn.add(d)
 	s.mu.Unlock()
 }

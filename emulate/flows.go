@@ -49,19 +49,19 @@ func newFlowTable() flowTable {
 }
 
 func (t *flowTable) lookup(addr netip.AddrPort) *flow {
-	t.mu.RLock()
+	rtio.SpinRLock(&t.mu)
 	defer t.mu.RUnlock()
 	return t.byAddr[addr]
 }
 
 func (t *flowTable) byFlowID(id uint32) *flow {
-	t.mu.RLock()
+	rtio.SpinRLock(&t.mu)
 	defer t.mu.RUnlock()
 	return t.byID[id]
 }
 
 func (t *flowTable) count() int {
-	t.mu.RLock()
+	rtio.SpinRLock(&t.mu)
 	defer t.mu.RUnlock()
 	return len(t.byID)
 }
@@ -139,7 +139,7 @@ func (r *Relay) flowFor(client netip.AddrPort, now time.Duration) *flow {
 // server's datagrams from whichever flow sockets have some.
 func (r *Relay) readFlows(started chan<- struct{}) {
 	defer r.wg.Done()
-	r.down.stats.threadStarted(rtio.LockHighPriorityThread())
+	r.down.stats.threadStarted(rtio.LockThread(rtio.Realtime))
 	started <- struct{}{}
 	msgs := newReadBuffers(readBatch, readSize(r.cfg.Down.MTU, r.overhead))
 	pkts := make([][]byte, 0, readBatch)

@@ -63,7 +63,7 @@ func watch(t *tunDevice) (*rtio.Poller, error) {
 // packet the namespace behind t sends to d.
 func (n *Namespaces) readTUN(t *tunDevice, p *rtio.Poller, d *direction, started chan<- struct{}) {
 	defer n.wg.Done()
-	d.stats.threadStarted(rtio.LockHighPriorityThread())
+	d.stats.threadStarted(rtio.LockThread(rtio.Realtime))
 	close(started)
 	bufs := make([][]byte, tunReadBatch)
 	for i := range bufs {

@@ -257,7 +257,7 @@ func (r *Relay) stamp(payload []byte, flow uint32, now time.Duration) []byte {
 // sight).
 func (r *Relay) readClients(started chan<- struct{}) {
 	defer r.wg.Done()
-	r.up.stats.threadStarted(rtio.LockHighPriorityThread())
+	r.up.stats.threadStarted(rtio.LockThread(rtio.Realtime))
 	started <- struct{}{}
 	msgs := newReadBuffers(readBatch, readSize(r.cfg.Up.MTU, r.overhead))
 	pkts := make([][]byte, 0, readBatch)

@@ -177,6 +177,7 @@ func runEmulate(args []string, stdout, stderr io.Writer) error {
 		// command line or the machine: exit status 2, as for bad flags.
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
+	runtime.GC() // the set-up's garbage, before packets flow
 	if !em.Stats().HighPriority {
 		fmt.Fprintln(stderr, "note: the packet threads could not get high priority (needs root); on a busy machine packets may leave late (see \"late\" in the statistics)")
 	}
@@ -195,7 +196,10 @@ func runEmulate(args []string, stdout, stderr io.Writer) error {
 // tuneRuntimeForEmulator gives high-priority packet threads spare Ps:
 // a thread woken by its timer needs a P to run Go code, and with as many
 // Ps as cores they may all be held by ordinary threads the kernel has
-// descheduled. Fewer collections mean fewer stop-the-world pauses.
+// descheduled. Fewer collections mean fewer stop-the-world pauses, which
+// on a busy machine last until the collector's ordinary threads get a
+// CPU; the packet paths allocate nothing, so after the start-up garbage
+// is collected they come rarely.
 func tuneRuntimeForEmulator() {
 	runtime.GOMAXPROCS(max(16, runtime.NumCPU()))
 	debug.SetGCPercent(400)

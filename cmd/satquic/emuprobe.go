@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
@@ -124,8 +126,14 @@ func runProbe(args []string, stdout, stderr io.Writer) error {
 		// Datagrams still crossing a long link are not lost.
 		o.cfg.Drain += 2 * link.Delay
 	}
-	// The probe's threads need the same spare Ps as the emulator's.
+	// The probe's threads need the same spare Ps as the emulator's, and no
+	// garbage collection: its stop-the-world phases end only when the
+	// collector's ordinary threads get a CPU, which on a busy machine
+	// stalls the high-priority sender and receiver for tens of
+	// milliseconds. A run allocates its buffers up front and little else.
 	tuneRuntimeForEmulator()
+	runtime.GC()
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	res, err := probe.Run(o.cfg)
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
@@ -154,8 +162,8 @@ func printProbe(w io.Writer, o *probeOptions, rep probeReport) {
 	ms := func(d time.Duration) string { return fmt.Sprintf("%.3f", float64(d)/1e6) }
 	fmt.Fprintf(w, "probe: %slink, %d-byte datagrams offered at %.3f Mbit/s for %v (high-priority threads: %v)\n",
 		r.Direction, r.Size, r.OfferedBps/1e6, o.cfg.Duration, r.HighPriority)
-	fmt.Fprintf(w, "sent %d, received %d, lost %d (%.4f%%), duplicates %d; sender at worst %v behind its pacing\n",
-		r.Sent, r.Received, r.Lost, 100*r.LossRate, r.Duplicates, r.SenderBehind.Round(time.Microsecond))
+	fmt.Fprintf(w, "sent %d, received %d, lost %d (%.4f%%), duplicates %d; sender at worst %v behind its pacing (%v skipped)\n",
+		r.Sent, r.Received, r.Lost, 100*r.LossRate, r.Duplicates, r.SenderBehind.Round(time.Microsecond), r.SenderSkipped.Round(time.Microsecond))
 	fmt.Fprintf(w, "delivered rate  %.3f Mbit/s (after %v of warm-up)\n", r.DeliveredBps/1e6, o.cfg.Warmup)
 	fmt.Fprintf(w, "one-way delay   min %s  p50 %s  p90 %s  p99 %s  max %s ms\n",
 		ms(r.DelayMin), ms(r.DelayP50), ms(r.DelayP90), ms(r.DelayP99), ms(r.DelayMax))

@@ -34,7 +34,10 @@ type Result struct {
 	// SenderBehind is how late the paced sender ran at worst; HighPriority
 	// reports that both probe threads had high priority.
 	SenderBehind time.Duration `json:"sender_behind_ns"`
-	HighPriority bool          `json:"high_priority"`
+	// SenderSkipped is the sending time lost to the sender's own stalls
+	// (datagrams it did not send late, to keep its rate smooth).
+	SenderSkipped time.Duration `json:"sender_skipped_ns"`
+	HighPriority  bool          `json:"high_priority"`
 
 	delays []time.Duration // sorted, for Compare
 }
@@ -42,7 +45,7 @@ type Result struct {
 func analyze(cfg Config, st sendStats, rec *receiver) *Result {
 	r := &Result{
 		Direction: "up", Size: cfg.Size, OfferedBps: cfg.RateBps, Sent: st.packets,
-		SenderBehind: st.behind, HighPriority: st.highPriority && rec.highPriority,
+		SenderBehind: st.behind, SenderSkipped: st.skipped, HighPriority: st.highPriority && rec.highPriority,
 		Bursts: map[int]int{},
 	}
 	if cfg.Down {

@@ -45,7 +45,7 @@ func startReceiver(c *batchio.Conn, clk rtio.Clock, expect int) (*receiver, erro
 
 func (r *receiver) run(c *batchio.Conn, clk rtio.Clock, started chan<- struct{}) {
 	defer close(r.done)
-	r.highPriority = rtio.LockHighPriorityThread()
+	r.highPriority = rtio.LockThread(rtio.Nice)
 	close(started)
 	msgs := make([]batchio.Message, 64)
 	for i := range msgs {

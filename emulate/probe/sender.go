@@ -15,6 +15,10 @@ const sendBatch = 64
 // a second, not once per datagram. The link's queue spaces them out again.
 const tick = 200 * time.Microsecond
 
+// maxCatchUp is how far behind its pacing the sender may fall and still
+// send what it missed.
+const maxCatchUp = time.Millisecond
+
 // sendStats is what the sender reports.
 type sendStats struct {
 	packets      int
@@ -22,6 +26,8 @@ type sendStats struct {
 	// behind is the largest gap between a datagram's pacing time and its
 	// departure: a sender that cannot keep the rate shows it here.
 	behind time.Duration
+	// skipped is the sending time lost to such gaps.
+	skipped time.Duration
 }
 
 // send paces total datagrams at the configured rate from a high-priority
@@ -35,7 +41,7 @@ func send(c *batchio.Conn, dst netip.AddrPort, clk rtio.Clock, cfg Config, total
 	done := make(chan outcome, 1)
 	go func() {
 		// The thread is never unlocked: it leaves with the goroutine.
-		st := sendStats{highPriority: rtio.LockHighPriorityThread()}
+		st := sendStats{highPriority: rtio.LockThread(rtio.Nice)}
 		err := pace(c, dst, clk, cfg, total, &st)
 		done <- outcome{st, err}
 	}()
@@ -57,6 +63,13 @@ func pace(c *batchio.Conn, dst netip.AddrPort, clk rtio.Clock, cfg Config, total
 		}
 		now := clk.Now()
 		st.behind = max(st.behind, now-due(i))
+		// A sender that woke late skips the time it lost rather than
+		// bursting to catch up: a burst would overflow the link's queue
+		// and show as loss the model never made.
+		if late := now - due(i); late > maxCatchUp {
+			start += late
+			st.skipped += late
+		}
 		// Datagrams due within the coming tick leave now, stamped with
 		// the time they actually leave.
 		horizon := now + max(tick-gap, 0)
