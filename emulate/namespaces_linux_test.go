@@ -2,6 +2,7 @@ package emulate
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/sha256"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -59,7 +61,8 @@ func startTestNamespaces(t *testing.T, cfg NamespaceConfig) *Namespaces {
 func TestNamespacesCarryKernelTCP(t *testing.T) {
 	requireNamespaces(t)
 	link := netsim.LinkConfig{RateBps: 50e6, Delay: 10 * time.Millisecond, Loss: "uniform:0.005", Seed: 7}
-	n := startTestNamespaces(t, NamespaceConfig{Prefix: testPrefix("t"), Up: link, Down: link})
+	pcap := filepath.Join(t.TempDir(), "tcp")
+	n := startTestNamespaces(t, NamespaceConfig{Prefix: testPrefix("t"), Up: link, Down: link, Pcap: pcap})
 	srv := n.Server()
 
 	var ln net.Listener
@@ -118,6 +121,20 @@ func TestNamespacesCarryKernelTCP(t *testing.T) {
 	}
 	if st.Up.Sent == 0 || st.Down.Sent == 0 {
 		t.Error("no packets crossed one of the directions")
+	}
+	if err := n.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// The capture holds what the uplink delivered: IPv4 TCP packets from
+	// the client to the server.
+	recs := readPcap(t, pcap+"-up.pcap")
+	if int64(len(recs)) != st.Up.Delivered {
+		t.Errorf("uplink capture has %d packets, the link delivered %d", len(recs), st.Up.Delivered)
+	}
+	for _, r := range recs[:min(len(recs), 20)] {
+		if len(r) < 20 || r[0]>>4 != 4 || r[9] != 6 || !bytes.Equal(r[12:16], n.Client().Addr.AsSlice()) {
+			t.Fatalf("uplink record is not TCP from the client: % x", r[:min(len(r), 20)])
+		}
 	}
 }
 
