@@ -157,3 +157,21 @@ func TestCloseLongReason(t *testing.T) {
 		t.Fatalf("server saw %v", p.server.Err())
 	}
 }
+
+// TestKeepAlive: PINGs every second keep a connection with a 3 s idle
+// timeout alive.
+func TestKeepAlive(t *testing.T) {
+	ccfg, scfg := testConfigs(t, 67)
+	ccfg.IdleTimeout, scfg.IdleTimeout = 3*time.Second, 3*time.Second
+	ccfg.KeepAlivePeriod = time.Second
+	p := newPair(t, ccfg, scfg, 10*time.Millisecond)
+	p.mustRun(p.confirmed, time.Second)
+	start := p.sent[0]
+	p.run(func() bool { return p.client.Closed() || p.server.Closed() }, 20*time.Second)
+	if p.client.Err() != nil || p.server.Err() != nil {
+		t.Fatalf("closed: %v / %v", p.client.Err(), p.server.Err())
+	}
+	if n := p.sent[0] - start; n < 15 || n > 25 {
+		t.Errorf("client sent %d datagrams in 20 s with a 1 s keep-alive", n)
+	}
+}

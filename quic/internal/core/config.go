@@ -113,6 +113,10 @@ type Config struct {
 	MaxCryptoBuffer int
 	// ActiveConnIDLimit is active_connection_id_limit (default 4).
 	ActiveConnIDLimit uint64
+	// KeepAlivePeriod, if set, sends a PING when nothing was sent or
+	// received for that long after the handshake, so that NAT bindings
+	// and the idle timeout do not end a quiet connection.
+	KeepAlivePeriod time.Duration
 	// KeyUpdateInterval starts a key update after this many packets
 	// sealed with one key (RFC 9001 section 6); 0 updates only before
 	// the AEAD confidentiality limit.
@@ -186,7 +190,7 @@ func (c *Config) validate() error {
 		{c.Version.IsSupported(), "unsupported QUIC version"},
 		{c.ConnIDLen >= 1 && c.ConnIDLen <= wire.MaxConnectionIDLen, "ConnIDLen out of [1, 20]"},
 		{c.MaxDatagramSize >= wire.MinMaxUDPPayloadSize && c.MaxDatagramSize <= wire.DefaultMaxUDPPayloadSize, "MaxDatagramSize out of [1200, 65527]"},
-		{c.InitialRTT > 0 && c.HandshakeTimeout > 0 && c.IdleTimeout > 0 && c.MaxAckDelay > 0, "negative duration"},
+		{c.InitialRTT > 0 && c.HandshakeTimeout > 0 && c.IdleTimeout > 0 && c.MaxAckDelay > 0 && c.KeepAlivePeriod >= 0, "negative duration"},
 		{c.MaxAckDelay < wire.MaxMaxAckDelayMs*time.Millisecond, "MaxAckDelay of 2^14 ms or more"},
 		{c.AckDelayExponent <= wire.MaxAckDelayExponent, "AckDelayExponent above 20"},
 		{c.AckElicitingThreshold >= 1 && c.MaxAckRanges >= 1, "AckElicitingThreshold or MaxAckRanges below 1"},

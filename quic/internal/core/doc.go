@@ -74,7 +74,7 @@
 //
 // 0-RTT, Retry, NEW_TOKEN storage, session resumption, version
 // negotiation, connection migration and path validation (PATH_CHALLENGE is
-// answered, the path never changes), ECN, DATAGRAM frames, keep-alives,
+// answered, the path never changes), ECN, DATAGRAM frames,
 // qlog and FEC (the sent-frame records and recovery's CoverPacket and
 // OnRecovered hooks are where it plugs in).
 package core

@@ -9,7 +9,7 @@ import (
 func (c *Conn) hasAppData() bool {
 	m := &c.streams
 	switch {
-	case c.handshakeDonePend, c.flow.limitPending, c.flow.blockedQueue:
+	case c.handshakeDonePend, c.flow.limitPending, c.flow.blockedQueue, c.idle.ping:
 		return true
 	case m.maxPending[0], m.maxPending[1], m.blockedPending[0], m.blockedPending[1]:
 		return true
@@ -82,6 +82,12 @@ func (c *Conn) appendControl(b []byte, frames []sentFrame, avail int) ([]byte, [
 		if b, ok = c.fits(b, avail, &wire.DataBlockedFrame{Limit: c.flow.blockedAt}); ok {
 			c.flow.blockedQueue = false
 			frames = append(frames, sentFrame{kind: fkDataBlocked, n: c.flow.blockedAt})
+		}
+	}
+	if c.idle.ping {
+		if b, ok = c.fits(b, avail, &wire.PingFrame{}); ok {
+			c.idle.ping = false
+			frames = append(frames, sentFrame{kind: fkPing})
 		}
 	}
 	b, frames = c.appendStreamLimits(b, frames, avail)

@@ -31,6 +31,9 @@ func (c *Conn) NextTimer() (time.Duration, bool) {
 	d.add(c.idle.deadline(c.pto()))
 	d.add(c.sender.Deadline())
 	d.add(c.ku.discardAt, c.ku.discardArmed)
+	if c.handshakeConfirmed {
+		d.add(c.idle.keepAlive(c.cfg.KeepAlivePeriod))
+	}
 	if c.datagramBudget() < minInitialDatagram {
 		// Blocked by the anti-amplification limit: only receiving helps.
 		return d.t, d.ok
@@ -80,6 +83,9 @@ func (c *Conn) HandleTimer(now time.Duration) {
 	if t, ok := c.idle.deadline(c.pto()); ok && now >= t {
 		c.closeSilently(ErrIdleTimeout)
 		return
+	}
+	if t, ok := c.idle.keepAlive(c.cfg.KeepAlivePeriod); ok && c.handshakeConfirmed && now >= t {
+		c.idle.ping = true
 	}
 	if c.ku.discardArmed && now >= c.ku.discardAt {
 		c.ku.discardArmed = false
