@@ -78,6 +78,7 @@ func (o *probeOptions) finishFlags() error {
 		return fmt.Errorf("%w: link flags need --profile (use --profile none for a perfect link)", errUsage)
 	}
 	o.cfg.Down = o.direction == "down"
+	o.cfg.Realtime = true // the probe command is a process of its own
 	return nil
 }
 

@@ -6,5 +6,7 @@
 //
 // Sender and receiver share one clock, so one-way delays are exact. Both
 // run on high-priority threads when the process may have them, so that the
-// probe measures the emulator rather than its own scheduling.
+// probe measures the emulator rather than its own scheduling; a sender that
+// still falls behind says by how much, and skips the time it lost rather
+// than bursting.
 package probe

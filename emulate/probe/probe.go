@@ -33,6 +33,17 @@ type Config struct {
 	Warmup time.Duration
 	// Drain is how long to wait for stragglers after the last datagram.
 	Drain time.Duration
+	// Realtime runs the probe's sender and receiver at real-time priority
+	// rather than at nice -20: right for a probe in a process of its own,
+	// wrong beside an emulator in the same process (see rtio.Nice).
+	Realtime bool
+}
+
+func (c Config) priority() rtio.Priority {
+	if c.Realtime {
+		return rtio.Realtime
+	}
+	return rtio.Nice
 }
 
 // Overhead is what IPv4 and UDP headers add to each datagram on the link.
@@ -155,7 +166,7 @@ func Run(cfg Config) (*Result, error) {
 		from, to, dst = e.sink, e.client, e.flow
 	}
 	total := cfg.packets()
-	rec, err := startReceiver(to, clk, total)
+	rec, err := startReceiver(to, clk, total, cfg.priority())
 	if err != nil {
 		return nil, err
 	}

@@ -23,7 +23,7 @@ type receiver struct {
 	err          error
 }
 
-func startReceiver(c *batchio.Conn, clk rtio.Clock, expect int) (*receiver, error) {
+func startReceiver(c *batchio.Conn, clk rtio.Clock, expect int, prio rtio.Priority) (*receiver, error) {
 	fd, err := c.FD()
 	if err != nil {
 		return nil, err
@@ -38,14 +38,14 @@ func startReceiver(c *batchio.Conn, clk rtio.Clock, expect int) (*receiver, erro
 	}
 	r := &receiver{poller: p, done: make(chan struct{}), arrivals: make([]arrival, 0, expect+expect/8)}
 	started := make(chan struct{})
-	go r.run(c, clk, started)
+	go r.run(c, clk, prio, started)
 	<-started
 	return r, nil
 }
 
-func (r *receiver) run(c *batchio.Conn, clk rtio.Clock, started chan<- struct{}) {
+func (r *receiver) run(c *batchio.Conn, clk rtio.Clock, prio rtio.Priority, started chan<- struct{}) {
 	defer close(r.done)
-	r.highPriority = rtio.LockThread(rtio.Nice)
+	r.highPriority = rtio.LockThread(prio)
 	close(started)
 	msgs := make([]batchio.Message, 64)
 	for i := range msgs {

@@ -41,7 +41,7 @@ func send(c *batchio.Conn, dst netip.AddrPort, clk rtio.Clock, cfg Config, total
 	done := make(chan outcome, 1)
 	go func() {
 		// The thread is never unlocked: it leaves with the goroutine.
-		st := sendStats{highPriority: rtio.LockThread(rtio.Nice)}
+		st := sendStats{highPriority: rtio.LockThread(cfg.priority())}
 		err := pace(c, dst, clk, cfg, total, &st)
 		done <- outcome{st, err}
 	}()
