@@ -88,4 +88,5 @@ func (l *prefixLock) clearOwned() { _ = os.Remove(l.marker) }
 func (l *prefixLock) release() {
 	_ = os.Remove(l.file.Name())
 	_ = l.file.Close()
+	_ = os.Remove(stateDir) // only when no other prefix still uses it
 }
