@@ -26,14 +26,18 @@ type prefixLock struct {
 // lockPrefix takes the prefix's lock, or fails naming the process that
 // holds it.
 func lockPrefix(prefix string) (*prefixLock, error) {
-	if err := os.MkdirAll(stateDir, 0o755); err != nil {
-		return nil, fmt.Errorf("state directory: %w", err)
-	}
 	path := filepath.Join(stateDir, "emulate-"+prefix+".lock")
-	// The holder removes the file when it is done, so a lock won on a file
-	// that has since been unlinked is worthless: try again on the new one.
+	// The holder removes the file (and the directory, when empty) when it
+	// is done, so a lock won on a file that has since been unlinked is
+	// worthless, and a directory may vanish under us: try again.
 	for range 5 {
+		if err := os.MkdirAll(stateDir, 0o755); err != nil {
+			return nil, fmt.Errorf("state directory: %w", err)
+		}
 		f, err := openLocked(path, prefix)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}
