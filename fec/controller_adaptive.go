@@ -31,6 +31,12 @@ type AdaptiveConfig struct {
 	PriorSources              int
 	// MaxReaction caps the repairs sent in answer to one report [64].
 	MaxReaction int
+	// FarZ and FarCoverage replace Z and Coverage when reports come back
+	// so late that a reaction could not reach the sources it is for (the
+	// round trip in sources exceeds half of MaxWindow, as on a fast GEO
+	// path): proactive repairs must then recover nearly everything alone
+	// [4, 3].
+	FarZ, FarCoverage float64
 }
 
 func (c AdaptiveConfig) withDefaults() AdaptiveConfig {
@@ -50,6 +56,12 @@ func (c AdaptiveConfig) withDefaults() AdaptiveConfig {
 	}
 	if c.Coverage == 0 {
 		c.Coverage = 1.5
+	}
+	if c.FarZ == 0 {
+		c.FarZ = 4
+	}
+	if c.FarCoverage == 0 {
+		c.FarCoverage = 3
 	}
 	if c.InitialLoss == 0 {
 		c.InitialLoss = 0.01
@@ -71,6 +83,8 @@ func (c AdaptiveConfig) validate() error {
 		return fmt.Errorf("adaptive controller: memory %d, prior %d and max reaction %d must be positive", c.Memory, c.PriorSources, c.MaxReaction)
 	case !(c.Z >= 0) || !finite(c.Z) || !(c.Coverage > 0) || !finite(c.Coverage):
 		return fmt.Errorf("adaptive controller: z %v and coverage %v must be finite, z >= 0, coverage > 0", c.Z, c.Coverage)
+	case !(c.FarZ >= 0) || !finite(c.FarZ) || !(c.FarCoverage > 0) || !finite(c.FarCoverage):
+		return fmt.Errorf("adaptive controller: far z %v and far coverage %v must be finite, z >= 0, coverage > 0", c.FarZ, c.FarCoverage)
 	case !(c.InitialLoss > 0 && c.InitialLoss < 1):
 		return fmt.Errorf("adaptive controller: initial loss %v outside (0,1)", c.InitialLoss)
 	case !(c.InitialBurst >= 1) || !finite(c.InitialBurst):
@@ -113,6 +127,13 @@ func (c AdaptiveConfig) validate() error {
 // The proactive part keeps the recovery delay short; the reactive part
 // makes the recovered ratio independent of how long bursts are, at the
 // cost of one round trip, and needs only about one repair per loss.
+//
+// A reaction can only reach back MaxWindow sources (4095 at most, RFC
+// 8681's NSS), and on a fast GEO path the round trip alone is thousands
+// of packets. The controller measures the feedback round trip in sources
+// (faded) and, when it exceeds half of MaxWindow, plans with FarZ and
+// FarCoverage instead of Z and Coverage, so that proactive repairs
+// recover nearly everything by themselves.
 type AdaptiveController struct {
 	cfg   AdaptiveConfig
 	decay float64 // per-source fading factor, 1 - 1/Memory
@@ -130,6 +151,9 @@ type AdaptiveController struct {
 	sentAt    []uint64 // sentAt[esi % len]: repairs sent before source esi's own
 	covering  bool     // a reaction is under way: the window reaches coverFrom
 	coverFrom uint32
+	// lag is the faded number of sources sent between the last ESI a
+	// report covers and its arrival: the feedback round trip in sources.
+	lag float64
 }
 
 // NewAdaptiveController checks cfg, fills in defaults and returns the
@@ -177,14 +201,24 @@ func (c *AdaptiveController) plan() {
 	if burst > 1 {
 		b90 = 1 + math.Log(0.1)/math.Log(1-1/burst)
 	}
+	z, coverage := c.cfg.Z, c.cfg.Coverage
+	if c.farFeedback() {
+		z, coverage = c.cfg.FarZ, c.cfg.FarCoverage
+	}
 	w := float64(c.window)
 	for range 4 {
-		c.rate = (mu + c.cfg.Z*math.Sqrt(mu*(2*burst-1)/w)) / (1 - min(mu, 0.5))
+		c.rate = (mu + z*math.Sqrt(mu*(2*burst-1)/w)) / (1 - min(mu, 0.5))
 		c.rate = min(c.rate, 1)
-		w = math.Ceil(c.cfg.Coverage * b90 / math.Max(c.rate, 1e-9))
+		w = math.Ceil(coverage * b90 / math.Max(c.rate, 1e-9))
 		w = min(max(w, float64(c.cfg.MinWindow)), float64(c.cfg.MaxWindow))
 	}
 	c.window = int(w)
+}
+
+// farFeedback reports whether the feedback round trip is too long, in
+// sources, for reactions to reach what they are meant to repair.
+func (c *AdaptiveController) farFeedback() bool {
+	return 2*c.lag > float64(c.cfg.MaxWindow)
 }
 
 // OnSource pays out the proactive rate and keeps the bookkeeping that
@@ -213,6 +247,13 @@ func (c *AdaptiveController) OnFeedback(fb Feedback) int {
 	fb = fb.clamped()
 	if fb.Sources == 0 {
 		return 0
+	}
+	if c.started {
+		lag := float64(c.lastESI - fb.LastESI())
+		if c.lag == 0 {
+			c.lag = lag
+		}
+		c.lag = 0.875*c.lag + 0.125*lag
 	}
 	fade := math.Pow(c.decay, float64(fb.Sources))
 	c.sources = c.sources*fade + float64(fb.Sources)

@@ -302,3 +302,33 @@ func TestControllersSurviveMalformedFeedback(t *testing.T) {
 		}
 	}
 }
+
+// TestAdaptiveControllerLeansOnProactiveRepairsWhenFeedbackIsFar: when
+// reports come back more than half the largest window after the sources
+// they describe, reactions cannot reach them, so the proactive rate rises
+// from Z to FarZ standard deviations.
+func TestAdaptiveControllerLeansOnProactiveRepairsWhenFeedbackIsFar(t *testing.T) {
+	run := func(lag uint32) float64 {
+		c, err := NewAdaptiveController(AdaptiveConfig{MaxWindow: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		esi := uint32(0)
+		for range 200 {
+			for range 200 {
+				c.OnSource(esi)
+				esi++
+			}
+			first := esi - 200 - lag
+			if esi < 200+lag {
+				continue
+			}
+			c.OnFeedback(Feedback{FirstESI: first, Sources: 200, Lost: 2, Bursts: 1, MaxBurst: 2})
+		}
+		return c.Rate()
+	}
+	near, far := run(100), run(800)
+	if !(far > near*1.2) {
+		t.Fatalf("rate with feedback 800 sources late %v, with 100 late %v: want the far one clearly higher", far, near)
+	}
+}
