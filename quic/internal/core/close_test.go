@@ -26,7 +26,8 @@ func TestCloseApplication(t *testing.T) {
 		t.Fatalf("server state %d, want draining", p.server.state)
 	}
 	closedAt := p.now
-	pto := p.client.pto()
+	// Each end's closing or draining period follows its own estimate.
+	pto := max(p.client.pto(), p.server.pto())
 	p.mustRun(func() bool { return p.client.Closed() && p.server.Closed() }, p.now+10*time.Second)
 	// Closing and draining last three PTOs (RFC 9000 section 10.2).
 	if p.now > closedAt+3*pto+5*time.Millisecond {

@@ -58,6 +58,9 @@ type Conn struct {
 	handshakeConfirmed bool
 	handshakeDeadline  time.Duration
 	handshakeDonePend  bool
+	// hsDiscardPending: the server keeps its Handshake keys for the
+	// datagram that acknowledges the client's Finished.
+	hsDiscardPending bool
 
 	// Anti-amplification state of a server (RFC 9000 section 8.1).
 	addrValidated bool
@@ -66,6 +69,11 @@ type Conn struct {
 	ampLimited    bool
 
 	rxDatagramLen int // size of the datagram being processed
+
+	// undecryptable holds packets that arrived before their keys.
+	undecryptable undecryptableQueue
+	// earlyRead opens the client's 0-RTT packets at a server.
+	earlyRead *crypto.Keys
 
 	maxDatagram int // current max datagram size
 

@@ -146,7 +146,9 @@ func (c *Conn) confirmHandshake() {
 	}
 	c.handshakeConfirmed = true
 	c.sender.ConfirmHandshake(c.now)
-	c.dropSpace(spaceHandshake)
+	if !c.deferHandshakeDiscard() {
+		c.dropSpace(spaceHandshake)
+	}
 	c.events.push(Event{Kind: EventHandshakeConfirmed})
 }
 

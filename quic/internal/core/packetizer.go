@@ -66,6 +66,9 @@ func (c *Conn) NextDatagram(now time.Duration, buf []byte) ([]byte, bool) {
 	case stateDraining, stateClosed:
 		return nil, false
 	}
+	if c.hsDiscardPending {
+		defer c.discardHandshakeAfterAck()
+	}
 	size := c.datagramBudget()
 	if size < minInitialDatagram {
 		c.updateAmplification()

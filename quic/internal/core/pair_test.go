@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"testing"
 	"time"
 )
@@ -31,6 +32,11 @@ type pair struct {
 	sent    [2]int // datagrams sent: [0] by the client, [1] by the server
 	// drop reports whether to lose the n-th datagram of a direction.
 	drop func(toServer bool, n int, data []byte) bool
+	// extraDelay, if set, adds to the one-way delay of the n-th datagram
+	// of a direction, which reorders datagrams.
+	extraDelay func(toServer bool, n int, data []byte) time.Duration
+	// onServer, if set, sees the server Conn when it is created.
+	onServer func(c *Conn)
 	// clientApp and serverApp run before each step.
 	clientApp, serverApp func(c *Conn)
 	// events collects every event, per side.
@@ -73,7 +79,17 @@ func (p *pair) flush(c *Conn, toServer bool) {
 		if p.drop != nil && p.drop(toServer, n, d) {
 			continue
 		}
-		p.flights = append(p.flights, flight{at: p.now + p.delay, toServer: toServer, data: d})
+		at := p.now + p.delay
+		if p.extraDelay != nil {
+			at += p.extraDelay(toServer, n, d)
+		}
+		// Flights stay sorted by arrival time, in sending order among
+		// equals.
+		i := len(p.flights)
+		for i > 0 && p.flights[i-1].at > at {
+			i--
+		}
+		p.flights = slices.Insert(p.flights, i, flight{at: at, toServer: toServer, data: d})
 	}
 }
 
@@ -90,6 +106,9 @@ func (p *pair) deliver(f flight) {
 		p.server, err = NewServerConn(p.scfg, p.now, ServerParams{RemoteAddr: clientAddr, OriginalDestConnID: info.DstConnID})
 		if err != nil {
 			p.t.Fatalf("NewServerConn: %v", err)
+		}
+		if p.onServer != nil {
+			p.onServer(p.server)
 		}
 	}
 	p.serverRecv += len(f.data)

@@ -50,6 +50,9 @@ func (c *Conn) HandleDatagram(now time.Duration, from netip.AddrPort, data []byt
 		first = false
 		data = data[n:]
 	}
+	if len(c.undecryptable.pkts) > 0 && c.state == stateActive {
+		c.processHeld(now)
+	}
 }
 
 // handlePacket processes the first packet of data and returns its length
@@ -76,8 +79,11 @@ func (c *Conn) handlePacket(now time.Duration, data []byte) (int, bool) {
 func (c *Conn) handleLong(now time.Duration, pkt []byte, h *wire.LongHeader, pnOffset int) bool {
 	s, _ := spaceOfPacketType(h.Type)
 	sp := c.spaces[s]
-	if sp.discarded || sp.read == nil || !c.acceptLongIDs(h) {
+	if sp.discarded || !c.acceptLongIDs(h) {
 		return false
+	}
+	if sp.read == nil {
+		return c.hold(pkt, h.Type) // RFC 9001 section 5.7
 	}
 	if !c.isClient && h.Type == wire.PacketTypeInitial && c.rxDatagramLen < minInitialDatagram {
 		// RFC 9000 section 14.1: a server drops an Initial packet in a
@@ -137,13 +143,13 @@ func (c *Conn) largestReceived(sp *pnSpace) uint64 {
 // handleShort processes a 1-RTT packet.
 func (c *Conn) handleShort(now time.Duration, pkt []byte) bool {
 	h, pnOffset, err := wire.ParseShortHeader(pkt, c.cfg.ConnIDLen)
-	if err != nil || !c.cids.isLocalID(h.DstConnID) || c.appRead == nil {
+	if err != nil || !c.cids.isLocalID(h.DstConnID) {
 		return false
 	}
-	if !c.isClient && !c.handshakeComplete {
-		// RFC 9001 section 5.7: no 1-RTT processing before the server's
-		// handshake completes.
-		return false
+	if c.keysFor(wire.PacketType1RTT) != keysReady {
+		// RFC 9001 section 5.7: no 1-RTT processing before the keys
+		// arrive, nor at a server before its handshake completes.
+		return c.hold(pkt, wire.PacketType1RTT)
 	}
 	sp := c.spaces[spaceApp]
 	pnLen, truncated, err := c.appRead.Header().Remove(pkt, pnOffset)

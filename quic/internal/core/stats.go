@@ -24,6 +24,9 @@ type Stats struct {
 	// PacketsDuplicate those received twice.
 	PacketsDropped, PacketsDuplicate uint64
 	DecryptionFailures               uint64
+	// PacketsBuffered counts packets kept until their keys arrived
+	// (RFC 9001 section 5.7).
+	PacketsBuffered uint64
 	// StreamBytesRetransmitted counts stream bytes sent more than once.
 	StreamBytesRetransmitted uint64
 	ProbesSent               uint64
