@@ -1,0 +1,155 @@
+package quic
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/satquic/satquic/quic/internal/core"
+	"github.com/satquic/satquic/quic/internal/recovery"
+	"github.com/satquic/satquic/quic/internal/wire"
+)
+
+// Version is a QUIC version.
+type Version uint32
+
+// The QUIC versions satquic speaks.
+const (
+	Version1 Version = Version(wire.Version1) // RFC 9000
+	Version2 Version = Version(wire.Version2) // RFC 9369
+)
+
+func (v Version) String() string { return wire.Version(v).String() }
+
+// Congestion controllers for Config.CongestionControl.
+const (
+	CUBIC   = "cubic"   // RFC 9438, the default
+	NewReno = "newreno" // RFC 9002 section 7
+)
+
+// Config configures connections. A nil Config, or a zero field, selects
+// the default, which suits a satellite path: receive windows that grow to
+// 64 MiB per stream and 96 MiB per connection (more than a 250 Mbit/s x
+// 600 ms path holds), and timeouts that a 600 ms round trip does not trip.
+// Every constant that derives from time is a field, so that a path whose
+// round trip is known (a GEO link) can say so.
+type Config struct {
+	// Version is the QUIC version a client offers: Version1 (default) or
+	// Version2. A server accepts both.
+	Version Version
+
+	// InitialRTT is the round trip assumed before the first sample
+	// (default 333 ms, RFC 9002 section 6.2.2). A GEO path starts faster
+	// with its real value, about 600 ms: fewer spurious probes.
+	InitialRTT time.Duration
+	// HandshakeTimeout bounds the handshake (default 20 s).
+	HandshakeTimeout time.Duration
+	// MaxIdleTimeout closes a connection when nothing arrived for that
+	// long (default 30 s). The effective timeout is the smaller of both
+	// endpoints' and at least three probe timeouts.
+	MaxIdleTimeout time.Duration
+	// MaxAckDelay is how long this endpoint may delay an ACK (default
+	// 25 ms).
+	MaxAckDelay time.Duration
+	// AckElicitingThreshold is how many ack-eliciting packets arrive
+	// before an ACK goes out at once (default 2). Raising it saves a thin
+	// return link (asymmetric satellite links).
+	AckElicitingThreshold int
+	// KeepAlivePeriod, if set, sends a PING after that long without
+	// traffic, so that an idle connection and its NAT bindings stay up.
+	KeepAlivePeriod time.Duration
+
+	// InitialStreamReceiveWindow and MaxStreamReceiveWindow bound a
+	// stream's receive window (defaults 512 KiB and 64 MiB); it grows
+	// from the first toward the second when the application reads
+	// faster than a window lasts a round trip (auto-tuning).
+	InitialStreamReceiveWindow uint64
+	MaxStreamReceiveWindow     uint64
+	// InitialConnectionReceiveWindow and MaxConnectionReceiveWindow do the
+	// same for the connection (defaults 768 KiB and 96 MiB).
+	InitialConnectionReceiveWindow uint64
+	MaxConnectionReceiveWindow     uint64
+	// MaxIncomingStreams and MaxIncomingUniStreams are how many streams
+	// of each type the peer may have open at once (default 100 each).
+	MaxIncomingStreams    uint64
+	MaxIncomingUniStreams uint64
+
+	// MaxDatagramSize is the largest UDP payload sent (default 1200, the
+	// size every QUIC path carries; the peer's max_udp_payload_size lowers
+	// it). 1452 suits an Ethernet path without tunnels.
+	MaxDatagramSize int
+	// CongestionControl is CUBIC (default) or NewReno.
+	CongestionControl string
+	// MaxCongestionWindow caps the congestion window (default 64 MiB).
+	MaxCongestionWindow int
+	// DisablePacing sends at once whatever the window allows.
+	DisablePacing bool
+}
+
+// errConfig reports an invalid Config.
+var errConfig = errors.New("quic: invalid config")
+
+// coreConfig maps the Config onto the connection core's, which fills in
+// the defaults and checks the ranges.
+func (c *Config) coreConfig(tlsConf *tls.Config) (core.Config, error) {
+	if tlsConf == nil {
+		return core.Config{}, fmt.Errorf("%w: nil tls.Config", errConfig)
+	}
+	if len(tlsConf.NextProtos) == 0 {
+		// RFC 9001 section 8.1: QUIC requires ALPN.
+		return core.Config{}, fmt.Errorf("%w: tls.Config names no application protocol (NextProtos)", errConfig)
+	}
+	if c == nil {
+		c = &Config{}
+	}
+	cc := core.Config{
+		TLS:                        tlsConf,
+		Version:                    wire.Version(c.Version),
+		MaxDatagramSize:            c.MaxDatagramSize,
+		InitialRTT:                 c.InitialRTT,
+		HandshakeTimeout:           c.HandshakeTimeout,
+		IdleTimeout:                c.MaxIdleTimeout,
+		MaxAckDelay:                c.MaxAckDelay,
+		AckElicitingThreshold:      c.AckElicitingThreshold,
+		KeepAlivePeriod:            c.KeepAlivePeriod,
+		InitialStreamReceiveWindow: c.InitialStreamReceiveWindow,
+		MaxStreamReceiveWindow:     c.MaxStreamReceiveWindow,
+		InitialConnReceiveWindow:   c.InitialConnectionReceiveWindow,
+		MaxConnReceiveWindow:       c.MaxConnectionReceiveWindow,
+		MaxIncomingStreamsBidi:     c.MaxIncomingStreams,
+		MaxIncomingStreamsUni:      c.MaxIncomingUniStreams,
+		MaxCongestionWindow:        c.MaxCongestionWindow,
+		DisablePacing:              c.DisablePacing,
+	}
+	switch c.CongestionControl {
+	case "", CUBIC:
+		cc.CongestionControl = recovery.CUBIC
+	case NewReno:
+		cc.CongestionControl = recovery.NewReno
+	default:
+		return core.Config{}, fmt.Errorf("%w: unknown congestion controller %q", errConfig, c.CongestionControl)
+	}
+	// The initial windows follow a larger maximum, so that setting only
+	// the maximum below the default initial window is not an error.
+	if cc.MaxStreamReceiveWindow != 0 && cc.InitialStreamReceiveWindow == 0 {
+		cc.InitialStreamReceiveWindow = min(core.DefaultInitialStreamReceiveWindow, cc.MaxStreamReceiveWindow)
+	}
+	if cc.MaxConnReceiveWindow != 0 && cc.InitialConnReceiveWindow == 0 {
+		cc.InitialConnReceiveWindow = min(core.DefaultInitialConnReceiveWindow, cc.MaxConnReceiveWindow)
+	}
+	if cc.InitialStreamReceiveWindow > core.DefaultMaxStreamReceiveWindow && cc.MaxStreamReceiveWindow == 0 {
+		cc.MaxStreamReceiveWindow = cc.InitialStreamReceiveWindow
+	}
+	if cc.InitialConnReceiveWindow > core.DefaultMaxConnReceiveWindow && cc.MaxConnReceiveWindow == 0 {
+		cc.MaxConnReceiveWindow = cc.InitialConnReceiveWindow
+	}
+	if cc.MaxDatagramSize > maxPacketSize {
+		return core.Config{}, fmt.Errorf("%w: MaxDatagramSize %d above %d", errConfig, cc.MaxDatagramSize, maxPacketSize)
+	}
+	return cc, nil
+}
+
+// maxPacketSize bounds the datagrams the driver sends and receives: an
+// Ethernet jumbo frame. The buffers are sized for it.
+const maxPacketSize = 9000

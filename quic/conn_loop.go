@@ -1,0 +1,284 @@
+package quic
+
+import (
+	"errors"
+	"net"
+	"net/netip"
+	"slices"
+	"time"
+
+	"github.com/satquic/satquic/quic/internal/core"
+	"github.com/satquic/satquic/quic/internal/udp"
+	"github.com/satquic/satquic/quic/internal/wire"
+)
+
+// Each connection has a goroutine of its own that owns the core's clock:
+// it feeds the core the datagrams the reader queued, runs its timers in
+// real time and sends what it builds. One goroutine per connection, rather
+// than one event loop for the Transport, lets a server decrypt and encrypt
+// many connections on many cores, and keeps one slow connection from
+// delaying the others; the application's goroutines call the core directly
+// under the connection's mutex, so a stream Read or Write costs no
+// goroutine hand-off.
+
+const (
+	// maxBatchesPerStep bounds the batches one step sends before it
+	// looks at received datagrams again, so that ACKs are processed
+	// promptly during a long burst.
+	maxBatchesPerStep = 4
+	// maxIdleSpins is how many times in a row the goroutine lets a timer
+	// that is already due run without anything to show for it, before
+	// it sleeps for spinPause: a guard against a busy loop, should the
+	// core report a deadline it cannot act on yet.
+	maxIdleSpins = 16
+	spinPause    = 100 * time.Microsecond
+)
+
+// deliver queues a datagram from the reader for the connection.
+func (c *Conn) deliver(data []byte, from netip.AddrPort) {
+	p := c.t.getPacket(data, from)
+	c.inboxMu.Lock()
+	if len(c.inbox) >= maxInbox {
+		c.inboxMu.Unlock()
+		c.t.putPacket(p)
+		return
+	}
+	c.inbox = append(c.inbox, p)
+	first := len(c.inbox) == 1
+	c.inboxMu.Unlock()
+	if first {
+		c.signal()
+	}
+}
+
+// takeInbox swaps the queued datagrams out into spare (emptied).
+func (c *Conn) takeInbox(spare []*packet) []*packet {
+	c.inboxMu.Lock()
+	in := c.inbox
+	c.inbox = spare[:0]
+	c.inboxMu.Unlock()
+	return in
+}
+
+// run is the connection's goroutine.
+func (c *Conn) run() {
+	defer c.t.connWG.Done()
+	defer close(c.loopDone)
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	closing := c.t.closing
+	exit := false // the Transport is closing: leave after this flush
+	var batch []*packet
+	spins := 0
+	for {
+		batch = c.takeInbox(batch)
+		next, alive, progress := c.step(batch)
+		for i, p := range batch {
+			c.t.putPacket(p)
+			batch[i] = nil
+		}
+		if !alive || exit {
+			break
+		}
+		wait := next - c.t.now()
+		if wait <= 0 {
+			if progress {
+				spins = 0
+				continue
+			}
+			if spins++; spins < maxIdleSpins {
+				continue
+			}
+			wait = spinPause
+		}
+		spins = 0
+		timer.Reset(wait)
+		select {
+		case <-c.wake:
+		case <-timer.C:
+		case <-closing:
+			closing = nil
+			c.mu.Lock()
+			c.byTransport = true
+			c.core.Close(0, "")
+			c.mu.Unlock()
+			exit = true
+		}
+	}
+	c.finish()
+}
+
+// step processes the queued datagrams and due timers, dispatches the
+// core's events and sends what the core has. It returns when the core next
+// needs attention, whether the connection is still alive, and whether
+// anything was received or sent.
+func (c *Conn) step(in []*packet) (next time.Duration, alive, progress bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.t.now()
+	for _, p := range in {
+		c.core.HandleDatagram(now, p.from, p.data())
+	}
+	progress = len(in) > 0
+	if t, ok := c.core.NextTimer(); ok && t <= now {
+		c.core.HandleTimer(now)
+	}
+	c.dispatchEvents(now)
+	for range maxBatchesPerStep {
+		n, full := c.sendBatch(now)
+		progress = progress || n > 0
+		if !full {
+			break
+		}
+		now = c.t.now()
+	}
+	c.dispatchEvents(now)
+	if c.err != nil && !c.closeFlushed {
+		c.closeFlushed = true
+		close(c.flushed)
+	}
+	next, alive = c.core.NextTimer()
+	return next, alive && !c.core.Closed(), progress
+}
+
+// sendBatch builds up to one batch of datagrams and sends it with the
+// mutex released, so that the application can write meanwhile. It reports
+// how many it sent and whether the batch was full (more may wait).
+func (c *Conn) sendBatch(now time.Duration) (int, bool) {
+	b := c.t.getSendBatch()
+	n := 0
+	for n < len(b.msgs) {
+		d, ok := c.core.NextDatagram(now, b.bufs[n])
+		if !ok {
+			break
+		}
+		b.bufs[n] = d[:0]
+		b.msgs[n] = udp.Message{Data: d, Addr: c.remote}
+		n++
+	}
+	if n > 0 {
+		c.mu.Unlock()
+		c.t.send(b.msgs[:n])
+		c.mu.Lock()
+	}
+	c.t.putSendBatch(b)
+	return n, n == len(b.msgs)
+}
+
+// send writes datagrams on the socket. A datagram the socket refuses (too
+// large for the path, a peer unreachable) is skipped: QUIC's loss recovery
+// treats it as lost.
+func (t *Transport) send(msgs []udp.Message) {
+	for len(msgs) > 0 {
+		t.writeMu.Lock()
+		n, err := t.io.WriteBatch(msgs)
+		t.writeMu.Unlock()
+		if err == nil || errors.Is(err, net.ErrClosed) {
+			return
+		}
+		msgs = msgs[min(n+1, len(msgs)):]
+	}
+}
+
+// dispatchEvents acts on the core's events; c.mu is held.
+func (c *Conn) dispatchEvents(now time.Duration) {
+	for {
+		ev, ok := c.core.PollEvent()
+		if !ok {
+			return
+		}
+		switch ev.Kind {
+		case core.EventHandshakeComplete:
+			c.handshakeTime = now - c.start
+			close(c.handshakeDone)
+			if c.l != nil {
+				c.enqueued = c.l.enqueue(c)
+				if !c.enqueued {
+					c.core.Close(0, "server closed")
+				}
+			}
+		case core.EventHandshakeConfirmed:
+			if c.hasODCID {
+				// The client uses our connection ID from now on
+				// (RFC 9000 section 7.2).
+				c.t.removeRoute(c.odcid, c)
+				c.hasODCID = false
+			}
+		case core.EventStreamOpened:
+			s := c.newStreamLocked(ev.StreamID)
+			d := dirIndex(ev.Bidi)
+			c.accept[d] = append(c.accept[d], s)
+			c.acceptReady[d].fire()
+		case core.EventStreamReadable:
+			if s := c.streams[ev.StreamID]; s != nil {
+				s.readable.fire()
+			}
+		case core.EventStreamWritable:
+			if s := c.streams[ev.StreamID]; s != nil {
+				s.writable.fire()
+			}
+		case core.EventStreamsAvailable:
+			c.streamsAvail[dirIndex(ev.Bidi)].fire()
+		case core.EventConnIDIssued:
+			c.t.addRoute(ev.ConnID, c)
+			c.routes = append(c.routes, ev.ConnID)
+		case core.EventConnIDRetired:
+			c.t.removeRoute(ev.ConnID, c)
+			c.routes = slices.DeleteFunc(c.routes, func(id wire.ConnectionID) bool { return id == ev.ConnID })
+		case core.EventClosed:
+			c.setClosedLocked(ev.Err)
+		}
+	}
+}
+
+// setClosedLocked records why the connection closed and wakes every
+// waiting call; c.mu is held.
+func (c *Conn) setClosedLocked(reason error) {
+	if c.err != nil {
+		return
+	}
+	err := connError(reason)
+	if c.byTransport || err == nil {
+		c.t.mu.RLock()
+		err = c.t.closeErr
+		c.t.mu.RUnlock()
+		if err == nil {
+			err = ErrTransportClosed
+		}
+	}
+	c.err = err
+	close(c.closed)
+	c.cancel(err)
+}
+
+// finish runs when the goroutine ends: the connection is forgotten and
+// whatever still waits on it is released.
+func (c *Conn) finish() {
+	c.mu.Lock()
+	c.setClosedLocked(errors.New("quic: connection ended"))
+	if !c.closeFlushed {
+		c.closeFlushed = true
+		close(c.flushed)
+	}
+	for _, s := range c.streams {
+		s.stopTimers()
+	}
+	c.mu.Unlock()
+	ids := c.routes
+	if c.hasODCID {
+		ids = append(ids, c.odcid)
+	}
+	c.t.forget(c, ids)
+	if c.l != nil && !c.enqueued {
+		c.l.release()
+	}
+	for _, p := range c.takeInbox(nil) {
+		c.t.putPacket(p)
+	}
+	if c.isClient && c.t.singleUse {
+		// A DialAddr connection takes its socket with it. Close itself
+		// would wait for this goroutine, so only the steps that do not.
+		c.t.shutdown(ErrTransportClosed)
+		_ = c.t.closeSocket()
+	}
+}

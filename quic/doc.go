@@ -1,0 +1,33 @@
+// Package quic is satquic's QUIC transport (RFC 9000, 9001, 9002, 9369) for
+// applications: a Transport over a UDP socket, Listeners and Dial, and
+// connections with streams, in the shape quic-go users know.
+//
+// A Transport owns a socket. One goroutine reads it in batches
+// (recvmmsg and GRO on Linux) and routes each datagram by its Destination
+// Connection ID to a connection, so one socket carries a Listener and any
+// number of outgoing connections. Each connection has a goroutine that
+// owns its sans-IO core (package internal/core): it feeds the core the
+// datagrams and the time, runs its timers in real time and sends its
+// datagrams in batches (sendmmsg, and GSO for runs of equal-sized ones).
+// The application's Read and Write calls use the core directly under the
+// connection's mutex and block on the core's stream events. ListenAddr,
+// DialAddr, Listen and Dial make a Transport for one Listener or one
+// connection.
+//
+// Config holds every constant derived from time (initial RTT, handshake
+// and idle timeouts, max ACK delay, keep-alive) and the flow control
+// windows, which tune themselves from small initial values up to 64 MiB
+// per stream and 96 MiB per connection: a satellite path with a 600 ms
+// round trip works with the zero Config.
+//
+// Errors: a closed connection reports an *ApplicationError (CloseWithError,
+// from either side), a *TransportError (a protocol or TLS error), an
+// *IdleTimeoutError or *HandshakeTimeoutError (net.Errors whose Timeout is
+// true), a *StatelessResetError or ErrTransportClosed. Streams report a
+// *StreamError when reset or stopped, and os.ErrDeadlineExceeded at their
+// deadlines.
+//
+// Not yet: 0-RTT, session resumption, Retry, connection migration,
+// DATAGRAM frames, ECN and path MTU discovery (MaxDatagramSize is fixed
+// per connection).
+package quic

@@ -1,0 +1,205 @@
+package quic
+
+import (
+	"errors"
+	"io"
+	"os"
+
+	"github.com/satquic/satquic/quic/internal/core"
+)
+
+// streamState is the driver's side of a stream: what blocked calls wait
+// on, and how each direction ended for the application. The fields other
+// than the deadlines are guarded by the connection's mutex.
+type streamState struct {
+	c                *Conn
+	id               uint64
+	hasRecv, hasSend bool
+
+	readable, writable broadcast
+	// readErr and writeErr are the final results of each direction for
+	// the application: io.EOF, a *StreamError, ErrWriteClosed.
+	readErr, writeErr error
+
+	readDL, writeDL deadline
+}
+
+// newStreamLocked tracks a stream the core opened; c.mu is held.
+func (c *Conn) newStreamLocked(id uint64) *streamState {
+	bidi := id&0x2 == 0
+	local := (id&0x1 == 0) == c.isClient
+	s := &streamState{c: c, id: id, hasSend: bidi || local, hasRecv: bidi || !local}
+	c.streams[id] = s
+	return s
+}
+
+// maybeForgetLocked drops a stream both of whose directions are over for
+// the application; late core events for it are ignored.
+func (s *streamState) maybeForgetLocked() {
+	if (s.hasRecv && s.readErr == nil) || (s.hasSend && s.writeErr == nil) {
+		return
+	}
+	if s.c.streams[s.id] == s {
+		delete(s.c.streams, s.id)
+	}
+	s.stopTimers()
+}
+
+func (s *streamState) stopTimers() {
+	s.readDL.stop()
+	s.writeDL.stop()
+}
+
+// read blocks until data, the end of the stream, a reset, the deadline or
+// the connection's end.
+func (s *streamState) read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	c := s.c
+	for {
+		if s.readDL.passed() {
+			return 0, os.ErrDeadlineExceeded
+		}
+		c.mu.Lock()
+		if s.readErr != nil {
+			err := s.readErr
+			c.mu.Unlock()
+			return 0, err
+		}
+		n, err := c.core.StreamRead(s.id, p)
+		var wait <-chan struct{}
+		switch {
+		case err == io.EOF:
+			s.readErr = io.EOF
+			s.maybeForgetLocked()
+		case err != nil:
+			if c.err != nil && errors.Is(err, core.ErrUnknownStream) {
+				err = c.err
+			} else {
+				err = streamError(err)
+				s.readErr = err
+				s.maybeForgetLocked()
+			}
+		case n == 0 && c.err != nil:
+			// Data that arrived before the close was still readable;
+			// now the connection's error.
+			err = c.err
+		case n == 0:
+			wait = s.readable.wait()
+		}
+		c.mu.Unlock()
+		if n > 0 {
+			// Reading may have opened the flow control window: the
+			// core may have a MAX_STREAM_DATA or MAX_DATA to send.
+			c.signal()
+		}
+		if n > 0 || err != nil {
+			return n, err
+		}
+		select {
+		case <-wait:
+		case <-s.readDL.wait():
+		case <-c.closed:
+		}
+	}
+}
+
+// write blocks until the core buffered all of p, or fails.
+func (s *streamState) write(p []byte) (int, error) {
+	c := s.c
+	total := 0
+	for {
+		if s.writeDL.passed() {
+			return total, os.ErrDeadlineExceeded
+		}
+		c.mu.Lock()
+		if s.writeErr != nil {
+			err := s.writeErr
+			c.mu.Unlock()
+			return total, err
+		}
+		n, err := c.core.StreamWrite(s.id, p[total:])
+		total += n
+		var wait <-chan struct{}
+		switch {
+		case errors.Is(err, core.ErrClosed):
+			err = c.closeErrLocked()
+		case err != nil:
+			// STOP_SENDING from the peer: no more writes.
+			err = streamError(err)
+			s.writeErr = err
+			s.maybeForgetLocked()
+		case total < len(p) && c.err != nil:
+			err = c.err
+		case total < len(p):
+			wait = s.writable.wait()
+		}
+		c.mu.Unlock()
+		if n > 0 {
+			c.signal()
+		}
+		if err != nil || total == len(p) {
+			return total, err
+		}
+		select {
+		case <-wait:
+		case <-s.writeDL.wait():
+		case <-c.closed:
+		}
+	}
+}
+
+// closeWrite ends the sending direction with a FIN after the data
+// written.
+func (s *streamState) closeWrite() error {
+	c := s.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s.writeErr != nil {
+		return nil
+	}
+	if err := c.core.CloseWrite(s.id); err != nil {
+		if errors.Is(err, core.ErrClosed) {
+			return c.closeErrLocked()
+		}
+		return streamError(err)
+	}
+	s.writeErr = ErrWriteClosed
+	s.maybeForgetLocked()
+	c.signal()
+	return nil
+}
+
+// cancelWrite abandons the sending direction (RESET_STREAM); data not
+// yet delivered is not retransmitted.
+func (s *streamState) cancelWrite(code StreamErrorCode) {
+	c := s.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var se *StreamError
+	if errors.As(s.writeErr, &se) {
+		return
+	}
+	// After Close, the reset still applies if the FIN is not
+	// acknowledged yet; the core ignores it otherwise.
+	_ = c.core.ResetStream(s.id, uint64(code))
+	s.writeErr = &StreamError{StreamID: StreamID(s.id), ErrorCode: code}
+	s.maybeForgetLocked()
+	c.signal()
+}
+
+// cancelRead asks the peer to stop sending (STOP_SENDING) and discards
+// what arrives.
+func (s *streamState) cancelRead(code StreamErrorCode) {
+	c := s.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s.readErr != nil {
+		return
+	}
+	_ = c.core.StopSending(s.id, uint64(code))
+	s.readErr = &StreamError{StreamID: StreamID(s.id), ErrorCode: code}
+	s.maybeForgetLocked()
+	c.signal()
+}

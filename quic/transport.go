@@ -1,0 +1,305 @@
+package quic
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/satquic/satquic/quic/internal/core"
+	"github.com/satquic/satquic/quic/internal/crypto"
+	"github.com/satquic/satquic/quic/internal/udp"
+	"github.com/satquic/satquic/quic/internal/wire"
+)
+
+// StatelessResetKey derives the stateless reset tokens of the connection
+// IDs a Transport issues (RFC 9000 section 10.3.2). Keep it across
+// restarts of a server, so that after a crash it can still reset the
+// connections it forgot.
+type StatelessResetKey [32]byte
+
+// DefaultConnectionIDLength is the length of the connection IDs a
+// Transport issues unless told otherwise.
+const DefaultConnectionIDLength = 8
+
+// Transport is a UDP socket for QUIC: it reads datagrams, routes them to
+// its connections by Destination Connection ID, and carries both a
+// Listener (at most one) and any number of outgoing connections (Dial).
+// Set the exported fields before the first Listen or Dial; they must not
+// change afterwards.
+type Transport struct {
+	// Conn is the socket. A *net.UDPConn gets batched I/O (recvmmsg,
+	// sendmmsg, GSO, GRO on Linux); any other net.PacketConn works
+	// through ReadFrom and WriteTo. Close closes it only if the Transport
+	// opened it itself (ListenAddr, DialAddr); otherwise it stays open.
+	Conn net.PacketConn
+	// ConnectionIDLength is the length of the connection IDs this
+	// Transport issues, 4 to 20 bytes (default 8). It is fixed per
+	// Transport: short headers do not carry the length.
+	ConnectionIDLength int
+	// StatelessResetKey, if set, derives the stateless reset tokens; a
+	// random key is drawn otherwise.
+	StatelessResetKey *StatelessResetKey
+
+	initOnce sync.Once
+	initErr  error
+
+	io       *udp.Conn
+	ownsConn bool
+	// singleUse: the Transport was opened for one Listener or one
+	// connection (ListenAddr, DialAddr) and closes with it.
+	singleUse bool
+	epoch     time.Time
+	resetKey  *crypto.ResetKey
+	cidLen    int
+
+	mu       sync.RWMutex
+	routes   map[wire.ConnectionID]*Conn
+	conns    map[*Conn]struct{}
+	listener *Listener
+	closed   bool
+	closeErr error // what the connections report once the Transport closed
+
+	// closing is closed when Close starts: every connection closes and
+	// its goroutine returns (connWG), then the reader stops (readerDone).
+	closing    chan struct{}
+	closeOnce  sync.Once
+	socketOnce sync.Once
+	connWG     sync.WaitGroup
+	readerDone chan struct{}
+
+	// writeMu serializes WriteBatch, which must not overlap: connection
+	// goroutines send on the one socket.
+	writeMu sync.Mutex
+	sendBuf sync.Pool // *sendBatch
+	rxPool  sync.Pool // *packet
+}
+
+// init opens the Transport on first use and starts its reader.
+func (t *Transport) init() error {
+	t.initOnce.Do(func() { t.initErr = t.doInit() })
+	return t.initErr
+}
+
+func (t *Transport) doInit() error {
+	if t.Conn == nil {
+		return errors.New("quic: Transport without a Conn")
+	}
+	t.cidLen = t.ConnectionIDLength
+	if t.cidLen == 0 {
+		t.cidLen = DefaultConnectionIDLength
+	}
+	if t.cidLen < 4 || t.cidLen > wire.MaxConnectionIDLen {
+		return fmt.Errorf("quic: ConnectionIDLength %d out of [4, 20]", t.cidLen)
+	}
+	key := t.StatelessResetKey
+	if key == nil {
+		key = new(StatelessResetKey)
+		if _, err := rand.Read(key[:]); err != nil {
+			return fmt.Errorf("quic: drawing a stateless reset key: %w", err)
+		}
+	}
+	rk, err := crypto.NewResetKey(key[:])
+	if err != nil {
+		return err
+	}
+	io, err := udp.New(t.Conn, udp.Options{MaxDatagramSize: maxPacketSize})
+	if err != nil {
+		return fmt.Errorf("quic: %w", err)
+	}
+	t.io = io
+	t.resetKey = rk
+	t.epoch = time.Now()
+	t.routes = map[wire.ConnectionID]*Conn{}
+	t.conns = map[*Conn]struct{}{}
+	t.closing = make(chan struct{})
+	t.readerDone = make(chan struct{})
+	go t.readLoop()
+	return nil
+}
+
+// now is the time of the connection cores: monotonic, since the epoch.
+func (t *Transport) now() time.Duration { return time.Since(t.epoch) }
+
+// LocalAddr is the socket's address.
+func (t *Transport) LocalAddr() net.Addr { return t.Conn.LocalAddr() }
+
+// Listen starts a server on the Transport. Only one Listener may be open
+// at a time. tlsConf needs a certificate and NextProtos (ALPN).
+func (t *Transport) Listen(tlsConf *tls.Config, conf *Config) (*Listener, error) {
+	cc, err := conf.coreConfig(tlsConf)
+	if err != nil {
+		return nil, err
+	}
+	if len(tlsConf.Certificates) == 0 && tlsConf.GetCertificate == nil && tlsConf.GetConfigForClient == nil {
+		return nil, fmt.Errorf("%w: tls.Config has no certificate", errConfig)
+	}
+	if err := t.init(); err != nil {
+		return nil, err
+	}
+	cc.ConnIDLen, cc.ResetKey = t.cidLen, t.resetKey
+	l := &Listener{t: t, cfg: cc}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch {
+	case t.closed:
+		return nil, t.closeErr
+	case t.listener != nil:
+		return nil, errors.New("quic: the Transport already has a Listener")
+	}
+	t.listener = l
+	return l, nil
+}
+
+// Dial opens a connection to addr and returns once the handshake
+// completed. If ctx ends first, the attempt is abandoned with its error.
+func (t *Transport) Dial(ctx context.Context, addr net.Addr, tlsConf *tls.Config, conf *Config) (*Conn, error) {
+	remote, err := addrPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	cc, err := conf.coreConfig(tlsConf)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.init(); err != nil {
+		return nil, err
+	}
+	cc.ConnIDLen, cc.ResetKey = t.cidLen, t.resetKey
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		return nil, t.closeErr
+	}
+	cc2, err := core.NewClientConn(&cc, t.now(), remote)
+	if err != nil {
+		t.mu.Unlock()
+		return nil, fmt.Errorf("quic: %w", err)
+	}
+	c := newConn(t, cc2, nil, cc.Version)
+	t.startConnLocked(c)
+	t.mu.Unlock()
+	return c, c.waitHandshake(ctx)
+}
+
+// startConnLocked registers a connection and starts its goroutine; t.mu
+// is held and the Transport is open.
+func (t *Transport) startConnLocked(c *Conn) {
+	t.conns[c] = struct{}{}
+	t.connWG.Add(1)
+	go c.run()
+}
+
+// addRoute makes datagrams for id go to c.
+func (t *Transport) addRoute(id wire.ConnectionID, c *Conn) {
+	t.mu.Lock()
+	t.routes[id] = c
+	t.mu.Unlock()
+}
+
+// removeRoute stops routing id to c.
+func (t *Transport) removeRoute(id wire.ConnectionID, c *Conn) {
+	t.mu.Lock()
+	if t.routes[id] == c {
+		delete(t.routes, id)
+	}
+	t.mu.Unlock()
+}
+
+// forget removes a finished connection and its routes.
+func (t *Transport) forget(c *Conn, ids []wire.ConnectionID) {
+	t.mu.Lock()
+	for _, id := range ids {
+		if t.routes[id] == c {
+			delete(t.routes, id)
+		}
+	}
+	delete(t.conns, c)
+	t.mu.Unlock()
+}
+
+// Close closes the Transport: its Listener, and every connection, which
+// sends a CONNECTION_CLOSE (application error 0) first. It returns once
+// every goroutine of the Transport has ended. Connections report
+// ErrTransportClosed.
+func (t *Transport) Close() error {
+	if err := t.init(); err != nil {
+		return err
+	}
+	t.shutdown(ErrTransportClosed)
+	t.connWG.Wait()
+	err := t.closeSocket()
+	<-t.readerDone
+	if !t.ownsConn {
+		// The caller's socket is usable again, without a deadline.
+		_ = t.io.SetReadDeadline(time.Time{})
+	}
+	return err
+}
+
+// shutdown starts closing: no new connections, and every connection's
+// goroutine sees t.closing.
+func (t *Transport) shutdown(reason error) {
+	t.closeOnce.Do(func() {
+		t.mu.Lock()
+		t.closed, t.closeErr = true, reason
+		l := t.listener
+		t.mu.Unlock()
+		if l != nil {
+			l.closeQueue(ErrServerClosed)
+		}
+		close(t.closing)
+	})
+}
+
+// closeSocket ends the reader: it closes a socket the Transport opened,
+// and interrupts the read on one it was given.
+func (t *Transport) closeSocket() error {
+	var err error
+	t.socketOnce.Do(func() {
+		if t.ownsConn {
+			err = t.io.Close()
+			return
+		}
+		err = t.io.SetReadDeadline(time.Unix(1, 0))
+	})
+	return err
+}
+
+// isClosing reports whether Close started.
+func (t *Transport) isClosing() bool {
+	select {
+	case <-t.closing:
+		return true
+	default:
+		return false
+	}
+}
+
+// addrPort converts a UDP address; IPv4-mapped IPv6 addresses become IPv4,
+// as received datagrams report them.
+func addrPort(a net.Addr) (netip.AddrPort, error) {
+	var ap netip.AddrPort
+	switch a := a.(type) {
+	case *net.UDPAddr:
+		ap = a.AddrPort()
+	case interface{ AddrPort() netip.AddrPort }:
+		ap = a.AddrPort()
+	case nil:
+		return ap, errors.New("quic: nil address")
+	default:
+		var err error
+		if ap, err = netip.ParseAddrPort(a.String()); err != nil {
+			return ap, fmt.Errorf("quic: address %v: %w", a, err)
+		}
+	}
+	if !ap.IsValid() {
+		return ap, fmt.Errorf("quic: invalid address %v", a)
+	}
+	return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()), nil
+}
