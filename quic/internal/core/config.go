@@ -54,6 +54,15 @@ type Config struct {
 	// Version is the QUIC version: wire.Version1 (default) or
 	// wire.Version2.
 	Version wire.Version
+	// Versions are the versions this endpoint accepts, by preference
+	// (RFC 9368). A client starts with Version; told by a Version
+	// Negotiation packet that the server supports none of it, it starts
+	// again with the first of Versions the server lists. Nil means
+	// Version, then the other supported versions. A server with Versions
+	// set moves a client whose first flight lists one of them as
+	// compatible to the first it prefers (compatible version
+	// negotiation); nil keeps the client's version.
+	Versions []wire.Version
 	// ConnIDLen is the length of the connection IDs this endpoint issues,
 	// 1 to 20 bytes (default 8). A client's first Destination Connection
 	// ID is at least 8 bytes whatever this says (RFC 9000 section 7.2).
@@ -188,6 +197,7 @@ func (c *Config) validate() error {
 		msg string
 	}{
 		{c.Version.IsSupported(), "unsupported QUIC version"},
+		{checkVersions(c.Versions), "unsupported QUIC version in Versions"},
 		{c.ConnIDLen >= 1 && c.ConnIDLen <= wire.MaxConnectionIDLen, "ConnIDLen out of [1, 20]"},
 		{c.MaxDatagramSize >= wire.MinMaxUDPPayloadSize && c.MaxDatagramSize <= wire.DefaultMaxUDPPayloadSize, "MaxDatagramSize out of [1200, 65527]"},
 		{c.InitialRTT > 0 && c.HandshakeTimeout > 0 && c.IdleTimeout > 0 && c.MaxAckDelay > 0 && c.KeepAlivePeriod >= 0, "negative duration"},

@@ -75,6 +75,9 @@ type Conn struct {
 	// earlyRead opens the client's 0-RTT packets at a server.
 	earlyRead *crypto.Keys
 
+	vn    versionState // version negotiation (version.go)
+	retry retryState   // Retry and address validation tokens (retry.go)
+
 	maxDatagram int // current max datagram size
 
 	streams streamMap
@@ -135,8 +138,7 @@ func NewClientConn(cfg *Config, now time.Duration, remote netip.AddrPort) (*Conn
 	if err := c.installInitialKeys(dcid); err != nil {
 		return nil, err
 	}
-	q := tls.QUICClient(&tls.QUICConfig{TLSConfig: c.cfg.tlsConfig()})
-	if err := c.startTLS(q); err != nil {
+	if err := c.startClientTLS(); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -202,6 +204,7 @@ func newConn(cfg *Config, now time.Duration, remote netip.AddrPort, isClient boo
 	c.streams.init(c)
 	c.flow.init(&d)
 	c.idle.init(now, d.IdleTimeout)
+	c.initVersions()
 	return c, nil
 }
 
@@ -225,11 +228,15 @@ func (c *Conn) installInitialKeys(dcid wire.ConnectionID) error {
 func (c *Conn) startTLS(q *tls.QUICConn) error {
 	c.tls = q
 	c.localParams = c.buildLocalParams()
-	raw, err := c.localParams.Append(nil, c.perspective())
-	if err != nil {
-		return fmt.Errorf("quic core: transport parameters: %w", err)
+	if c.isClient {
+		// A server's wait for the client's: compatible version
+		// negotiation may change them (RFC 9368 section 2.3).
+		raw, err := c.localParams.Append(nil, c.perspective())
+		if err != nil {
+			return fmt.Errorf("quic core: transport parameters: %w", err)
+		}
+		q.SetTransportParameters(raw)
 	}
-	q.SetTransportParameters(raw)
 	if err := q.Start(context.Background()); err != nil {
 		return fmt.Errorf("quic core: TLS start: %w", err)
 	}

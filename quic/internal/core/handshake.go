@@ -182,6 +182,10 @@ func (c *Conn) onPeerParams(raw []byte) {
 		c.closeWithError(err)
 		return
 	}
+	if err := c.checkPeerVersionInfo(&p); err != nil {
+		c.closeWithError(err)
+		return
+	}
 	c.peerParams, c.hasPeer = p, true
 	c.applyPeerParams(&p)
 }
@@ -245,6 +249,7 @@ func (c *Conn) buildLocalParams() wire.TransportParameters {
 	p.MaxAckDelayMs = uint64((c.cfg.MaxAckDelay + time.Millisecond - 1) / time.Millisecond)
 	p.ActiveConnectionIDLimit = c.cfg.ActiveConnIDLimit
 	p.DisableActiveMigration = true
+	p.VersionInformation = c.localVersionInfo()
 	scid := c.cids.local[0].id
 	p.InitialSourceConnectionID = &scid
 	if !c.isClient {

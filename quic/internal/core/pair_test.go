@@ -35,6 +35,11 @@ type pair struct {
 	// extraDelay, if set, adds to the one-way delay of the n-th datagram
 	// of a direction, which reorders datagrams.
 	extraDelay func(toServer bool, n int, data []byte) time.Duration
+	// listen, if set, stands for the server's listener until the server
+	// Conn exists: for each datagram it may return a stateless reply
+	// (Version Negotiation, Retry) and the parameters of the Conn to
+	// create, or nil to create none.
+	listen func(data []byte) (reply []byte, params *ServerParams)
 	// onServer, if set, sees the server Conn when it is created.
 	onServer func(c *Conn)
 	// clientApp and serverApp run before each step.
@@ -83,13 +88,7 @@ func (p *pair) flush(c *Conn, toServer bool) {
 		if p.extraDelay != nil {
 			at += p.extraDelay(toServer, n, d)
 		}
-		// Flights stay sorted by arrival time, in sending order among
-		// equals.
-		i := len(p.flights)
-		for i > 0 && p.flights[i-1].at > at {
-			i--
-		}
-		p.flights = slices.Insert(p.flights, i, flight{at: at, toServer: toServer, data: d})
+		p.enqueue(flight{at: at, toServer: toServer, data: d})
 	}
 }
 
@@ -99,11 +98,12 @@ func (p *pair) deliver(f flight) {
 		return
 	}
 	if p.server == nil {
-		info, err := PeekInitial(f.data)
-		if err != nil {
+		params, ok := p.listenDefault(f.data)
+		if !ok {
 			return
 		}
-		p.server, err = NewServerConn(p.scfg, p.now, ServerParams{RemoteAddr: clientAddr, OriginalDestConnID: info.DstConnID})
+		var err error
+		p.server, err = NewServerConn(p.scfg, p.now, params)
 		if err != nil {
 			p.t.Fatalf("NewServerConn: %v", err)
 		}
@@ -113,6 +113,40 @@ func (p *pair) deliver(f flight) {
 	}
 	p.serverRecv += len(f.data)
 	p.server.HandleDatagram(p.now, clientAddr, f.data)
+}
+
+// enqueue adds a flight; flights stay sorted by arrival time, in sending
+// order among equals.
+func (p *pair) enqueue(f flight) {
+	i := len(p.flights)
+	for i > 0 && p.flights[i-1].at > f.at {
+		i--
+	}
+	p.flights = slices.Insert(p.flights, i, f)
+}
+
+// listenDefault runs the listen hook, or accepts any datagram PeekInitial
+// accepts.
+func (p *pair) listenDefault(data []byte) (ServerParams, bool) {
+	if p.listen != nil {
+		p.serverRecv += len(data)
+		reply, params := p.listen(data)
+		if reply != nil {
+			p.serverSent += len(reply)
+			p.sizes[1] = append(p.sizes[1], len(reply))
+			p.enqueue(flight{at: p.now + p.delay, data: reply})
+		}
+		if params == nil {
+			return ServerParams{}, false
+		}
+		p.serverRecv -= len(data)
+		return *params, true
+	}
+	info, err := PeekInitial(data)
+	if err != nil {
+		return ServerParams{}, false
+	}
+	return ServerParams{RemoteAddr: clientAddr, OriginalDestConnID: info.DstConnID, Version: info.Version}, true
 }
 
 func (p *pair) collectEvents() {

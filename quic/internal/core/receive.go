@@ -61,11 +61,17 @@ func (c *Conn) handlePacket(now time.Duration, data []byte) (int, bool) {
 	if !wire.IsLongHeader(data[0]) {
 		return len(data), c.handleShort(now, data)
 	}
+	if c.isClient && isVersionNegotiation(data) {
+		return len(data), c.onVersionNegotiation(data)
+	}
 	h, pnOffset, err := wire.ParseLongHeader(data)
-	if err != nil || h.Version != c.version {
-		// Unparsable, Version Negotiation or another version: the rest
-		// of the datagram cannot be split into packets.
+	if err != nil {
+		// Unparsable: the rest of the datagram cannot be split into
+		// packets.
 		return len(data), false
+	}
+	if h.Version != c.version {
+		return c.handleOtherVersion(data, &h, pnOffset)
 	}
 	if h.Type == wire.PacketTypeRetry || h.Type == wire.PacketType0RTT {
 		// No Retry or 0-RTT support yet: dropped.

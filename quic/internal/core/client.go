@@ -1,0 +1,9 @@
+package core
+
+import "crypto/tls"
+
+// startClientTLS starts the client's TLS handshake: its ClientHello goes
+// out in the first Initial packets.
+func (c *Conn) startClientTLS() error {
+	return c.startTLS(tls.QUICClient(&tls.QUICConfig{TLSConfig: c.cfg.tlsConfig()}))
+}

@@ -1,0 +1,365 @@
+package core
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/satquic/satquic/quic/internal/crypto"
+	"github.com/satquic/satquic/quic/internal/wire"
+)
+
+// ErrNoCommonVersion: the server answered with a Version Negotiation
+// packet that lists none of the client's versions (RFC 9000 section 6.2).
+// The connection attempt is abandoned; the error is a *VersionError.
+var ErrNoCommonVersion = errors.New("quic: no QUIC version in common with the server")
+
+// VersionError reports the versions a server offered in a Version
+// Negotiation packet when the client supports none of them.
+type VersionError struct {
+	// Offered are the versions the server listed, Ours the client's.
+	Offered, Ours []wire.Version
+}
+
+func (e *VersionError) Error() string {
+	return fmt.Sprintf("%v: the server offers %v, the client supports %v", ErrNoCommonVersion, e.Offered, e.Ours)
+}
+
+func (e *VersionError) Unwrap() error { return ErrNoCommonVersion }
+
+// supportedVersions are the versions this core speaks, in its default
+// order of preference.
+var supportedVersions = []wire.Version{wire.Version1, wire.Version2}
+
+// SupportedVersions returns the QUIC versions the core implements, in its
+// default order of preference.
+func SupportedVersions() []wire.Version { return slices.Clone(supportedVersions) }
+
+// compatible reports whether a first flight of version a can be turned
+// into one of version b (RFC 9368 section 2.2): versions 1 and 2 share it
+// (RFC 9369 section 4).
+func compatible(a, b wire.Version) bool { return a.IsSupported() && b.IsSupported() }
+
+// versionState is what version negotiation needs to remember (RFC 9000
+// section 6, RFC 9368).
+type versionState struct {
+	// available is, for a client, the versions it may use and lists in
+	// version_information, by preference; for a server, the versions it
+	// accepts, by preference.
+	available []wire.Version
+	// upgrade: a server switches a client to a version it prefers
+	// (compatible version negotiation), because Config.Versions says so.
+	upgrade bool
+	// first is the version of the client's first Initial packet.
+	first wire.Version
+	// oldInitialRead, at a server that switched versions, opens the
+	// client's Initial packets still sent in the first version.
+	oldInitialRead *crypto.Keys
+	// afterVN: the client started again after a Version Negotiation
+	// packet, so the server's version_information must confirm the
+	// choice (RFC 9368 section 4, downgrade prevention).
+	afterVN bool
+	// switched: compatible version negotiation changed the version.
+	switched bool
+}
+
+// initVersions sets up version negotiation from the configuration.
+func (c *Conn) initVersions() {
+	v := &c.vn
+	v.first = c.version
+	v.upgrade = !c.isClient && len(c.cfg.Versions) > 0
+	v.available = []wire.Version{c.version}
+	list := c.cfg.Versions
+	if len(list) == 0 {
+		list = supportedVersions
+	}
+	for _, x := range list {
+		if !slices.Contains(v.available, x) {
+			v.available = append(v.available, x)
+		}
+	}
+	if !c.isClient && len(c.cfg.Versions) > 0 {
+		v.available = slices.Clone(c.cfg.Versions)
+	}
+}
+
+// checkVersions validates Config.Versions.
+func checkVersions(vs []wire.Version) bool {
+	for _, v := range vs {
+		if !v.IsSupported() {
+			return false
+		}
+	}
+	return true
+}
+
+// localVersionInfo is the version_information transport parameter this
+// endpoint sends (RFC 9368 section 3).
+func (c *Conn) localVersionInfo() *wire.VersionInformation {
+	return &wire.VersionInformation{Chosen: c.version, Available: slices.Clone(c.vn.available)}
+}
+
+// VersionNegotiation appends to buf the Version Negotiation packet a
+// server sends in answer to datagram (RFC 9000 section 6.1), when the
+// datagram starts with a long header of a version not in supported (nil
+// means SupportedVersions). It reports false, appending nothing, when no
+// answer is due: a short header, a Version Negotiation packet (never
+// answered), a supported version, or a datagram under 1200 bytes, which
+// could not carry a client's first Initial (section 14.1) and must not buy
+// an amplified answer.
+func VersionNegotiation(buf, datagram []byte, supported []wire.Version) ([]byte, bool) {
+	if len(supported) == 0 {
+		supported = supportedVersions
+	}
+	if len(datagram) < minInitialDatagram || !wire.IsLongHeader(datagram[0]) {
+		return buf, false
+	}
+	h, _, err := wire.ParseInvariantLongHeader(datagram)
+	if err != nil || h.Version == wire.VersionNegotiationVersion || slices.Contains(supported, h.Version) {
+		return buf, false
+	}
+	// Section 6.3: a reserved version greases the client's parser; it
+	// is derived from the packet so that the answer stays stateless.
+	var g uint32
+	for i := range min(len(h.DstConnID), 2) {
+		g = g<<8 | uint32(h.DstConnID[i])
+	}
+	// The high nibble of each byte is free, the low one is 0xa.
+	grease := wire.Version(0x0a0a0a0a | g>>12&0xf<<28 | g>>8&0xf<<20 | g>>4&0xf<<12 | g&0xf<<4)
+	vn := wire.VersionNegotiation{
+		// Section 17.2.1: the connection IDs are echoed, swapped.
+		DstConnID: h.SrcConnID,
+		SrcConnID: h.DstConnID,
+		Versions:  append(slices.Clone(supported), grease),
+	}
+	unused := byte(0)
+	if len(h.SrcConnID) > 0 {
+		unused = h.SrcConnID[0]
+	}
+	out, err := wire.AppendVersionNegotiation(buf, &vn, unused)
+	if err != nil {
+		return buf, false
+	}
+	return out, true
+}
+
+// onVersionNegotiation handles a Version Negotiation packet at a client
+// (RFC 9000 section 6.2): it is ignored once any other packet was
+// processed, when its connection IDs do not echo ours, and when it lists
+// the version in use (a stale or forged packet); otherwise the client
+// starts again with the first of its versions the server lists, or gives
+// up with a *VersionError.
+func (c *Conn) onVersionNegotiation(data []byte) bool {
+	if !c.isClient || c.stats.PacketsReceived > 0 || c.vn.afterVN || c.retry.done {
+		return false
+	}
+	vn, err := wire.ParseVersionNegotiation(data)
+	if err != nil {
+		return false
+	}
+	if string(vn.DstConnID) != string(c.cids.local[0].id.Bytes()) || string(vn.SrcConnID) != string(c.cids.dcid().Bytes()) {
+		return false
+	}
+	if slices.Contains(vn.Versions, c.version) {
+		return false
+	}
+	for _, v := range c.vn.available {
+		if slices.Contains(vn.Versions, v) {
+			if err := c.restartWithVersion(v); err != nil {
+				c.closeSilently(err)
+			}
+			return true
+		}
+	}
+	c.closeSilently(&VersionError{Offered: vn.Versions, Ours: slices.Clone(c.vn.available)})
+	return true
+}
+
+// restartWithVersion starts the connection attempt again with version v
+// after a Version Negotiation packet (RFC 9368 section 4, incompatible
+// negotiation): new Initial keys, a new Destination Connection ID, a new
+// TLS handshake. The connection ID the driver routes by, the events and
+// the counters stay.
+func (c *Conn) restartWithVersion(v wire.Version) error {
+	cfg := c.cfg
+	cfg.Version = v
+	fresh, err := newConn(&cfg, c.now, c.remote, true)
+	if err != nil {
+		return err
+	}
+	dcid, err := fresh.randomConnID(max(8, cfg.ConnIDLen))
+	if err != nil {
+		return err
+	}
+	fresh.origDCID = dcid
+	fresh.cids = c.cids
+	fresh.cids.peer = []peerCID{{seq: 0, id: dcid}}
+	fresh.events = c.events
+	fresh.stats = c.stats
+	fresh.handshakeDeadline = c.handshakeDeadline
+	fresh.vn.available = c.vn.available
+	fresh.vn.afterVN = true
+	*c = *fresh
+	c.streams.c = c
+	if err := c.installInitialKeys(dcid); err != nil {
+		return err
+	}
+	return c.startClientTLS()
+}
+
+// checkPeerVersionInfo validates the peer's version_information (RFC 9368
+// sections 4 and 5) and, at a server, performs compatible version
+// negotiation. A failure is a VERSION_NEGOTIATION_ERROR.
+func (c *Conn) checkPeerVersionInfo(p *wire.TransportParameters) error {
+	vi := p.VersionInformation
+	if !c.isClient {
+		if vi == nil {
+			return nil
+		}
+		if vi.Chosen != c.vn.first {
+			return transportError(wire.CodeVersionNegotiationError, 0, "client chose %v in version_information but sent %v", vi.Chosen, c.vn.first)
+		}
+		c.negotiateCompatible(vi.Available)
+		return nil
+	}
+	if vi == nil {
+		if c.vn.afterVN {
+			return transportError(wire.CodeVersionNegotiationError, 0, "no version_information after version negotiation")
+		}
+		return nil
+	}
+	if vi.Chosen != c.version {
+		return transportError(wire.CodeVersionNegotiationError, 0, "server chose %v in version_information, its packets are %v", vi.Chosen, c.version)
+	}
+	if c.vn.afterVN {
+		// Downgrade prevention: with the server's full list, the client
+		// would have chosen the version it uses now.
+		for _, v := range c.vn.available {
+			if slices.Contains(vi.Available, v) {
+				if v != c.version {
+					return transportError(wire.CodeVersionNegotiationError, 0, "server supports %v, preferred to %v", v, c.version)
+				}
+				break
+			}
+		}
+	}
+	return nil
+}
+
+// negotiateCompatible, at a server, switches to the first version it
+// prefers that the client listed as compatible with its first flight
+// (RFC 9368 section 2.3). The server's packets use the new version from
+// its first Initial on; the client's Initials in the first version are
+// still read until the client switches.
+func (c *Conn) negotiateCompatible(clientAvailable []wire.Version) {
+	if !c.vn.upgrade || c.vn.switched {
+		return
+	}
+	for _, v := range c.vn.available {
+		if !slices.Contains(clientAvailable, v) || !compatible(c.vn.first, v) {
+			continue
+		}
+		if v == c.version {
+			return
+		}
+		old := c.spaces[spaceInitial].read
+		if err := c.switchVersion(v); err != nil {
+			c.closeLocal(transportError(wire.CodeInternalError, 0, "switching to %v: %v", v, err))
+			return
+		}
+		c.vn.oldInitialRead = old
+		return
+	}
+}
+
+// switchVersion moves the connection to version v: its Initial keys are
+// derived again with v's salt (RFC 9369 section 3.3.1), and the transport
+// parameters name v.
+func (c *Conn) switchVersion(v wire.Version) error {
+	c.version = v
+	c.vn.switched = true
+	if err := c.installInitialKeys(c.initialDCID()); err != nil {
+		return err
+	}
+	c.localParams = c.buildLocalParams()
+	return nil
+}
+
+// handleOtherVersion handles a long header packet whose version is not the
+// connection's. A client accepts the server's first Initial in another
+// version it listed as compatible (RFC 9368 section 2.3) and switches to
+// it; a server that switched reads the client's Initials in the first
+// version until the client follows. Anything else is dropped.
+func (c *Conn) handleOtherVersion(data []byte, h *wire.LongHeader, pnOffset int) (int, bool) {
+	size := pnOffset + int(h.Length)
+	if h.Type == wire.PacketTypeRetry {
+		return len(data), false
+	}
+	if h.Type != wire.PacketTypeInitial {
+		return size, false
+	}
+	if c.isClient {
+		// Until the ServerHello, which the server sends in the version it
+		// chose; an ACK may have come in the first version before.
+		if c.vn.switched || c.vn.afterVN || c.spaces[spaceHandshake].read != nil || !slices.Contains(c.vn.available, h.Version) || !compatible(c.version, h.Version) {
+			return size, false
+		}
+		// Keys of the other version are tried before the switch: an
+		// unauthenticated packet must not move the connection.
+		keys, err := c.initialKeysFor(h.Version)
+		if err != nil || !c.opens(keys, data[:size], pnOffset) {
+			return size, false
+		}
+		if err := c.switchVersion(h.Version); err != nil {
+			c.closeLocal(transportError(wire.CodeInternalError, 0, "switching to %v: %v", h.Version, err))
+			return size, false
+		}
+		return size, c.handleLong(c.now, data[:size], h, pnOffset)
+	}
+	if c.vn.oldInitialRead == nil || h.Version != c.vn.first {
+		return size, false
+	}
+	sp := c.spaces[spaceInitial]
+	if sp.discarded {
+		return size, false
+	}
+	cur := sp.read
+	sp.read = c.vn.oldInitialRead
+	ok := c.handleLong(c.now, data[:size], h, pnOffset)
+	sp.read = cur
+	return size, ok
+}
+
+// initialKeysFor derives this endpoint's Initial read keys in version v.
+func (c *Conn) initialKeysFor(v wire.Version) (*crypto.Keys, error) {
+	client, server, err := crypto.NewInitial(c.initialDCID().Bytes(), crypto.Version(v))
+	if err != nil {
+		return nil, err
+	}
+	if c.isClient {
+		return server, nil
+	}
+	return client, nil
+}
+
+// opens reports whether keys authenticate a long header packet, without
+// modifying it.
+func (c *Conn) opens(keys *crypto.Keys, pkt []byte, pnOffset int) bool {
+	cp := append([]byte(nil), pkt...)
+	pnLen, truncated, err := keys.Header().Remove(cp, pnOffset)
+	if err != nil {
+		return false
+	}
+	pn, err := wire.DecodePacketNumber(wire.InvalidPacketNumber, truncated, pnLen)
+	if err != nil {
+		return false
+	}
+	_, err = keys.Packet().Open(cp, pnOffset+pnLen, pn)
+	return err == nil
+}
+
+// isVersionNegotiation reports whether a long header packet is a Version
+// Negotiation packet (version 0, RFC 9000 section 17.2.1).
+func isVersionNegotiation(b []byte) bool {
+	return len(b) >= 5 && b[1]|b[2]|b[3]|b[4] == 0
+}
