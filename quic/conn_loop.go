@@ -263,6 +263,7 @@ func (c *Conn) finish() {
 	for _, s := range c.streams {
 		s.stopTimers()
 	}
+	c.core.Release()
 	c.mu.Unlock()
 	ids := c.routes
 	if c.hasODCID {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"slices"
 	"sync"
 	"time"
 
@@ -58,9 +59,13 @@ type Transport struct {
 	resetKey  *crypto.ResetKey
 	cidLen    int
 
-	mu       sync.RWMutex
-	routes   map[wire.ConnectionID]*Conn
-	conns    map[*Conn]struct{}
+	mu     sync.RWMutex
+	routes map[wire.ConnectionID]*Conn
+	conns  map[*Conn]struct{}
+	// byPeer lists the connections to each peer address: a Stateless
+	// Reset carries no connection ID of ours, only the token at its end,
+	// which the connections to the sender check.
+	byPeer   map[netip.AddrPort][]*Conn
 	listener *Listener
 	closed   bool
 	closeErr error // what the connections report once the Transport closed
@@ -117,6 +122,7 @@ func (t *Transport) doInit() error {
 	t.epoch = time.Now()
 	t.routes = map[wire.ConnectionID]*Conn{}
 	t.conns = map[*Conn]struct{}{}
+	t.byPeer = map[netip.AddrPort][]*Conn{}
 	t.closing = make(chan struct{})
 	t.readerDone = make(chan struct{})
 	go t.readLoop()
@@ -191,6 +197,7 @@ func (t *Transport) Dial(ctx context.Context, addr net.Addr, tlsConf *tls.Config
 // is held and the Transport is open.
 func (t *Transport) startConnLocked(c *Conn) {
 	t.conns[c] = struct{}{}
+	t.byPeer[c.remote] = append(t.byPeer[c.remote], c)
 	t.connWG.Add(1)
 	go c.run()
 }
@@ -220,6 +227,12 @@ func (t *Transport) forget(c *Conn, ids []wire.ConnectionID) {
 		}
 	}
 	delete(t.conns, c)
+	peers := slices.DeleteFunc(t.byPeer[c.remote], func(x *Conn) bool { return x == c })
+	if len(peers) == 0 {
+		delete(t.byPeer, c.remote)
+	} else {
+		t.byPeer[c.remote] = peers
+	}
 	t.mu.Unlock()
 }
 

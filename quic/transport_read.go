@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"net/netip"
+	"slices"
 
 	"github.com/satquic/satquic/quic/internal/core"
 	"github.com/satquic/satquic/quic/internal/crypto"
@@ -89,9 +90,25 @@ func (t *Transport) handleDatagram(m *udp.Message) {
 		c.deliver(data, m.Addr)
 	case long:
 		t.acceptConn(data, m.Addr)
+	case len(data) >= crypto.MinStatelessResetLen && t.offerReset(data, m.Addr):
 	default:
 		t.sendStatelessReset(m, dcid)
 	}
+}
+
+// offerReset hands an unroutable short-header datagram to the connections
+// to its sender, which recognize a Stateless Reset by its token (RFC 9000
+// section 10.3.1). It reports whether there were any: a datagram from a
+// peer with connections is never answered with a reset of our own, so two
+// endpoints cannot reset each other in turn.
+func (t *Transport) offerReset(data []byte, from netip.AddrPort) bool {
+	t.mu.RLock()
+	conns := slices.Clone(t.byPeer[from])
+	t.mu.RUnlock()
+	for _, c := range conns {
+		c.deliver(data, from)
+	}
+	return len(conns) > 0
 }
 
 // acceptConn starts a server connection for a client's first Initial.
