@@ -116,6 +116,17 @@ type ServerParams struct {
 	// Version is the version of the client's Initial; 0 keeps
 	// Config.Version.
 	Version wire.Version
+	// RetrySourceConnID is set when the client's Initial answers a Retry
+	// (see AddressValidator.Check): the Retry's Source Connection ID,
+	// which the client's Initials now carry as Destination Connection ID
+	// and which keys them. OriginalDestConnID is then the client's very
+	// first one, from the token; both go into the transport parameters
+	// (RFC 9000 section 7.3).
+	RetrySourceConnID wire.ConnectionID
+	// AddressValidated: a token proved the client's address (RFC 9000
+	// section 8.1), so the server is not held to three times what it
+	// receives.
+	AddressValidated bool
 }
 
 // NewClientConn starts a client connection to remote at time now. Its
@@ -163,10 +174,14 @@ func NewServerConn(cfg *Config, now time.Duration, p ServerParams) (*Conn, error
 		return nil, err
 	}
 	c.origDCID = p.OriginalDestConnID
+	if p.RetrySourceConnID.Len() > 0 {
+		c.retry.done, c.retry.scid = true, p.RetrySourceConnID
+	}
+	c.addrValidated = p.AddressValidated
 	if err := c.cids.initServer(c); err != nil {
 		return nil, err
 	}
-	if err := c.installInitialKeys(p.OriginalDestConnID); err != nil {
+	if err := c.installInitialKeys(c.initialDCID()); err != nil {
 		return nil, err
 	}
 	q := tls.QUICServer(&tls.QUICConfig{TLSConfig: c.cfg.tlsConfig()})
@@ -197,6 +212,7 @@ func newConn(cfg *Config, now time.Duration, remote netip.AddrPort, isClient boo
 		// RFC 9000 section 8.1: a client's address needs no validation
 		// from its own point of view.
 		addrValidated: isClient,
+		retry:         retryState{started: now},
 	}
 	for i := range c.spaces {
 		c.spaces[i] = newSpace(recovery.Space(i))

@@ -206,10 +206,7 @@ func (c *Conn) authenticateConnIDs(p *wire.TransportParameters) error {
 		return transportError(wire.CodeTransportParameterError, 0,
 			"original_destination_connection_id %v does not match %v", *p.OriginalDestinationConnectionID, c.origDCID)
 	}
-	if p.RetrySourceConnectionID != nil {
-		return transportError(wire.CodeTransportParameterError, 0, "retry_source_connection_id without a Retry")
-	}
-	return nil
+	return c.checkRetrySourceConnID(p)
 }
 
 // applyPeerParams puts the peer's limits in force.
@@ -257,6 +254,10 @@ func (c *Conn) buildLocalParams() wire.TransportParameters {
 		p.OriginalDestinationConnectionID = &odcid
 		tok := c.cids.local[0].token
 		p.StatelessResetToken = &tok
+		if c.retry.done {
+			rscid := c.retry.scid
+			p.RetrySourceConnectionID = &rscid
+		}
 	}
 	return p
 }

@@ -12,6 +12,9 @@ type InitialInfo struct {
 	Version   wire.Version
 	DstConnID wire.ConnectionID
 	SrcConnID wire.ConnectionID
+	// Token is the Initial's token (from a Retry or a NEW_TOKEN frame),
+	// aliasing the datagram; see AddressValidator.Check.
+	Token []byte
 }
 
 // PeekInitial checks whether a datagram can open a connection at a server:
@@ -33,5 +36,5 @@ func PeekInitial(datagram []byte) (InitialInfo, error) {
 	if h.DstConnID.Len() < 8 {
 		return InitialInfo{}, fmt.Errorf("quic core: %d-byte destination connection ID: %w", h.DstConnID.Len(), wire.ErrConnectionIDLen)
 	}
-	return InitialInfo{Version: h.Version, DstConnID: h.DstConnID, SrcConnID: h.SrcConnID}, nil
+	return InitialInfo{Version: h.Version, DstConnID: h.DstConnID, SrcConnID: h.SrcConnID, Token: h.Token}, nil
 }

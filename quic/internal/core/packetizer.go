@@ -240,7 +240,7 @@ func (c *Conn) headerLen(s recovery.Space, pnLen int) int {
 	}
 	n := 1 + 4 + 1 + dcid + 1 + c.cids.local[0].id.Len() + lengthFieldLen + pnLen
 	if s == spaceInitial {
-		n++ // empty token
+		n += c.initialTokenLen()
 	}
 	return n
 }

@@ -73,8 +73,11 @@ func (c *Conn) handlePacket(now time.Duration, data []byte) (int, bool) {
 	if h.Version != c.version {
 		return c.handleOtherVersion(data, &h, pnOffset)
 	}
-	if h.Type == wire.PacketTypeRetry || h.Type == wire.PacketType0RTT {
-		// No Retry or 0-RTT support yet: dropped.
+	if h.Type == wire.PacketTypeRetry {
+		return len(data), c.onRetry(data, &h)
+	}
+	if h.Type == wire.PacketType0RTT {
+		// No 0-RTT support yet: dropped.
 		return len(data), false
 	}
 	size := pnOffset + int(h.Length)
@@ -112,7 +115,7 @@ func (c *Conn) handleLong(now time.Duration, pkt []byte, h *wire.LongHeader, pnO
 // one), and once the peer's first Initial was processed its Source must
 // not change (RFC 9000 section 7.2).
 func (c *Conn) acceptLongIDs(h *wire.LongHeader) bool {
-	if !c.cids.isLocalID(h.DstConnID) && (c.isClient || h.DstConnID != c.origDCID) {
+	if !c.cids.isLocalID(h.DstConnID) && (c.isClient || h.DstConnID != c.initialDCID()) {
 		return false
 	}
 	return !c.peerSCIDSet || h.SrcConnID == c.cids.peerInitialSCID

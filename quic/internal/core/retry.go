@@ -1,9 +1,20 @@
 package core
 
-import "github.com/satquic/satquic/quic/internal/wire"
+import (
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"net/netip"
+	"time"
 
-// retryState is a connection's part of address validation with Retry
-// (RFC 9000 sections 8.1.2 and 17.2.5).
+	"github.com/satquic/satquic/quic/internal/crypto"
+	"github.com/satquic/satquic/quic/internal/recovery"
+	"github.com/satquic/satquic/quic/internal/wire"
+)
+
+// retryState is a connection's part of address validation with Retry and
+// tokens (RFC 9000 sections 8.1 and 17.2.5).
 type retryState struct {
 	// done: a client accepted a Retry (only one is, section 17.2.5.2);
 	// a server's client answered one.
@@ -11,6 +22,11 @@ type retryState struct {
 	// scid is the Source Connection ID of the Retry packet: the
 	// Destination Connection ID of the Initials that follow it.
 	scid wire.ConnectionID
+	// token is what a client's Initial packets carry: the Retry's token,
+	// or one from a NEW_TOKEN frame of an earlier connection.
+	token []byte
+	// started is when a client started, for the RTT the Retry measures.
+	started time.Duration
 }
 
 // initialDCID is the Destination Connection ID that keys the Initial
@@ -21,4 +37,220 @@ func (c *Conn) initialDCID() wire.ConnectionID {
 		return c.retry.scid
 	}
 	return c.origDCID
+}
+
+// InitialDestConnID is the Destination Connection ID of the client's
+// Initial packets: OriginalDestConnID, or after a Retry the Retry's Source
+// Connection ID. A server's driver routes it to the connection until the
+// handshake is confirmed.
+func (c *Conn) InitialDestConnID() wire.ConnectionID { return c.initialDCID() }
+
+// initialTokenLen is the size of the Token Length and Token fields of the
+// Initial packets this endpoint sends (RFC 9000 section 17.2.2).
+func (c *Conn) initialTokenLen() int {
+	return wire.VarintLen(uint64(len(c.retry.token))) + len(c.retry.token)
+}
+
+// onRetry handles a Retry packet at a client (RFC 9000 section 17.2.5.2):
+// one is accepted, before any other packet from the server, if it names
+// our connection ID, chose a new one, and its integrity tag verifies (RFC
+// 9001 section 5.8). The client then keys its Initials with the new
+// connection ID, puts the token in them, and sends its first flight again
+// with fresh loss recovery (RFC 9002 section 6.3); packet numbers go on.
+func (c *Conn) onRetry(pkt []byte, h *wire.LongHeader) bool {
+	if !c.isClient || c.retry.done || c.stats.PacketsReceived > 0 {
+		return false
+	}
+	if h.DstConnID != c.cids.local[0].id || h.SrcConnID == c.origDCID || len(h.Token) == 0 {
+		return false
+	}
+	if err := crypto.VerifyRetry(pkt, c.origDCID.Bytes(), crypto.Version(c.version)); err != nil {
+		return false
+	}
+	c.retry.done = true
+	c.retry.scid = h.SrcConnID
+	c.retry.token = append([]byte(nil), h.Token...)
+	c.cids.peer[0].id = h.SrcConnID
+	if err := c.installInitialKeys(h.SrcConnID); err != nil {
+		c.closeLocal(transportError(wire.CodeInternalError, 0, "Initial keys after Retry: %v", err))
+		return true
+	}
+	c.restartRecovery()
+	return true
+}
+
+// restartRecovery replaces the loss recovery state after a Retry: the
+// packets sent so far were not processed, so their content is queued
+// again, and the time to the Retry is the first RTT estimate (RFC 9002
+// section 6.3).
+func (c *Conn) restartRecovery() {
+	rc := c.cfg.recoveryConfig(false)
+	if rtt := c.now - c.retry.started; rtt > 0 {
+		rc.InitialRTT = rtt
+	}
+	sender, err := recovery.New(rc)
+	if err != nil {
+		c.closeLocal(transportError(wire.CodeInternalError, 0, "loss recovery after Retry: %v", err))
+		return
+	}
+	c.sender = sender
+	for _, s := range []*pnSpace{c.spaces[spaceInitial], c.spaces[spaceApp]} {
+		s.sent.each(func(_ uint64, frames []sentFrame) bool {
+			for _, f := range frames {
+				c.onFrameLost(s, f)
+			}
+			return true
+		})
+		s.sent = sentLog{}
+	}
+	c.spaces[spaceInitial].cryptoSend.requeueUnacked()
+}
+
+// checkRetrySourceConnID checks retry_source_connection_id at a client
+// (RFC 9000 section 7.3): present and equal to the Retry's Source
+// Connection ID after a Retry, absent otherwise.
+func (c *Conn) checkRetrySourceConnID(p *wire.TransportParameters) error {
+	got := p.RetrySourceConnectionID
+	switch {
+	case !c.retry.done && got != nil:
+		return transportError(wire.CodeTransportParameterError, 0, "retry_source_connection_id without a Retry")
+	case c.retry.done && got == nil:
+		return transportError(wire.CodeTransportParameterError, 0, "no retry_source_connection_id after a Retry")
+	case c.retry.done && *got != c.retry.scid:
+		return transportError(wire.CodeTransportParameterError, 0, "retry_source_connection_id %v, the Retry came from %v", *got, c.retry.scid)
+	}
+	return nil
+}
+
+// ErrInvalidToken: a client's Initial carried a Retry token that does not
+// validate (expired, or issued to another address or version). The client
+// will not accept another Retry; RFC 9000 section 8.1.2 has the server
+// close with INVALID_TOKEN, which RefuseInitial builds.
+var ErrInvalidToken = errors.New("quic: invalid Retry token")
+
+// Token kinds as the first byte of the tokens an AddressValidator makes,
+// so that a token that fails its checks is known to be a Retry token
+// without opening it; the kind sealed inside must match.
+const (
+	tokenPrefixRetry    = 'r'
+	tokenPrefixNewToken = 'n'
+)
+
+// AddressValidator is the stateless part of a server's address validation
+// (RFC 9000 section 8.1): it answers first Initials with Retry packets,
+// makes the tokens of NEW_TOKEN frames (see Config.AddressValidator) and
+// checks the tokens clients bring back. It keeps nothing per client and
+// is safe for concurrent use when Rand is.
+type AddressValidator struct {
+	// Tokens seals and opens the tokens, with a key only the server
+	// knows (section 8.1.4).
+	Tokens *crypto.TokenProtector
+	// Epoch is the wall-clock time of time 0 on the driver's timeline:
+	// tokens carry their issue time on the wall clock, so that they
+	// outlive the process.
+	Epoch time.Time
+	// Rand supplies Retry connection IDs and token nonces; nil means
+	// crypto/rand.
+	Rand io.Reader
+	// ConnIDLen is the length of the Source Connection IDs of Retry
+	// packets, 8 by default.
+	ConnIDLen int
+}
+
+func (v *AddressValidator) rand() io.Reader {
+	if v.Rand == nil {
+		return rand.Reader
+	}
+	return v.Rand
+}
+
+// Retry appends to buf a Retry packet answering the client Initial that
+// info describes, received from remote at now (RFC 9000 sections 8.1.2
+// and 17.2.5). Its token binds the client's address and keeps the
+// client's original Destination Connection ID for the transport
+// parameters of the connection that follows.
+func (v *AddressValidator) Retry(buf []byte, info InitialInfo, remote netip.AddrPort, now time.Duration) ([]byte, error) {
+	n := v.ConnIDLen
+	if n == 0 {
+		n = DefaultConnIDLen
+	}
+	if n < 1 || n > wire.MaxConnectionIDLen {
+		return buf, fmt.Errorf("%w: Retry connection ID of %d bytes", ErrConfig, n)
+	}
+	var b [wire.MaxConnectionIDLen]byte
+	if _, err := io.ReadFull(v.rand(), b[:n]); err != nil {
+		return buf, err
+	}
+	scid, err := wire.NewConnectionID(b[:n])
+	if err != nil {
+		return buf, err
+	}
+	tok, err := v.Tokens.Seal([]byte{tokenPrefixRetry}, crypto.Token{
+		Kind: crypto.TokenRetry, Version: crypto.Version(info.Version), Addr: remote,
+		IssuedAt: v.Epoch.Add(now), OriginalDCID: info.DstConnID.Bytes(),
+	}, v.rand())
+	if err != nil {
+		return buf, err
+	}
+	h := wire.LongHeader{Type: wire.PacketTypeRetry, Version: info.Version, DstConnID: info.SrcConnID, SrcConnID: scid, Token: tok}
+	pkt, err := wire.AppendLongHeader(nil, &h)
+	if err != nil {
+		return buf, err
+	}
+	pkt, err = crypto.AppendRetryTag(pkt, info.DstConnID.Bytes(), crypto.Version(info.Version))
+	if err != nil {
+		return buf, err
+	}
+	return append(buf, pkt...), nil
+}
+
+// NewToken makes a token for a NEW_TOKEN frame (RFC 9000 section 8.1.3):
+// it binds the client's IP address, not its port, which will change.
+func (v *AddressValidator) NewToken(remote netip.AddrPort, version wire.Version, now time.Duration) ([]byte, error) {
+	return v.Tokens.Seal([]byte{tokenPrefixNewToken}, crypto.Token{
+		Kind: crypto.TokenNewToken, Version: crypto.Version(version), Addr: remote, IssuedAt: v.Epoch.Add(now),
+	}, v.rand())
+}
+
+// Check examines the token of a client's Initial (info.Token), received
+// from remote at now, and returns the parameters to accept the connection
+// with:
+//   - without a token, or with a NEW_TOKEN token that does not validate
+//     (section 8.1.3: the server then acts as without one), the address
+//     is not validated: the server may answer with Retry instead;
+//   - with a valid NEW_TOKEN token, the address is validated;
+//   - with a valid Retry token, the address is validated and the
+//     connection learns the client's original Destination Connection ID
+//     and the Retry's Source Connection ID for its transport parameters
+//     (section 7.3);
+//   - with a Retry token that does not validate, Check fails with
+//     ErrInvalidToken (section 8.1.2).
+func (v *AddressValidator) Check(info InitialInfo, remote netip.AddrPort, now time.Duration) (ServerParams, error) {
+	p := ServerParams{RemoteAddr: remote, OriginalDestConnID: info.DstConnID, Version: info.Version}
+	if len(info.Token) < 2 {
+		return p, nil
+	}
+	kind, sealed := info.Token[0], info.Token[1:]
+	t, err := v.Tokens.Open(sealed, remote, crypto.Version(info.Version), v.Epoch.Add(now))
+	switch {
+	case kind == tokenPrefixNewToken:
+		if err == nil && t.Kind == crypto.TokenNewToken {
+			p.AddressValidated = true
+		}
+		return p, nil
+	case kind != tokenPrefixRetry:
+		return p, nil // not ours: as without a token
+	case err != nil:
+		return p, fmt.Errorf("%w: %w", ErrInvalidToken, err)
+	case t.Kind != crypto.TokenRetry:
+		return p, fmt.Errorf("%w: a NEW_TOKEN token posing as a Retry token", ErrInvalidToken)
+	}
+	odcid, err := wire.NewConnectionID(t.OriginalDCID)
+	if err != nil {
+		return p, fmt.Errorf("%w: %w", ErrInvalidToken, err)
+	}
+	p.OriginalDestConnID = odcid
+	p.RetrySourceConnID = info.DstConnID
+	p.AddressValidated = true
+	return p, nil
 }

@@ -58,6 +58,9 @@ func (c *Conn) sealPacket(out []byte, p *plannedPacket) ([]byte, error) {
 			PacketNumber:    p.pn,
 			PacketNumberLen: p.pnLen,
 		}
+		if p.space == spaceInitial {
+			h.Token = c.retry.token // a server's is empty
+		}
 		out, err = wire.AppendLongHeader(out, &h)
 	}
 	if err != nil {

@@ -199,6 +199,8 @@ func (c *Conn) restartWithVersion(v wire.Version) error {
 	fresh.handshakeDeadline = c.handshakeDeadline
 	fresh.vn.available = c.vn.available
 	fresh.vn.afterVN = true
+	// The abandoned handshake's goroutine ends with its QUICConn.
+	_ = c.tls.Close()
 	*c = *fresh
 	c.streams.c = c
 	if err := c.installInitialKeys(dcid); err != nil {
