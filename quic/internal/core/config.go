@@ -126,6 +126,14 @@ type Config struct {
 	// received for that long after the handshake, so that NAT bindings
 	// and the idle timeout do not end a quiet connection.
 	KeepAlivePeriod time.Duration
+	// TokenStore, on a client, keeps the tokens servers send in
+	// NEW_TOKEN frames and gives one to the next connection to the same
+	// server (RFC 9000 section 8.1.3); nil neither keeps nor uses them.
+	TokenStore TokenStore
+	// AddressValidator, on a server, makes the token sent in a NEW_TOKEN
+	// frame once the handshake is confirmed; nil sends none. The driver
+	// uses the same validator to check tokens and send Retry packets.
+	AddressValidator *AddressValidator
 	// KeyUpdateInterval starts a key update after this many packets
 	// sealed with one key (RFC 9001 section 6); 0 updates only before
 	// the AEAD confidentiality limit.

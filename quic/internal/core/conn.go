@@ -75,8 +75,9 @@ type Conn struct {
 	// earlyRead opens the client's 0-RTT packets at a server.
 	earlyRead *crypto.Keys
 
-	vn    versionState // version negotiation (version.go)
-	retry retryState   // Retry and address validation tokens (retry.go)
+	vn       versionState  // version negotiation (version.go)
+	retry    retryState    // Retry and address validation tokens (retry.go)
+	newToken newTokenState // a server's NEW_TOKEN frame (tokens.go)
 
 	maxDatagram int // current max datagram size
 
@@ -146,6 +147,7 @@ func NewClientConn(cfg *Config, now time.Duration, remote netip.AddrPort) (*Conn
 	if err := c.cids.initClient(c, dcid); err != nil {
 		return nil, err
 	}
+	c.takeStoredToken()
 	if err := c.installInitialKeys(dcid); err != nil {
 		return nil, err
 	}

@@ -74,11 +74,7 @@ func (c *Conn) handleFrame(s recovery.Space, f wire.Frame, dcid wire.ConnectionI
 			c.pathResponses = append(c.pathResponses, f.Data)
 		}
 	case *wire.NewTokenFrame:
-		if !c.isClient {
-			// RFC 9000 section 19.7.
-			return transportError(wire.CodeProtocolViolation, f.Type(), "NEW_TOKEN from a client")
-		}
-		// Tokens for later connections are not stored yet.
+		return c.onNewToken(f)
 	case *wire.ConnectionCloseFrame:
 		c.onPeerClose(f)
 	case *wire.HandshakeDoneFrame:
@@ -203,6 +199,8 @@ func (c *Conn) onFrameAcked(sp *pnSpace, f sentFrame) {
 		sp.cryptoSend.onAck(f.off, f.n)
 	case fkStream:
 		c.streams.onStreamAcked(f)
+	case fkNewToken:
+		c.onNewTokenAcked()
 	case fkResetStream:
 		if s := c.streams.m[f.id]; s != nil && s.send != nil {
 			s.send.resetAcked = true
@@ -222,6 +220,8 @@ func (c *Conn) onFrameLost(sp *pnSpace, f sentFrame) {
 		m.onStreamLost(f)
 	case fkHandshakeDone:
 		c.handshakeDonePend = true
+	case fkNewToken:
+		c.onNewTokenLost()
 	case fkMaxData:
 		c.flow.limitPending = true
 	case fkDataBlocked:

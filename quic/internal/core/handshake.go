@@ -123,6 +123,7 @@ func (c *Conn) onHandshakeComplete() {
 		c.handshakeDonePend = true
 		c.confirmHandshake()
 		c.sendSessionTicket()
+		c.issueNewToken()
 	}
 	c.cids.issue(c)
 }

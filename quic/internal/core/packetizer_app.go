@@ -9,7 +9,7 @@ import (
 func (c *Conn) hasAppData() bool {
 	m := &c.streams
 	switch {
-	case c.handshakeDonePend, c.flow.limitPending, c.flow.blockedQueue, c.idle.ping:
+	case c.handshakeDonePend, c.flow.limitPending, c.flow.blockedQueue, c.idle.ping, c.newToken.pending:
 		return true
 	case m.maxPending[0], m.maxPending[1], m.blockedPending[0], m.blockedPending[1]:
 		return true
@@ -90,6 +90,7 @@ func (c *Conn) appendControl(b []byte, frames []sentFrame, avail int) ([]byte, [
 			frames = append(frames, sentFrame{kind: fkPing})
 		}
 	}
+	b, frames = c.appendNewToken(b, frames, avail)
 	b, frames = c.appendStreamLimits(b, frames, avail)
 	b, frames = c.appendConnIDFrames(b, frames, avail)
 	for len(c.pathResponses) > 0 {

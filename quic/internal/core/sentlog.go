@@ -24,6 +24,7 @@ const (
 	fkRetireConnID
 	fkHandshakeDone
 	fkPathResponse
+	fkNewToken
 )
 
 // sentFrame is the record of one frame in a sent packet: enough to

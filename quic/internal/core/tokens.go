@@ -1,0 +1,143 @@
+package core
+
+import (
+	"container/list"
+	"sync"
+
+	"github.com/satquic/satquic/quic/internal/wire"
+)
+
+// TokenStore keeps the address validation tokens servers give in NEW_TOKEN
+// frames (RFC 9000 section 8.1.3), so that a client's next connection to
+// the same server skips Retry and the amplification limit. A driver may
+// persist the tokens across runs. Connections sharing a store may call it
+// from several goroutines: implementations must be safe for that.
+type TokenStore interface {
+	// Put stores the latest token the server named key gave.
+	Put(key string, token []byte)
+	// Take returns the token for key and forgets it: a token is used
+	// once, so that connections cannot be linked through it (section
+	// 8.1.3).
+	Take(key string) ([]byte, bool)
+}
+
+// NewTokenCache returns an in-memory TokenStore that keeps the latest
+// token of up to capacity servers, forgetting the least recently stored.
+func NewTokenCache(capacity int) TokenStore {
+	return &tokenCache{capacity: max(capacity, 1), m: map[string]*list.Element{}}
+}
+
+type tokenCache struct {
+	mu       sync.Mutex
+	capacity int
+	order    list.List // front: most recent
+	m        map[string]*list.Element
+}
+
+type tokenEntry struct {
+	key   string
+	token []byte
+}
+
+func (tc *tokenCache) Put(key string, token []byte) {
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	if e, ok := tc.m[key]; ok {
+		e.Value.(*tokenEntry).token = token
+		tc.order.MoveToFront(e)
+		return
+	}
+	tc.m[key] = tc.order.PushFront(&tokenEntry{key: key, token: token})
+	for tc.order.Len() > tc.capacity {
+		old := tc.order.Back()
+		tc.order.Remove(old)
+		delete(tc.m, old.Value.(*tokenEntry).key)
+	}
+}
+
+func (tc *tokenCache) Take(key string) ([]byte, bool) {
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	e, ok := tc.m[key]
+	if !ok {
+		return nil, false
+	}
+	tc.order.Remove(e)
+	delete(tc.m, key)
+	return e.Value.(*tokenEntry).token, true
+}
+
+// tokenKey names the server a client's tokens belong to: its TLS server
+// name, or its address without one.
+func (c *Conn) tokenKey() string {
+	if c.cfg.TLS.ServerName != "" {
+		return c.cfg.TLS.ServerName
+	}
+	return c.remote.String()
+}
+
+// takeStoredToken puts the token of an earlier connection, if any, in the
+// client's Initial packets.
+func (c *Conn) takeStoredToken() {
+	if c.cfg.TokenStore == nil {
+		return
+	}
+	if tok, ok := c.cfg.TokenStore.Take(c.tokenKey()); ok && len(tok) > 0 {
+		c.retry.token = tok
+	}
+}
+
+// onNewToken handles a NEW_TOKEN frame (RFC 9000 section 19.7), which only
+// a server sends: the client stores the token for its next connection.
+func (c *Conn) onNewToken(f *wire.NewTokenFrame) error {
+	if !c.isClient {
+		return transportError(wire.CodeProtocolViolation, f.Type(), "NEW_TOKEN from a client")
+	}
+	if c.cfg.TokenStore != nil {
+		c.cfg.TokenStore.Put(c.tokenKey(), append([]byte(nil), f.Token...))
+	}
+	return nil
+}
+
+// newTokenState is a server's NEW_TOKEN frame until it is acknowledged.
+type newTokenState struct {
+	token   []byte
+	pending bool // to be sent (again)
+}
+
+// issueNewToken makes the token a server sends once its handshake is
+// confirmed, when Config.AddressValidator is set.
+func (c *Conn) issueNewToken() {
+	v := c.cfg.AddressValidator
+	if c.isClient || v == nil || v.Tokens == nil {
+		return
+	}
+	tok, err := v.NewToken(c.remote, c.version, c.now)
+	if err != nil {
+		return // no token this time: the next connection may see a Retry
+	}
+	c.newToken = newTokenState{token: tok, pending: true}
+}
+
+// appendNewToken appends the pending NEW_TOKEN frame.
+func (c *Conn) appendNewToken(b []byte, frames []sentFrame, avail int) ([]byte, []sentFrame) {
+	if !c.newToken.pending {
+		return b, frames
+	}
+	var ok bool
+	if b, ok = c.fits(b, avail, &wire.NewTokenFrame{Token: c.newToken.token}); ok {
+		c.newToken.pending = false
+		frames = append(frames, sentFrame{kind: fkNewToken})
+	}
+	return b, frames
+}
+
+// onNewTokenAcked and onNewTokenLost complete or queue again the
+// NEW_TOKEN frame (RFC 9000 section 13.3).
+func (c *Conn) onNewTokenAcked() { c.newToken.token = nil }
+
+func (c *Conn) onNewTokenLost() {
+	if c.newToken.token != nil {
+		c.newToken.pending = true
+	}
+}
