@@ -164,12 +164,13 @@ func (t *Transport) Listen(tlsConf *tls.Config, conf *Config) (*Listener, error)
 
 // Dial opens a connection to addr and returns once the handshake
 // completed. If ctx ends first, the attempt is abandoned with its error.
+// Without a ServerName, tlsConf verifies the certificate for addr's IP.
 func (t *Transport) Dial(ctx context.Context, addr net.Addr, tlsConf *tls.Config, conf *Config) (*Conn, error) {
 	remote, err := addrPort(addr)
 	if err != nil {
 		return nil, err
 	}
-	cc, err := conf.coreConfig(tlsConf)
+	cc, err := conf.coreConfig(withServerName(tlsConf, remote.Addr().String()))
 	if err != nil {
 		return nil, err
 	}
