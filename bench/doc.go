@@ -1,0 +1,25 @@
+// Package bench runs satquic's experiments, the reproductions of the seed
+// results of DESIGN.md ("Experiments"), and turns their measurements into
+// tables, CSV, JSON and figures (through package bench/report).
+//
+// The download experiment (seed 000) measures download completion time:
+// from the start of a fresh connection, handshakes included, to the last
+// byte of a response of a given size, over an emulated network profile in
+// real time (package emulate, namespace mode). Every run gets fresh
+// namespaces, so no state (TCP metrics cache, queues, loss draws) leaks
+// from one run to the next, and its link seed is derived from the
+// experiment's seed and the run number, so that every stack of a run meets
+// the same loss draws.
+//
+// A transport under test is a Stack: it starts a server in the server's
+// namespace and downloads from it in the client's (Env). The kernel TCP
+// stacks (tcp-cubic, tcp-bbr) are HTTPS over kernel TCP; a QUIC stack plugs
+// in with one file that implements Stack and registers itself from init.
+//
+// Files: stack.go (Stack, Env, the registry), download.go (the experiment
+// loop), stats.go (percentiles and summaries), limit.go (the physical
+// limit), sizes.go (size parsing), httpsbytes.go (the HTTPS byte server and
+// its certificate), tcpstack_linux.go (the kernel TCP stacks), netns.go
+// (Env over emulator namespaces), metadata.go (what makes a result
+// reproducible), output.go (table, CSV, JSON) and plot.go (the figure).
+package bench

@@ -1,0 +1,99 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"image/png"
+	"strings"
+	"testing"
+
+	"github.com/satquic/satquic/bench/report"
+	"github.com/satquic/satquic/netsim"
+)
+
+// fakeDocument runs the experiment loop on the fakes: 3 runs, two sizes,
+// two stacks.
+func fakeDocument(t *testing.T) Document {
+	t.Helper()
+	cfg, _ := fakeConfig(&eventLog{}, 3, []int64{1e6, 10e6}, "a", "b")
+	out, err := RunDownload(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return NewDocument(NewMetadata(cfg, "test", []string{"satquic", "bench", "download"}), out)
+}
+
+func TestDocumentText(t *testing.T) {
+	doc := fakeDocument(t)
+	var b bytes.Buffer
+	if err := doc.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	text := b.String()
+	for _, want := range []string{
+		"profile tiny", "3 runs, seed 42", "median/limit",
+		"\na      1MB      3", "\nb      10MB     3",
+		"limit a: 2 RTT (1 handshake + 1 request) + 8*size/rate, RTT 20ms, rate 8 Mbit/s",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("table lacks %q:\n%s", want, text)
+		}
+	}
+	if doc.Metadata.Emulator.LatePackets != 0 || !doc.Metadata.Emulator.HighPriority {
+		t.Errorf("emulator info %+v", doc.Metadata.Emulator)
+	}
+}
+
+func TestDocumentCSV(t *testing.T) {
+	doc := fakeDocument(t)
+	var b bytes.Buffer
+	if err := doc.RunsTable().WriteCSV(&b); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&b).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1+12 || rows[0][4] != "seconds" || rows[1][1] != "a" || rows[1][2] != "1000000" {
+		t.Errorf("CSV rows %q", rows[:2])
+	}
+}
+
+func TestDocumentFigure(t *testing.T) {
+	doc := fakeDocument(t)
+	g, err := doc.Figure()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(g.Cells) != 4 || g.Columns != 2 {
+		t.Fatalf("%d cells in %d columns, want a box panel and a CDF per size", len(g.Cells), g.Columns)
+	}
+	box, ok := g.Cells[2].(report.BoxPanel)
+	if !ok || len(box.Boxes) != 2 || box.Boxes[1].Name != "b" || len(box.Boxes[1].Values) != 3 ||
+		box.Boxes[1].Ref != Limit(tinyFakeProfile(), 1, 10e6).Seconds() {
+		t.Errorf("10MB box panel %+v", g.Cells[2])
+	}
+	cdf, ok := g.Cells[3].(report.Panel)
+	// Both stacks share a limit, drawn once after their CDFs.
+	if !ok || cdf.Kind != report.CDF || len(cdf.Series) != 3 || cdf.Series[2].Name != "limit" ||
+		cdf.X.Min >= cdf.Series[2].Y[0] {
+		t.Errorf("10MB CDF panel %+v", g.Cells[3])
+	}
+	g.DPI = 40
+	var b bytes.Buffer
+	if err := g.WritePNG(&b); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := png.Decode(&b); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (Document{}).Figure(); err == nil {
+		t.Error("an empty document plotted")
+	}
+}
+
+func tinyFakeProfile() netsim.Profile {
+	cfg, _ := fakeConfig(&eventLog{}, 1, []int64{1}, "a")
+	return cfg.Profile
+}

@@ -1,0 +1,227 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/satquic/satquic/bench"
+	"github.com/satquic/satquic/netsim"
+)
+
+func init() {
+	register(command{
+		name:    "bench",
+		summary: "run an experiment (download: seed 000's download completion times) over the emulator",
+		run:     runBench,
+	})
+}
+
+const benchSynopsis = `bench <experiment> [flags]
+
+Experiments:
+  download   download completion time per stack over an emulated profile
+             (seed 000), in real time through two network namespaces (root)
+
+Run "satquic bench <experiment> --help" for its flags.`
+
+func runBench(args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprintf(stderr, "Usage: satquic %s\n", benchSynopsis)
+		return fmt.Errorf("%w: name an experiment (download)", errUsage)
+	}
+	switch args[0] {
+	case "download":
+		return runBenchDownload(args[1:], stdout, stderr)
+	case "-h", "-help", "--help", "help":
+		fmt.Fprintf(stderr, "Usage: satquic %s\n", benchSynopsis)
+		return nil
+	default:
+		return fmt.Errorf("%w: unknown experiment %q (known: download)", errUsage, args[0])
+	}
+}
+
+const benchDownloadSynopsis = `bench download [--profile P] [--sizes 1MB,10MB,20MB] [--runs N] [--seed S]
+       [--stacks S1,S2,...] [--json FILE] [--csv FILE] [--plot FILE.png]
+
+Measures download completion time, from the start of a fresh connection
+(handshakes included) to the last byte, for each stack and size, through
+the emulated profile in real time (root: each download gets fresh network
+namespaces). Runs interleave the stacks, and run r seeds the links from
+--seed and r. Progress goes to stderr, the table to stdout.
+Sizes take B, kB, MB, GB (powers of 10) or KiB, MiB, GiB.`
+
+// benchDownloadOptions are the parsed and checked flags.
+type benchDownloadOptions struct {
+	profile                netsim.Profile
+	sizes                  []int64
+	runs                   int
+	seed                   uint64
+	seedSet                bool
+	stacks                 []bench.Stack
+	jsonPath, csvPath, png string
+	timeout                time.Duration
+	virtual                bool
+}
+
+func parseBenchDownloadFlags(args []string, stderr io.Writer) (*benchDownloadOptions, error) {
+	o := &benchDownloadOptions{}
+	var profile, sizes, stacks string
+	fs := newFlagSet("bench download", benchDownloadSynopsis, stderr)
+	fs.StringVar(&profile, "profile", "seed-ifc", "network profile ("+strings.Join(netsim.ProfileNames(), ", ")+")")
+	fs.StringVar(&sizes, "sizes", "1MB,10MB,20MB", "comma-separated download sizes")
+	fs.IntVar(&o.runs, "runs", 50, "downloads per stack and size")
+	fs.Func("seed", "seed of the link models' draws (default: random, printed)", func(s string) error {
+		v, err := strconv.ParseUint(s, 10, 64)
+		o.seed, o.seedSet = v, true
+		return err
+	})
+	fs.StringVar(&stacks, "stacks", "tcp-cubic,tcp-bbr", "comma-separated stacks (available: "+strings.Join(bench.Available(), ", ")+")")
+	fs.StringVar(&o.jsonPath, "json", "", "write the summaries, every run and the metadata to FILE as JSON")
+	fs.StringVar(&o.csvPath, "csv", "", "write every run to FILE as CSV")
+	fs.StringVar(&o.png, "plot", "", "draw boxplots and CDFs per size to FILE (PNG)")
+	fs.DurationVar(&o.timeout, "timeout", 0, "bound on one download (default: 30s + 20 x its physical limit)")
+	fs.BoolVar(&o.virtual, "virtual", false, "run in virtual time over the simulator instead of the emulator (satquic stacks only)")
+	quietUsage(fs, args, stderr)
+	if err := parseFlags(fs, args); err != nil {
+		return nil, err
+	}
+	usage := func(err error) error { return fmt.Errorf("%w: %v", errUsage, err) }
+	var err error
+	if o.profile, err = netsim.LookupProfile(profile); err != nil {
+		return nil, usage(err)
+	}
+	if o.sizes, err = bench.ParseSizes(sizes); err != nil {
+		return nil, usage(err)
+	}
+	if o.runs < 1 {
+		return nil, usage(fmt.Errorf("--runs must be at least 1, not %d", o.runs))
+	}
+	if o.timeout < 0 {
+		return nil, usage(errors.New("--timeout must not be negative"))
+	}
+	seen := map[string]bool{}
+	for _, name := range strings.Split(stacks, ",") {
+		name = strings.TrimSpace(name)
+		s, err := bench.LookupStack(name)
+		if err != nil {
+			return nil, usage(err)
+		}
+		if seen[name] {
+			return nil, usage(fmt.Errorf("stack %s given twice", name))
+		}
+		seen[name] = true
+		o.stacks = append(o.stacks, s)
+	}
+	if o.virtual {
+		if err := bench.CheckVirtual(o.stacks); err != nil {
+			return nil, usage(err)
+		}
+	}
+	for _, p := range []string{o.jsonPath, o.csvPath, o.png} {
+		if p == "" {
+			continue
+		}
+		if st, err := os.Stat(filepath.Dir(p)); err != nil || !st.IsDir() {
+			return nil, usage(fmt.Errorf("output %s: directory %s does not exist", p, filepath.Dir(p)))
+		}
+	}
+	if !o.seedSet {
+		o.seed = rand.Uint64() >> 11 // short enough to retype
+	}
+	return o, nil
+}
+
+func runBenchDownload(args []string, stdout, stderr io.Writer) error {
+	o, err := parseBenchDownloadFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	// Everything that fails before the first run is about the command
+	// line or the machine: exit status 2, as for bad flags.
+	if os.Geteuid() != 0 {
+		return fmt.Errorf("%w: the download experiment runs through network namespaces and needs root", errUsage)
+	}
+	for _, s := range o.stacks {
+		if err := s.Check(); err != nil {
+			return fmt.Errorf("%w: %v", errUsage, err)
+		}
+	}
+	tuneRuntimeForEmulator()
+	// Signals are caught before the first namespaces exist, so that an
+	// interrupt always ends in their removal.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	cfg := bench.DownloadConfig{
+		Profile: o.profile, Sizes: o.sizes, Runs: o.runs, Seed: o.seed, Stacks: o.stacks,
+		Paths:    bench.NamespacePaths(fmt.Sprintf("sqb%d", os.Getpid()%100000)),
+		Timeout:  o.timeout,
+		Progress: stderr,
+	}
+	meta := bench.NewMetadata(cfg, version(), append([]string{"satquic", "bench", "download"}, args...))
+	fmt.Fprintf(stderr, "satquic bench download: profile %s, seed %d; %d downloads (%d runs x %d sizes x %d stacks)\n",
+		o.profile.Name, o.seed, o.runs*len(o.sizes)*len(o.stacks), o.runs, len(o.sizes), len(o.stacks))
+	out, runErr := bench.RunDownload(ctx, cfg)
+	if out == nil {
+		return runErr
+	}
+	doc := bench.NewDocument(meta, out)
+	if runErr != nil {
+		if len(doc.Results) > 0 {
+			fmt.Fprintln(stdout, "Partial results (the experiment did not finish; no files written):")
+			_ = doc.WriteText(stdout)
+		}
+		return runErr
+	}
+	if err := doc.WriteText(stdout); err != nil {
+		return err
+	}
+	warnAboutEmulator(stderr, doc.Metadata.Emulator)
+	return writeBenchFiles(o, doc)
+}
+
+func warnAboutEmulator(w io.Writer, e bench.EmulatorInfo) {
+	if !e.HighPriority {
+		fmt.Fprintln(w, "note: the emulator's packet threads did not all run at high priority; timing may suffer on a busy machine")
+	}
+	if e.LatePackets > 0 {
+		fmt.Fprintf(w, "warning: %d packets left the emulator late (see the late column of --csv): the machine, not only the path, shows in those runs\n", e.LatePackets)
+	}
+}
+
+func writeBenchFiles(o *benchDownloadOptions, doc bench.Document) error {
+	write := func(path string, fn func(io.Writer) error) error {
+		if path == "" {
+			return nil
+		}
+		f, err := os.Create(path)
+		if err != nil {
+			return err
+		}
+		if err := fn(f); err != nil {
+			f.Close()
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		return f.Close()
+	}
+	var errs []error
+	errs = append(errs, write(o.jsonPath, doc.WriteJSON))
+	errs = append(errs, write(o.csvPath, doc.RunsTable().WriteCSV))
+	if o.png != "" {
+		g, err := doc.Figure()
+		if err == nil {
+			err = g.SavePNG(o.png)
+		}
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,189 @@
+package main
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"image/png"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestBenchBadFlagsExitTwo(t *testing.T) {
+	missingDir := filepath.Join(t.TempDir(), "no", "such", "dir", "out.json")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"bench"}, "name an experiment"},
+		{[]string{"bench", "upload"}, `unknown experiment "upload"`},
+		{[]string{"bench", "download", "--stacks", "tcp-vegas"}, `unknown stack "tcp-vegas"; available: tcp-bbr, tcp-cubic`},
+		{[]string{"bench", "download", "--stacks", "tcp-cubic,satquic"}, `stack "satquic" is not available yet`},
+		{[]string{"bench", "download", "--stacks", "quic-go"}, "available: tcp-bbr, tcp-cubic"},
+		{[]string{"bench", "download", "--stacks", "tcp-bbr,tcp-bbr"}, "given twice"},
+		{[]string{"bench", "download", "--profile", "moon"}, `unknown network profile "moon"`},
+		{[]string{"bench", "download", "--sizes", "1MB,ten"}, `size "ten"`},
+		{[]string{"bench", "download", "--sizes", "0"}, `size "0"`},
+		{[]string{"bench", "download", "--runs", "0"}, "--runs must be at least 1"},
+		{[]string{"bench", "download", "--runs", "-2"}, "--runs must be at least 1"},
+		{[]string{"bench", "download", "--seed", "-1"}, "seed"},
+		{[]string{"bench", "download", "--timeout", "-1s"}, "--timeout"},
+		{[]string{"bench", "download", "--virtual"}, "--virtual: stack tcp-cubic runs only in real time; stacks that run in virtual time: none yet"},
+		{[]string{"bench", "download", "--json", missingDir}, "does not exist"},
+		{[]string{"bench", "download", "--nope"}, "flag provided but not defined"},
+		{[]string{"bench", "download", "extra"}, `unexpected argument "extra"`},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := runMain(c.args, &stdout, &stderr)
+		msg := stderr.String()
+		if c.args[len(c.args)-1] == "bench" {
+			// The bare command shows the experiments, then the error.
+			msg = msg[strings.LastIndex(strings.TrimSuffix(msg, "\n"), "\n")+1:]
+		}
+		if code != 2 || !strings.Contains(msg, c.want) || strings.Count(msg, "\n") != 1 || stdout.Len() != 0 {
+			t.Errorf("%q: status %d, stderr %q; want status 2 and one line with %q", c.args, code, msg, c.want)
+		}
+	}
+}
+
+func TestBenchHelp(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := runMain([]string{"bench", "download", "--help"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("--help: status %d", code)
+	}
+	for _, want := range []string{"-stacks", "-sizes", "-virtual", "tcp-cubic", "Usage: satquic bench download"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("help lacks %q:\n%s", want, stderr.String())
+		}
+	}
+}
+
+func requireBenchNamespaces(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("bench download runs through network namespaces, which need root; skipping")
+	}
+	if _, err := exec.LookPath("ip"); err != nil {
+		t.Skip("iproute2's ip command is not installed; skipping")
+	}
+	if _, err := os.Stat("/dev/net/tun"); err != nil {
+		t.Skipf("TUN is not available (%v); skipping", err)
+	}
+	for _, cc := range []string{"cubic", "bbr"} {
+		if b, err := os.ReadFile("/proc/sys/net/ipv4/tcp_available_congestion_control"); err != nil || !strings.Contains(string(b), cc) {
+			t.Skipf("the kernel offers no %s congestion control; skipping", cc)
+		}
+	}
+}
+
+// benchNamespacesLeft lists the namespaces of this process's bench runs.
+func benchNamespacesLeft() []string {
+	left, _ := filepath.Glob(fmt.Sprintf("/run/netns/sqb%d-*", os.Getpid()%100000))
+	return left
+}
+
+func TestBenchDownloadWritesFiles(t *testing.T) {
+	requireBenchNamespaces(t)
+	dir := t.TempDir()
+	jsonPath, csvPath, pngPath := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.csv"), filepath.Join(dir, "r.png")
+	var stdout bytes.Buffer
+	var stderr lockedBuffer
+	code := runMain([]string{"bench", "download", "--profile", "p2p", "--sizes", "100kB", "--runs", "1", "--seed", "3",
+		"--stacks", "tcp-cubic,tcp-bbr", "--json", jsonPath, "--csv", csvPath, "--plot", pngPath}, &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("status %d: %s", code, stderr.String())
+	}
+	for _, want := range []string{"[1/2] run 1/1", "[2/2] run 1/1", "tcp-cubic", "tcp-bbr"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("progress lacks %q:\n%s", want, stderr.String())
+		}
+	}
+	// p2p: 3 x 30 ms + 100 kB at 10 Mbit/s = 0.170 s.
+	if !regexp.MustCompile(`(?m)^tcp-cubic +100kB +1 +[0-9.]+ .* 0\.170 +[0-9.]+x$`).MatchString(stdout.String()) {
+		t.Errorf("table:\n%s", stdout.String())
+	}
+	var doc struct {
+		Metadata struct {
+			Seed    uint64
+			Profile struct{ Name string }
+			Machine struct{ Cores int }
+		}
+		Results []struct {
+			Stack     string
+			SizeBytes int64   `json:"size_bytes"`
+			MedianS   float64 `json:"median_s"`
+			LimitS    float64 `json:"limit_s"`
+		}
+		Runs []struct{ Seconds float64 }
+	}
+	data, err := os.ReadFile(jsonPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Metadata.Seed != 3 || doc.Metadata.Profile.Name != "p2p" || doc.Metadata.Machine.Cores < 1 ||
+		len(doc.Results) != 2 || len(doc.Runs) != 2 || doc.Results[0].SizeBytes != 100e3 ||
+		doc.Results[0].LimitS != 0.17 || doc.Results[0].MedianS < 0.17 {
+		t.Errorf("JSON %s", data)
+	}
+	f, err := os.Open(csvPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if rows, err := csv.NewReader(f).ReadAll(); err != nil || len(rows) != 3 || rows[0][0] != "run" {
+		t.Errorf("CSV %q, %v", rows, err)
+	}
+	img, err := os.Open(pngPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer img.Close()
+	if _, err := png.Decode(img); err != nil {
+		t.Errorf("plot: %v", err)
+	}
+	if left := benchNamespacesLeft(); len(left) > 0 {
+		t.Errorf("namespaces left behind: %v", left)
+	}
+}
+
+func TestBenchDownloadInterruptCleansUp(t *testing.T) {
+	requireBenchNamespaces(t)
+	var stdout bytes.Buffer
+	var stderr lockedBuffer
+	done := make(chan int)
+	// 20 MB at p2p's 10 Mbit/s takes 16 s: the interrupt comes first.
+	go func() {
+		done <- runMain([]string{"bench", "download", "--profile", "p2p", "--sizes", "20MB", "--runs", "1",
+			"--stacks", "tcp-cubic"}, &stdout, &stderr)
+	}()
+	// The command catches signals before it prints this line.
+	stderr.waitFor(t, regexp.MustCompile(`satquic bench download: profile p2p`))
+	time.Sleep(500 * time.Millisecond)
+	if left := benchNamespacesLeft(); len(left) != 2 {
+		t.Errorf("namespaces during the run: %v, want the client's and the server's", left)
+	}
+	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case code := <-done:
+		if code != 1 || !strings.Contains(stderr.String(), "20MB: interrupted: interrupt signal received") {
+			t.Errorf("status %d after SIGINT: %s", code, stderr.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the command did not stop within 10 s of SIGINT")
+	}
+	if left := benchNamespacesLeft(); len(left) > 0 {
+		t.Errorf("namespaces left behind after SIGINT: %v", left)
+	}
+}
