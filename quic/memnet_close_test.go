@@ -320,3 +320,40 @@ func TestHandshakeTimeout(t *testing.T) {
 		}
 	})
 }
+
+// TestCancelReadFreesStream: a stream whose data all arrived, then was
+// abandoned with CancelRead, must free its place under the peer's stream
+// limit.
+func TestCancelReadFreesStream(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newMemEnv(t, link10ms, &Config{MaxIncomingStreams: 2})
+		c, s := e.connect(nil)
+		ctx := context.Background()
+		go func() {
+			for {
+				st, err := s.AcceptStream(ctx)
+				if err != nil {
+					return
+				}
+				time.Sleep(50 * time.Millisecond) // the FIN has arrived
+				st.CancelRead(0)
+				_, _ = st.Write([]byte("ok"))
+				_ = st.Close()
+			}
+		}()
+		for i := range 10 {
+			ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			st, err := c.OpenStreamSync(ctx)
+			cancel()
+			if err != nil {
+				t.Fatalf("stream %d: %v", i, err)
+			}
+			_, _ = st.Write([]byte("hello"))
+			_ = st.Close()
+			if b, err := io.ReadAll(st); err != nil || string(b) != "ok" {
+				t.Fatalf("stream %d: %q, %v", i, b, err)
+			}
+		}
+		_ = c.CloseWithError(0, "")
+	})
+}

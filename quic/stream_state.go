@@ -199,6 +199,16 @@ func (s *streamState) cancelRead(code StreamErrorCode) {
 		return
 	}
 	_ = c.core.StopSending(s.id, uint64(code))
+	// When everything already arrived, STOP_SENDING is pointless and the
+	// core sends none; reading the rest away ends the receiving part, so
+	// that the core can forget the stream and let the peer open another.
+	var scratch [4096]byte
+	for {
+		n, err := c.core.StreamRead(s.id, scratch[:])
+		if n == 0 || err != nil {
+			break
+		}
+	}
 	s.readErr = &StreamError{StreamID: StreamID(s.id), ErrorCode: code}
 	s.maybeForgetLocked()
 	c.signal()

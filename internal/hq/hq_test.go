@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"io"
 	"net"
 	"net/netip"
 	"os"
@@ -92,6 +93,7 @@ func TestServeAndGet(t *testing.T) {
 	must(t, os.WriteFile(filepath.Join(dir, "secret"), []byte("secret"), 0o644))
 	must(t, os.Symlink(filepath.Join(dir, "secret"), filepath.Join(root, "escape")))
 	must(t, os.Symlink("sub/file.bin", filepath.Join(root, "inside")))
+	must(t, os.WriteFile(filepath.Join(root, "small"), []byte("small"), 0o644))
 	r, err := os.OpenRoot(root)
 	must(t, err)
 	defer r.Close()
@@ -147,6 +149,24 @@ func TestServeAndGet(t *testing.T) {
 		var se *quic.StreamError
 		if !errors.As(err, &se) || se.ErrorCode != CodeBadRequest {
 			t.Errorf("traversal: %v", err)
+		}
+		// Far more requests than the server's stream limit (100): each
+		// finished stream must free its place, also when the request's
+		// FIN comes only after the response.
+		for i := range 250 {
+			st, err := c.OpenStreamSync(ctx)
+			if err != nil {
+				t.Fatalf("request %d: %v", i, err)
+			}
+			_ = WriteRequest(st, "/small")
+			if i%2 == 0 {
+				_ = st.Close()
+			}
+			b, err := io.ReadAll(st)
+			if err != nil || string(b) != "small" {
+				t.Fatalf("request %d: %q, %v", i, b, err)
+			}
+			_ = st.Close()
 		}
 		_ = c.CloseWithError(0, "")
 		cancel()

@@ -66,6 +66,10 @@ func (s *Server) ServeStream(st *quic.Stream) {
 		st.CancelWrite(CodeBadRequest)
 		return
 	}
+	// Nothing follows the request line. Reading is over, whether or not
+	// the client's FIN came yet: a stream whose receiving part never
+	// ends would keep its place under the stream limit forever.
+	st.CancelRead(0)
 	f, err := s.open(p)
 	if err != nil {
 		// Missing, outside the root, unreadable or not a regular file:
