@@ -45,7 +45,10 @@ var ErrConfig = errors.New("quic core: invalid config")
 type Config struct {
 	// TLS configures the TLS 1.3 handshake. It must name an application
 	// protocol in NextProtos (RFC 9001 section 8.1); a server needs a
-	// certificate. MinVersion is raised to TLS 1.3.
+	// certificate. MinVersion is raised to TLS 1.3 in a copy; a server
+	// whose session tickets must outlive a connection (resumption, 0-RTT)
+	// sets MinVersion to TLS 1.3 or SessionTicketKey itself, because a
+	// copy draws its own ticket keys.
 	TLS *tls.Config
 	// Rand supplies connection IDs, stateless reset tokens (without
 	// ResetKey) and PATH_CHALLENGE data. Nil means crypto/rand; tests pass
@@ -134,6 +137,19 @@ type Config struct {
 	// frame once the handshake is confirmed; nil sends none. The driver
 	// uses the same validator to check tokens and send Retry packets.
 	AddressValidator *AddressValidator
+	// Allow0RTT enables 0-RTT (RFC 9001 section 4.6). A client resuming
+	// a session whose ticket allows it sends stream data in 0-RTT
+	// packets, within the limits the server had (RFC 9000 section
+	// 7.4.1); a server issues tickets that allow it and accepts it.
+	// 0-RTT data can be replayed by an attacker (RFC 9001 section 9.2),
+	// so it is off by default: enable it where the application's first
+	// requests are safe to repeat.
+	Allow0RTT bool
+	// ResumeRTT starts a resumed client connection from the smoothed RTT
+	// of the connection that gave its session ticket instead of
+	// InitialRTT (RFC 9002 section 6.2.2): on a 600 ms GEO path, probes
+	// and pacing of the first flight then follow the real RTT.
+	ResumeRTT bool
 	// KeyUpdateInterval starts a key update after this many packets
 	// sealed with one key (RFC 9001 section 6); 0 updates only before
 	// the AEAD confidentiality limit.
@@ -249,6 +265,12 @@ func (c *Config) recoveryConfig(isServer bool) recovery.Config {
 // tlsConfig returns the TLS configuration for QUIC: TLS 1.3 only (RFC 9001
 // section 4.2).
 func (c *Config) tlsConfig() *tls.Config {
+	if c.TLS.MinVersion >= tls.VersionTLS13 {
+		// Shared, not cloned: a server's automatic session ticket keys
+		// live in the tls.Config, and tickets must open on the next
+		// connection.
+		return c.TLS
+	}
 	t := c.TLS.Clone()
 	if t.MinVersion < tls.VersionTLS13 {
 		t.MinVersion = tls.VersionTLS13

@@ -78,6 +78,7 @@ type Conn struct {
 	vn       versionState  // version negotiation (version.go)
 	retry    retryState    // Retry and address validation tokens (retry.go)
 	newToken newTokenState // a server's NEW_TOKEN frame (tokens.go)
+	early    earlyState    // 0-RTT (early.go)
 
 	maxDatagram int // current max datagram size
 
@@ -186,7 +187,8 @@ func NewServerConn(cfg *Config, now time.Duration, p ServerParams) (*Conn, error
 	if err := c.installInitialKeys(c.initialDCID()); err != nil {
 		return nil, err
 	}
-	q := tls.QUICServer(&tls.QUICConfig{TLSConfig: c.cfg.tlsConfig()})
+	// Session events let the server decline 0-RTT (resume.go).
+	q := tls.QUICServer(&tls.QUICConfig{TLSConfig: c.cfg.tlsConfig(), EnableSessionEvents: true})
 	if err := c.startTLS(q); err != nil {
 		return nil, err
 	}

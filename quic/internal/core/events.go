@@ -37,12 +37,15 @@ const (
 	// says why (a *ConnError, ErrIdleTimeout, ErrHandshakeTimeout or
 	// ErrStatelessReset). It is the last event.
 	EventClosed
+	// EventEarlyDataRejected: the server refused this client's 0-RTT
+	// data; it is sent again in 1-RTT packets, and the streams go on.
+	EventEarlyDataRejected
 )
 
 func (k EventKind) String() string {
 	names := [...]string{"", "handshake-complete", "handshake-confirmed", "stream-opened",
 		"stream-readable", "stream-writable", "streams-available", "connid-issued",
-		"connid-retired", "closed"}
+		"connid-retired", "closed", "early-data-rejected"}
 	if int(k) < len(names) && k != 0 {
 		return names[k]
 	}

@@ -164,7 +164,7 @@ func (c *Conn) onPacketAcked(p recovery.PacketInfo) bool {
 		c.onFrameAcked(sp, f)
 	}
 	sp.sent.compact()
-	if p.Space == spaceApp {
+	if p.Space == spaceApp && c.isOneRTT(p.Number) {
 		c.ku.onAcked(p.Number)
 		return true
 	}

@@ -40,15 +40,23 @@ func (c *Conn) drainTLS() {
 			c.onHandshakeComplete()
 		case tls.QUICErrorEvent:
 			c.closeTLSError(ev.Err)
+		case tls.QUICResumeSession:
+			c.onResumeSession(ev.SessionState)
+		case tls.QUICStoreSession:
+			c.onStoreSession(ev.SessionState)
+		case tls.QUICRejectedEarlyData:
+			c.onEarlyDataRejected()
 		}
-		// QUICRejectedEarlyData, QUICResumeSession and QUICStoreSession
-		// concern 0-RTT and resumption, which this core does not use yet.
 	}
 }
 
 // installSecret turns a TLS traffic secret into packet protection keys
 // (RFC 9001 section 5.1).
 func (c *Conn) installSecret(ev tls.QUICEvent, write bool) {
+	if ev.Level == tls.QUICEncryptionLevelEarly {
+		c.installEarlySecret(ev, write)
+		return
+	}
 	s, ok := spaceOfLevel(ev.Level)
 	if !ok {
 		return
@@ -60,6 +68,7 @@ func (c *Conn) installSecret(ev tls.QUICEvent, write bool) {
 		if k, err = crypto.NewAppKeys(ev.Suite, ev.Data, v); err == nil {
 			if write {
 				c.appWrite = k
+				c.onAppWriteKeys()
 			} else {
 				c.appRead = k
 			}
@@ -116,6 +125,10 @@ func (c *Conn) closeTLSError(err error) {
 // section 4.1.1).
 func (c *Conn) onHandshakeComplete() {
 	c.handshakeComplete = true
+	if err := c.onEarlyHandshakeDone(); err != nil {
+		c.closeWithError(err)
+		return
+	}
 	c.events.push(Event{Kind: EventHandshakeComplete})
 	if !c.isClient {
 		// Section 4.1.2: the server's handshake is confirmed when it
@@ -134,7 +147,7 @@ func (c *Conn) sendSessionTicket() {
 	if c.cfg.TLS.SessionTicketsDisabled {
 		return
 	}
-	if err := c.tls.SendSessionTicket(tls.QUICSessionTicketOptions{}); err != nil {
+	if err := c.tls.SendSessionTicket(c.ticketOptions()); err != nil {
 		c.closeLocal(transportError(wire.CodeInternalError, 0, "session ticket: %v", err))
 	}
 }
@@ -189,6 +202,7 @@ func (c *Conn) onPeerParams(raw []byte) {
 	}
 	c.peerParams, c.hasPeer = p, true
 	c.applyPeerParams(&p)
+	c.onEarlyPeerParams()
 }
 
 // authenticateConnIDs checks that the connection IDs in the transport

@@ -41,6 +41,7 @@ type plannedPacket struct {
 	ackEliciting bool
 	hasAck       bool
 	padded       bool
+	early        bool // a 0-RTT packet
 }
 
 func (p *plannedPacket) size(payload int) int { return p.hdrLen + payload + crypto.TagLen }
@@ -182,7 +183,7 @@ func (c *Conn) canSendIn(s recovery.Space) bool {
 		return false
 	}
 	if s == spaceApp {
-		return c.appWrite != nil
+		return c.appWrite != nil || c.sending0RTT()
 	}
 	return sp.write != nil
 }
@@ -191,7 +192,7 @@ func (c *Conn) canSendIn(s recovery.Space) bool {
 // remaining bytes of datagram.
 func (c *Conn) planPacket(now time.Duration, s recovery.Space, remaining int, permit *sendPermit) (plannedPacket, bool) {
 	sp := c.spaces[s]
-	p := plannedPacket{space: s, pn: sp.nextPN}
+	p := plannedPacket{space: s, pn: sp.nextPN, early: s == spaceApp && c.sending0RTT()}
 	p.pnLen, _ = wire.PacketNumberLen(p.pn, sp.largestAcked)
 	p.hdrLen = c.headerLen(s, p.pnLen)
 	avail := remaining - p.hdrLen - crypto.TagLen
@@ -202,7 +203,7 @@ func (c *Conn) planPacket(now time.Duration, s recovery.Space, remaining int, pe
 	frames := c.build.frames[s][:0]
 	allow := permit.allows(s)
 	wantsData := allow && c.hasDataIn(s)
-	if sp.acks.due(now) || (wantsData && sp.acks.piggyback()) {
+	if !p.early && (sp.acks.due(now) || (wantsData && sp.acks.piggyback())) {
 		b, frames, p.hasAck = c.appendAck(sp, b, frames, avail, now)
 	}
 	if allow {
@@ -235,7 +236,7 @@ func hasEliciting(frames []sentFrame) bool {
 // number included.
 func (c *Conn) headerLen(s recovery.Space, pnLen int) int {
 	dcid := c.cids.dcid().Len()
-	if s == spaceApp {
+	if s == spaceApp && !c.sending0RTT() {
 		return 1 + dcid + pnLen
 	}
 	n := 1 + 4 + 1 + dcid + 1 + c.cids.local[0].id.Len() + lengthFieldLen + pnLen
@@ -276,7 +277,7 @@ func (c *Conn) appendEliciting(s recovery.Space, b []byte, frames []sentFrame, a
 		b, frames = c.appendControl(b, frames, avail)
 	}
 	b, frames = c.appendCrypto(c.spaces[s], b, frames, avail)
-	if s == spaceApp && c.handshakeComplete {
+	if s == spaceApp && (c.handshakeComplete || c.sending0RTT()) {
 		// A server sends no stream data before its handshake completes
 		// (no 0.5-RTT data): the anti-amplification budget and the
 		// congestion window are kept for the handshake, whose losses

@@ -76,11 +76,10 @@ func (c *Conn) handlePacket(now time.Duration, data []byte) (int, bool) {
 	if h.Type == wire.PacketTypeRetry {
 		return len(data), c.onRetry(data, &h)
 	}
-	if h.Type == wire.PacketType0RTT {
-		// No 0-RTT support yet: dropped.
-		return len(data), false
-	}
 	size := pnOffset + int(h.Length)
+	if h.Type == wire.PacketType0RTT {
+		return size, c.handle0RTT(now, data[:size], &h, pnOffset)
+	}
 	return size, c.handleLong(now, data[:size], &h, pnOffset)
 }
 
@@ -183,6 +182,7 @@ func (c *Conn) handleShort(now time.Duration, pkt []byte) bool {
 		c.closeWithError(err)
 		return true
 	}
+	c.onOneRTTReceived()
 	return c.onPacket(now, spaceApp, wire.PacketType1RTT, pn, pkt[0], payload, h.DstConnID)
 }
 

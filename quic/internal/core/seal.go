@@ -44,12 +44,16 @@ func (c *Conn) sealPacket(out []byte, p *plannedPacket) ([]byte, error) {
 	payload := c.build.payload[p.space]
 	start := len(out)
 	var err error
-	if p.space == spaceApp {
+	if p.space == spaceApp && !p.early {
 		h := wire.ShortHeader{DstConnID: c.cids.dcid(), PacketNumber: p.pn, PacketNumberLen: p.pnLen}
 		out, err = wire.AppendShortHeader(out, &h)
 	} else {
+		pt := packetTypeOfSpace(p.space)
+		if p.early {
+			pt = wire.PacketType0RTT
+		}
 		h := wire.LongHeader{
-			Type:            packetTypeOfSpace(p.space),
+			Type:            pt,
 			Version:         c.version,
 			DstConnID:       c.cids.dcid(),
 			SrcConnID:       c.cids.local[0].id,
@@ -69,9 +73,12 @@ func (c *Conn) sealPacket(out []byte, p *plannedPacket) ([]byte, error) {
 	pnOffset := len(out) - start - p.pnLen
 	out = append(out, payload...)
 	var sealed []byte
-	if p.space == spaceApp {
+	switch {
+	case p.early:
+		sealed, err = c.early.write.Protect(out[start:], pnOffset, p.pn)
+	case p.space == spaceApp:
 		sealed, err = c.appWrite.Protect(out[start:], pnOffset, p.pn)
-	} else {
+	default:
 		sealed, err = c.spaces[p.space].write.Protect(out[start:], pnOffset, p.pn)
 	}
 	if err != nil {
@@ -107,8 +114,9 @@ func (c *Conn) onPacketSent(now time.Duration, p *plannedPacket) {
 	if p.ackEliciting {
 		c.idle.onSendEliciting(now)
 	}
-	if p.space == spaceApp {
+	if p.space == spaceApp && !p.early {
 		c.ku.onSent(p.pn)
+		c.noteOneRTTSent(p.pn)
 	}
 	c.stats.PacketsSent++
 	if c.isClient && p.space == spaceHandshake {

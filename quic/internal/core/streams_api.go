@@ -12,7 +12,9 @@ func (c *Conn) OpenStream(bidi bool) (uint64, error) {
 	if err := c.checkOpen(); err != nil {
 		return 0, err
 	}
-	if !c.hasPeer {
+	if !c.hasPeer && !c.sending0RTT() {
+		// Before the server's parameters, a client may open streams
+		// only under the remembered ones of 0-RTT.
 		return 0, ErrHandshakeIncomplete
 	}
 	return c.streams.open(bidi)

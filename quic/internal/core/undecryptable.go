@@ -70,13 +70,13 @@ func (c *Conn) keysFor(typ wire.PacketType) keysState {
 		}
 	case wire.PacketType0RTT:
 		switch {
-		case c.isClient || c.handshakeComplete:
+		case c.isClient:
 			return keysGone
 		case c.earlyRead != nil:
 			return keysReady
-		case c.spaces[spaceHandshake].write != nil:
-			// The ClientHello was processed without 0-RTT keys:
-			// 0-RTT was declined and its packets stay unreadable.
+		case c.spaces[spaceHandshake].write != nil || c.handshakeComplete:
+			// The ClientHello was processed without 0-RTT keys, or
+			// they were discarded: 0-RTT packets stay unreadable.
 			return keysGone
 		}
 	case wire.PacketType1RTT:

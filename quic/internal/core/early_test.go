@@ -1,0 +1,282 @@
+package core
+
+import (
+	"crypto/tls"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/satquic/satquic/quic/internal/wire"
+)
+
+// resumeConfigs returns configurations for session resumption: a client
+// session cache, a server whose ticket keys outlive a connection, a fixed
+// TLS clock so that runs replay.
+func resumeConfigs(t testing.TB, seed uint64) (client, server *Config) {
+	client, server = testConfigs(t, seed)
+	clock := func() time.Time { return testEpoch }
+	client.TLS.ClientSessionCache = tls.NewLRUClientSessionCache(4)
+	client.TLS.Time = clock
+	server.TLS.MinVersion = tls.VersionTLS13
+	server.TLS.Time = clock
+	return client, server
+}
+
+// hasSession reports whether the client's cache holds a session ticket.
+func hasSession(cfg *Config) bool {
+	_, ok := cfg.TLS.ClientSessionCache.Get("satquic.test")
+	return ok
+}
+
+// earlyUpload is a client that opens a unidirectional stream as soon as
+// it may (in 0-RTT when it can) and sends data, and a server that reads
+// it, noting when the first bytes became readable.
+type earlyUpload struct {
+	t            testing.TB
+	data         []byte
+	id           uint64
+	opened       bool
+	written      int
+	openedIn0RTT bool
+
+	got     []byte
+	eof     bool
+	firstAt time.Duration
+	now     func() time.Duration
+}
+
+func (u *earlyUpload) client(c *Conn) {
+	if !u.opened {
+		id, err := c.OpenStream(false)
+		if err != nil {
+			if !errors.Is(err, ErrHandshakeIncomplete) {
+				u.t.Fatalf("OpenStream: %v", err)
+			}
+			return
+		}
+		u.id, u.opened, u.openedIn0RTT = id, true, !c.HandshakeComplete()
+	}
+	if u.written < len(u.data) {
+		n, err := c.StreamWrite(u.id, u.data[u.written:])
+		if err != nil {
+			u.t.Fatalf("StreamWrite: %v", err)
+		}
+		if u.written += n; u.written == len(u.data) {
+			if err := c.CloseWrite(u.id); err != nil {
+				u.t.Fatal(err)
+			}
+		}
+	}
+}
+
+func (u *earlyUpload) server(c *Conn) {
+	if u.eof || !u.opened {
+		return
+	}
+	if _, err := c.streams.get(u.id); err != nil {
+		return
+	}
+	if u.firstAt == 0 && c.StreamReadable(u.id) > 0 {
+		u.firstAt = u.now()
+	}
+	u.eof = readAll(u.t, c, u.id, &u.got)
+}
+
+// primeSession runs a first connection until the client stored the
+// server's session ticket.
+func primeSession(t *testing.T, ccfg, scfg *Config, delay time.Duration) {
+	t.Helper()
+	p := newPair(t, ccfg, scfg, delay)
+	p.mustRun(func() bool { return p.confirmed() && hasSession(ccfg) }, 10*time.Second)
+}
+
+// runUpload runs a connection that uploads data and returns the pair and
+// the upload.
+func runUpload(t *testing.T, ccfg, scfg *Config, delay time.Duration, data []byte) (*pair, *earlyUpload) {
+	t.Helper()
+	p := newPair(t, ccfg, scfg, delay)
+	u := &earlyUpload{t: t, data: data, now: func() time.Duration { return p.now }}
+	p.clientApp, p.serverApp = u.client, u.server
+	p.mustRun(func() bool { return u.eof && p.confirmed() }, 10*time.Second)
+	if string(u.got) != string(data) {
+		t.Fatalf("server read %d bytes, want %d", len(u.got), len(data))
+	}
+	return p, u
+}
+
+// Test0RTT: a resumed connection with 0-RTT delivers the client's first
+// stream bytes with its first flight, one round trip before a resumed
+// connection without 0-RTT, whose data follows the Finished.
+func Test0RTT(t *testing.T) {
+	const delay = 30 * time.Millisecond
+	data := payload(3000, 5)
+	for _, zeroRTT := range []bool{true, false} {
+		ccfg, scfg := resumeConfigs(t, 110)
+		ccfg.Allow0RTT, scfg.Allow0RTT = zeroRTT, zeroRTT
+		primeSession(t, ccfg, scfg, delay)
+		p, u := runUpload(t, ccfg, scfg, delay, data)
+		if !p.client.ConnectionState().DidResume || !p.server.ConnectionState().DidResume {
+			t.Fatalf("0-RTT %v: not resumed", zeroRTT)
+		}
+		want := 3 * delay
+		if zeroRTT {
+			want = delay
+		}
+		if u.firstAt != want || u.openedIn0RTT != zeroRTT {
+			t.Errorf("0-RTT %v: server read the first bytes at %v (stream opened in 0-RTT: %v), want %v", zeroRTT, u.firstAt, u.openedIn0RTT, want)
+		}
+		if p.client.EarlyDataAccepted() != zeroRTT || p.server.EarlyDataAccepted() != zeroRTT {
+			t.Errorf("0-RTT %v: accepted client %v server %v", zeroRTT, p.client.EarlyDataAccepted(), p.server.EarlyDataAccepted())
+		}
+		if st := p.client.Stats(); st.PacketsLost != 0 || st.StreamBytesRetransmitted != 0 {
+			t.Errorf("0-RTT %v: client lost %d packets, retransmitted %d stream bytes", zeroRTT, st.PacketsLost, st.StreamBytesRetransmitted)
+		}
+	}
+}
+
+// Test0RTTRejected: a server that no longer allows 0-RTT declines it even
+// with a ticket that allowed it; the client's 0-RTT data is sent again in
+// 1-RTT packets and arrives whole, after the handshake.
+func Test0RTTRejected(t *testing.T) {
+	const delay = 30 * time.Millisecond
+	ccfg, scfg := resumeConfigs(t, 111)
+	ccfg.Allow0RTT, scfg.Allow0RTT = true, true
+	primeSession(t, ccfg, scfg, delay)
+	scfg2 := *scfg
+	scfg2.Allow0RTT = false
+	p, u := runUpload(t, ccfg, &scfg2, delay, payload(3000, 6))
+	if !u.openedIn0RTT || !hasEvent(p.clientEvents, EventEarlyDataRejected) {
+		t.Fatalf("opened in 0-RTT %v, rejection event %v", u.openedIn0RTT, hasEvent(p.clientEvents, EventEarlyDataRejected))
+	}
+	if p.client.EarlyDataAccepted() || p.server.EarlyDataAccepted() {
+		t.Error("0-RTT reported accepted")
+	}
+	if u.firstAt != 3*delay {
+		t.Errorf("server read the first bytes at %v, want %v", u.firstAt, 3*delay)
+	}
+	if st := p.server.Stats(); st.PacketsDropped == 0 {
+		t.Error("server did not drop the 0-RTT packets")
+	}
+}
+
+// Test0RTTOffByDefault: a server's tickets do not allow 0-RTT unless its
+// Config does (replay safety, RFC 9001 section 9.2), so a willing client
+// resumes without 0-RTT.
+func Test0RTTOffByDefault(t *testing.T) {
+	const delay = 30 * time.Millisecond
+	ccfg, scfg := resumeConfigs(t, 112)
+	ccfg.Allow0RTT = true
+	primeSession(t, ccfg, scfg, delay)
+	p, u := runUpload(t, ccfg, scfg, delay, payload(100, 7))
+	if !p.client.ConnectionState().DidResume || u.openedIn0RTT || p.client.early.attempted {
+		t.Errorf("resumed %v, 0-RTT attempted %v", p.client.ConnectionState().DidResume, p.client.early.attempted)
+	}
+}
+
+// Test0RTTRememberedLimits: 0-RTT data stays within the limits the
+// server had (RFC 9000 section 7.4.1): with a stream window of 1000 bytes
+// remembered, the client's 0-RTT packets carry at most that much, and the
+// rest follows in 1-RTT packets as the server raises the window.
+func Test0RTTRememberedLimits(t *testing.T) {
+	const delay = 30 * time.Millisecond
+	ccfg, scfg := resumeConfigs(t, 113)
+	ccfg.Allow0RTT, scfg.Allow0RTT = true, true
+	scfg.InitialStreamReceiveWindow = 1000
+	scfg.MaxStreamReceiveWindow = 1000
+	primeSession(t, ccfg, scfg, delay)
+	p := newPair(t, ccfg, scfg, delay)
+	var early int
+	p.drop = func(toServer bool, _ int, d []byte) bool {
+		if toServer {
+			early += zeroRTTBytes(t, d)
+		}
+		return false
+	}
+	u := &earlyUpload{t: t, data: payload(5000, 8), now: func() time.Duration { return p.now }}
+	p.clientApp, p.serverApp = u.client, u.server
+	p.mustRun(func() bool { return u.eof }, 10*time.Second)
+	if early == 0 || early > 1000+200 {
+		t.Errorf("%d bytes of 0-RTT packets for a 1000-byte stream window", early)
+	}
+	if string(u.got) != string(u.data) {
+		t.Fatal("data corrupted")
+	}
+}
+
+// zeroRTTBytes returns the size of the 0-RTT packets in a datagram.
+func zeroRTTBytes(t testing.TB, d []byte) int {
+	n := 0
+	for len(d) > 0 && wire.IsLongHeader(d[0]) {
+		h, pnOff, err := wire.ParseLongHeader(d)
+		if err != nil {
+			return n
+		}
+		size := pnOff + int(h.Length)
+		if h.Type == wire.PacketType0RTT {
+			n += size
+		}
+		d = d[size:]
+	}
+	return n
+}
+
+// TestResumeRTT: with Config.ResumeRTT a resumed connection starts from
+// the smoothed RTT the previous connection had when it stored its ticket
+// (RFC 9002 section 6.2.2).
+func TestResumeRTT(t *testing.T) {
+	const delay = 300 * time.Millisecond
+	ccfg, scfg := resumeConfigs(t, 114)
+	ccfg.ResumeRTT = true
+	p1 := newPair(t, ccfg, scfg, delay)
+	var stored time.Duration
+	p1.mustRun(func() bool {
+		if hasSession(ccfg) && stored == 0 {
+			stored = p1.client.Stats().SmoothedRTT
+		}
+		return p1.confirmed() && stored != 0
+	}, 10*time.Second)
+	c, err := NewClientConn(ccfg, 0, serverAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Stats().SmoothedRTT; got != stored || stored < 2*delay {
+		t.Errorf("resumed connection starts at %v, want the stored %v", got, stored)
+	}
+	ccfg.ResumeRTT = false
+	c2, err := NewClientConn(ccfg, 0, serverAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c2.Stats().SmoothedRTT; got != c2.cfg.InitialRTT {
+		t.Errorf("without ResumeRTT: %v, want %v", got, c2.cfg.InitialRTT)
+	}
+}
+
+// Test0RTTHeld: 0-RTT packets that overtake the end of the ClientHello
+// are held until it yields the 0-RTT keys (RFC 9001 section 5.7).
+func Test0RTTHeld(t *testing.T) {
+	const delay, late = 30 * time.Millisecond, time.Millisecond
+	ccfg, scfg := resumeConfigs(t, 115)
+	ccfg.Allow0RTT, scfg.Allow0RTT = true, true
+	primeSession(t, ccfg, scfg, delay)
+	p := newPair(t, ccfg, scfg, delay)
+	p.extraDelay = func(toServer bool, n int, _ []byte) time.Duration {
+		if toServer && n == 1 { // the end of the ClientHello
+			return late
+		}
+		return 0
+	}
+	u := &earlyUpload{t: t, data: payload(4000, 10), now: func() time.Duration { return p.now }}
+	p.clientApp, p.serverApp = u.client, u.server
+	p.mustRun(func() bool { return u.eof && p.confirmed() }, 10*time.Second)
+	if string(u.got) != string(u.data) || !p.server.EarlyDataAccepted() {
+		t.Fatal("0-RTT data not delivered")
+	}
+	st := p.server.Stats()
+	if st.PacketsBuffered == 0 || st.PacketsDropped != 0 {
+		t.Errorf("server held %d and dropped %d packets", st.PacketsBuffered, st.PacketsDropped)
+	}
+	if u.firstAt != delay+late {
+		t.Errorf("server read the first bytes at %v, want %v", u.firstAt, delay+late)
+	}
+}
