@@ -91,7 +91,10 @@ func TestCongestionControlEnforced(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ep.Close()
-	ep.(*tcpEndpoints).ccl.want = "reno"
+	ccl := ep.(*tcpEndpoints).ccl
+	ccl.mu.Lock()
+	ccl.want = "reno"
+	ccl.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if _, err := ep.Download(ctx, 1000); err == nil || !strings.Contains(err.Error(), `"cubic", want "reno"`) {
