@@ -150,6 +150,13 @@ type Config struct {
 	// InitialRTT (RFC 9002 section 6.2.2): on a 600 ms GEO path, probes
 	// and pacing of the first flight then follow the real RTT.
 	ResumeRTT bool
+	// Qlog, if set, receives the connection's qlog in the JSON-SEQ
+	// serialization (one record per event: transport:packet_sent and
+	// packet_received, recovery:metrics_updated and packet_lost), with
+	// times in milliseconds since the connection started. The driver
+	// opens one writer per connection, for instance a file in QLOGDIR
+	// named after OriginalDestConnID.
+	Qlog io.Writer
 	// KeyUpdateInterval starts a key update after this many packets
 	// sealed with one key (RFC 9001 section 6); 0 updates only before
 	// the AEAD confidentiality limit.

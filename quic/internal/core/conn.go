@@ -100,6 +100,11 @@ type Conn struct {
 	// Scratch space reused by the packet builder.
 	build builder
 
+	// qlog writes the qlog of Config.Qlog (qlog.go); rxPacketLen is the
+	// size of the packet being processed, for it.
+	qlog        *qlogger
+	rxPacketLen int
+
 	// debugf, when set by a test, receives a line per packet sent,
 	// received and lost.
 	debugf func(format string, args ...any)
@@ -225,6 +230,7 @@ func newConn(cfg *Config, now time.Duration, remote netip.AddrPort, isClient boo
 	c.flow.init(&d)
 	c.idle.init(now, d.IdleTimeout)
 	c.initVersions()
+	c.qlog = newQlogger(d.Qlog, now)
 	return c, nil
 }
 

@@ -26,6 +26,7 @@ func (c *Conn) processFrames(s recovery.Space, pt wire.PacketType, payload []byt
 		if c.debugf != nil {
 			c.debugf("%v recv %v frame %v", c.now, s, ft)
 		}
+		c.qlogFrame(f)
 		if err := c.handleFrame(s, f, dcid); err != nil {
 			return eliciting, err
 		}
@@ -146,6 +147,7 @@ func (c *Conn) onRecoveryResult(res *recovery.Result) {
 	if probe.Count > 0 {
 		c.onProbe(probe)
 	}
+	c.qlogMetricsUpdated()
 	if confirm && c.isClient && c.handshakeComplete {
 		// RFC 9001 section 4.1.2: the acknowledgement of a 1-RTT packet
 		// confirms the handshake for the client.
@@ -181,6 +183,7 @@ func (c *Conn) onPacketLost(p recovery.PacketInfo) {
 	if c.debugf != nil {
 		c.debugf("%v lost %v pn %d frames %v", c.now, p.Space, p.Number, frames)
 	}
+	c.qlogPacketLost(p)
 	if hasEliciting(frames) {
 		c.stats.PacketsRetransmitted++
 	}

@@ -59,6 +59,7 @@ func (c *Conn) HandleDatagram(now time.Duration, from netip.AddrPort, data []byt
 // and whether it was processed.
 func (c *Conn) handlePacket(now time.Duration, data []byte) (int, bool) {
 	if !wire.IsLongHeader(data[0]) {
+		c.rxPacketLen = len(data)
 		return len(data), c.handleShort(now, data)
 	}
 	if c.isClient && isVersionNegotiation(data) {
@@ -77,6 +78,7 @@ func (c *Conn) handlePacket(now time.Duration, data []byte) (int, bool) {
 		return len(data), c.onRetry(data, &h)
 	}
 	size := pnOffset + int(h.Length)
+	c.rxPacketLen = size
 	if h.Type == wire.PacketType0RTT {
 		return size, c.handle0RTT(now, data[:size], &h, pnOffset)
 	}
@@ -213,6 +215,7 @@ func (c *Conn) onPacket(now time.Duration, s recovery.Space, pt wire.PacketType,
 	c.stats.PacketsReceived++
 	c.idle.onReceive(now)
 	eliciting, err := c.processFrames(s, pt, payload, dcid)
+	c.qlogPacketReceived(pt, pn)
 	if err != nil {
 		c.closeWithError(err)
 		return true

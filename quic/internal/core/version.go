@@ -197,6 +197,7 @@ func (c *Conn) restartWithVersion(v wire.Version) error {
 	fresh.events = c.events
 	fresh.stats = c.stats
 	fresh.handshakeDeadline = c.handshakeDeadline
+	fresh.qlog = c.qlog
 	fresh.vn.available = c.vn.available
 	fresh.vn.afterVN = true
 	// The abandoned handshake's goroutine ends with its QUICConn.
@@ -294,6 +295,7 @@ func (c *Conn) switchVersion(v wire.Version) error {
 // version until the client follows. Anything else is dropped.
 func (c *Conn) handleOtherVersion(data []byte, h *wire.LongHeader, pnOffset int) (int, bool) {
 	size := pnOffset + int(h.Length)
+	c.rxPacketLen = size
 	if h.Type == wire.PacketTypeRetry {
 		return len(data), false
 	}
