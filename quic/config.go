@@ -147,6 +147,9 @@ func (c *Config) coreConfig(tlsConf *tls.Config) (core.Config, error) {
 	if cc.MaxDatagramSize > maxPacketSize {
 		return core.Config{}, fmt.Errorf("%w: MaxDatagramSize %d above %d", errConfig, cc.MaxDatagramSize, maxPacketSize)
 	}
+	if err := cc.Check(); err != nil {
+		return core.Config{}, fmt.Errorf("quic: %w", err)
+	}
 	return cc, nil
 }
 

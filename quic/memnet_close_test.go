@@ -294,6 +294,12 @@ func TestHandshakeFailures(t *testing.T) {
 		if _, err := e.client.Listen(&tlsNoCert, nil); err == nil {
 			t.Error("Listen without a certificate succeeded")
 		}
+		for _, bad := range []*Config{{MaxIdleTimeout: -time.Second}, {MaxDatagramSize: 1000}, {MaxDatagramSize: 10000},
+			{InitialStreamReceiveWindow: 1 << 20, MaxStreamReceiveWindow: 1 << 10}, {MaxAckDelay: time.Hour}} {
+			if _, err := e.client.Listen(serverTLS(), bad); err == nil {
+				t.Errorf("Listen with %+v succeeded", *bad)
+			}
+		}
 	})
 }
 
