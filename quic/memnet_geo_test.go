@@ -12,6 +12,41 @@ import (
 	"github.com/satquic/satquic/netsim/memnet"
 )
 
+// TestLossyDownload downloads over a link that loses 2% of the packets
+// each way: the driver carries the retransmissions and the data arrive
+// whole.
+func TestLossyDownload(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		link := netsim.LinkConfig{RateBps: 50e6, Delay: 25 * time.Millisecond, Loss: "uniform:0.02"}
+		e := newMemEnv(t, link, nil)
+		c, s := e.connect(nil)
+		const size = 5 << 20
+		data := payload(size, 12)
+		go func() {
+			st, err := s.OpenUniStream()
+			if err != nil {
+				return
+			}
+			_, _ = st.Write(data)
+			_ = st.Close()
+		}()
+		st, err := c.AcceptUniStream(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, got, err := readAllSum(st)
+		if err != nil || n != size || got != sum(data) {
+			t.Fatalf("%d of %d bytes, err %v", n, size, err)
+		}
+		ss := s.Stats()
+		if ss.PacketsLost == 0 || ss.PacketsRetransmitted == 0 || ss.StreamBytesRetransmitted == 0 {
+			t.Errorf("2%% loss, yet the server reports %d lost, %d retransmitted, %d bytes again",
+				ss.PacketsLost, ss.PacketsRetransmitted, ss.StreamBytesRetransmitted)
+		}
+		_ = c.CloseWithError(0, "")
+	})
+}
+
 // TestGEODownload runs a download over the "geo" profile (50 Mbit/s down,
 // 650 ms round trip) with the zero Config: the defaults must carry a
 // satellite path.
