@@ -21,7 +21,22 @@
 //   - drains PollEvent: handshake progress, streams opened by the peer,
 //     readable and writable streams, connection IDs to route, and
 //     EventClosed, the last event;
-//   - forgets the connection when Closed reports true.
+//   - forgets the connection when Closed reports true (after Release).
+//
+// A server's listener handles a datagram for no known connection without
+// state: VersionNegotiation answers an unsupported version (RFC 9000
+// section 6); PeekInitial parses a first Initial; an AddressValidator's
+// Check opens its token (a Retry's or a NEW_TOKEN frame's) and gives the
+// ServerParams, or the listener answers with the validator's Retry packet
+// (section 8.1.2), or with RefuseInitial after ErrInvalidToken. A server
+// connection answers to InitialDestConnID until the handshake is
+// confirmed.
+//
+// A client resuming a session with Config.Allow0RTT may open streams and
+// write before the handshake completes: that data goes in 0-RTT packets
+// (EventEarlyDataRejected if the server refuses it, when it is sent again).
+// A server with Allow0RTT may then report streams opened by the peer
+// before EventHandshakeComplete.
 //
 // Streams are addressed by their RFC 9000 IDs: OpenStream, StreamWrite
 // (buffers within a send-buffer limit of twice the congestion window and
@@ -65,6 +80,19 @@
 //     closes; idle.go the idle timeout; cid.go connection IDs
 //     (NEW_CONNECTION_ID, RETIRE_CONNECTION_ID, active_connection_id_limit)
 //     and stateless reset detection; keyupdate.go 1-RTT key updates.
+//   - undecryptable.go holds packets that arrive before their keys (RFC
+//     9001 section 5.7); handshake_discard.go has the server acknowledge
+//     the client's Finished before it drops its Handshake keys.
+//   - version.go: Version Negotiation packets, the client's restart or
+//     *VersionError, version_information and compatible v1/v2
+//     negotiation (RFC 9368, RFC 9369); retry.go and refuse.go: Retry,
+//     tokens and AddressValidator; tokens.go: NEW_TOKEN and TokenStore.
+//   - resume.go and early.go: session tickets carry the server's
+//     transport parameters and the smoothed RTT (Config.ResumeRTT); 0-RTT
+//     within the remembered limits (RFC 9000 section 7.4.1), acceptance,
+//     rejection, key discard; off unless Config.Allow0RTT (replays, RFC
+//     9001 section 9.2).
+//   - qlog.go writes the JSON-SEQ qlog of Config.Qlog.
 //
 // A protocol violation inside an authenticated packet closes the connection
 // with the RFC's error code; malformed or unauthenticated input is dropped
@@ -72,9 +100,8 @@
 //
 // # Not yet
 //
-// 0-RTT, Retry, NEW_TOKEN storage, session resumption, version
-// negotiation, connection migration and path validation (PATH_CHALLENGE is
-// answered, the path never changes), ECN, DATAGRAM frames,
-// qlog and FEC (the sent-frame records and recovery's CoverPacket and
-// OnRecovered hooks are where it plugs in).
+// Connection migration and path validation (PATH_CHALLENGE is answered,
+// the path never changes), ECN, DATAGRAM frames and FEC (the sent-frame
+// records and recovery's CoverPacket and OnRecovered hooks are where it
+// plugs in).
 package core

@@ -280,3 +280,54 @@ func Test0RTTHeld(t *testing.T) {
 		t.Errorf("server read the first bytes at %v, want %v", u.firstAt, delay+late)
 	}
 }
+
+// Test0RTTKeysDiscarded: a server drops its 0-RTT keys three PTOs after
+// the first 1-RTT packet (RFC 9001 section 4.9.3); 0-RTT packets that
+// come later are dropped.
+func Test0RTTKeysDiscarded(t *testing.T) {
+	const delay = 30 * time.Millisecond
+	ccfg, scfg := resumeConfigs(t, 116)
+	ccfg.Allow0RTT, scfg.Allow0RTT = true, true
+	primeSession(t, ccfg, scfg, delay)
+	p, _ := runUpload(t, ccfg, scfg, delay, payload(1000, 11))
+	s := p.server
+	at, armed := s.earlyTimer()
+	if !armed || s.earlyRead == nil {
+		t.Fatalf("discard armed %v, keys %v", armed, s.earlyRead != nil)
+	}
+	p.mustRun(func() bool { return s.earlyRead == nil }, at+time.Second)
+	if p.now != at {
+		t.Errorf("0-RTT keys dropped at %v, want %v", p.now, at)
+	}
+	if s.keysFor(wire.PacketType0RTT) != keysGone {
+		t.Error("0-RTT packets still readable")
+	}
+}
+
+// Test0RTTReducedLimits: a server that accepted 0-RTT must not lower the
+// limits the client's 0-RTT data relied on (RFC 9000 section 7.4.1).
+func Test0RTTReducedLimits(t *testing.T) {
+	ccfg, _ := testConfigs(t, 117)
+	c, err := NewClientConn(ccfg, 0, serverAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.early.attempted = true
+	c.early.params = wire.DefaultTransportParameters()
+	c.early.params.InitialMaxData = 1000
+	c.peerParams = c.early.params
+	if err := c.onEarlyHandshakeDone(); err != nil {
+		t.Fatalf("equal limits: %v", err)
+	}
+	c.peerParams.InitialMaxStreamsUni = 10
+	c.early.params.InitialMaxStreamsUni = 20
+	var te *wire.TransportError
+	if err := c.onEarlyHandshakeDone(); !errors.As(err, &te) || te.Code != wire.CodeProtocolViolation {
+		t.Fatalf("reduced initial_max_streams_uni: %v", err)
+	}
+	// Rejected 0-RTT relied on nothing.
+	c.early.rejected = true
+	if err := c.onEarlyHandshakeDone(); err != nil {
+		t.Fatalf("after rejection: %v", err)
+	}
+}
