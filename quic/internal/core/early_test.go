@@ -331,3 +331,26 @@ func Test0RTTReducedLimits(t *testing.T) {
 		t.Fatalf("after rejection: %v", err)
 	}
 }
+
+// Test0RTTAfterRetry: 0-RTT packets sent before a Retry were not
+// processed; the client sends their data again after it (RFC 9000 section
+// 17.2.5.3), and the server accepts the 0-RTT that follows.
+func Test0RTTAfterRetry(t *testing.T) {
+	const delay = 30 * time.Millisecond
+	ccfg, scfg := resumeConfigs(t, 118)
+	ccfg.Allow0RTT, scfg.Allow0RTT = true, true
+	primeSession(t, ccfg, scfg, delay)
+	p := newPair(t, ccfg, scfg, delay)
+	p.listen = retryListener(t, p, newValidator(t, 118, 10*time.Second))
+	u := &earlyUpload{t: t, data: payload(3000, 12), now: func() time.Duration { return p.now }}
+	p.clientApp, p.serverApp = u.client, u.server
+	p.mustRun(func() bool { return u.eof && p.confirmed() }, 10*time.Second)
+	if string(u.got) != string(u.data) || !p.client.retry.done || !p.server.EarlyDataAccepted() {
+		t.Fatalf("data %d/%d bytes, retry %v, 0-RTT accepted %v", len(u.got), len(u.data), p.client.retry.done, p.server.EarlyDataAccepted())
+	}
+	// After the Retry round trip, the 0-RTT data arrives with the new
+	// ClientHello.
+	if u.firstAt != 3*delay {
+		t.Errorf("server read the first bytes at %v, want %v", u.firstAt, 3*delay)
+	}
+}
