@@ -363,3 +363,33 @@ func TestCancelReadFreesStream(t *testing.T) {
 		_ = c.CloseWithError(0, "")
 	})
 }
+
+// TestCancelWakesBlockedCalls: CancelRead and CancelWrite from another
+// goroutine end a Read or Write waiting on the same stream.
+func TestCancelWakesBlockedCalls(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newMemEnv(t, link10ms, &Config{MaxStreamReceiveWindow: 64 << 10, MaxConnectionReceiveWindow: 64 << 10})
+		c, _ := e.connect(nil)
+		st, _ := c.OpenStream()
+		readErr, writeErr := make(chan error, 1), make(chan error, 1)
+		go func() {
+			_, err := st.Read(make([]byte, 10))
+			readErr <- err
+		}()
+		go func() {
+			_, err := st.Write(make([]byte, 8<<20)) // the peer never reads
+			writeErr <- err
+		}()
+		time.Sleep(time.Second)
+		st.CancelRead(3)
+		st.CancelWrite(4)
+		var se *StreamError
+		if err := <-readErr; !errors.As(err, &se) || se.ErrorCode != 3 || se.Remote {
+			t.Errorf("blocked Read: %v", err)
+		}
+		if err := <-writeErr; !errors.As(err, &se) || se.ErrorCode != 4 || se.Remote {
+			t.Errorf("blocked Write: %v", err)
+		}
+		_ = c.CloseWithError(0, "")
+	})
+}

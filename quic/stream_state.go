@@ -166,6 +166,7 @@ func (s *streamState) closeWrite() error {
 		return streamError(err)
 	}
 	s.writeErr = ErrWriteClosed
+	s.writable.fire() // a Write waiting in another goroutine returns
 	s.maybeForgetLocked()
 	c.signal()
 	return nil
@@ -185,6 +186,7 @@ func (s *streamState) cancelWrite(code StreamErrorCode) {
 	// acknowledged yet; the core ignores it otherwise.
 	_ = c.core.ResetStream(s.id, uint64(code))
 	s.writeErr = &StreamError{StreamID: StreamID(s.id), ErrorCode: code}
+	s.writable.fire()
 	s.maybeForgetLocked()
 	c.signal()
 }
@@ -210,6 +212,7 @@ func (s *streamState) cancelRead(code StreamErrorCode) {
 		}
 	}
 	s.readErr = &StreamError{StreamID: StreamID(s.id), ErrorCode: code}
+	s.readable.fire()
 	s.maybeForgetLocked()
 	c.signal()
 }
