@@ -15,6 +15,7 @@ import (
 	"os/signal"
 	"path"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -118,6 +119,9 @@ func get(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		defer cancel()
 	}
 	rep, err := download(ctx, server, files, sinks, tlsConf, o.quic.config(), stderr)
+	if rep == nil && err != nil && !o.insecure && o.pin == "" && strings.Contains(err.Error(), "certificate") {
+		err = fmt.Errorf("%w (for a self-signed server, pass its SHA-256 with --pin)", err)
+	}
 	if cerr := closeOutputs(files, sinks, err != nil); err == nil {
 		err = cerr
 	}

@@ -147,7 +147,7 @@ func TestServeGetEndToEnd(t *testing.T) {
 
 	// Certificates: unverifiable without --pin or --insecure, and a
 	// wrong pin is refused.
-	if _, _, err := runGetCmd(t, base+"/sub/small.txt"); err == nil || !strings.Contains(err.Error(), "certificate") {
+	if _, _, err := runGetCmd(t, base+"/sub/small.txt"); err == nil || !strings.Contains(err.Error(), "certificate") || !strings.Contains(err.Error(), "--pin") {
 		t.Errorf("self-signed certificate without --pin: %v", err)
 	}
 	wrong := strings.Repeat("ab", 32)
