@@ -26,6 +26,9 @@ func TestSendBufferAckLoss(t *testing.T) {
 				if !bytes.Equal(got, data[sp.lo:sp.hi]) {
 					t.Fatalf("seed %d: bytes at %d differ", seed, sp.lo)
 				}
+				if v, ok := b.view(sp.lo, sp.len()); ok && !bytes.Equal(v, got) {
+					t.Fatalf("seed %d: view at %d differs", seed, sp.lo)
+				}
 				inFlight = append(inFlight, chunk{sp.lo, sp.len()})
 				continue
 			}
@@ -38,8 +41,8 @@ func TestSendBufferAckLoss(t *testing.T) {
 				b.onAck(c.off, c.n)
 			}
 		}
-		if len(b.blocks) > 1 || b.buffered() != 0 {
-			t.Fatalf("seed %d: %d blocks, %d bytes held after everything was acknowledged", seed, len(b.blocks), b.buffered())
+		if b.blocks.len() > 1 || b.buffered() != 0 {
+			t.Fatalf("seed %d: %d blocks, %d bytes held after everything was acknowledged", seed, b.blocks.len(), b.buffered())
 		}
 	}
 }
@@ -102,6 +105,37 @@ func TestRecvBufferReassembly(t *testing.T) {
 		if !bytes.Equal(out, data) || b.held != 0 || b.highest != uint64(len(data)) {
 			t.Fatalf("seed %d: read %d bytes (equal %v), %d held, highest %d", seed, len(out), bytes.Equal(out, data), b.held, b.highest)
 		}
+		// Only the block holding the read offset may stay.
+		if b.blocks.len() > 1 {
+			t.Fatalf("seed %d: %d blocks kept after reading everything", seed, b.blocks.len())
+		}
+	}
+}
+
+// TestRecvBufferKeepsFirstCopy checks that a repeated range with other
+// bytes does not change the data already held (RFC 9000 section 2.2), and
+// that discard gives every block back.
+func TestRecvBufferKeepsFirstCopy(t *testing.T) {
+	var b recvBuffer
+	data := payload(3*recvBlockSize, 7)
+	b.push(100, data[100:5000])
+	other := bytes.Repeat([]byte{0xee}, 6000)
+	b.push(0, other)
+	got := make([]byte, 6000)
+	if n := b.read(got); n != 6000 {
+		t.Fatalf("read %d bytes, want 6000", n)
+	}
+	if !bytes.Equal(got[100:5000], data[100:5000]) || !bytes.Equal(got[:100], other[:100]) || !bytes.Equal(got[5000:], other[5000:]) {
+		t.Fatal("bytes held before were overwritten, or the gaps were not filled")
+	}
+	b.push(9000, data[9000:])
+	b.discard(10_000)
+	if b.blocks.len() != 0 || b.held != 0 || b.readOff != 10_000 || b.hasReadable() {
+		t.Fatalf("after discard: %d blocks, %d held, read offset %d", b.blocks.len(), b.held, b.readOff)
+	}
+	b.push(10_000, data[:10])
+	if b.readable() != 10 {
+		t.Fatalf("readable %d after a push at the read offset past a discard", b.readable())
 	}
 }
 
@@ -109,7 +143,7 @@ func TestSentLog(t *testing.T) {
 	var l sentLog
 	for pn := uint64(5); pn < 300; pn++ {
 		p := l.push(pn)
-		p.frames = append(p.frames, sentFrame{kind: fkStream, id: pn})
+		p.setFrames([]sentFrame{{kind: fkStream, id: pn}})
 	}
 	if f := l.take(7); len(f) != 1 || f[0].id != 7 {
 		t.Fatalf("take(7) = %v", f)

@@ -301,8 +301,7 @@ func (c *Conn) appendCrypto(sp *pnSpace, b []byte, frames []sentFrame, avail int
 			break
 		}
 		rg, _ := buf.nextRange(uint64(n), wire.MaxVarint)
-		data := c.scratch(int(rg.len()))
-		buf.readAt(data, rg.lo)
+		data := c.streamBytes(buf, rg)
 		f := wire.CryptoFrame{Offset: rg.lo, Data: data}
 		out, err := f.Append(b)
 		if err != nil {
@@ -313,6 +312,18 @@ func (c *Conn) appendCrypto(sp *pnSpace, b []byte, frames []sentFrame, avail int
 		frames = append(frames, sentFrame{kind: fkCrypto, off: rg.lo, n: rg.len()})
 	}
 	return b, frames
+}
+
+// streamBytes returns the bytes of rg for a frame: a view of the send
+// buffer when they lie in one block, or else a copy in scratch space. The
+// frame's Append copies them into the packet at once.
+func (c *Conn) streamBytes(buf *sendBuffer, rg span) []byte {
+	if data, ok := buf.view(rg.lo, rg.len()); ok {
+		return data
+	}
+	data := c.scratch(int(rg.len()))
+	buf.readAt(data, rg.lo)
+	return data
 }
 
 // scratch returns a reusable buffer of n bytes.

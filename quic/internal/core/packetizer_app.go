@@ -22,8 +22,8 @@ func (c *Conn) hasAppData() bool {
 		return false
 	}
 	credit := c.flow.sendCredit()
-	for _, s := range m.sendQueue {
-		if c.streamSendable(s, credit) {
+	for i := range m.sendQueue.len() {
+		if c.streamSendable(*m.sendQueue.at(i), credit) {
 			return true
 		}
 	}
@@ -227,10 +227,8 @@ func (c *Conn) appendOneStreamControl(s *stream, b []byte, frames []sentFrame, a
 func (c *Conn) appendStreams(b []byte, frames []sentFrame, avail int) ([]byte, []sentFrame) {
 	m := &c.streams
 	idle := 0 // turns in a row that sent nothing
-	for len(m.sendQueue) > 0 && idle < len(m.sendQueue) && avail-len(b) > 16 {
-		s := m.sendQueue[0]
-		m.sendQueue[0] = nil
-		m.sendQueue = m.sendQueue[1:]
+	for m.sendQueue.len() > 0 && idle < m.sendQueue.len() && avail-len(b) > 16 {
+		s := m.sendQueue.popFront()
 		if m.m[s.id] != s || !s.send.hasData() {
 			s.inSendQueue = false
 			continue
@@ -241,20 +239,17 @@ func (c *Conn) appendStreams(b []byte, frames []sentFrame, avail int) ([]byte, [
 				s.inSendQueue = false
 				continue
 			}
-			m.sendQueue = append(m.sendQueue, s)
+			m.sendQueue.pushBack(s)
 			idle++
 			continue
 		}
 		var sent bool
 		b, frames, sent = c.appendStreamFrame(s, b, frames, avail)
-		m.sendQueue = append(m.sendQueue, s)
+		m.sendQueue.pushBack(s)
 		if !sent {
 			break // the packet is full
 		}
 		idle = 0
-	}
-	if len(m.sendQueue) == 0 {
-		m.sendQueue = nil
 	}
 	return b, frames
 }
@@ -279,8 +274,7 @@ func (c *Conn) appendStreamFrame(s *stream, b []byte, frames []sentFrame, avail 
 	if rg.len() == 0 && !fin {
 		return b, frames, false
 	}
-	data := c.scratch(int(rg.len()))
-	sd.buf.readAt(data, rg.lo)
+	data := c.streamBytes(&sd.buf, rg)
 	f := wire.StreamFrame{StreamID: s.id, Offset: rg.lo, Data: data, Fin: fin, DataLenPresent: true}
 	out, err := f.Append(b)
 	if err != nil {

@@ -1,26 +1,33 @@
 package core
 
-// segment is a run of received bytes at an offset.
-type segment struct {
-	off  uint64
-	data []byte
-}
-
-func (s *segment) end() uint64 { return s.off + uint64(len(s.data)) }
-
 // recvBuffer reassembles one incoming byte stream (a STREAM or the CRYPTO
 // data of one level) from frames that may arrive out of order, overlap or
-// repeat (RFC 9000 section 2.2). It keeps copies of the bytes at or above
-// the read offset, in ascending, non-overlapping segments.
+// repeat (RFC 9000 section 2.2).
+//
+// Bytes are stored at their stream offset in pooled blocks of
+// recvBlockSize: the block at index k of blocks holds the offsets
+// [base + k*recvBlockSize, base + (k+1)*recvBlockSize), and base is the
+// read offset rounded down to a block, so a frame is copied straight to its
+// place whatever order it arrives in, and a read copies long in-order runs
+// out. A block is taken from the pool when the first byte for it arrives
+// and goes back when the reader has passed it; blocks no byte reached yet
+// are nil. have says which bytes at or above the read offset arrived.
+//
+// Memory stays within what flow control allows: a stream's receive window
+// bounds its highest offset (and so its blocks), and the CRYPTO data is
+// bounded by MaxCryptoBuffer.
 type recvBuffer struct {
-	segs    []segment
+	blocks ring[*recvBlock]
+	base   uint64 // offset of the first byte of blocks.at(0), when blocks is not empty
+	have   rangeSet
+
 	readOff uint64 // next byte to hand to the reader
 	highest uint64 // end of the highest byte received
-	held    uint64 // bytes held in segs
+	held    uint64 // bytes received and not read
 }
 
 // push stores the bytes of data at off, ignoring those already held or
-// already read. It copies what it keeps.
+// already read. It copies what it keeps: data may be reused by the caller.
 func (b *recvBuffer) push(off uint64, data []byte) {
 	end := off + uint64(len(data))
 	b.highest = max(b.highest, end)
@@ -31,127 +38,127 @@ func (b *recvBuffer) push(off uint64, data []byte) {
 		data = data[b.readOff-off:]
 		off = b.readOff
 	}
-	n := len(b.segs)
-	if n == 0 || off >= b.segs[n-1].end() {
-		b.segs = append(b.segs, segment{off, clone(data)})
+	b.ensureBlocks(end)
+	if n := b.have.count(); n == 0 || off >= b.have.s[n-1].hi {
+		// Beyond everything held: the common, in-order case.
+		b.store(off, data)
 		b.held += uint64(len(data))
+		b.have.add(off, end)
 		return
 	}
-	b.insert(off, data)
+	// Store only the gaps, so that bytes already held never change (RFC
+	// 9000 section 2.2: the data at an offset must not change).
+	cur, i := off, b.have.search(off)
+	for cur < end {
+		if i < b.have.count() && b.have.s[i].lo <= cur {
+			cur = max(cur, b.have.s[i].hi)
+			i++
+			continue
+		}
+		gapEnd := end
+		if i < b.have.count() {
+			gapEnd = min(end, b.have.s[i].lo)
+		}
+		b.store(cur, data[cur-off:gapEnd-off])
+		b.held += gapEnd - cur
+		cur = gapEnd
+	}
+	b.have.add(off, end)
 }
 
-// insert stores the parts of [off, off+len(data)) no segment covers.
-func (b *recvBuffer) insert(off uint64, data []byte) {
-	end := off + uint64(len(data))
-	// First segment that ends after off.
-	i, j := 0, len(b.segs)
-	for i < j {
-		m := int(uint(i+j) >> 1)
-		if b.segs[m].end() <= off {
-			i = m + 1
-		} else {
-			j = m
+// ensureBlocks extends the block index up to offset end (exclusive).
+func (b *recvBuffer) ensureBlocks(end uint64) {
+	if b.blocks.len() == 0 {
+		b.base = b.readOff - b.readOff%recvBlockSize
+	}
+	need := int((end - b.base + recvBlockSize - 1) / recvBlockSize)
+	for b.blocks.len() < need {
+		b.blocks.pushBack(nil)
+	}
+}
+
+// store copies data to its offset; the blocks must be indexed.
+func (b *recvBuffer) store(off uint64, data []byte) {
+	for len(data) > 0 {
+		rel := off - b.base
+		slot := b.blocks.at(int(rel / recvBlockSize))
+		if *slot == nil {
+			*slot = getRecvBlock()
 		}
+		n := copy((*slot)[rel%recvBlockSize:], data)
+		data = data[n:]
+		off += uint64(n)
 	}
-	var add []segment
-	cur := off
-	for k := i; k < len(b.segs) && cur < end; k++ {
-		s := &b.segs[k]
-		if s.off > cur {
-			gapEnd := min(s.off, end)
-			add = append(add, segment{cur, clone(data[cur-off : gapEnd-off])})
-		}
-		cur = max(cur, s.end())
-	}
-	if cur < end {
-		add = append(add, segment{cur, clone(data[cur-off:])})
-	}
-	if len(add) == 0 {
-		return
-	}
-	for _, a := range add {
-		b.held += uint64(len(a.data))
-	}
-	// Merge the new segments into place: both lists are sorted.
-	merged := make([]segment, 0, len(b.segs)+len(add))
-	merged = append(merged, b.segs[:i]...)
-	x, y := i, 0
-	for x < len(b.segs) || y < len(add) {
-		if y == len(add) || (x < len(b.segs) && b.segs[x].off < add[y].off) {
-			merged = append(merged, b.segs[x])
-			x++
-		} else {
-			merged = append(merged, add[y])
-			y++
-		}
-	}
-	b.segs = merged
 }
 
 // readable is the number of bytes that can be read in order now.
 func (b *recvBuffer) readable() uint64 {
-	var n uint64
-	off := b.readOff
-	for i := range b.segs {
-		if b.segs[i].off != off {
-			break
-		}
-		n += uint64(len(b.segs[i].data))
-		off = b.segs[i].end()
+	if !b.hasReadable() {
+		return 0
 	}
-	return n
+	return b.have.s[0].hi - b.readOff
 }
 
 // hasReadable reports whether the next byte to read is held.
 func (b *recvBuffer) hasReadable() bool {
-	return len(b.segs) > 0 && b.segs[0].off == b.readOff
+	return b.have.count() > 0 && b.have.s[0].lo == b.readOff
 }
 
 // read copies in-order bytes into p and consumes them.
 func (b *recvBuffer) read(p []byte) int {
 	n := 0
-	for n < len(p) && len(b.segs) > 0 && b.segs[0].off == b.readOff {
-		s := &b.segs[0]
-		c := copy(p[n:], s.data)
+	for n < len(p) {
+		run := b.next()
+		if len(run) == 0 {
+			break
+		}
+		c := copy(p[n:], run)
 		n += c
 		b.consume(c)
 	}
 	return n
 }
 
-// next returns the next in-order run of bytes without copying; the caller
-// consumes what it used with consume.
+// next returns the next in-order run of bytes without copying, at most to
+// the end of its block; the caller consumes what it used with consume
+// before the next push.
 func (b *recvBuffer) next() []byte {
 	if !b.hasReadable() {
 		return nil
 	}
-	return b.segs[0].data
+	rel := b.readOff - b.base
+	blk := *b.blocks.at(0)
+	end := min(recvBlockSize, b.have.s[0].hi-b.base)
+	return blk[rel:end]
 }
 
-// consume drops n bytes from the head segment.
+// consume drops n readable bytes and gives back the blocks the reader
+// has passed.
 func (b *recvBuffer) consume(n int) {
-	s := &b.segs[0]
-	s.data = s.data[n:]
-	s.off += uint64(n)
 	b.readOff += uint64(n)
 	b.held -= uint64(n)
-	if len(s.data) == 0 {
-		b.segs[0] = segment{}
-		b.segs = b.segs[1:]
-		if len(b.segs) == 0 {
-			b.segs = nil
+	if b.have.s[0].hi == b.readOff {
+		b.have.dropLowest()
+	} else {
+		b.have.s[0].lo = b.readOff
+	}
+	for b.blocks.len() > 0 && b.base+recvBlockSize <= b.readOff {
+		if blk := b.blocks.popFront(); blk != nil {
+			putRecvBlock(blk)
 		}
+		b.base += recvBlockSize
 	}
 }
 
 // discard drops everything held and moves the read offset to off: the
 // stream was reset, or the reader gave up on it.
 func (b *recvBuffer) discard(off uint64) {
-	b.segs = nil
+	for b.blocks.len() > 0 {
+		if blk := b.blocks.popFront(); blk != nil {
+			putRecvBlock(blk)
+		}
+	}
+	b.have.clear()
 	b.held = 0
 	b.readOff = max(b.readOff, off)
-}
-
-func clone(p []byte) []byte {
-	return append(make([]byte, 0, len(p)), p...)
 }

@@ -95,7 +95,7 @@ func (c *Conn) onPacketSent(now time.Duration, p *plannedPacket) {
 	frames := c.build.frames[p.space]
 	size := p.size(len(c.build.payload[p.space]))
 	rec := sp.sent.push(p.pn)
-	rec.frames = append(rec.frames, frames...)
+	rec.setFrames(frames)
 	if c.debugf != nil {
 		c.debugf("%v sent %v pn %d size %d frames %v", now, p.space, p.pn, size, frames)
 	}

@@ -1,19 +1,19 @@
 package core
 
-// sendBlockSize is the size of the blocks a sendBuffer stores data in.
-// Blocks are freed as soon as the peer has acknowledged all their bytes.
-const sendBlockSize = 16 << 10
-
 // sendBuffer holds the bytes of one outgoing byte stream (a STREAM or the
 // CRYPTO data of one encryption level) from the first byte the peer has not
 // acknowledged to the last byte written. It knows which bytes were never
 // sent, which were declared lost and must be sent again (RFC 9000 section
 // 13.3: data is retransmitted in new frames, not packets), and which the
 // peer acknowledged out of order.
+//
+// The bytes live in pooled blocks of sendBlockSize (pool.go): the block at
+// index k of blocks holds the offsets [start + k*sendBlockSize, start +
+// (k+1)*sendBlockSize), filled up to written, and goes back to the pool as
+// soon as the peer acknowledged all of it.
 type sendBuffer struct {
-	blocks [][]byte
-	start  uint64 // offset of blocks[0][0], a multiple of sendBlockSize
-	spare  [][]byte
+	blocks ring[*sendBlock]
+	start  uint64 // offset of blocks.at(0)[0], a multiple of sendBlockSize
 
 	ackedTo uint64   // every byte below is acknowledged
 	acked   rangeSet // acknowledged bytes above ackedTo
@@ -25,25 +25,15 @@ type sendBuffer struct {
 // write appends p to the stream.
 func (b *sendBuffer) write(p []byte) {
 	for len(p) > 0 {
-		idx := int((b.written - b.start) / sendBlockSize)
-		if idx == len(b.blocks) {
-			b.blocks = append(b.blocks, b.newBlock())
+		rel := b.written - b.start
+		idx := int(rel / sendBlockSize)
+		if idx == b.blocks.len() {
+			b.blocks.pushBack(getSendBlock())
 		}
-		blk := b.blocks[idx]
-		n := copy(blk[len(blk):sendBlockSize], p)
-		b.blocks[idx] = blk[:len(blk)+n]
+		n := copy((*b.blocks.at(idx))[rel%sendBlockSize:], p)
 		b.written += uint64(n)
 		p = p[n:]
 	}
-}
-
-func (b *sendBuffer) newBlock() []byte {
-	if n := len(b.spare); n > 0 {
-		blk := b.spare[n-1]
-		b.spare = b.spare[:n-1]
-		return blk[:0]
-	}
-	return make([]byte, 0, sendBlockSize)
 }
 
 // buffered is the number of bytes held: written and not yet acknowledged
@@ -55,11 +45,26 @@ func (b *sendBuffer) buffered() uint64 { return b.written - b.ackedTo }
 func (b *sendBuffer) readAt(dst []byte, off uint64) {
 	for len(dst) > 0 {
 		rel := off - b.start
-		blk := b.blocks[rel/sendBlockSize]
-		n := copy(dst, blk[rel%sendBlockSize:])
+		n := copy(dst, (*b.blocks.at(int(rel / sendBlockSize)))[rel%sendBlockSize:])
 		dst = dst[n:]
 		off += uint64(n)
 	}
+}
+
+// view returns the n stream bytes at off without copying when they lie in
+// one block, which must then not be changed and is valid until the next
+// acknowledgement; ok is false when they straddle two blocks (use readAt).
+// The range must lie within [ackedTo, written).
+func (b *sendBuffer) view(off, n uint64) ([]byte, bool) {
+	if n == 0 {
+		return nil, true
+	}
+	rel := off - b.start
+	pos := rel % sendBlockSize
+	if pos+n > sendBlockSize {
+		return nil, false
+	}
+	return (*b.blocks.at(int(rel / sendBlockSize)))[pos : pos+n], true
 }
 
 // hasPending reports whether bytes wait to be sent: lost ones, or new
@@ -107,16 +112,11 @@ func (b *sendBuffer) onAck(off, n uint64) {
 }
 
 func (b *sendBuffer) freeAcked() {
-	for len(b.blocks) > 0 && b.start+sendBlockSize <= b.ackedTo {
-		if len(b.spare) < 4 {
-			b.spare = append(b.spare, b.blocks[0])
-		}
-		b.blocks[0] = nil
-		b.blocks = b.blocks[1:]
+	for b.blocks.len() > 0 && b.start+sendBlockSize <= b.ackedTo {
+		putSendBlock(b.blocks.popFront())
 		b.start += sendBlockSize
 	}
-	if len(b.blocks) == 0 {
-		b.blocks = nil
+	if b.blocks.len() == 0 {
 		// Keep start aligned to the next byte to write.
 		b.start = b.written - b.written%sendBlockSize
 	}
@@ -168,9 +168,12 @@ func (b *sendBuffer) allAcked() bool { return b.ackedTo == b.written }
 // release drops the data: the stream was reset and nothing of it will be
 // sent again.
 func (b *sendBuffer) release() {
-	b.blocks, b.spare = nil, nil
+	for b.blocks.len() > 0 {
+		putSendBlock(b.blocks.popFront())
+	}
 	b.lost.clear()
 	b.acked.clear()
 	b.ackedTo = b.written
 	b.next = b.written
+	b.start = b.written - b.written%sendBlockSize
 }

@@ -40,10 +40,39 @@ type sentFrame struct {
 	off, n uint64
 }
 
-// sentPacket is the record of a packet in flight.
+// inlineFrames is how many frame records a sent packet keeps without a
+// separate allocation: a data packet usually holds an ACK and a STREAM
+// frame, sometimes a flow control frame too.
+const inlineFrames = 3
+
+// sentPacket is the record of a packet in flight. Its frames are in inline
+// when they fit, in extra otherwise; extra keeps its capacity when the
+// ring slot is reused, so that steady-state sending allocates nothing.
 type sentPacket struct {
-	frames []sentFrame
-	live   bool
+	inline   [inlineFrames]sentFrame
+	extra    []sentFrame
+	n        uint8 // frames in inline, when useExtra is false
+	useExtra bool
+	live     bool
+}
+
+// setFrames records a copy of frames.
+func (p *sentPacket) setFrames(frames []sentFrame) {
+	if len(frames) <= inlineFrames {
+		p.n = uint8(copy(p.inline[:], frames))
+		p.useExtra = false
+		return
+	}
+	p.extra = append(p.extra[:0], frames...)
+	p.useExtra = true
+}
+
+// frames returns the recorded frames; the slice aliases the record.
+func (p *sentPacket) frames() []sentFrame {
+	if p.useExtra {
+		return p.extra
+	}
+	return p.inline[:p.n]
 }
 
 // sentLog keeps the frame records of the packets of one space that are
@@ -58,7 +87,7 @@ type sentLog struct {
 }
 
 // push adds the record of packet pn, which must follow the last one, and
-// returns it with an empty frame list that keeps its old capacity.
+// returns it with no frames.
 func (l *sentLog) push(pn uint64) *sentPacket {
 	if l.count == 0 {
 		l.base = pn
@@ -68,8 +97,7 @@ func (l *sentLog) push(pn uint64) *sentPacket {
 			l.grow()
 		}
 		p := &l.ring[(l.head+l.count)%len(l.ring)]
-		p.frames = p.frames[:0]
-		p.live = false
+		p.n, p.useExtra, p.live = 0, false, false
 		l.count++
 	}
 	p := l.at(pn)
@@ -100,14 +128,14 @@ func (l *sentLog) at(pn uint64) *sentPacket {
 }
 
 // take returns the frames of pn and marks the record done, or nil if pn is
-// not live. The slice is valid until the next push.
+// not live. The slice aliases the ring: it is valid until the next push.
 func (l *sentLog) take(pn uint64) []sentFrame {
 	p := l.at(pn)
 	if p == nil || !p.live {
 		return nil
 	}
 	p.live = false
-	return p.frames
+	return p.frames()
 }
 
 // compact drops finished records from the front.
@@ -124,7 +152,7 @@ func (l *sentLog) compact() {
 func (l *sentLog) each(f func(pn uint64, frames []sentFrame) bool) {
 	for i := range l.count {
 		p := &l.ring[(l.head+i)%len(l.ring)]
-		if p.live && !f(l.base+uint64(i), p.frames) {
+		if p.live && !f(l.base+uint64(i), p.frames()) {
 			return
 		}
 	}

@@ -31,7 +31,7 @@ type streamMap struct {
 
 	// sendQueue holds streams with STREAM frames to send, in round-robin
 	// order; ctrlQueue those with stream control frames to send.
-	sendQueue []*stream
+	sendQueue ring[*stream]
 	ctrlQueue []*stream
 }
 
@@ -181,7 +181,7 @@ func (m *streamMap) maybeRemove(s *stream) {
 func (m *streamMap) queueSend(s *stream) {
 	if !s.inSendQueue && s.send != nil && s.send.hasData() {
 		s.inSendQueue = true
-		m.sendQueue = append(m.sendQueue, s)
+		m.sendQueue.pushBack(s)
 	}
 }
 
