@@ -4,6 +4,8 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"time"
 
 	"github.com/satquic/satquic/quic/internal/core"
@@ -85,6 +87,70 @@ type Config struct {
 	MaxCongestionWindow int
 	// DisablePacing sends at once whatever the window allows.
 	DisablePacing bool
+
+	// Versions are the QUIC versions this endpoint accepts, by preference
+	// (RFC 9368). A client starts with Version (or else the first of
+	// Versions) and, told by a Version Negotiation packet that the server
+	// speaks none of it, starts again with the first of Versions the
+	// server lists. A server answers other versions with Version
+	// Negotiation and moves a client that lists a version it prefers to
+	// that one (compatible version negotiation). Nil: every version
+	// satquic speaks, and a server keeps the client's.
+	Versions []Version
+
+	// Allow0RTT lets a server accept 0-RTT data from clients that resume
+	// a session, and issue session tickets that allow it (RFC 9001
+	// section 4.6). 0-RTT data can be replayed by an attacker (RFC 9001
+	// section 9.2), so it is off: enable it where the first requests of
+	// a connection are safe to repeat. A client sends 0-RTT data when it
+	// dials with DialEarly and its tls.Config's ClientSessionCache holds
+	// a ticket that allows it.
+	Allow0RTT bool
+	// ResumeRTT starts a resumed client connection from the smoothed RTT
+	// of the connection that gave its session ticket, instead of
+	// InitialRTT (RFC 9002 section 6.2.2): on a GEO path, the first
+	// flight's probes and pacing follow the real round trip.
+	ResumeRTT bool
+	// TokenStore, on a client, keeps the address validation tokens
+	// servers give in NEW_TOKEN frames and hands one to the next
+	// connection to the same server, which then skips a Retry and the
+	// server's amplification limit (RFC 9000 section 8.1.3). Nil keeps
+	// none. NewTokenCache makes one in memory.
+	TokenStore TokenStore
+	// RequireAddressValidation, on a server, is asked about every client
+	// that opens a connection without a valid token: true answers it
+	// with a Retry packet, so that the connection starts only once the
+	// client proved it receives at its address (RFC 9000 section 8.1.2),
+	// at the cost of a round trip. Nil asks it of nobody, until too
+	// many handshakes with unvalidated clients are in progress at once.
+	RequireAddressValidation func(net.Addr) bool
+	// KeyUpdateInterval, if set, updates the 1-RTT keys after this many
+	// packets sent with one key (RFC 9001 section 6), which exercises a
+	// peer's key update; otherwise keys change only before the AEAD
+	// limits.
+	KeyUpdateInterval uint64
+
+	// Tracer, if set, opens the qlog of each connection: it is called as
+	// the connection starts and returns the writer of its qlog in JSON-SEQ
+	// (nil: none), which is closed when the connection ends. It takes
+	// precedence over QlogDir.
+	Tracer func(TraceInfo) io.WriteCloser
+	// QlogDir, if set, writes the qlog of each connection to a file of its
+	// own in that directory, named <odcid>_<client|server>.sqlog after the
+	// connection's original Destination Connection ID in hex, as the QUIC
+	// interop runner expects. Empty: the QLOGDIR environment variable,
+	// if set.
+	QlogDir string
+}
+
+// TraceInfo names the connection a qlog is opened for.
+type TraceInfo struct {
+	// IsClient is the role of this endpoint.
+	IsClient bool
+	// OriginalDestConnID is the Destination Connection ID of the
+	// client's first Initial packet, which names the connection in both
+	// endpoints' qlogs (after a Retry too).
+	OriginalDestConnID []byte
 }
 
 // errConfig reports an invalid Config.
@@ -121,6 +187,17 @@ func (c *Config) coreConfig(tlsConf *tls.Config) (core.Config, error) {
 		MaxIncomingStreamsUni:      c.MaxIncomingUniStreams,
 		MaxCongestionWindow:        c.MaxCongestionWindow,
 		DisablePacing:              c.DisablePacing,
+		ResumeRTT:                  c.ResumeRTT,
+		KeyUpdateInterval:          c.KeyUpdateInterval,
+	}
+	if c.TokenStore != nil {
+		cc.TokenStore = c.TokenStore
+	}
+	for _, v := range c.Versions {
+		cc.Versions = append(cc.Versions, wire.Version(v))
+	}
+	if cc.Version == 0 && len(cc.Versions) > 0 {
+		cc.Version = cc.Versions[0]
 	}
 	switch c.CongestionControl {
 	case "", CUBIC:

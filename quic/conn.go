@@ -19,7 +19,6 @@ type Conn struct {
 	l        *Listener // the Listener that admitted a server connection
 	isClient bool
 	remote   netip.AddrPort
-	version  Version
 	// start is when the connection began, on the Transport's clock.
 	start time.Duration
 
@@ -28,6 +27,9 @@ type Conn struct {
 	odcid    wire.ConnectionID   // a server's route for the client's first Initials
 	hasODCID bool
 	enqueued bool // handed to the Listener's accept queue
+	// unvalidated: a server connection that counts among its Listener's
+	// handshakes with an unvalidated client until the handshake ends.
+	unvalidated bool
 
 	// mu guards the core and everything below it: the connection
 	// goroutine holds it while it feeds the core, and the application's
@@ -42,6 +44,10 @@ type Conn struct {
 	byTransport   bool  // closed because the Transport closed
 	handshakeTime time.Duration
 	closeFlushed  bool
+	qlog          *qlogSink
+	// version is the QUIC version of the core's latest long-header
+	// packet: the connection's once the handshake is over.
+	version Version
 
 	handshakeDone chan struct{} // closed when the handshake completes
 	closed        chan struct{} // closed when err is set
@@ -153,18 +159,28 @@ func (c *Conn) RemoteAddr() net.Addr { return net.UDPAddrFromAddrPort(c.remote) 
 // ConnectionState describes a connection's handshake.
 type ConnectionState struct {
 	// TLS is the TLS state: NegotiatedProtocol (ALPN), cipher suite,
-	// peer certificates.
+	// peer certificates, and DidResume when the handshake resumed a
+	// session.
 	TLS tls.ConnectionState
 	// Version is the QUIC version in use.
 	Version Version
+	// Used0RTT reports, at a client, that the server accepted the 0-RTT
+	// data (known once the handshake completed), and at a server that it
+	// accepted the client's 0-RTT packets.
+	Used0RTT bool
 }
 
 // ConnectionState returns the connection's TLS and QUIC state.
 func (c *Conn) ConnectionState() ConnectionState {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return ConnectionState{TLS: c.core.ConnectionState(), Version: c.version}
+	return ConnectionState{TLS: c.core.ConnectionState(), Version: c.version, Used0RTT: c.core.EarlyDataAccepted()}
 }
+
+// HandshakeComplete is closed when the handshake completed. A connection
+// from DialEarly may be used before; if its handshake fails, the channel
+// stays open and Context ends.
+func (c *Conn) HandshakeComplete() <-chan struct{} { return c.handshakeDone }
 
 // closeErrLocked returns the error a closed connection gives calls; c.mu
 // is held.
@@ -232,6 +248,10 @@ func (c *Conn) openLocked(bidi bool) (*streamState, <-chan struct{}, error) {
 	switch {
 	case errors.Is(err, core.ErrStreamLimit):
 		return nil, c.streamsAvail[dirIndex(bidi)].wait(), ErrStreamLimit
+	case errors.Is(err, core.ErrHandshakeIncomplete):
+		// A connection from DialEarly without 0-RTT: the server's
+		// limits come with the handshake.
+		return nil, c.handshakeDone, ErrStreamLimit
 	case errors.Is(err, core.ErrClosed):
 		return nil, nil, c.closeErrLocked()
 	case err != nil:

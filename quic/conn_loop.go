@@ -1,6 +1,7 @@
 package quic
 
 import (
+	"encoding/binary"
 	"errors"
 	"net"
 	"net/netip"
@@ -155,6 +156,12 @@ func (c *Conn) sendBatch(now time.Duration) (int, bool) {
 		b.bufs[n] = d[:0]
 		b.msgs[n] = udp.Message{Data: d, Addr: c.remote}
 		n++
+		if len(d) >= 5 && wire.IsLongHeader(d[0]) {
+			// The version of the core's latest long-header packet is
+			// the connection's, after Version Negotiation or a
+			// compatible switch (RFC 9368) too.
+			c.version = Version(binary.BigEndian.Uint32(d[1:5]))
+		}
 	}
 	if n > 0 {
 		c.mu.Unlock()
@@ -191,6 +198,12 @@ func (c *Conn) dispatchEvents(now time.Duration) {
 		case core.EventHandshakeComplete:
 			c.handshakeTime = now - c.start
 			close(c.handshakeDone)
+			c.endUnvalidated()
+			// A client that opened streams in 0-RTT under the limits
+			// remembered from its last connection now has the
+			// server's: waiting OpenStreamSync calls look again.
+			c.streamsAvail[0].fire()
+			c.streamsAvail[1].fire()
 			if c.l != nil {
 				c.enqueued = c.l.enqueue(c)
 				if !c.enqueued {
@@ -225,6 +238,9 @@ func (c *Conn) dispatchEvents(now time.Duration) {
 		case core.EventConnIDRetired:
 			c.t.removeRoute(ev.ConnID, c)
 			c.routes = slices.DeleteFunc(c.routes, func(id wire.ConnectionID) bool { return id == ev.ConnID })
+		case core.EventEarlyDataRejected:
+			// Nothing to do: the core sends the 0-RTT data again in
+			// 1-RTT packets, and the streams go on.
 		case core.EventClosed:
 			c.setClosedLocked(ev.Err)
 		}
@@ -251,6 +267,15 @@ func (c *Conn) setClosedLocked(reason error) {
 	c.cancel(err)
 }
 
+// endUnvalidated returns a server connection's place among its Listener's
+// unvalidated handshakes, once its handshake ended.
+func (c *Conn) endUnvalidated() {
+	if c.unvalidated {
+		c.unvalidated = false
+		c.l.handshakeOver()
+	}
+}
+
 // finish runs when the goroutine ends: the connection is forgotten and
 // whatever still waits on it is released.
 func (c *Conn) finish() {
@@ -264,6 +289,8 @@ func (c *Conn) finish() {
 		s.stopTimers()
 	}
 	c.core.Release()
+	c.qlog.close()
+	c.endUnvalidated()
 	c.mu.Unlock()
 	ids := c.routes
 	if c.hasODCID {

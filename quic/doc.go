@@ -27,7 +27,17 @@
 // *StreamError when reset or stopped, and os.ErrDeadlineExceeded at their
 // deadlines.
 //
-// Not yet: 0-RTT, session resumption, Retry, connection migration,
-// DATAGRAM frames, ECN and path MTU discovery (MaxDatagramSize is fixed
-// per connection).
+// Handshakes: a client resumes a session when its tls.Config has a
+// ClientSessionCache, and with DialEarly sends its first data in 0-RTT
+// packets where the server allows it (Config.Allow0RTT, off by default:
+// 0-RTT data can be replayed). A Listener validates client addresses with
+// Retry packets when Config.RequireAddressValidation says so, or when too
+// many handshakes with unvalidated clients are in progress, and gives
+// clients NEW_TOKEN tokens for their next connection (Config.TokenStore).
+// Config.Versions negotiates the QUIC version (RFC 9368), and
+// Config.QlogDir, Config.Tracer or the QLOGDIR environment variable
+// write each connection's qlog.
+//
+// Not yet: connection migration, DATAGRAM frames, ECN and path MTU
+// discovery (MaxDatagramSize is fixed per connection).
 package quic

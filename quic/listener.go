@@ -5,26 +5,79 @@ import (
 	"crypto/tls"
 	"fmt"
 	"net"
+	"net/netip"
+	"slices"
 	"sync"
 
 	"github.com/satquic/satquic/quic/internal/core"
+	"github.com/satquic/satquic/quic/internal/wire"
 )
 
-// maxPendingConns bounds the connections a Listener holds that Accept has
-// not taken yet, handshakes included. Beyond it, new clients' Initials are
-// dropped: they retry, or give up at their handshake timeout.
-const maxPendingConns = 1024
+const (
+	// maxPendingConns bounds the connections a Listener holds that
+	// Accept has not taken yet, handshakes included. Beyond it, new
+	// clients are refused (CONNECTION_REFUSED).
+	maxPendingConns = 1024
+	// maxUnvalidatedHandshakes bounds the handshakes in progress with
+	// clients whose address is not validated, which may be spoofed
+	// (RFC 9000 section 8.1): beyond it, such clients get a Retry
+	// packet, which costs the server no state, until they prove their
+	// address with its token.
+	maxUnvalidatedHandshakes = 128
+)
 
 // Listener accepts the connections clients open to a Transport.
 type Listener struct {
 	t   *Transport
 	cfg core.Config
+	// conf is the application's Config as Listen received it: its
+	// address validation policy and qlog settings.
+	conf Config
+	// validator checks clients' tokens, answers with Retry packets and
+	// makes the tokens of NEW_TOKEN frames.
+	validator *core.AddressValidator
+	// versions are the QUIC versions accepted; nil means all the core
+	// speaks.
+	versions []wire.Version
 
 	mu      sync.Mutex
 	queue   []*Conn // handshake complete, not accepted yet
 	pending int     // connections started and not accepted yet
-	ready   broadcast
-	err     error // set once closed
+	// unvalidated counts the handshakes in progress with clients whose
+	// address is not validated.
+	unvalidated int
+	ready       broadcast
+	err         error // set once closed
+}
+
+// newListener prepares a Listener's connection configuration. The TLS
+// configuration is copied here, once: crypto/tls draws session ticket
+// keys per tls.Config, so a copy per connection would issue tickets that
+// the next connection cannot open, and sessions would never resume.
+// TLS 1.3 is the minimum, as QUIC requires (RFC 9001 section 4.2), and
+// the core uses a config with that minimum as it is.
+func newListener(t *Transport, cc core.Config, conf *Config) *Listener {
+	tc := cc.TLS.Clone()
+	tc.MinVersion = max(tc.MinVersion, tls.VersionTLS13)
+	cc.TLS = tc
+	cc.ConnIDLen, cc.ResetKey = t.cidLen, t.resetKey
+	v := &core.AddressValidator{Tokens: t.tokens, Epoch: t.epoch, ConnIDLen: t.cidLen}
+	cc.AddressValidator = v
+	l := &Listener{t: t, validator: v, versions: cc.Versions}
+	if conf != nil {
+		l.conf = *conf
+		cc.Allow0RTT = conf.Allow0RTT
+	}
+	l.cfg = cc
+	return l
+}
+
+// acceptsVersion reports whether the Listener accepts QUIC version v.
+func (l *Listener) acceptsVersion(v wire.Version) bool {
+	if len(l.versions) == 0 {
+		return v.IsSupported()
+	}
+	return slices.Contains(l.versions, v)
 }
 
 // ListenAddr opens a UDP socket on addr ("host:port") and listens on it.
@@ -135,15 +188,53 @@ func (l *Listener) closeQueue(err error) {
 	}
 }
 
-// admit reserves room for a new connection.
-func (l *Listener) admit() bool {
+// admission is the Listener's answer to a client's first Initial.
+type admission int
+
+const (
+	admitted  admission = iota
+	admitNone           // the Listener closed: the Initial is dropped
+	admitFull           // too many connections wait: CONNECTION_REFUSED
+	admitRetry          // too many unvalidated handshakes: Retry first
+)
+
+// admit reserves room for a new connection; validated says whether a
+// token proved the client's address.
+func (l *Listener) admit(validated bool) admission {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.err != nil || l.pending >= maxPendingConns {
-		return false
+	switch {
+	case l.err != nil:
+		return admitNone
+	case l.pending >= maxPendingConns:
+		return admitFull
+	case !validated && l.unvalidated >= maxUnvalidatedHandshakes:
+		return admitRetry
 	}
 	l.pending++
-	return true
+	if !validated {
+		l.unvalidated++
+	}
+	return admitted
+}
+
+// wantsRetry reports whether a client at addr without a valid token
+// should prove its address first.
+func (l *Listener) wantsRetry(addr netip.AddrPort) bool {
+	if f := l.conf.RequireAddressValidation; f != nil && f(net.UDPAddrFromAddrPort(addr)) {
+		return true
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.unvalidated >= maxUnvalidatedHandshakes
+}
+
+// handshakeOver returns the place of an unvalidated handshake that ended
+// (completed or not).
+func (l *Listener) handshakeOver() {
+	l.mu.Lock()
+	l.unvalidated--
+	l.mu.Unlock()
 }
 
 // release returns the room of a connection that will never be accepted.

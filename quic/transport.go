@@ -46,6 +46,9 @@ type Transport struct {
 	// StatelessResetKey, if set, derives the stateless reset tokens; a
 	// random key is drawn otherwise.
 	StatelessResetKey *StatelessResetKey
+	// TokenKey, if set, seals the address validation tokens of the
+	// Transport's Listener; a random key is drawn otherwise.
+	TokenKey *TokenKey
 
 	initOnce sync.Once
 	initErr  error
@@ -57,6 +60,7 @@ type Transport struct {
 	singleUse bool
 	epoch     time.Time
 	resetKey  *crypto.ResetKey
+	tokens    *crypto.TokenProtector
 	cidLen    int
 
 	mu     sync.RWMutex
@@ -113,12 +117,17 @@ func (t *Transport) doInit() error {
 	if err != nil {
 		return err
 	}
+	tokens, err := newTokenProtector(t.TokenKey)
+	if err != nil {
+		return err
+	}
 	io, err := udp.New(t.Conn, udp.Options{MaxDatagramSize: maxPacketSize})
 	if err != nil {
 		return fmt.Errorf("quic: %w", err)
 	}
 	t.io = io
 	t.resetKey = rk
+	t.tokens = tokens
 	t.epoch = time.Now()
 	t.routes = map[wire.ConnectionID]*Conn{}
 	t.conns = map[*Conn]struct{}{}
@@ -136,7 +145,9 @@ func (t *Transport) now() time.Duration { return time.Since(t.epoch) }
 func (t *Transport) LocalAddr() net.Addr { return t.Conn.LocalAddr() }
 
 // Listen starts a server on the Transport. Only one Listener may be open
-// at a time. tlsConf needs a certificate and NextProtos (ALPN).
+// at a time. tlsConf needs a certificate and NextProtos (ALPN). The
+// Listener works on a copy of tlsConf, taken now, whose session ticket
+// keys all its connections share, so that sessions resume.
 func (t *Transport) Listen(tlsConf *tls.Config, conf *Config) (*Listener, error) {
 	cc, err := conf.coreConfig(tlsConf)
 	if err != nil {
@@ -148,8 +159,7 @@ func (t *Transport) Listen(tlsConf *tls.Config, conf *Config) (*Listener, error)
 	if err := t.init(); err != nil {
 		return nil, err
 	}
-	cc.ConnIDLen, cc.ResetKey = t.cidLen, t.resetKey
-	l := &Listener{t: t, cfg: cc}
+	l := newListener(t, cc, conf)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	switch {
@@ -165,7 +175,21 @@ func (t *Transport) Listen(tlsConf *tls.Config, conf *Config) (*Listener, error)
 // Dial opens a connection to addr and returns once the handshake
 // completed. If ctx ends first, the attempt is abandoned with its error.
 // Without a ServerName, tlsConf verifies the certificate for addr's IP.
+// tlsConf's ClientSessionCache, if set, keeps session tickets: a later
+// connection to the same server resumes its session.
 func (t *Transport) Dial(ctx context.Context, addr net.Addr, tlsConf *tls.Config, conf *Config) (*Conn, error) {
+	c, err := t.dial(ctx, addr, tlsConf, conf, false)
+	if err != nil {
+		return nil, err
+	}
+	return c, c.waitHandshake(ctx)
+}
+
+// dial starts a client connection; early allows 0-RTT.
+func (t *Transport) dial(ctx context.Context, addr net.Addr, tlsConf *tls.Config, conf *Config, early bool) (*Conn, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	remote, err := addrPort(addr)
 	if err != nil {
 		return nil, err
@@ -178,6 +202,11 @@ func (t *Transport) Dial(ctx context.Context, addr net.Addr, tlsConf *tls.Config
 		return nil, err
 	}
 	cc.ConnIDLen, cc.ResetKey = t.cidLen, t.resetKey
+	cc.Allow0RTT = early
+	qlog := newQlogSink(conf, true)
+	if qlog != nil {
+		cc.Qlog = qlog
+	}
 	t.mu.Lock()
 	if t.closed {
 		t.mu.Unlock()
@@ -188,10 +217,12 @@ func (t *Transport) Dial(ctx context.Context, addr net.Addr, tlsConf *tls.Config
 		t.mu.Unlock()
 		return nil, fmt.Errorf("quic: %w", err)
 	}
+	qlog.attach(cc2.OriginalDestConnID())
 	c := newConn(t, cc2, nil, cc.Version)
+	c.qlog = qlog
 	t.startConnLocked(c)
 	t.mu.Unlock()
-	return c, c.waitHandshake(ctx)
+	return c, nil
 }
 
 // startConnLocked registers a connection and starts its goroutine; t.mu

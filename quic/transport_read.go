@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/netip"
 	"slices"
+	"time"
 
 	"github.com/satquic/satquic/quic/internal/core"
 	"github.com/satquic/satquic/quic/internal/crypto"
@@ -69,11 +70,9 @@ func (t *Transport) handleDatagram(m *udp.Message) {
 		if err != nil {
 			return
 		}
-		if h.Version != wire.VersionNegotiationVersion && !h.Version.IsSupported() {
-			t.sendVersionNegotiation(m, &h)
-			return
-		}
 		if dcid, err = wire.NewConnectionID(h.DstConnID); err != nil {
+			// Longer than any version this endpoint speaks allows.
+			t.sendVersionNegotiation(m)
 			return
 		}
 	} else {
@@ -89,7 +88,7 @@ func (t *Transport) handleDatagram(m *udp.Message) {
 	case c != nil:
 		c.deliver(data, m.Addr)
 	case long:
-		t.acceptConn(data, m.Addr)
+		t.handleNewLong(m)
 	case len(data) >= crypto.MinStatelessResetLen && t.offerReset(data, m.Addr):
 	default:
 		t.sendStatelessReset(m, dcid)
@@ -111,38 +110,105 @@ func (t *Transport) offerReset(data []byte, from netip.AddrPort) bool {
 	return len(conns) > 0
 }
 
-// acceptConn starts a server connection for a client's first Initial.
-func (t *Transport) acceptConn(data []byte, from netip.AddrPort) {
-	info, err := core.PeekInitial(data)
+// handleNewLong handles a long-header datagram for no connection: at a
+// listening Transport, a client's first Initial, answered without keeping
+// any state unless it opens a connection.
+func (t *Transport) handleNewLong(m *udp.Message) {
+	t.mu.RLock()
+	l := t.listener
+	t.mu.RUnlock()
+	if l == nil {
+		return
+	}
+	if h, _, err := wire.ParseInvariantLongHeader(m.Data); err != nil || !l.acceptsVersion(h.Version) {
+		t.sendVersionNegotiation(m)
+		return
+	}
+	info, err := core.PeekInitial(m.Data)
 	if err != nil {
+		return
+	}
+	t.acceptConn(l, info, m.Data, m.Addr)
+}
+
+// acceptConn starts a server connection for a client's first Initial,
+// unless the client must first prove its address (RFC 9000 section 8.1):
+// then a Retry packet answers it, and the connection starts when its
+// Initial comes back with the Retry's token. A token that does not
+// validate ends the attempt (INVALID_TOKEN, section 8.1.2).
+func (t *Transport) acceptConn(l *Listener, info core.InitialInfo, data []byte, from netip.AddrPort) {
+	now := t.now()
+	params, err := l.validator.Check(info, from, now)
+	switch {
+	case errors.Is(err, core.ErrInvalidToken):
+		t.refuse(info, from, wire.CodeInvalidToken, "invalid token")
+		return
+	case err != nil:
+		return
+	}
+	if !params.AddressValidated && l.wantsRetry(from) {
+		t.sendRetry(l, info, from, now)
 		return
 	}
 	t.mu.Lock()
-	l := t.listener
-	if t.closed || l == nil || !l.admit() {
-		// Nobody to accept it, or too many waiting: the client retries
-		// or times out.
-		t.mu.Unlock()
+	defer t.mu.Unlock()
+	if t.closed || t.listener != l {
 		return
 	}
-	cc, err := core.NewServerConn(&l.cfg, t.now(), core.ServerParams{
-		RemoteAddr:         from,
-		OriginalDestConnID: info.DstConnID,
-		Version:            info.Version,
-	})
+	switch l.admit(params.AddressValidated) {
+	case admitNone:
+		return
+	case admitFull:
+		t.refuse(info, from, wire.CodeConnectionRefused, "too many connections")
+		return
+	case admitRetry:
+		t.sendRetry(l, info, from, now)
+		return
+	}
+	cfg := l.cfg
+	qlog := newQlogSink(&l.conf, false)
+	if qlog != nil {
+		cfg.Qlog = qlog
+	}
+	cc, err := core.NewServerConn(&cfg, now, params)
 	if err != nil {
 		l.release()
-		t.mu.Unlock()
+		if !params.AddressValidated {
+			l.handshakeOver()
+		}
 		return
 	}
+	qlog.attach(params.OriginalDestConnID)
 	c := newConn(t, cc, l, info.Version)
-	// The client's Initials carry its chosen connection ID until it
-	// learns ours.
-	t.routes[info.DstConnID] = c
-	c.odcid, c.hasODCID = info.DstConnID, true
+	c.qlog = qlog
+	c.unvalidated = !params.AddressValidated
+	// The client's Initials carry this connection ID until it learns
+	// ours: its first choice, or after a Retry the Retry's.
+	c.odcid, c.hasODCID = cc.InitialDestConnID(), true
+	t.routes[c.odcid] = c
 	c.deliver(data, from)
 	t.startConnLocked(c)
-	t.mu.Unlock()
+}
+
+// sendRetry answers a client's first Initial with a Retry packet (RFC
+// 9000 section 8.1.2), which keeps no state at the server: the token
+// carries what the connection needs when the client comes back.
+func (t *Transport) sendRetry(l *Listener, info core.InitialInfo, to netip.AddrPort, now time.Duration) {
+	b, err := l.validator.Retry(nil, info, to, now)
+	if err != nil {
+		return
+	}
+	t.writeRaw(b, to)
+}
+
+// refuse ends a connection attempt without state: an Initial packet with
+// CONNECTION_CLOSE and a transport error code (RFC 9000 section 10.2.3).
+func (t *Transport) refuse(info core.InitialInfo, to netip.AddrPort, code uint64, reason string) {
+	b, err := core.RefuseInitial(nil, info, code, reason)
+	if err != nil {
+		return
+	}
+	t.writeRaw(b, to)
 }
 
 // sendStatelessReset answers a short-header packet for an unknown
@@ -169,29 +235,21 @@ func (t *Transport) sendStatelessReset(m *udp.Message, dcid wire.ConnectionID) {
 	t.writeRaw(b, m.Addr)
 }
 
-// sendVersionNegotiation answers a long-header packet of a version this
-// endpoint does not speak (RFC 9000 section 6.1), when it could open a
-// connection: only a listening Transport answers, and only datagrams of
-// at least 1200 bytes, so that the answer never amplifies.
-func (t *Transport) sendVersionNegotiation(m *udp.Message, h *wire.InvariantLongHeader) {
+// sendVersionNegotiation answers a long-header packet of a version the
+// Listener does not accept (RFC 9000 section 6.1), listing those it does.
+// Only a listening Transport answers, and only datagrams that could carry
+// a client's first Initial (1200 bytes or more), so that the answer never
+// amplifies.
+func (t *Transport) sendVersionNegotiation(m *udp.Message) {
 	t.mu.RLock()
-	listening := t.listener != nil
+	l := t.listener
 	t.mu.RUnlock()
-	if !listening || len(m.Data) < wire.MinMaxUDPPayloadSize {
+	if l == nil {
 		return
 	}
-	var r [1]byte
-	_, _ = rand.Read(r[:])
-	vn := wire.VersionNegotiation{
-		DstConnID: h.SrcConnID,
-		SrcConnID: h.DstConnID,
-		Versions:  []wire.Version{wire.Version1, wire.Version2},
+	if b, ok := core.VersionNegotiation(nil, m.Data, l.versions); ok {
+		t.writeRaw(b, m.Addr)
 	}
-	b, err := wire.AppendVersionNegotiation(nil, &vn, r[0])
-	if err != nil {
-		return
-	}
-	t.writeRaw(b, m.Addr)
 }
 
 // writeRaw sends one datagram from the reader.
