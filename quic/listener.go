@@ -192,10 +192,10 @@ func (l *Listener) closeQueue(err error) {
 type admission int
 
 const (
-	admitted  admission = iota
-	admitNone           // the Listener closed: the Initial is dropped
-	admitFull           // too many connections wait: CONNECTION_REFUSED
-	admitRetry          // too many unvalidated handshakes: Retry first
+	admitted   admission = iota
+	admitNone            // the Listener closed: the Initial is dropped
+	admitFull            // too many connections wait: CONNECTION_REFUSED
+	admitRetry           // too many unvalidated handshakes: Retry first
 )
 
 // admit reserves room for a new connection; validated says whether a
