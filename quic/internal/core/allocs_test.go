@@ -1,0 +1,162 @@
+package core
+
+import (
+	"runtime"
+	"testing"
+	"time"
+)
+
+// lockstep drives a sender and a receiver Conn in fixed steps of virtual
+// time with preallocated datagram buffers, so that whatever allocates in a
+// step is the core's own doing (the pair harness allocates every
+// datagram).
+type lockstep struct {
+	t          testing.TB
+	now        time.Duration
+	snd, rcv   *Conn
+	id         uint64
+	data, acks datagrams
+	chunk, out []byte
+	moved      int
+}
+
+// datagrams holds the datagrams of one direction between two phases.
+type datagrams struct {
+	bufs [64][]byte
+	n    int
+}
+
+func newLockstep(t testing.TB, upload bool) *lockstep {
+	ccfg, scfg := testConfigs(t, 3)
+	ccfg.MaxDatagramSize, scfg.MaxDatagramSize = 1452, 1452
+	p := newPair(t, ccfg, scfg, time.Millisecond)
+	p.mustRun(p.confirmed, time.Second)
+	l := &lockstep{t: t, now: p.now, snd: p.client, rcv: p.server, chunk: payload(48<<10, 3), out: make([]byte, 64<<10)}
+	if !upload {
+		l.snd, l.rcv = p.server, p.client
+	}
+	id, err := l.snd.OpenStream(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.id = id
+	for i := range l.data.bufs {
+		l.data.bufs[i] = make([]byte, 0, 2048)
+		l.acks.bufs[i] = make([]byte, 0, 2048)
+	}
+	return l
+}
+
+// receive hands c the datagrams of d.
+func (l *lockstep) receive(c *Conn, d *datagrams) {
+	addr := serverAddr
+	if !c.IsClient() {
+		addr = clientAddr
+	}
+	for i := range d.n {
+		c.HandleDatagram(l.now, addr, d.bufs[i])
+	}
+	d.n = 0
+}
+
+// transmit runs c's timer and takes up to len(d.bufs) datagrams from it.
+func (l *lockstep) transmit(c *Conn, d *datagrams) {
+	if t, ok := c.NextTimer(); ok && t <= l.now {
+		c.HandleTimer(l.now)
+	}
+	for d.n < len(d.bufs) {
+		b, ok := c.NextDatagram(l.now, d.bufs[d.n][:0])
+		if !ok {
+			break
+		}
+		d.bufs[d.n] = b
+		d.n++
+	}
+	for {
+		if _, ok := c.PollEvent(); !ok {
+			break
+		}
+	}
+}
+
+// sendHalf is the sender's part of a step: it takes the receiver's
+// acknowledgements, writes, and sends STREAM frames. It writes less than a
+// step carries, so that its buffers and window stop growing.
+func (l *lockstep) sendHalf() {
+	l.receive(l.snd, &l.acks)
+	if _, err := l.snd.StreamWrite(l.id, l.chunk); err != nil {
+		l.t.Fatal(err)
+	}
+	l.transmit(l.snd, &l.data)
+	l.now += 50 * time.Microsecond
+}
+
+// recvHalf is the receiver's part: it reassembles the STREAM frames,
+// reads them, and sends acknowledgements and flow control updates.
+func (l *lockstep) recvHalf() {
+	l.receive(l.rcv, &l.data)
+	for {
+		n, err := l.rcv.StreamRead(l.id, l.out)
+		if err != nil {
+			l.t.Fatal(err)
+		}
+		if n == 0 {
+			break
+		}
+		l.moved += n
+	}
+	l.transmit(l.rcv, &l.acks)
+	l.now += 50 * time.Microsecond
+}
+
+// TestSteadyStateAllocs checks that moving stream data allocates nothing
+// once a transfer runs: not the send buffers and STREAM frames of the
+// sender, not the reassembly and reads of the receiver, not the packets,
+// their frame records, or the ACK frames either way.
+func TestSteadyStateAllocs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("allocation counts need the warm-up")
+	}
+	if raceEnabled {
+		t.Skip("the race detector makes sync.Pool drop blocks")
+	}
+	for _, tc := range []struct {
+		name   string
+		upload bool
+	}{{"client sends", true}, {"server sends", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := newLockstep(t, tc.upload)
+			// Warm up: windows, rings and pools reach their working size.
+			for range 2000 {
+				l.sendHalf()
+				l.recvHalf()
+			}
+			if l.moved < 32<<20 {
+				t.Fatalf("warm-up moved only %d bytes", l.moved)
+			}
+			before := l.moved
+			var ms runtime.MemStats
+			var sendAllocs, recvAllocs uint64
+			const runs = 300
+			avg := testing.AllocsPerRun(runs, func() {
+				runtime.ReadMemStats(&ms)
+				m0 := ms.Mallocs
+				l.sendHalf()
+				runtime.ReadMemStats(&ms)
+				m1 := ms.Mallocs
+				l.recvHalf()
+				runtime.ReadMemStats(&ms)
+				sendAllocs += m1 - m0
+				recvAllocs += ms.Mallocs - m1
+			})
+			if moved := l.moved - before; moved < runs*len(l.chunk) {
+				t.Fatalf("measured steps moved %d bytes, want %d", moved, runs*len(l.chunk))
+			}
+			// A sync.Pool emptied by a collection during the run may
+			// allocate a block now and then; that averages to zero.
+			if avg != 0 {
+				t.Errorf("%.1f allocations per step (sending side %d, receiving side %d over %d steps)", avg, sendAllocs, recvAllocs, runs+1)
+			}
+		})
+	}
+}
