@@ -1,0 +1,386 @@
+package http3
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/quic-go/qpack"
+)
+
+// fieldOverhead is what RFC 9114 section 4.2.2 adds to each field's name
+// and value lengths to size a field section (as HPACK does).
+const fieldOverhead = 32
+
+// fieldWriter encodes one field section with QPACK's static table (no
+// dynamic table: this endpoint offers none and uses none of the peer's)
+// and sizes it as RFC 9114 section 4.2.2 does.
+type fieldWriter struct {
+	buf  bytes.Buffer
+	enc  *qpack.Encoder
+	size uint64
+}
+
+var fieldWriters = sync.Pool{New: func() any {
+	w := new(fieldWriter)
+	w.enc = qpack.NewEncoder(&w.buf)
+	return w
+}}
+
+func getFieldWriter() *fieldWriter {
+	w := fieldWriters.Get().(*fieldWriter)
+	w.buf.Reset()
+	w.size = 0
+	return w
+}
+
+func putFieldWriter(w *fieldWriter) {
+	_ = w.enc.Close()
+	if w.buf.Cap() <= 64<<10 {
+		fieldWriters.Put(w)
+	}
+}
+
+// field adds a field whose name is already lowercase.
+func (w *fieldWriter) field(name, value string) {
+	w.size += uint64(len(name)+len(value)) + fieldOverhead
+	// Writes to a bytes.Buffer do not fail.
+	_ = w.enc.WriteField(qpack.HeaderField{Name: name, Value: value})
+}
+
+// header adds the fields of h with lowercase names, leaving out the
+// connection-specific ones HTTP/3 forbids (RFC 9114 section 4.2) and
+// those skip names.
+func (w *fieldWriter) header(h http.Header, skip func(lower string) bool) {
+	for k, vs := range h {
+		name := lowerName(k)
+		if !validFieldName(name) || isConnectionSpecific(name) || (skip != nil && skip(name)) {
+			continue
+		}
+		for _, v := range vs {
+			if name == "te" && !strings.EqualFold(v, "trailers") {
+				continue
+			}
+			w.field(name, v)
+		}
+	}
+}
+
+// frame returns the field section as a HEADERS frame, appended to b.
+func (w *fieldWriter) frame(b []byte) []byte {
+	return appendHeadersFrame(b, w.buf.Bytes())
+}
+
+// commonNames maps the canonical form of frequent header names to their
+// lowercase form without allocating.
+var commonNames = func() map[string]string {
+	m := map[string]string{}
+	for _, n := range []string{
+		"accept", "accept-encoding", "accept-language", "accept-ranges", "age",
+		"authorization", "cache-control", "content-disposition", "content-encoding",
+		"content-language", "content-length", "content-range", "content-type", "cookie",
+		"date", "etag", "expect", "expires", "host", "if-match", "if-modified-since",
+		"if-none-match", "if-range", "if-unmodified-since", "last-modified", "link",
+		"location", "origin", "range", "referer", "server", "set-cookie",
+		"strict-transport-security", "te", "trailer", "user-agent", "vary",
+		"x-content-type-options",
+	} {
+		m[http.CanonicalHeaderKey(n)] = n
+	}
+	return m
+}()
+
+func lowerName(k string) string {
+	if n, ok := commonNames[k]; ok {
+		return n
+	}
+	return strings.ToLower(k)
+}
+
+// isConnectionSpecific reports the fields HTTP/3 forbids (RFC 9114
+// section 4.2); "te" is allowed with the value "trailers" only.
+func isConnectionSpecific(name string) bool {
+	switch name {
+	case "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade":
+		return true
+	}
+	return false
+}
+
+// validFieldName reports a nonempty lowercase token (RFC 9110 section
+// 5.1; RFC 9114 section 4.2 makes uppercase malformed).
+func validFieldName(name string) bool {
+	if name == "" {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
+		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// validFieldValue rejects the characters RFC 9114 section 10.3 names:
+// NUL, CR and LF.
+func validFieldValue(v string) bool {
+	return strings.IndexByte(v, 0) < 0 && strings.IndexByte(v, '\r') < 0 && strings.IndexByte(v, '\n') < 0
+}
+
+// decodeFieldSection decodes a QPACK field section whose decoded size may
+// not exceed limit: errFieldSectionTooLarge beyond it, a connection
+// error QPACK_DECOMPRESSION_FAILED for an encoding this endpoint cannot
+// decode (including any reference to a dynamic table it never offered,
+// RFC 9204 section 2.2), and a stream error H3_MESSAGE_ERROR for names
+// and values HTTP/3 forbids.
+func decodeFieldSection(p []byte, limit uint64) ([]qpack.HeaderField, error) {
+	dec := qpack.NewDecoder().Decode(p)
+	var fields []qpack.HeaderField
+	var size uint64
+	for {
+		f, err := dec()
+		if err != nil {
+			if err == io.EOF {
+				break
+			}
+			return nil, connError(ErrCodeQPACKDecompressionFailed, "%v", err)
+		}
+		size += uint64(len(f.Name)+len(f.Value)) + fieldOverhead
+		if size > limit {
+			return nil, errFieldSectionTooLarge
+		}
+		name := f.Name
+		if f.IsPseudo() {
+			name = name[1:]
+		}
+		if !validFieldName(name) {
+			return nil, streamError(ErrCodeMessageError, "invalid field name %q", f.Name)
+		}
+		if !validFieldValue(f.Value) {
+			return nil, streamError(ErrCodeMessageError, "invalid value of field %q", f.Name)
+		}
+		fields = append(fields, f)
+	}
+	return fields, nil
+}
+
+// requestFields are a request's pseudo-header fields and header.
+type requestFields struct {
+	method, scheme, authority, path, protocol string
+	header                                    http.Header
+	contentLength                             int64
+}
+
+// parseRequestFields checks a request's field section (RFC 9114 section
+// 4.3.1); a malformed request is a stream error H3_MESSAGE_ERROR.
+func parseRequestFields(fields []qpack.HeaderField) (*requestFields, error) {
+	r := &requestFields{header: make(http.Header, len(fields))}
+	seen := 0
+	regular := false
+	for _, f := range fields {
+		if f.IsPseudo() {
+			if regular {
+				return nil, streamError(ErrCodeMessageError, "pseudo-header %s after a regular field", f.Name)
+			}
+			var p *string
+			var bit int
+			switch f.Name {
+			case ":method":
+				p, bit = &r.method, 1
+			case ":scheme":
+				p, bit = &r.scheme, 2
+			case ":authority":
+				p, bit = &r.authority, 4
+			case ":path":
+				p, bit = &r.path, 8
+			case ":protocol":
+				p, bit = &r.protocol, 16
+			default:
+				return nil, streamError(ErrCodeMessageError, "pseudo-header %s in a request", f.Name)
+			}
+			if seen&bit != 0 {
+				return nil, streamError(ErrCodeMessageError, "pseudo-header %s repeated", f.Name)
+			}
+			seen |= bit
+			*p = f.Value
+			continue
+		}
+		regular = true
+		if err := addField(r.header, f); err != nil {
+			return nil, err
+		}
+	}
+	if r.method == "" || !validFieldName(strings.ToLower(r.method)) {
+		return nil, streamError(ErrCodeMessageError, "missing or invalid :method")
+	}
+	if r.method == http.MethodConnect && r.protocol == "" {
+		// RFC 9114 section 4.4: only :method and :authority.
+		if seen&(2|8) != 0 || r.authority == "" {
+			return nil, streamError(ErrCodeMessageError, "malformed CONNECT request")
+		}
+	} else {
+		if r.protocol != "" && r.method != http.MethodConnect {
+			return nil, streamError(ErrCodeMessageError, ":protocol without CONNECT")
+		}
+		if r.scheme == "" || r.path == "" {
+			return nil, streamError(ErrCodeMessageError, "missing :scheme or :path")
+		}
+		host := r.header.Get("Host")
+		if r.authority == "" {
+			r.authority = host
+		} else if host != "" && host != r.authority {
+			// RFC 9114 section 4.3.1: both present must be equal.
+			return nil, streamError(ErrCodeMessageError, ":authority and host differ")
+		}
+		if (r.scheme == "https" || r.scheme == "http") && r.authority == "" {
+			return nil, streamError(ErrCodeMessageError, "missing :authority")
+		}
+	}
+	r.header.Del("Host")
+	cl, err := parseContentLength(r.header)
+	if err != nil {
+		return nil, err
+	}
+	r.contentLength = cl
+	return r, nil
+}
+
+// addField adds a regular field to h: connection-specific fields make
+// the message malformed (RFC 9114 section 4.2), and cookie fields, which
+// HTTP/3 may split, are joined again (section 4.2.1).
+func addField(h http.Header, f qpack.HeaderField) error {
+	if isConnectionSpecific(f.Name) || (f.Name == "te" && f.Value != "trailers") {
+		return streamError(ErrCodeMessageError, "connection-specific field %q", f.Name)
+	}
+	key := http.CanonicalHeaderKey(f.Name)
+	if key == "Cookie" {
+		if old := h[key]; len(old) > 0 {
+			old[0] += "; " + f.Value
+			return nil
+		}
+	}
+	h[key] = append(h[key], f.Value)
+	return nil
+}
+
+// parseContentLength returns the content-length of h, or -1 without one;
+// invalid or conflicting values make the message malformed (RFC 9114
+// section 4.1.2).
+func parseContentLength(h http.Header) (int64, error) {
+	vs := h["Content-Length"]
+	if len(vs) == 0 {
+		return -1, nil
+	}
+	var n int64 = -1
+	for _, v := range vs {
+		m, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil || m < 0 || (n >= 0 && m != n) {
+			return 0, streamError(ErrCodeMessageError, "invalid content-length %q", v)
+		}
+		n = m
+	}
+	if len(vs) > 1 {
+		h["Content-Length"] = vs[:1]
+	}
+	return n, nil
+}
+
+// newServerRequest makes the http.Request of a server from its fields.
+func newServerRequest(rf *requestFields) (*http.Request, error) {
+	req := &http.Request{
+		Method:        rf.method,
+		Proto:         "HTTP/3.0",
+		ProtoMajor:    3,
+		Header:        rf.header,
+		ContentLength: rf.contentLength,
+		Host:          rf.authority,
+	}
+	if rf.method == http.MethodConnect && rf.protocol == "" {
+		req.URL = &url.URL{Host: rf.authority}
+		req.RequestURI = rf.authority
+	} else {
+		u, err := url.ParseRequestURI(rf.path)
+		if err != nil {
+			return nil, streamError(ErrCodeMessageError, "invalid :path %q", rf.path)
+		}
+		req.URL = u
+		req.RequestURI = rf.path
+		if rf.protocol != "" {
+			u.Scheme, u.Host = rf.scheme, rf.authority
+			req.Proto = rf.protocol
+		}
+	}
+	declareTrailers(req.Header, &req.Trailer)
+	return req, nil
+}
+
+// declareTrailers makes the trailer map hold the names a "Trailer"
+// field announces, as net/http does; their values arrive at the end of
+// the body.
+func declareTrailers(h http.Header, trailer *http.Header) {
+	for _, v := range h["Trailer"] {
+		for _, k := range strings.Split(v, ",") {
+			k = http.CanonicalHeaderKey(strings.TrimSpace(k))
+			switch k {
+			case "", "Transfer-Encoding", "Trailer", "Content-Length":
+				continue
+			}
+			if *trailer == nil {
+				*trailer = make(http.Header)
+			}
+			(*trailer)[k] = nil
+		}
+	}
+}
+
+// parseResponseFields checks a response's field section (RFC 9114
+// section 4.3.2) and returns its status and header.
+func parseResponseFields(fields []qpack.HeaderField) (int, http.Header, error) {
+	h := make(http.Header, len(fields))
+	status := -1
+	regular := false
+	for _, f := range fields {
+		if f.IsPseudo() {
+			if regular || f.Name != ":status" || status >= 0 {
+				return 0, nil, streamError(ErrCodeMessageError, "unexpected pseudo-header %s in a response", f.Name)
+			}
+			n, err := strconv.Atoi(f.Value)
+			if err != nil || len(f.Value) != 3 || n < 100 || n > 599 {
+				return 0, nil, streamError(ErrCodeMessageError, "invalid :status %q", f.Value)
+			}
+			status = n
+			continue
+		}
+		regular = true
+		if err := addField(h, f); err != nil {
+			return 0, nil, err
+		}
+	}
+	if status < 0 {
+		return 0, nil, streamError(ErrCodeMessageError, "response without :status")
+	}
+	return status, h, nil
+}
+
+// parseTrailerFields checks a trailer section: no pseudo-headers (RFC
+// 9114 section 4.3).
+func parseTrailerFields(fields []qpack.HeaderField) (http.Header, error) {
+	h := make(http.Header, len(fields))
+	for _, f := range fields {
+		if f.IsPseudo() {
+			return nil, streamError(ErrCodeMessageError, "pseudo-header %s in trailers", f.Name)
+		}
+		if err := addField(h, f); err != nil {
+			return nil, err
+		}
+	}
+	return h, nil
+}

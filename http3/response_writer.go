@@ -1,0 +1,376 @@
+package http3
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/satquic/satquic/quic"
+)
+
+// errWriteAfterHandler: a write after the handler returned.
+var errWriteAfterHandler = errors.New("http3: write after the handler returned")
+
+// writeBufferSize is how much of a response body is gathered before a
+// DATA frame goes out, unless the handler flushes first. A body that
+// fits and ends with the handler gets a content-length.
+const writeBufferSize = 16 << 10
+
+// dataHeaderRoom is the room kept before buffered data for its DATA
+// frame header (a 1-byte type and a length of up to 8 bytes).
+const dataHeaderRoom = 9
+
+var writeBuffers = sync.Pool{New: func() any {
+	b := make([]byte, dataHeaderRoom, dataHeaderRoom+writeBufferSize)
+	return &b
+}}
+
+// responseWriter is the http.ResponseWriter of one request stream. It
+// sends the header when the first body bytes leave, as one HEADERS frame,
+// and the body in DATA frames of up to writeBufferSize bytes, or as large
+// as the handler's writes beyond that.
+type responseWriter struct {
+	s      *Server
+	sc     *conn
+	st     *quic.Stream
+	req    *http.Request
+	isHead bool
+
+	header      http.Header
+	snap        http.Header // the header as WriteHeader saw it
+	status      int
+	wroteHeader bool // the final status is set
+	sentHeader  bool // the final HEADERS frame left
+	trailers    []string
+	declared    int64 // the handler's content-length, or -1
+	written     int64
+	finished    bool
+
+	// mu serializes writes to the stream: the handler's, and the 100
+	// Continue that the request body may send from another goroutine.
+	mu      sync.Mutex
+	bufp    *[]byte // DATA frame header room, then the buffered data
+	err     error   // the first write error
+	sent100 bool
+}
+
+func newResponseWriter(s *Server, st *quic.Stream, req *http.Request) *responseWriter {
+	return &responseWriter{
+		s:        s,
+		st:       st,
+		req:      req,
+		isHead:   req.Method == http.MethodHead,
+		header:   make(http.Header),
+		declared: -1,
+	}
+}
+
+func (w *responseWriter) Header() http.Header { return w.header }
+
+// WriteHeader sets the status. 1xx statuses other than 101 go out at
+// once as interim responses (RFC 9114 section 4.1); the final status is
+// sent with the first body bytes or the handler's end.
+func (w *responseWriter) WriteHeader(code int) {
+	if code < 100 || code > 999 {
+		panic(fmt.Sprintf("http3: invalid WriteHeader code %v", code))
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.finished {
+		return
+	}
+	if w.wroteHeader {
+		w.s.logf("http3: superfluous WriteHeader(%d) for %s", code, w.req.URL.Path)
+		return
+	}
+	if code < 200 && code != http.StatusSwitchingProtocols {
+		w.sendInterimLocked(code, w.header)
+		return
+	}
+	w.status = code
+	w.wroteHeader = true
+	w.snap = w.header.Clone()
+	if cl := w.snap.Get("Content-Length"); cl != "" {
+		if n, err := strconv.ParseInt(cl, 10, 64); err == nil && n >= 0 {
+			w.declared = n
+		} else {
+			w.snap.Del("Content-Length")
+		}
+	}
+	for _, v := range w.snap["Trailer"] {
+		for _, k := range strings.Split(v, ",") {
+			if k = http.CanonicalHeaderKey(strings.TrimSpace(k)); k != "" {
+				w.trailers = append(w.trailers, k)
+			}
+		}
+	}
+}
+
+// sendInterimLocked sends a 1xx response.
+func (w *responseWriter) sendInterimLocked(code int, h http.Header) {
+	if w.err != nil {
+		return
+	}
+	fw := getFieldWriter()
+	fw.field(":status", strconv.Itoa(code))
+	fw.header(h, nil)
+	_, w.err = w.st.Write(fw.frame(nil))
+	putFieldWriter(fw)
+}
+
+// send100Continue answers "Expect: 100-continue" when the handler starts
+// reading the body, unless a response is under way.
+func (w *responseWriter) send100Continue() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.sent100 || w.wroteHeader || w.finished {
+		return
+	}
+	w.sent100 = true
+	w.sendInterimLocked(http.StatusContinue, nil)
+}
+
+func bodyAllowed(status int) bool {
+	return status >= 200 && status != http.StatusNoContent && status != http.StatusNotModified
+}
+
+func (w *responseWriter) Write(p []byte) (int, error) {
+	if !w.wroteHeader {
+		w.WriteHeader(http.StatusOK)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	switch {
+	case w.finished:
+		return 0, errWriteAfterHandler
+	case !bodyAllowed(w.status):
+		return 0, http.ErrBodyNotAllowed
+	case w.err != nil:
+		return 0, w.err
+	}
+	if w.declared >= 0 && w.written+int64(len(p)) > w.declared {
+		return 0, http.ErrContentLength
+	}
+	w.written += int64(len(p))
+	if w.isHead {
+		return len(p), nil
+	}
+	if w.bufp == nil {
+		w.bufp = writeBuffers.Get().(*[]byte)
+	}
+	buf := *w.bufp
+	if len(buf)+len(p) <= cap(buf) {
+		*w.bufp = append(buf, p...)
+		return len(p), nil
+	}
+	if err := w.flushLocked(); err != nil {
+		return 0, err
+	}
+	if len(p) < writeBufferSize/2 {
+		*w.bufp = append((*w.bufp)[:dataHeaderRoom], p...)
+		return len(p), nil
+	}
+	// A large write goes out as its own DATA frame, without a copy.
+	var hdr []byte
+	if !w.sentHeader {
+		hdr = w.headerFrameLocked(p)
+	}
+	hdr = appendFrameHeader(hdr, frameData, uint64(len(p)))
+	if _, err := w.st.Write(hdr); err != nil {
+		w.err = err
+		return 0, err
+	}
+	if _, err := w.st.Write(p); err != nil {
+		w.err = err
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// WriteString is Write without the conversion to []byte by the caller.
+func (w *responseWriter) WriteString(s string) (int, error) {
+	return w.Write([]byte(s))
+}
+
+// headerFrameLocked encodes the final HEADERS frame; first is the start
+// of the body for content sniffing.
+func (w *responseWriter) headerFrameLocked(first []byte) []byte {
+	w.sentHeader = true
+	h := w.snap
+	if bodyAllowed(w.status) {
+		if _, ok := h["Content-Type"]; !ok && len(first) > 0 && h.Get("Content-Encoding") == "" {
+			h.Set("Content-Type", http.DetectContentType(first))
+		}
+	}
+	if _, ok := h["Date"]; !ok {
+		h.Set("Date", time.Now().UTC().Format(http.TimeFormat))
+	}
+	fw := getFieldWriter()
+	fw.field(":status", strconv.Itoa(w.status))
+	fw.header(h, func(name string) bool {
+		return strings.HasPrefix(name, strings.ToLower(http.TrailerPrefix))
+	})
+	if sz := w.s.peerFieldLimit(w); sz > 0 && fw.size > sz {
+		w.s.logf("http3: response header of %d bytes above the client's limit of %d", fw.size, sz)
+	}
+	b := fw.frame(nil)
+	putFieldWriter(fw)
+	return b
+}
+
+// flushLocked sends the header if not yet sent, and the buffered data.
+func (w *responseWriter) flushLocked() error {
+	if w.err != nil {
+		return w.err
+	}
+	var data []byte
+	if w.bufp != nil {
+		data = (*w.bufp)[dataHeaderRoom:]
+	}
+	if w.sentHeader && len(data) == 0 {
+		return nil
+	}
+	var out []byte
+	if !w.sentHeader {
+		out = w.headerFrameLocked(data)
+		if len(data) > 0 {
+			out = appendFrameHeader(out, frameData, uint64(len(data)))
+			out = append(out, data...)
+		}
+	} else {
+		// The DATA frame header goes into the room before the data.
+		var hb [dataHeaderRoom]byte
+		h := appendFrameHeader(hb[:0], frameData, uint64(len(data)))
+		out = (*w.bufp)[dataHeaderRoom-len(h):]
+		copy(out, h)
+	}
+	if w.bufp != nil {
+		*w.bufp = (*w.bufp)[:dataHeaderRoom]
+	}
+	if _, err := w.st.Write(out); err != nil {
+		w.err = err
+	}
+	return w.err
+}
+
+// Flush sends the header and the buffered data (http.Flusher).
+func (w *responseWriter) Flush() { _ = w.FlushError() }
+
+// FlushError is Flush with its error, for http.ResponseController.
+func (w *responseWriter) FlushError() error {
+	if !w.wroteHeader {
+		w.WriteHeader(http.StatusOK)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.finished {
+		return errWriteAfterHandler
+	}
+	return w.flushLocked()
+}
+
+// SetReadDeadline sets the deadline for reading the request body
+// (http.ResponseController).
+func (w *responseWriter) SetReadDeadline(t time.Time) error { return w.st.SetReadDeadline(t) }
+
+// SetWriteDeadline sets the deadline for writing the response
+// (http.ResponseController).
+func (w *responseWriter) SetWriteDeadline(t time.Time) error { return w.st.SetWriteDeadline(t) }
+
+// EnableFullDuplex lets the handler read the request while it writes the
+// response, which HTTP/3 always allows (http.ResponseController).
+func (w *responseWriter) EnableFullDuplex() error { return nil }
+
+// finish completes the response after the handler returned: header,
+// buffered data, trailers and FIN. A body shorter than its declared
+// content-length resets the stream so that the client sees an error, not
+// a short body.
+func (w *responseWriter) finish() {
+	if !w.wroteHeader {
+		w.WriteHeader(http.StatusOK)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.finished = true
+	defer w.releaseLocked()
+	if w.err != nil {
+		w.st.CancelWrite(quic.StreamErrorCode(ErrCodeInternalError))
+		return
+	}
+	if !w.sentHeader && w.declared < 0 && len(w.trailers) == 0 && bodyAllowed(w.status) &&
+		(w.written > 0 || !w.isHead) && !w.hasPrefixTrailers() {
+		w.snap.Set("Content-Length", strconv.FormatInt(w.written, 10))
+	}
+	if err := w.flushLocked(); err != nil {
+		return
+	}
+	if w.declared >= 0 && w.written < w.declared && !w.isHead && bodyAllowed(w.status) {
+		w.s.logf("http3: handler wrote %d bytes of a %d-byte content-length", w.written, w.declared)
+		w.st.CancelWrite(quic.StreamErrorCode(ErrCodeInternalError))
+		return
+	}
+	if t := w.trailerHeader(); len(t) > 0 {
+		fw := getFieldWriter()
+		fw.header(t, nil)
+		_, w.err = w.st.Write(fw.frame(nil))
+		putFieldWriter(fw)
+		if w.err != nil {
+			return
+		}
+	}
+	_ = w.st.Close()
+}
+
+func (w *responseWriter) hasPrefixTrailers() bool {
+	for k := range w.header {
+		if strings.HasPrefix(k, http.TrailerPrefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// trailerHeader gathers the trailers: the declared names' values at the
+// handler's end, and the names set with http.TrailerPrefix.
+func (w *responseWriter) trailerHeader() http.Header {
+	var t http.Header
+	add := func(k string, vs []string) {
+		if len(vs) == 0 {
+			return
+		}
+		if t == nil {
+			t = make(http.Header)
+		}
+		t[http.CanonicalHeaderKey(k)] = vs
+	}
+	for _, k := range w.trailers {
+		add(k, w.header[k])
+	}
+	for k, vs := range w.header {
+		if strings.HasPrefix(k, http.TrailerPrefix) {
+			add(strings.TrimPrefix(k, http.TrailerPrefix), vs)
+		}
+	}
+	return t
+}
+
+// abort resets the stream after a panic in the handler.
+func (w *responseWriter) abort() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.finished = true
+	w.st.CancelWrite(quic.StreamErrorCode(ErrCodeInternalError))
+	w.releaseLocked()
+}
+
+func (w *responseWriter) releaseLocked() {
+	if w.bufp != nil {
+		*w.bufp = (*w.bufp)[:dataHeaderRoom]
+		writeBuffers.Put(w.bufp)
+		w.bufp = nil
+	}
+}

@@ -1,0 +1,622 @@
+package http3
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"runtime"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/satquic/satquic/quic"
+)
+
+// NextProtoH3 is the ALPN protocol of HTTP/3 (RFC 9114 section 3.1).
+const NextProtoH3 = "h3"
+
+// Server serves HTTP/3 requests with an http.Handler.
+type Server struct {
+	// Handler answers requests; nil means http.DefaultServeMux.
+	Handler http.Handler
+	// TLSConfig is the TLS configuration of ListenAndServe, which adds
+	// the ALPN protocol "h3". A Listener given to Serve must have been
+	// made with "h3" among its NextProtos.
+	TLSConfig *tls.Config
+	// QUICConfig configures the QUIC connections of ListenAndServe: its
+	// MaxIncomingStreams is how many requests a client may have under way
+	// on one connection (default 100).
+	QUICConfig *quic.Config
+	// MaxHeaderBytes bounds the size of a request's field section as RFC
+	// 9114 section 4.2.2 counts it, announced to clients in
+	// SETTINGS_MAX_FIELD_SECTION_SIZE; a larger request gets a 431
+	// response. Zero means http.DefaultMaxHeaderBytes.
+	MaxHeaderBytes int
+	// ConnContext, if set, derives the base context of a connection's
+	// requests.
+	ConnContext func(ctx context.Context, c *quic.Conn) context.Context
+	// ErrorLog receives handler panics and misuses; nil means the log
+	// package's standard logger.
+	ErrorLog *log.Logger
+
+	mu        sync.Mutex
+	listeners map[*quic.Listener]*ownedListener
+	conns     map[*serverConn]struct{}
+	closing   bool // Close or Shutdown began
+	draining  bool // Shutdown began
+	done      chan struct{}
+	wg        sync.WaitGroup // Serve loops and connections
+}
+
+// ownedListener is a Listener the Server made itself, with what it must
+// close after it.
+type ownedListener struct {
+	t  *quic.Transport
+	pc net.PacketConn
+}
+
+// ErrServerClosed is what Serve and ListenAndServe return after Close
+// or Shutdown.
+var ErrServerClosed = http.ErrServerClosed
+
+func (s *Server) logf(format string, args ...any) {
+	if s.ErrorLog != nil {
+		s.ErrorLog.Printf(format, args...)
+	} else {
+		log.Printf(format, args...)
+	}
+}
+
+func (s *Server) initLocked() {
+	if s.done == nil {
+		s.done = make(chan struct{})
+		s.listeners = make(map[*quic.Listener]*ownedListener)
+		s.conns = make(map[*serverConn]struct{})
+	}
+}
+
+func (s *Server) maxHeaderBytes() uint64 {
+	if s.MaxHeaderBytes > 0 {
+		return uint64(s.MaxHeaderBytes)
+	}
+	return http.DefaultMaxHeaderBytes
+}
+
+// ConfigureTLS returns a copy of conf whose NextProtos offer "h3".
+func ConfigureTLS(conf *tls.Config) *tls.Config {
+	if conf == nil {
+		conf = &tls.Config{}
+	}
+	conf = conf.Clone()
+	if !slices.Contains(conf.NextProtos, NextProtoH3) {
+		conf.NextProtos = append([]string{NextProtoH3}, conf.NextProtos...)
+	}
+	return conf
+}
+
+// ListenAndServe listens on the UDP address addr ("host:port") and serves
+// requests until Close or Shutdown, after which it returns
+// ErrServerClosed.
+func (s *Server) ListenAndServe(addr string) error {
+	if s.TLSConfig == nil {
+		return errors.New("http3: Server.TLSConfig is nil")
+	}
+	pc, err := net.ListenPacket("udp", addr)
+	if err != nil {
+		return err
+	}
+	l, err := s.Listen(pc)
+	if err != nil {
+		_ = pc.Close()
+		return err
+	}
+	return s.Serve(l)
+}
+
+// Listen makes a Listener on pc for Serve, owned by the Server: Shutdown
+// closes it at once (its connections go on until they are done) and
+// Close or Shutdown close pc after it.
+func (s *Server) Listen(pc net.PacketConn) (*quic.Listener, error) {
+	if s.TLSConfig == nil {
+		return nil, errors.New("http3: Server.TLSConfig is nil")
+	}
+	t := &quic.Transport{Conn: pc}
+	l, err := t.Listen(ConfigureTLS(s.TLSConfig), s.QUICConfig)
+	if err != nil {
+		_ = t.Close()
+		return nil, err
+	}
+	s.mu.Lock()
+	s.initLocked()
+	s.listeners[l] = &ownedListener{t: t, pc: pc}
+	s.mu.Unlock()
+	return l, nil
+}
+
+// Serve accepts connections on l and serves their requests until Close
+// or Shutdown, after which it returns ErrServerClosed, or until l fails.
+// Close and Shutdown close l.
+func (s *Server) Serve(l *quic.Listener) error {
+	s.mu.Lock()
+	s.initLocked()
+	if s.closing {
+		s.mu.Unlock()
+		return ErrServerClosed
+	}
+	if _, ok := s.listeners[l]; !ok {
+		s.listeners[l] = nil
+	}
+	s.wg.Add(1)
+	s.mu.Unlock()
+	defer s.wg.Done()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-s.done:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	for {
+		qc, err := l.Accept(ctx)
+		if err != nil {
+			s.mu.Lock()
+			closing := s.closing
+			s.mu.Unlock()
+			if closing {
+				return ErrServerClosed
+			}
+			return err
+		}
+		s.ServeConn(qc)
+	}
+}
+
+// ServeConn serves the requests of one connection, in goroutines of its
+// own, until the connection ends; the Server's Close closes it.
+func (s *Server) ServeConn(qc *quic.Conn) {
+	s.mu.Lock()
+	s.initLocked()
+	if s.closing && !s.draining {
+		s.mu.Unlock()
+		_ = qc.CloseWithError(quic.ApplicationErrorCode(ErrCodeNoError), "server closed")
+		return
+	}
+	sc := &serverConn{s: s, maxAccepted: -1}
+	sc.conn = newConn(qc, true, settings{maxFieldSectionSize: s.maxHeaderBytes(), hasMaxFieldSectionSize: true})
+	s.conns[sc] = struct{}{}
+	draining := s.draining
+	s.wg.Add(1)
+	s.mu.Unlock()
+	go func() {
+		defer s.wg.Done()
+		sc.serve(draining)
+		s.mu.Lock()
+		delete(s.conns, sc)
+		s.mu.Unlock()
+	}()
+}
+
+// Close closes the listeners and every connection at once; requests
+// under way fail. Serve returns ErrServerClosed.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	s.initLocked()
+	if !s.closing {
+		s.closing = true
+		close(s.done)
+	}
+	s.draining = false
+	ls := s.listeners
+	s.listeners = map[*quic.Listener]*ownedListener{}
+	conns := make([]*serverConn, 0, len(s.conns))
+	for sc := range s.conns {
+		conns = append(conns, sc)
+	}
+	s.mu.Unlock()
+	for _, sc := range conns {
+		_ = sc.qc.CloseWithError(quic.ApplicationErrorCode(ErrCodeNoError), "server closed")
+	}
+	closeListeners(ls)
+	s.wg.Wait()
+	return nil
+}
+
+func closeListeners(ls map[*quic.Listener]*ownedListener) {
+	for l, o := range ls {
+		_ = l.Close()
+		if o != nil {
+			_ = o.t.Close()
+			_ = o.pc.Close()
+		}
+	}
+}
+
+// Shutdown stops the server gracefully: it stops accepting connections,
+// sends every connection a GOAWAY (RFC 9114 section 5.2) that lets the
+// requests under way finish and refuses later ones, and closes each
+// connection once its responses are delivered. If ctx ends first, it
+// closes what is left as Close does and returns ctx's error.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	s.initLocked()
+	if !s.closing {
+		s.closing = true
+		s.draining = true
+		close(s.done)
+	}
+	// Owned listeners close now: their connections live on. A
+	// Listener from elsewhere may close its connections with it, so it
+	// waits for them.
+	owned := map[*quic.Listener]*ownedListener{}
+	for l, o := range s.listeners {
+		if o != nil {
+			owned[l] = o
+			delete(s.listeners, l)
+		}
+	}
+	conns := make([]*serverConn, 0, len(s.conns))
+	for sc := range s.conns {
+		conns = append(conns, sc)
+	}
+	s.mu.Unlock()
+	for l := range owned {
+		_ = l.Close()
+	}
+	for _, sc := range conns {
+		sc.goAway()
+	}
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		s.mu.Lock()
+		n := len(s.conns)
+		s.mu.Unlock()
+		if n == 0 {
+			break
+		}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			_ = s.Close()
+			closeListeners(owned)
+			return ctx.Err()
+		}
+	}
+	err := s.Close()
+	closeListeners(owned)
+	return err
+}
+
+// peerFieldLimit returns the client's SETTINGS_MAX_FIELD_SECTION_SIZE,
+// or 0.
+func (s *Server) peerFieldLimit(w *responseWriter) uint64 {
+	if w.sc == nil {
+		return 0
+	}
+	p, ok := w.sc.peerSettings()
+	if !ok || !p.hasMaxFieldSectionSize {
+		return 0
+	}
+	return p.maxFieldSectionSize
+}
+
+// serverConn is the server's side of one connection.
+type serverConn struct {
+	*conn
+	s *Server
+
+	mu          sync.Mutex
+	active      int   // requests whose handlers run
+	maxAccepted int64 // the largest request stream ID accepted, or -1
+	goAwayID    uint64
+	sentGoAway  bool
+	drained     chan struct{} // closed when GOAWAY went out and no request is left
+}
+
+func (sc *serverConn) serve(draining bool) {
+	defer sc.wg.Wait()
+	if err := sc.start(); err != nil {
+		_ = sc.qc.CloseWithError(quic.ApplicationErrorCode(ErrCodeInternalError), "")
+		return
+	}
+	if draining {
+		sc.goAway()
+	}
+	for {
+		st, err := sc.qc.AcceptStream(context.Background())
+		if err != nil {
+			return
+		}
+		id := int64(st.StreamID())
+		sc.mu.Lock()
+		if sc.sentGoAway && uint64(id) >= sc.goAwayID {
+			sc.mu.Unlock()
+			// RFC 9114 section 5.2: the request was not processed; the
+			// client may retry it elsewhere.
+			st.CancelRead(quic.StreamErrorCode(ErrCodeRequestRejected))
+			st.CancelWrite(quic.StreamErrorCode(ErrCodeRequestRejected))
+			continue
+		}
+		sc.maxAccepted = max(sc.maxAccepted, id)
+		sc.active++
+		sc.mu.Unlock()
+		// Handlers are not waited for: one that ignores its context
+		// must not hold up Close.
+		go func() {
+			sc.handleStream(st)
+			sc.mu.Lock()
+			sc.active--
+			drained := sc.sentGoAway && sc.active == 0
+			sc.mu.Unlock()
+			if drained {
+				sc.closeDrained()
+			}
+		}()
+	}
+}
+
+// goAway sends a GOAWAY with the first request stream not accepted, after
+// which later requests are refused, and closes the connection once the
+// accepted ones are done.
+func (sc *serverConn) goAway() {
+	sc.mu.Lock()
+	if sc.sentGoAway {
+		sc.mu.Unlock()
+		return
+	}
+	sc.sentGoAway = true
+	sc.goAwayID = uint64(sc.maxAccepted + 4)
+	id := sc.goAwayID
+	idle := sc.active == 0
+	sc.mu.Unlock()
+	if err := sc.sendGoAway(id); err != nil {
+		_ = sc.qc.CloseWithError(quic.ApplicationErrorCode(ErrCodeNoError), "")
+		return
+	}
+	if idle {
+		sc.closeDrained()
+	}
+}
+
+// closeDrained closes a connection whose requests are done after GOAWAY.
+// The quic package does not tell when the peer acknowledged a stream's
+// data, so the connection closes when the client closes it, or once
+// nothing was in flight for two round trips, by which time the client
+// has what was sent.
+func (sc *serverConn) closeDrained() {
+	sc.wg.Add(1)
+	go func() {
+		defer sc.wg.Done()
+		quiet := time.Duration(0)
+		last := time.Now()
+		for !sc.closed() {
+			st := sc.qc.Stats()
+			now := time.Now()
+			if st.BytesInFlight == 0 {
+				quiet += now.Sub(last)
+			} else {
+				quiet = 0
+			}
+			last = now
+			if quiet >= max(2*st.SmoothedRTT, 20*time.Millisecond) {
+				_ = sc.qc.CloseWithError(quic.ApplicationErrorCode(ErrCodeNoError), "")
+				return
+			}
+			select {
+			case <-sc.qc.Context().Done():
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+	}()
+}
+
+// requestReaderSize is the buffer of a request stream's reader; larger
+// reads of the body bypass it. It is not pooled: a goroutine of a handler
+// may still hold the body after the handler returned.
+const requestReaderSize = 4 << 10
+
+// handleStream reads a request and runs the handler.
+func (sc *serverConn) handleStream(st *quic.Stream) {
+	r := bufio.NewReaderSize(st, requestReaderSize)
+	limit := sc.s.maxHeaderBytes()
+	req, err := sc.readRequest(st, r, limit)
+	if err != nil {
+		sc.rejectRequest(st, err)
+		return
+	}
+	sc.runHandler(st, r, req, limit)
+}
+
+// readRequest reads the HEADERS frame that opens a request stream.
+func (sc *serverConn) readRequest(st *quic.Stream, r *bufio.Reader, limit uint64) (*http.Request, error) {
+	// The QPACK encoding of a field may be longer than the field (its
+	// Huffman code): the frame may be twice the limit.
+	f, err := readRequestFrame(r, 2*limit)
+	switch {
+	case err == io.EOF:
+		return nil, streamError(ErrCodeRequestIncomplete, "request stream ended before HEADERS")
+	case err != nil:
+		return nil, fromQUIC(err)
+	case f.typ == frameData:
+		// RFC 9114 section 4.1: DATA before HEADERS is an invalid
+		// sequence of frames.
+		return nil, connError(ErrCodeFrameUnexpected, "DATA before HEADERS")
+	case f.typ == framePushPromise:
+		return nil, connError(ErrCodeFrameUnexpected, "PUSH_PROMISE from a client")
+	}
+	fields, err := decodeFieldSection(f.payload, limit)
+	if err != nil {
+		return nil, err
+	}
+	rf, err := parseRequestFields(fields)
+	if err != nil {
+		return nil, err
+	}
+	return newServerRequest(rf)
+}
+
+// rejectRequest answers a request that could not be read: a 431 for a
+// field section above the limit, a stream or connection error otherwise.
+func (sc *serverConn) rejectRequest(st *quic.Stream, err error) {
+	if errors.Is(err, errFieldSectionTooLarge) {
+		fw := getFieldWriter()
+		fw.field(":status", "431")
+		fw.field("content-length", "0")
+		_, _ = st.Write(fw.frame(nil))
+		putFieldWriter(fw)
+		_ = st.Close()
+		// RFC 9114 section 4.1: a complete response was sent; the rest
+		// of the request is not needed.
+		st.CancelRead(quic.StreamErrorCode(ErrCodeNoError))
+		return
+	}
+	e, ok := asH3(err)
+	if !ok || e.Remote {
+		// The stream or connection ended (the quic package's errors).
+		st.CancelRead(quic.StreamErrorCode(ErrCodeRequestIncomplete))
+		st.CancelWrite(quic.StreamErrorCode(ErrCodeRequestIncomplete))
+		return
+	}
+	if e.Connection {
+		sc.fail(e)
+		return
+	}
+	st.CancelRead(quic.StreamErrorCode(e.Code))
+	st.CancelWrite(quic.StreamErrorCode(e.Code))
+}
+
+// runHandler runs the handler for req and completes the response.
+func (sc *serverConn) runHandler(st *quic.Stream, r *bufio.Reader, req *http.Request, limit uint64) {
+	ctx := sc.qc.Context()
+	if sc.s.ConnContext != nil {
+		ctx = sc.s.ConnContext(ctx, sc.qc)
+	}
+	ctx = context.WithValue(ctx, http.LocalAddrContextKey, sc.qc.LocalAddr())
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	req = req.WithContext(ctx)
+	req.RemoteAddr = sc.qc.RemoteAddr().String()
+	tlsState := sc.qc.ConnectionState().TLS
+	req.TLS = &tlsState
+
+	w := newResponseWriter(sc.s, st, req)
+	w.sc = sc.conn
+	b := &body{
+		c:             sc.conn,
+		st:            st,
+		r:             r,
+		contentLength: req.ContentLength,
+		maxTrailers:   limit,
+		trailer:       &req.Trailer,
+	}
+	if req.Header.Get("Expect") == "100-continue" {
+		b.beforeRead = w.send100Continue
+	}
+	rb := &requestBody{b: b}
+	req.Body = rb
+
+	handler := sc.s.Handler
+	if handler == nil {
+		handler = http.DefaultServeMux
+	}
+	stopWatch := watchStopSending(st, cancel)
+	ok := sc.callHandler(handler, w, req)
+	stopWatch()
+	if !ok {
+		w.abort()
+		st.CancelRead(quic.StreamErrorCode(ErrCodeInternalError))
+		return
+	}
+	w.finish()
+	// The request body may not have been read to its end: ask the client
+	// to stop sending (RFC 9114 section 4.1).
+	b.mu.Lock()
+	complete := b.err == io.EOF
+	b.err = errBodyClosed
+	b.mu.Unlock()
+	if !complete {
+		st.CancelRead(quic.StreamErrorCode(ErrCodeNoError))
+	}
+}
+
+// stopSendingPoll is how often a running handler's stream is checked
+// for the client's STOP_SENDING.
+const stopSendingPoll = 50 * time.Millisecond
+
+// watchStopSending cancels a request's context when the client stops
+// reading the response (STOP_SENDING, which a canceled request sends), as
+// net/http does when a client goes away. The quic package reports
+// STOP_SENDING only to writes, so a handler that runs longer than
+// stopSendingPoll has its stream polled with empty writes, which send
+// nothing. The returned function stops the watch.
+func watchStopSending(st *quic.Stream, cancel context.CancelFunc) (stop func()) {
+	var mu sync.Mutex
+	stopped := false
+	var timer *time.Timer
+	mu.Lock()
+	defer mu.Unlock()
+	timer = time.AfterFunc(stopSendingPoll, func() {
+		_, err := st.Write(nil)
+		mu.Lock()
+		defer mu.Unlock()
+		if stopped {
+			return
+		}
+		// A *quic.StreamError, or an unknown stream once the quic
+		// package forgot a stream that both sides ended.
+		if err != nil && !isDeadline(err) {
+			cancel()
+			return
+		}
+		timer.Reset(stopSendingPoll)
+	})
+	return func() {
+		mu.Lock()
+		stopped = true
+		timer.Stop()
+		mu.Unlock()
+	}
+}
+
+// callHandler runs the handler; it reports false after a panic, which it
+// logs unless it is http.ErrAbortHandler.
+func (sc *serverConn) callHandler(h http.Handler, w *responseWriter, req *http.Request) (ok bool) {
+	defer func() {
+		if p := recover(); p != nil {
+			ok = false
+			if p != http.ErrAbortHandler {
+				buf := make([]byte, 16<<10)
+				buf = buf[:runtime.Stack(buf, false)]
+				sc.s.logf("http3: panic serving %v: %v\n%s", sc.qc.RemoteAddr(), p, buf)
+			}
+		}
+	}()
+	h.ServeHTTP(w, req)
+	return true
+}
+
+// requestBody is a request's Body for the handler.
+type requestBody struct{ b *body }
+
+func (rb *requestBody) Read(p []byte) (int, error) { return rb.b.Read(p) }
+
+// Close stops reading the request; the client is asked to stop sending
+// if it has not finished.
+func (rb *requestBody) Close() error {
+	return rb.b.close(func(complete bool) {
+		if !complete {
+			rb.b.st.CancelRead(quic.StreamErrorCode(ErrCodeNoError))
+		}
+	})
+}
+
+func (sc *serverConn) String() string { return fmt.Sprintf("http3 conn %v", sc.qc.RemoteAddr()) }
