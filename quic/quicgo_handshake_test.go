@@ -1,0 +1,717 @@
+package quic
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	quicgo "github.com/quic-go/quic-go"
+
+	"github.com/satquic/satquic/emulate"
+	"github.com/satquic/satquic/netsim"
+)
+
+// Interoperability with quic-go beyond the first handshake, as the QUIC
+// interop runner tests it (retry, resumption, zerortt, keyupdate,
+// multiplexing, transferloss), in both directions over loopback. The
+// requests are hq-interop style: "GET /N\r\n" on a bidirectional stream,
+// answered with hqFile(N) and FIN.
+
+// hqFile is the content of file N of the test server: a size between 32
+// and 1055 bytes, or as many bytes as a name "size-K" asks.
+func hqFile(name string) ([]byte, error) {
+	if k, ok := strings.CutPrefix(name, "size-"); ok {
+		n, err := strconv.Atoi(k)
+		if err != nil || n < 0 || n > 64<<20 {
+			return nil, fmt.Errorf("bad size %q", k)
+		}
+		return payload(n, uint64(n)), nil
+	}
+	n, err := strconv.Atoi(name)
+	if err != nil || n < 0 {
+		return nil, fmt.Errorf("no file %q", name)
+	}
+	return payload(32+n%1024, uint64(n)), nil
+}
+
+// serveHQ answers one request stream.
+func serveHQ(rw io.ReadWriteCloser) error {
+	line, err := bufio.NewReader(io.LimitReader(rw, 1024)).ReadString('\n')
+	if err != nil {
+		return err
+	}
+	name, ok := strings.CutPrefix(strings.TrimRight(line, "\r\n"), "GET /")
+	if !ok {
+		return fmt.Errorf("bad request %q", line)
+	}
+	b, err := hqFile(name)
+	if err != nil {
+		return err
+	}
+	if _, err := rw.Write(b); err != nil {
+		return err
+	}
+	return rw.Close()
+}
+
+// getHQ requests a file on a stream and checks the answer.
+func getHQ(rw io.ReadWriteCloser, name string) error {
+	if err := sendHQ(rw, name); err != nil {
+		return err
+	}
+	return recvHQ(rw, name)
+}
+
+// sendHQ sends a request and ends the stream's sending part.
+func sendHQ(rw io.ReadWriteCloser, name string) error {
+	if _, err := io.WriteString(rw, "GET /"+name+"\r\n"); err != nil {
+		return err
+	}
+	return rw.Close()
+}
+
+// recvHQ reads the answer to a request and checks it.
+func recvHQ(rw io.Reader, name string) error {
+	want, err := hqFile(name)
+	if err != nil {
+		return err
+	}
+	n, got, err := readAllSum(rw)
+	if err != nil {
+		return fmt.Errorf("GET /%s: after %d bytes: %w", name, n, err)
+	}
+	if n != int64(len(want)) || got != sum(want) {
+		return fmt.Errorf("GET /%s: %d bytes, sha256 %x; want %d bytes, %x", name, n, got, len(want), sum(want))
+	}
+	return nil
+}
+
+// streamAcceptor is the AcceptStream of either stack.
+type streamAcceptor func(context.Context) (io.ReadWriteCloser, error)
+
+func satquicStreams(c *Conn) streamAcceptor {
+	return func(ctx context.Context) (io.ReadWriteCloser, error) { return c.AcceptStream(ctx) }
+}
+
+func quicgoStreams(c *quicgo.Conn) streamAcceptor {
+	return func(ctx context.Context) (io.ReadWriteCloser, error) { return c.AcceptStream(ctx) }
+}
+
+// serveHQConn answers every stream of a connection until it closes; wg
+// counts the goroutines.
+func serveHQConn(ctx context.Context, wg *sync.WaitGroup, accept streamAcceptor) {
+	wg.Go(func() {
+		for {
+			s, err := accept(ctx)
+			if err != nil {
+				return
+			}
+			wg.Go(func() {
+				if err := serveHQ(s); err != nil {
+					if c, ok := s.(interface{ CancelWrite(quicgo.StreamErrorCode) }); ok {
+						c.CancelWrite(1)
+					} else if c, ok := s.(interface{ CancelWrite(StreamErrorCode) }); ok {
+						c.CancelWrite(1)
+					}
+				}
+			})
+		}
+	})
+}
+
+// retryCounter counts the Retry packets a socket sends and receives.
+type retryCounter struct {
+	net.PacketConn
+	sent, received atomic.Int32
+}
+
+func isRetry(b []byte) bool {
+	// A version 1 long header of type Retry (RFC 9000 section 17.2.5).
+	return len(b) > 5 && b[0]&0xf0 == 0xf0 && binary.BigEndian.Uint32(b[1:5]) == 1
+}
+
+func (r *retryCounter) WriteTo(b []byte, a net.Addr) (int, error) {
+	if isRetry(b) {
+		r.sent.Add(1)
+	}
+	return r.PacketConn.WriteTo(b, a)
+}
+
+func (r *retryCounter) ReadFrom(b []byte) (int, net.Addr, error) {
+	n, a, err := r.PacketConn.ReadFrom(b)
+	if err == nil && isRetry(b[:n]) {
+		r.received.Add(1)
+	}
+	return n, a, err
+}
+
+// loopbackSocket opens a UDP socket on loopback.
+func loopbackSocket(t *testing.T) net.PacketConn {
+	t.Helper()
+	pc, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pc.Close() })
+	return pc
+}
+
+// TestInteropRetry: a server that requires address validation sends a
+// Retry, the client comes back with its token, and the token of the
+// NEW_TOKEN frame lets the client's next connection skip the Retry.
+func TestInteropRetry(t *testing.T) {
+	t.Run("satquic to quic-go", func(t *testing.T) {
+		checkGoroutines(t)
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		qtr := &quicgo.Transport{Conn: loopbackSocket(t), VerifySourceAddress: func(net.Addr) bool { return true }}
+		defer qtr.Close()
+		ln, err := qtr.Listen(serverTLS(), &quicgo.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		wg.Go(func() {
+			for {
+				c, err := ln.Accept(ctx)
+				if err != nil {
+					return
+				}
+				serveHQConn(ctx, &wg, quicgoStreams(c))
+			}
+		})
+		counter := &retryCounter{PacketConn: loopbackSocket(t)}
+		tr := &Transport{Conn: counter}
+		defer tr.Close()
+		conf := &Config{TokenStore: NewTokenCache(4)}
+		var first int32
+		for i := range 2 {
+			c, err := tr.Dial(ctx, ln.Addr(), clientTLS(), conf)
+			if err != nil {
+				t.Fatalf("connection %d: %v", i, err)
+			}
+			if err := getHQ(mustOpen(t, c), "7"); err != nil {
+				t.Fatal(err)
+			}
+			// The NEW_TOKEN frame follows the handshake's confirmation.
+			time.Sleep(50 * time.Millisecond)
+			_ = c.CloseWithError(0, "")
+			// The ClientHello may fill two datagrams, each a first
+			// Initial answered with a Retry; the second connection
+			// brings a token and gets none.
+			got := counter.received.Load()
+			switch {
+			case i == 0 && got == 0:
+				t.Error("the first connection saw no Retry")
+			case i == 1 && got != first:
+				t.Errorf("the connection with a token saw %d Retry packets", got-first)
+			}
+			first = got
+		}
+	})
+	t.Run("quic-go to satquic", func(t *testing.T) {
+		checkGoroutines(t)
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		counter := &retryCounter{PacketConn: loopbackSocket(t)}
+		tr := &Transport{Conn: counter}
+		defer tr.Close()
+		l, err := tr.Listen(serverTLS(), &Config{RequireAddressValidation: func(net.Addr) bool { return true }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		wg.Go(func() {
+			for {
+				c, err := l.Accept(ctx)
+				if err != nil {
+					return
+				}
+				serveHQConn(ctx, &wg, satquicStreams(c))
+			}
+		})
+		defer l.Close()
+		qtr := &quicgo.Transport{Conn: loopbackSocket(t)}
+		defer qtr.Close()
+		conf := &quicgo.Config{TokenStore: quicgo.NewLRUTokenStore(4, 4)}
+		var first int32
+		for i := range 2 {
+			c, err := qtr.Dial(ctx, l.Addr(), clientTLS(), conf)
+			if err != nil {
+				t.Fatalf("connection %d: %v", i, err)
+			}
+			s, err := c.OpenStreamSync(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := getHQ(s, "7"); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(50 * time.Millisecond)
+			_ = c.CloseWithError(0, "")
+			got := counter.sent.Load()
+			switch {
+			case i == 0 && got == 0:
+				t.Error("no Retry for the first connection")
+			case i == 1 && got != first:
+				t.Errorf("%d Retry packets for the connection with a token", got-first)
+			}
+			first = got
+		}
+	})
+}
+
+func mustOpen(t *testing.T, c *Conn) *Stream {
+	t.Helper()
+	s, err := c.OpenStreamSync(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// writtenEarly reports, right after a request was written, whether the
+// handshake was still in progress.
+func writtenEarly(done <-chan struct{}) bool {
+	select {
+	case <-done:
+		return false
+	default:
+		return true
+	}
+}
+
+// TestInteropZeroRTT: the second connection resumes the first one's
+// session and sends its request in 0-RTT packets, which the server
+// accepts.
+func TestInteropZeroRTT(t *testing.T) {
+	t.Run("satquic to quic-go", func(t *testing.T) {
+		checkGoroutines(t)
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		ln, err := quicgo.ListenAddrEarly("127.0.0.1:0", serverTLS(), &quicgo.Config{Allow0RTT: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		serverConns := make(chan *quicgo.Conn, 2)
+		wg.Go(func() {
+			for {
+				c, err := ln.Accept(ctx)
+				if err != nil {
+					return
+				}
+				serverConns <- c
+				serveHQConn(ctx, &wg, quicgoStreams(c))
+			}
+		})
+		tc := resumingTLS()
+		for i := range 2 {
+			c, err := DialAddrEarly(ctx, ln.Addr().String(), tc, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := mustOpen(t, c)
+			if err := sendHQ(s, "size-5000"); err != nil {
+				t.Fatal(err)
+			}
+			early := writtenEarly(c.HandshakeComplete())
+			if err := recvHQ(s, "size-5000"); err != nil {
+				t.Fatal(err)
+			}
+			<-c.HandshakeComplete()
+			cs := c.ConnectionState()
+			ss := (<-serverConns).ConnectionState()
+			want := i == 1
+			if early != want || cs.TLS.DidResume != want || cs.Used0RTT != want || ss.Used0RTT != want {
+				t.Errorf("connection %d: request early %v, resumed %v, 0-RTT %v (quic-go: %v); want %v",
+					i, early, cs.TLS.DidResume, cs.Used0RTT, ss.Used0RTT, want)
+			}
+			if i == 0 {
+				waitTicket(t, tc)
+			}
+			_ = c.CloseWithError(0, "")
+		}
+	})
+	t.Run("quic-go to satquic", func(t *testing.T) {
+		checkGoroutines(t)
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		l, err := ListenAddr("127.0.0.1:0", serverTLS(), &Config{Allow0RTT: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		serverConns := make(chan *Conn, 2)
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		wg.Go(func() {
+			for {
+				c, err := l.Accept(ctx)
+				if err != nil {
+					return
+				}
+				serverConns <- c
+				serveHQConn(ctx, &wg, satquicStreams(c))
+			}
+		})
+		defer l.Close()
+		tc := resumingTLS()
+		for i := range 2 {
+			c, err := quicgo.DialAddrEarly(ctx, l.Addr().String(), tc, &quicgo.Config{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := c.OpenStreamSync(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := sendHQ(s, "size-5000"); err != nil {
+				t.Fatal(err)
+			}
+			early := writtenEarly(c.HandshakeComplete())
+			if err := recvHQ(s, "size-5000"); err != nil {
+				t.Fatal(err)
+			}
+			<-c.HandshakeComplete()
+			cs := c.ConnectionState()
+			ss := (<-serverConns).ConnectionState()
+			want := i == 1
+			if early != want || cs.TLS.DidResume != want || cs.Used0RTT != want || ss.Used0RTT != want || ss.TLS.DidResume != want {
+				t.Errorf("connection %d: request early %v, resumed %v/%v, 0-RTT %v (satquic: %v); want %v",
+					i, early, cs.TLS.DidResume, ss.TLS.DidResume, cs.Used0RTT, ss.Used0RTT, want)
+			}
+			if i == 0 {
+				waitTicket(t, tc)
+			}
+			_ = c.CloseWithError(0, "")
+		}
+	})
+}
+
+// keyUpdateInterval makes satquic update its keys every 100 packets.
+const keyUpdateInterval = 100
+
+// TestInteropKeyUpdate: satquic updates the 1-RTT keys many times during
+// a transfer each way, and quic-go follows.
+func TestInteropKeyUpdate(t *testing.T) {
+	const down, up = 4 << 20, 1 << 20
+	check := func(t *testing.T, st ConnectionStats, role string) {
+		// Each side sends at least one packet per 2 received.
+		if st.KeyUpdates < 5 {
+			t.Errorf("satquic %s: %d key updates after %d packets sent", role, st.KeyUpdates, st.PacketsSent)
+		}
+		t.Logf("satquic %s: %d key updates, %d packets sent", role, st.KeyUpdates, st.PacketsSent)
+	}
+	t.Run("satquic to quic-go", func(t *testing.T) {
+		checkGoroutines(t)
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		ln, err := quicgo.ListenAddr("127.0.0.1:0", serverTLS(), &quicgo.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		wg.Go(func() {
+			c, err := ln.Accept(ctx)
+			if err != nil {
+				return
+			}
+			serveInteropConn(ctx, &wg, quicgoStreams(c))
+		})
+		c, err := DialAddr(ctx, ln.Addr().String(), clientTLS(), &Config{KeyUpdateInterval: keyUpdateInterval})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.CloseWithError(0, "")
+		if err := transferBothWays(func() (io.ReadWriteCloser, error) { return c.OpenStreamSync(ctx) }, down, up); err != nil {
+			t.Fatal(err)
+		}
+		check(t, c.Stats(), "client")
+	})
+	t.Run("quic-go to satquic", func(t *testing.T) {
+		checkGoroutines(t)
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		l, err := ListenAddr("127.0.0.1:0", serverTLS(), &Config{KeyUpdateInterval: keyUpdateInterval})
+		if err != nil {
+			t.Fatal(err)
+		}
+		served := make(chan *Conn, 1)
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		wg.Go(func() {
+			c, err := l.Accept(ctx)
+			if err != nil {
+				return
+			}
+			served <- c
+			serveInteropConn(ctx, &wg, satquicStreams(c))
+		})
+		defer l.Close()
+		c, err := quicgo.DialAddr(ctx, l.Addr().String(), clientTLS(), &quicgo.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.CloseWithError(0, "")
+		if err := transferBothWays(func() (io.ReadWriteCloser, error) { return c.OpenStreamSync(ctx) }, down, up); err != nil {
+			t.Fatal(err)
+		}
+		check(t, (<-served).Stats(), "server")
+	})
+}
+
+// serveInteropConn answers every stream of a connection with serveInterop.
+func serveInteropConn(ctx context.Context, wg *sync.WaitGroup, accept streamAcceptor) {
+	for {
+		s, err := accept(ctx)
+		if err != nil {
+			return
+		}
+		wg.Go(func() { _ = serveInterop(s) })
+	}
+}
+
+// transferBothWays downloads down bytes and uploads up bytes at once with
+// the 'D' and 'U' requests of serveInterop.
+func transferBothWays(open func() (io.ReadWriteCloser, error), down, up int) error {
+	var wg sync.WaitGroup
+	var errDown, errUp error
+	wg.Go(func() {
+		errDown = func() error {
+			s, err := open()
+			if err != nil {
+				return err
+			}
+			if _, err := s.Write(append([]byte{'D'}, binary.BigEndian.AppendUint64(nil, uint64(down))...)); err != nil {
+				return err
+			}
+			_ = s.Close()
+			n, got, err := readAllSum(s)
+			if err != nil || n != int64(down) || got != sum(payload(down, uint64(down))) {
+				return fmt.Errorf("download: %d of %d bytes, err %v", n, down, err)
+			}
+			return nil
+		}()
+	})
+	wg.Go(func() {
+		errUp = func() error {
+			s, err := open()
+			if err != nil {
+				return err
+			}
+			data := payload(up, 3)
+			if _, err := s.Write(append([]byte{'U'}, data...)); err != nil {
+				return err
+			}
+			_ = s.Close()
+			got, err := io.ReadAll(s)
+			if want := sum(data); err != nil || string(got) != string(want[:]) {
+				return fmt.Errorf("upload: server's sha256 %x (err %v), want %x", got, err, want)
+			}
+			return nil
+		}()
+	})
+	wg.Wait()
+	return errors.Join(errDown, errUp)
+}
+
+// multiplexFiles is the interop runner's multiplexing case: 1999 files
+// on one connection, through a server stream limit of 1000.
+const (
+	multiplexFiles = 1999
+	multiplexLimit = 1000
+)
+
+// getMany fetches files 0..n-1 at once, each on a stream of its own.
+func getMany(open func() (io.ReadWriteCloser, error), n int) error {
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range n {
+		wg.Go(func() {
+			s, err := open()
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			errs[i] = getHQ(s, strconv.Itoa(i))
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+func TestInteropMultiplexing(t *testing.T) {
+	t.Run("satquic to quic-go", func(t *testing.T) {
+		checkGoroutines(t)
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		ln, err := quicgo.ListenAddr("127.0.0.1:0", serverTLS(), &quicgo.Config{MaxIncomingStreams: multiplexLimit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		wg.Go(func() {
+			c, err := ln.Accept(ctx)
+			if err != nil {
+				return
+			}
+			serveHQConn(ctx, &wg, quicgoStreams(c))
+		})
+		c, err := DialAddr(ctx, ln.Addr().String(), clientTLS(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.CloseWithError(0, "")
+		if err := getMany(func() (io.ReadWriteCloser, error) { return c.OpenStreamSync(ctx) }, multiplexFiles); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("quic-go to satquic", func(t *testing.T) {
+		checkGoroutines(t)
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		l, err := ListenAddr("127.0.0.1:0", serverTLS(), &Config{MaxIncomingStreams: multiplexLimit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		wg.Go(func() {
+			c, err := l.Accept(ctx)
+			if err != nil {
+				return
+			}
+			serveHQConn(ctx, &wg, satquicStreams(c))
+		})
+		defer l.Close()
+		c, err := quicgo.DialAddr(ctx, l.Addr().String(), clientTLS(), &quicgo.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.CloseWithError(0, "")
+		if err := getMany(func() (io.ReadWriteCloser, error) { return c.OpenStreamSync(ctx) }, multiplexFiles); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// lossyLink is the interop runner's transferloss case on its default
+// link: 10 Mbit/s, 15 ms each way, 25-packet queue, and 2% loss in runs
+// of at most 3 packets.
+func lossyLink(seed uint64) netsim.LinkConfig {
+	return netsim.LinkConfig{RateBps: 10e6, Delay: 15 * time.Millisecond, QueuePackets: 25, Loss: "burst:0.02,3", Seed: seed}
+}
+
+// startLossyRelay starts an in-process relay in front of server.
+func startLossyRelay(t *testing.T, server net.Addr) *emulate.Relay {
+	t.Helper()
+	r, err := emulate.StartRelay(emulate.RelayConfig{Listen: "127.0.0.1:0", Upstream: server.String(), Up: lossyLink(1), Down: lossyLink(2)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		st := r.Stats()
+		t.Logf("relay: %d of %d lost up, %d of %d lost down (queue drops %d, %d)",
+			st.Up.DroppedLoss, st.Up.Offered, st.Down.DroppedLoss, st.Down.Offered, st.Up.DroppedQueue, st.Down.DroppedQueue)
+		if st.Down.DroppedLoss == 0 {
+			t.Error("the relay lost nothing")
+		}
+		if err := r.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return r
+}
+
+// TestInteropTransferLoss downloads 2 MiB through a relay that loses 2%
+// of the packets each way in bursts of up to 3, and checks its SHA-256.
+func TestInteropTransferLoss(t *testing.T) {
+	const size = 2 << 20
+	t.Run("satquic to quic-go", func(t *testing.T) {
+		checkGoroutines(t)
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		ln, err := quicgo.ListenAddr("127.0.0.1:0", serverTLS(), &quicgo.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		wg.Go(func() {
+			c, err := ln.Accept(ctx)
+			if err != nil {
+				return
+			}
+			serveHQConn(ctx, &wg, quicgoStreams(c))
+		})
+		r := startLossyRelay(t, ln.Addr())
+		start := time.Now()
+		c, err := DialAddr(ctx, r.Addr().String(), clientTLS(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.CloseWithError(0, "")
+		if err := getHQ(mustOpen(t, c), "size-"+strconv.Itoa(size)); err != nil {
+			t.Fatal(err)
+		}
+		st := c.Stats()
+		t.Logf("2 MiB in %v, %d packets received, %d lost by the client", time.Since(start), st.PacketsReceived, st.PacketsLost)
+	})
+	t.Run("quic-go to satquic", func(t *testing.T) {
+		checkGoroutines(t)
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		l, err := ListenAddr("127.0.0.1:0", serverTLS(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		served := make(chan *Conn, 1)
+		wg.Go(func() {
+			c, err := l.Accept(ctx)
+			if err != nil {
+				return
+			}
+			served <- c
+			serveHQConn(ctx, &wg, satquicStreams(c))
+		})
+		r := startLossyRelay(t, l.Addr())
+		start := time.Now()
+		c, err := quicgo.DialAddr(ctx, r.Addr().String(), clientTLS(), &quicgo.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.CloseWithError(0, "")
+		s, err := c.OpenStreamSync(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := getHQ(s, "size-"+strconv.Itoa(size)); err != nil {
+			t.Fatal(err)
+		}
+		st := (<-served).Stats()
+		t.Logf("2 MiB in %v, %d packets sent, %d lost and %d retransmitted by the server", time.Since(start), st.PacketsSent, st.PacketsLost, st.PacketsRetransmitted)
+	})
+}
