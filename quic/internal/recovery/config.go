@@ -166,10 +166,24 @@ type PacingConfig struct {
 	// BurstPackets is the smallest bucket, in packets of MaxDatagramSize:
 	// 10, the initial window, which RFC 9002 section 7.7 allows as a burst.
 	BurstPackets int
-	// BurstTime grows the bucket at high rates to rate * BurstTime, so
-	// that a sender whose timer cannot fire every few microseconds still
-	// keeps the path full: 250 us (about 6 packets at 250 Mbit/s, 260 at
-	// 10 Gbit/s).
+	// BurstTime grows the bucket at high rates to rate * BurstTime: 2 ms
+	// (about 65 packets of 1200 bytes at 250 Mbit/s and the pacing factor,
+	// 2600 at 10 Gbit/s; below 59 Mbit/s BurstPackets is larger).
+	//
+	// It is the timer lateness the pacer absorbs. A sender waits for its
+	// next packet on a timer, and timers wake late: Go's on Linux wait in
+	// epoll with millisecond resolution (a shorter wait becomes 1 ms), and
+	// a loaded machine adds scheduling delay. Tokens keep accruing while
+	// the sender oversleeps, and a bucket that holds rate * lateness lets
+	// it send them when it wakes, so the long-run rate stays the pacing
+	// rate; a smaller bucket overflows, and each late wake-up costs that
+	// much rate (with 250 us at 250 Mbit/s, a sender waking once a
+	// millisecond keeps 38% of its rate: TestPacerTimerLateness). The
+	// bursts this allows are at most 2 ms of the rate the window already
+	// sustains on the path, which RFC 9002 section 7.7 permits to a
+	// sender that knows its path absorbs them; a path that cannot (a
+	// shallow bottleneck queue far below the window) asks for a smaller
+	// value.
 	BurstTime time.Duration
 }
 
@@ -182,6 +196,9 @@ const (
 	DefaultMaxWindow       = 64 << 20
 	DefaultMaxPTO          = 60 * time.Second
 	DefaultFECMaxHold      = 250 * time.Millisecond
+	// DefaultPacingBurstTime is PacingConfig.BurstTime's default: twice
+	// the timer granularity.
+	DefaultPacingBurstTime = 2 * DefaultGranularity
 )
 
 // DefaultConfig returns the RFC 9002, RFC 9438 and RFC 9406 values, the
@@ -218,7 +235,7 @@ func DefaultConfig() Config {
 			Enabled:      true,
 			Factor:       1.25,
 			BurstPackets: 10,
-			BurstTime:    250 * time.Microsecond,
+			BurstTime:    DefaultPacingBurstTime,
 		},
 		FECPolicy:  FECSignal,
 		FECMaxHold: DefaultFECMaxHold,

@@ -9,9 +9,13 @@ import (
 // in bytes, accrue at the pacing rate up to a burst capacity, and a packet
 // may leave when the bucket holds its size. Accrual is exact integer
 // arithmetic (the remainder of rate x elapsed is kept), so the long-run
-// rate is exact at any speed; at rates where packets are less than a
-// microsecond apart, the bucket lets the sender send a burst each time its
-// timer fires instead of one packet.
+// rate is exact at any speed. The capacity (Capacity) is what makes the
+// rate hold on a real machine: a sender whose timer fires late sends the
+// tokens earned meanwhile when it wakes, as long as the bucket could hold
+// them, so the capacity grows with the rate to cover the timer lateness
+// (PacingConfig.BurstTime), and at rates where packets are microseconds
+// apart the sender sends a burst each time its timer fires instead of one
+// packet.
 //
 // The zero Pacer is empty and has never refilled; it starts full at the
 // first call.
@@ -25,7 +29,9 @@ type Pacer struct {
 const nanosPerSecond = uint64(time.Second)
 
 // Capacity is the bucket size for a rate in bytes per second: the larger of
-// burstPackets datagrams and rate x burstTime, never more than window.
+// burstPackets datagrams (the initial window, the burst RFC 9002 section
+// 7.7 allows any sender) and rate x burstTime (the timer lateness to
+// absorb), never more than window, never less than one datagram.
 func Capacity(rate uint64, burstPackets, mds int, burstTime time.Duration, window int) int64 {
 	c := int64(burstPackets) * int64(mds)
 	if burstTime > 0 {

@@ -26,27 +26,51 @@ func greedy(p *Pacer, rate uint64, capacity int64, size int, tick, end time.Dura
 }
 
 // 250 Mbit/s: 31.25 MB/s, one 1200-byte packet every 38.4 us after the
-// initial burst of the bucket (10 packets).
+// initial burst of the bucket. The default bucket holds 2 ms of the rate,
+// 62500 bytes (it was 10 packets when BurstTime was 250 us, which is less
+// at this rate): 52 packets at once, the 53rd when the 1100 bytes missing
+// from the 100 left have accrued (35.2 us), then one per 38.4 us.
 func TestPacer250Mbps(t *testing.T) {
 	const rate = 250_000_000 / 8
-	capacity := Capacity(rate, 10, 1200, 250*time.Microsecond, 64<<20)
-	if capacity != 12000 {
-		t.Fatalf("capacity %d, want 12000 (10 packets > 7812 bytes in 250 us)", capacity)
+	capacity := Capacity(rate, 10, 1200, DefaultPacingBurstTime, 64<<20)
+	if capacity != 62500 {
+		t.Fatalf("capacity %d, want 62500 (2 ms at 31.25 MB/s > 10 packets)", capacity)
 	}
 	var p Pacer
 	times := greedy(&p, rate, capacity, 1200, 0, 10*ms)
-	for i := range 10 {
+	for i := range 52 {
 		if times[i] != 0 {
 			t.Fatalf("burst packet %d at %v", i, times[i])
 		}
 	}
-	for k := 1; 9+k < len(times); k++ {
-		if want := time.Duration(k) * 38400; times[9+k] != want {
-			t.Fatalf("packet %d at %v, want %v", 9+k, times[9+k], want)
+	for k := 0; 52+k < len(times); k++ {
+		if want := 35200 + time.Duration(k)*38400; times[52+k] != want {
+			t.Fatalf("packet %d at %v, want %v", 52+k, times[52+k], want)
 		}
 	}
-	if got := len(times); got != 10+260 {
-		t.Fatalf("%d packets in 10 ms, want 270", got)
+	if got := len(times); got != 52+260 {
+		t.Fatalf("%d packets in 10 ms, want 312", got)
+	}
+}
+
+// A sender whose timer fires only every millisecond (late by up to 1 ms,
+// as Go's timers on a busy machine) keeps the pacing rate with the default
+// bucket; a bucket of 250 us overflows between wake-ups and loses most of
+// the rate, which is why BurstTime covers timer lateness.
+func TestPacerTimerLateness(t *testing.T) {
+	const rate = 250_000_000 / 8
+	send := func(burst time.Duration) int64 {
+		capacity := Capacity(rate, 10, 1200, burst, 64<<20)
+		var p Pacer
+		return int64(len(greedy(&p, rate, capacity, 1200, ms, time.Second))) * 1200
+	}
+	got := send(DefaultPacingBurstTime)
+	if want := int64(62500 + rate); got < want-1200 || got > want+1200 {
+		t.Fatalf("sent %d bytes in 1 s waking every 1 ms, want %d +- 1200", got, want)
+	}
+	// 10 packets per wake-up: 12 MB/s of 31.25.
+	if old := send(250 * time.Microsecond); old > rate/2 {
+		t.Fatalf("a 250 us bucket sent %d bytes in 1 s waking every 1 ms; expected it to lose the rate", old)
 	}
 }
 
@@ -70,9 +94,9 @@ func TestPacerExactRemainder(t *testing.T) {
 // sends bursts, and over a second the rate is exact within a packet.
 func TestPacer10GbpsBursts(t *testing.T) {
 	const rate = 10_000_000_000 / 8
-	capacity := Capacity(rate, 10, 1200, 250*time.Microsecond, 64<<20)
-	if capacity != 312500 {
-		t.Fatalf("capacity %d, want 312500 (250 us at 1.25 GB/s)", capacity)
+	capacity := Capacity(rate, 10, 1200, DefaultPacingBurstTime, 64<<20)
+	if capacity != 2_500_000 {
+		t.Fatalf("capacity %d, want 2500000 (2 ms at 1.25 GB/s)", capacity)
 	}
 	var p Pacer
 	times := greedy(&p, rate, capacity, 1200, 100*time.Microsecond, time.Second)
