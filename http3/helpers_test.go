@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -146,3 +147,5 @@ func newTransport(t testing.TB) *Transport {
 }
 
 var quicConfigStreams4 = quic.Config{MaxIncomingStreams: 4}
+
+func fmtInt(n int64) string { return strconv.FormatInt(n, 10) }
