@@ -24,6 +24,14 @@ type recvBuffer struct {
 	readOff uint64 // next byte to hand to the reader
 	highest uint64 // end of the highest byte received
 	held    uint64 // bytes received and not read
+
+	// dropping: the reader gave up (discard); bytes below dropTo count as
+	// consumed. The buffer stores nothing more but still tracks which
+	// bytes arrived, with readOff at the end of those received in order,
+	// so that the stream knows when all its data arrived (RFC 9000
+	// section 3.2, Data Recvd).
+	dropping bool
+	dropTo   uint64
 }
 
 // push stores the bytes of data at off, ignoring those already held or
@@ -37,6 +45,11 @@ func (b *recvBuffer) push(off uint64, data []byte) {
 	if off < b.readOff {
 		data = data[b.readOff-off:]
 		off = b.readOff
+	}
+	if b.dropping {
+		b.have.add(off, end)
+		b.skipReceived()
+		return
 	}
 	b.ensureBlocks(end)
 	if n := b.have.count(); n == 0 || off >= b.have.s[n-1].hi {
@@ -150,15 +163,35 @@ func (b *recvBuffer) consume(n int) {
 	}
 }
 
-// discard drops everything held and moves the read offset to off: the
-// stream was reset, or the reader gave up on it.
+// discard drops everything held and whatever arrives from now on: the
+// stream was reset, or the reader gave up on it. The bytes below off count
+// as consumed (consumedTo).
 func (b *recvBuffer) discard(off uint64) {
 	for b.blocks.len() > 0 {
 		if blk := b.blocks.popFront(); blk != nil {
 			putRecvBlock(blk)
 		}
 	}
-	b.have.clear()
 	b.held = 0
-	b.readOff = max(b.readOff, off)
+	b.dropping = true
+	b.dropTo = max(b.dropTo, off)
+	b.skipReceived()
+}
+
+// skipReceived moves the read offset of a discarding buffer past the bytes
+// received in order.
+func (b *recvBuffer) skipReceived() {
+	if b.hasReadable() {
+		b.readOff = b.have.s[0].hi
+		b.have.dropLowest()
+	}
+}
+
+// consumedTo is the offset below which every byte was read or discarded:
+// what flow control counts as consumed.
+func (b *recvBuffer) consumedTo() uint64 {
+	if b.dropping {
+		return max(b.readOff, b.dropTo)
+	}
+	return b.readOff
 }

@@ -155,8 +155,10 @@ func (c *Conn) StreamReadable(id uint64) int {
 	return int(s.recv.buf.readable())
 }
 
-// StopSending asks the peer to stop sending on a stream (STOP_SENDING, RFC
-// 9000 section 19.5); data that arrives meanwhile is discarded.
+// StopSending ends the receiving part of a stream: the data not read yet is
+// discarded, as is data that arrives later, and StreamRead fails with a
+// *StreamError carrying code. While data is still to come, the peer is
+// asked to stop sending (STOP_SENDING, RFC 9000 section 19.5).
 func (c *Conn) StopSending(id, code uint64) error {
 	if err := c.checkOpen(); err != nil {
 		return err
@@ -169,12 +171,23 @@ func (c *Conn) StopSending(id, code uint64) error {
 	if r == nil {
 		return ErrStreamDirection
 	}
-	if r.stopped || r.reset || r.eofRead || r.allReceived() {
+	if r.stopped || r.reset || r.eofRead {
 		return nil
 	}
-	r.stopped, r.stopCode, r.stopPending = true, code, true
+	r.stopped, r.stopCode = true, code
+	if !r.allReceived() {
+		// Section 3.5: in the Recv and Size Known states the peer is
+		// asked to stop. In Data Recvd everything arrived and our
+		// acknowledgements end the peer's sending part: a STOP_SENDING
+		// would at most make it reset a stream that is complete.
+		r.stopPending = true
+		c.streams.queueCtrl(s)
+	}
+	// The unread data is dropped and its connection credit released;
+	// with all data received the part is done (stopped and complete), so
+	// the stream can be forgotten and the peer may open another.
 	c.streams.discardRecv(s, r.buf.highest)
-	c.streams.queueCtrl(s)
+	c.streams.maybeRemove(s)
 	return nil
 }
 

@@ -23,7 +23,10 @@ func (m *streamMap) onStreamFrame(f *wire.StreamFrame) error {
 		r.finalSize, r.hasFinal = end, true
 	}
 	if r.reset || r.stopped || r.eofRead {
+		// Discarded, but recorded: a stopped part ends once all data
+		// arrived.
 		m.discardRecv(s, r.buf.highest)
+		r.buf.push(f.Offset, f.Data)
 		m.maybeRemove(s)
 		return nil
 	}
@@ -66,13 +69,13 @@ func (m *streamMap) onReceivedUpTo(s *stream, end uint64, ft wire.FrameType) err
 	return nil
 }
 
-// discardRecv drops the received bytes of a stream below off, counting
-// them as consumed for connection flow control.
+// discardRecv drops the received bytes of a stream and those that arrive
+// later, counting those below off as consumed for connection flow control.
 func (m *streamMap) discardRecv(s *stream, off uint64) {
 	r := s.recv
-	before := r.buf.readOff
+	before := r.buf.consumedTo()
 	r.buf.discard(off)
-	if d := r.buf.readOff - before; d > 0 {
+	if d := r.buf.consumedTo() - before; d > 0 {
 		m.c.onConsumed(d)
 	}
 }

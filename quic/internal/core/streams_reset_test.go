@@ -3,6 +3,8 @@ package core
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
@@ -102,5 +104,104 @@ func TestSmallWindows(t *testing.T) {
 	}
 	if p.client.flow.blockedAt == 0 {
 		t.Error("the client never reported DATA_BLOCKED")
+	}
+}
+
+// TestStopSendingAfterAllData: in the Data Recvd state (RFC 9000 section
+// 3.2), StopSending drops the unread data, releases its flow control
+// credit and frees the stream, so that the peer may open another; no
+// STOP_SENDING goes out, since the peer has nothing left to send (section
+// 3.5 asks for one in the Recv and Size Known states).
+func TestStopSendingAfterAllData(t *testing.T) {
+	ccfg, scfg := testConfigs(t, 93)
+	scfg.MaxIncomingStreamsUni = 1
+	p := newPair(t, ccfg, scfg, 5*time.Millisecond)
+	p.mustRun(p.confirmed, 5*time.Second)
+	stops := 0
+	p.client.debugf = func(format string, args ...any) {
+		if strings.Contains(fmt.Sprintf(format, args...), "STOP_SENDING") {
+			stops++
+		}
+	}
+	id, err := p.client.OpenStream(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := p.client.StreamWrite(id, payload(10_000, 5)); n != 10_000 || err != nil {
+		t.Fatalf("StreamWrite: %d, %v", n, err)
+	}
+	if err := p.client.CloseWrite(id); err != nil {
+		t.Fatal(err)
+	}
+	p.mustRun(func() bool {
+		s := p.server.streams.m[id]
+		return s != nil && s.recv.allReceived()
+	}, p.now+time.Second)
+	if _, err := p.client.OpenStream(false); !errors.Is(err, ErrStreamLimit) {
+		t.Fatalf("second stream before the first ended: %v", err)
+	}
+	if err := p.server.StopSending(id, 5); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := p.server.streams.m[id]; ok {
+		t.Fatal("the server kept the stream")
+	}
+	if _, err := p.server.StreamRead(id, make([]byte, 100)); !errors.Is(err, ErrUnknownStream) {
+		t.Fatalf("read after StopSending: %v", err)
+	}
+	if p.server.flow.consumed != p.server.flow.received {
+		t.Errorf("server consumed %d of %d bytes received", p.server.flow.consumed, p.server.flow.received)
+	}
+	p.mustRun(func() bool {
+		_, err := p.client.OpenStream(false)
+		return err == nil
+	}, p.now+time.Second)
+	if stops != 0 {
+		t.Errorf("the client received %d STOP_SENDING frames for a complete stream", stops)
+	}
+}
+
+// TestStopSendingSizeKnown: with the final size known but data missing
+// (Size Known), StopSending sends STOP_SENDING (RFC 9000 section 3.5), and
+// the stream is freed once the peer answers with RESET_STREAM.
+func TestStopSendingSizeKnown(t *testing.T) {
+	p := confirmedPair(t, 94)
+	id, _ := p.client.OpenStream(false)
+	if _, err := p.client.StreamWrite(id, payload(3000, 6)); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.client.CloseWrite(id); err != nil {
+		t.Fatal(err)
+	}
+	// The data takes three datagrams: lose the first and every
+	// retransmission, so that the FIN arrives after a gap that stays.
+	data := 0
+	p.drop = func(toServer bool, _ int, d []byte) bool {
+		if !toServer || len(d) < 300 {
+			return false
+		}
+		data++
+		return data == 1 || data > 3
+	}
+	p.mustRun(func() bool {
+		s := p.server.streams.m[id]
+		return s != nil && s.recv.hasFinal && !s.recv.allReceived()
+	}, p.now+time.Second)
+	stops := 0
+	p.client.debugf = func(format string, args ...any) {
+		if strings.Contains(fmt.Sprintf(format, args...), "STOP_SENDING") {
+			stops++
+		}
+	}
+	if err := p.server.StopSending(id, 6); err != nil {
+		t.Fatal(err)
+	}
+	p.drop = nil
+	p.mustRun(func() bool { return len(p.server.streams.m) == 0 && len(p.client.streams.m) == 0 }, p.now+time.Second)
+	if stops == 0 {
+		t.Error("no STOP_SENDING in the Size Known state")
+	}
+	if p.server.flow.consumed != p.server.flow.received {
+		t.Errorf("server consumed %d of %d bytes received", p.server.flow.consumed, p.server.flow.received)
 	}
 }
