@@ -90,11 +90,11 @@ func (c *Conn) closeSilently(err error) {
 		return
 	}
 	wasActive := c.state == stateActive
-	c.state = stateClosed
 	if wasActive {
 		c.closeErr = err
 		c.events.push(Event{Kind: EventClosed, Err: err})
 	}
+	c.setClosed()
 }
 
 // onStatelessReset handles a recognized Stateless Reset: the connection

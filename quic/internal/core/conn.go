@@ -35,6 +35,8 @@ type Conn struct {
 	remote   netip.AddrPort
 
 	tls *tls.QUICConn
+	// released: Release closed tls (release.go).
+	released bool
 
 	spaces   [numSpaces]*pnSpace
 	appRead  *crypto.AppKeys
@@ -264,10 +266,13 @@ func (c *Conn) startTLS(q *tls.QUICConn) error {
 		q.SetTransportParameters(raw)
 	}
 	if err := q.Start(context.Background()); err != nil {
+		c.Release()
 		return fmt.Errorf("quic core: TLS start: %w", err)
 	}
 	c.drainTLS()
 	if c.state != stateActive {
+		// The caller gets no Conn to release.
+		c.Release()
 		return c.closeErr
 	}
 	return nil

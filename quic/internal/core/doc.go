@@ -21,7 +21,9 @@
 //   - drains PollEvent: handshake progress, streams opened by the peer,
 //     readable and writable streams, connection IDs to route, and
 //     EventClosed, the last event;
-//   - forgets the connection when Closed reports true (after Release).
+//   - forgets the connection when Closed reports true; the core has then
+//     released its TLS handshake (Release, which a driver calls itself
+//     only for a connection it abandons earlier, and which is idempotent).
 //
 // A server's listener handles a datagram for no known connection without
 // state: VersionNegotiation answers an unsupported version (RFC 9000

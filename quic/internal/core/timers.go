@@ -72,8 +72,7 @@ func (c *Conn) HandleTimer(now time.Duration) {
 		return
 	case stateClosing, stateDraining:
 		if now >= c.closing.deadline {
-			c.state = stateClosed
-			c.closing.packet = nil
+			c.setClosed()
 		}
 		return
 	}
