@@ -36,13 +36,19 @@ func init() {
 	})
 }
 
-const getSynopsis = `get URL [URL...] [-o FILE|DIR] [--insecure | --pin SHA256] [--json] [--timeout D] [QUIC flags]
+const getSynopsis = `get URL [URL...] [-o FILE|DIR] [--insecure | --pin SHA256] [--resume] [--json] [--timeout D] [QUIC flags]
 
 URL is https://HOST[:PORT]/PATH (port 443 by default). Several URLs must
 name the same server: they download at once, on one connection, into the
 directory -o names. One URL goes to -o FILE, or to stdout without -o (with
 --json, the body is then discarded: stdout carries the report). The
-summary goes to stderr, with progress while stderr is a terminal.`
+summary goes to stderr, with progress while stderr is a terminal.
+
+--resume downloads the first URL on a first connection and the others on
+a second one, which resumes the first one's TLS session and sends its
+requests in 0-RTT where the server allows it; with one URL, the second
+connection fetches it again and discards the copy. The summary says how
+the second connection went ("resumed, 0-RTT accepted").`
 
 type getOptions struct {
 	out      string
@@ -50,6 +56,7 @@ type getOptions struct {
 	pin      string
 	jsonOut  bool
 	timeout  time.Duration
+	resume   bool
 	quic     quicOptions
 }
 
@@ -80,7 +87,23 @@ type getReport struct {
 	Retransmitted uint64     `json:"packets_retransmitted"`
 	Version       string     `json:"quic_version"`
 	CipherSuite   string     `json:"cipher_suite"`
+	// Session says whether the TLS session was new or resumed, and what
+	// became of 0-RTT.
+	Session  string `json:"session"`
+	Resumed  bool   `json:"resumed"`
+	Used0RTT bool   `json:"used_0rtt"`
+	// Resumption is the report of the second connection of --resume.
+	Resumption *getReport `json:"resumption,omitempty"`
 }
+
+// Sessions as the report names them.
+const (
+	sessionNew         = "new"
+	sessionNotResumed  = "new (the server did not resume the session)"
+	sessionResumed     = "resumed"
+	session0RTT        = "resumed, 0-RTT accepted"
+	session0RTTRefused = "resumed, 0-RTT rejected"
+)
 
 func runGet(args []string, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -96,6 +119,7 @@ func get(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.pin, "pin", "", "trust exactly the certificate with this SHA-256 (as \"satquic serve\" prints it)")
 	fs.BoolVar(&o.jsonOut, "json", false, "print the report as JSON on stdout")
 	fs.DurationVar(&o.timeout, "timeout", 0, "give up after this long (0: never)")
+	fs.BoolVar(&o.resume, "resume", false, "fetch the URLs after the first on a second connection that resumes the session, with 0-RTT")
 	o.quic.register(fs)
 	urls, err := parseInterspersed(fs, args)
 	if err != nil {
@@ -118,7 +142,16 @@ func get(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		ctx, cancel = context.WithTimeout(ctx, o.timeout)
 		defer cancel()
 	}
-	rep, err := download(ctx, server, files, sinks, tlsConf, o.quic.config(), stderr)
+	conf := o.quic.config()
+	// Tokens from NEW_TOKEN frames spare the second connection of
+	// --resume a Retry.
+	conf.TokenStore = quic.NewTokenCache(4)
+	var rep *getReport
+	if o.resume {
+		rep, err = downloadResumed(ctx, server, files, sinks, tlsConf, conf, stderr)
+	} else {
+		rep, err = download(ctx, server, files, sinks, tlsConf, conf, false, stderr)
+	}
 	if rep == nil && err != nil && !o.insecure && o.pin == "" && strings.Contains(err.Error(), "certificate") {
 		err = fmt.Errorf("%w (for a self-signed server, pass its SHA-256 with --pin)", err)
 	}
@@ -214,6 +247,9 @@ func parseGetURLs(urls []string) (string, []*getFile, error) {
 func (o *getOptions) tlsConfig(server string) (*tls.Config, error) {
 	host, _, _ := net.SplitHostPort(server)
 	conf := &tls.Config{ServerName: host, NextProtos: []string{hq.ALPN}}
+	if o.resume {
+		conf.ClientSessionCache = tls.NewLRUClientSessionCache(4)
+	}
 	switch {
 	case o.insecure && o.pin != "":
 		return nil, fmt.Errorf("%w: --insecure and --pin exclude each other", errUsage)
@@ -319,11 +355,16 @@ func closeOutputs(files []*getFile, sinks []sink, failed bool) error {
 	return errors.Join(errs...)
 }
 
-// download connects and fetches every file at once. The report is nil when
-// the connection could not be made.
-func download(ctx context.Context, server string, files []*getFile, sinks []sink, tlsConf *tls.Config, conf *quic.Config, stderr io.Writer) (*getReport, error) {
+// download connects and fetches every file at once; early dials with
+// DialAddrEarly, so that a resumed session sends its requests in 0-RTT.
+// The report is nil when the connection could not be made.
+func download(ctx context.Context, server string, files []*getFile, sinks []sink, tlsConf *tls.Config, conf *quic.Config, early bool, stderr io.Writer) (*getReport, error) {
 	start := time.Now()
-	c, err := quic.DialAddr(ctx, server, tlsConf, conf)
+	dial := quic.DialAddr
+	if early {
+		dial = quic.DialAddrEarly
+	}
+	c, err := dial(ctx, server, tlsConf, conf)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to %s: %w", server, err)
 	}
@@ -350,6 +391,9 @@ func download(ctx context.Context, server string, files []*getFile, sinks []sink
 	wg.Wait()
 	elapsed := time.Since(start)
 	stopProgress()
+	if tlsConf.ClientSessionCache != nil && !hasTicket(ctx, c, tlsConf) {
+		fmt.Fprintln(stderr, "no session ticket from the server: the next connection cannot resume")
+	}
 	st := c.Stats()
 	cs := c.ConnectionState()
 	_ = c.CloseWithError(0, "")
@@ -366,6 +410,12 @@ func download(ctx context.Context, server string, files []*getFile, sinks []sink
 		Retransmitted: st.PacketsRetransmitted,
 		Version:       cs.Version.String(),
 		CipherSuite:   tls.CipherSuiteName(cs.TLS.CipherSuite),
+		Session:       sessionNew,
+		Resumed:       cs.TLS.DidResume,
+		Used0RTT:      cs.Used0RTT,
+	}
+	if cs.TLS.DidResume {
+		rep.Session = sessionResumed
 	}
 	for _, n := range counts {
 		rep.Bytes += n
@@ -374,6 +424,66 @@ func download(ctx context.Context, server string, files []*getFile, sinks []sink
 		rep.GoodputMbps = float64(rep.Bytes) * 8 / elapsed.Seconds() / 1e6
 	}
 	return rep, errors.Join(errs...)
+}
+
+// ticketWait bounds the wait for a session ticket after the downloads: it
+// comes with the end of the handshake, long before on any path.
+const ticketWait = 2 * time.Second
+
+// hasTicket waits, a little, for the server's session ticket in the
+// client's cache.
+func hasTicket(ctx context.Context, c *quic.Conn, tlsConf *tls.Config) bool {
+	deadline := time.Now().Add(ticketWait)
+	for {
+		if _, ok := tlsConf.ClientSessionCache.Get(tlsConf.ServerName); ok {
+			return true
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil || c.Context().Err() != nil {
+			return false
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// earlyDataOffered reports whether the client's cached session for the
+// server allows 0-RTT.
+func earlyDataOffered(tlsConf *tls.Config) bool {
+	cs, ok := tlsConf.ClientSessionCache.Get(tlsConf.ServerName)
+	if !ok || cs == nil {
+		return false
+	}
+	_, st, err := cs.ResumptionState()
+	return err == nil && st != nil && st.EarlyData
+}
+
+// downloadResumed fetches the first file on a first connection and the
+// others (or the first again, discarded) on a second one that resumes
+// the session, with 0-RTT when the ticket allows it.
+func downloadResumed(ctx context.Context, server string, files []*getFile, sinks []sink, tlsConf *tls.Config, conf *quic.Config, stderr io.Writer) (*getReport, error) {
+	rep, err := download(ctx, server, files[:1], sinks[:1], tlsConf, conf, false, stderr)
+	if err != nil {
+		return rep, err
+	}
+	rest, restSinks := files[1:], sinks[1:]
+	if len(rest) == 0 {
+		again := *files[0]
+		again.Output = ""
+		rest, restSinks = []*getFile{&again}, []sink{{w: io.Discard}}
+	}
+	offered := earlyDataOffered(tlsConf)
+	second, err := download(ctx, server, rest, restSinks, tlsConf, conf, true, stderr)
+	if second != nil {
+		switch {
+		case !second.Resumed:
+			second.Session = sessionNotResumed
+		case second.Used0RTT:
+			second.Session = session0RTT
+		case offered:
+			second.Session = session0RTTRefused
+		}
+		rep.Resumption = second
+	}
+	return rep, err
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
@@ -441,4 +551,9 @@ func printGetReport(w io.Writer, r *getReport) {
 	fmt.Fprintf(w, "%d bytes (%s) in %.3f s: %.1f Mbit/s\n", r.Bytes, humanBytes(r.Bytes), r.Seconds, r.GoodputMbps)
 	fmt.Fprintf(w, "handshake %.1f ms, RTT %.1f ms (min %.1f ms), %d packets received, %d sent, %d lost, %d retransmitted (%s, %s)\n",
 		r.HandshakeMs, r.SmoothedRTTMs, r.MinRTTMs, r.PacketsRecv, r.PacketsSent, r.PacketsLost, r.Retransmitted, r.Version, r.CipherSuite)
+	fmt.Fprintf(w, "session: %s\n", r.Session)
+	if r.Resumption != nil {
+		fmt.Fprintln(w, "second connection:")
+		printGetReport(w, r.Resumption)
+	}
 }

@@ -15,6 +15,8 @@ type quicOptions struct {
 	idleTimeout      time.Duration
 	keepAlive        time.Duration
 	cc               string
+	qlogDir          string
+	keyUpdate        uint64
 }
 
 func (o *quicOptions) register(fs *flag.FlagSet) {
@@ -24,6 +26,8 @@ func (o *quicOptions) register(fs *flag.FlagSet) {
 	fs.DurationVar(&o.idleTimeout, "idle-timeout", 0, "close a connection silent for this long (0: 30s)")
 	fs.DurationVar(&o.keepAlive, "keep-alive", 0, "send a PING after this long without traffic (0: never)")
 	fs.StringVar(&o.cc, "cc", quic.CUBIC, "congestion controller: cubic or newreno")
+	fs.StringVar(&o.qlogDir, "qlog-dir", "", "write a qlog per connection into this directory, <odcid>_<role>.sqlog (default: $QLOGDIR)")
+	fs.Uint64Var(&o.keyUpdate, "key-update", 0, "update the 1-RTT keys every N packets sent (0: only before the AEAD limit)")
 }
 
 func (o *quicOptions) config() *quic.Config {
@@ -34,5 +38,7 @@ func (o *quicOptions) config() *quic.Config {
 		MaxIdleTimeout:    o.idleTimeout,
 		KeepAlivePeriod:   o.keepAlive,
 		CongestionControl: o.cc,
+		QlogDir:           o.qlogDir,
+		KeyUpdateInterval: o.keyUpdate,
 	}
 }

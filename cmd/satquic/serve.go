@@ -28,12 +28,15 @@ func init() {
 	})
 }
 
-const serveSynopsis = `serve --dir DIR [--addr HOST:PORT] [--cert FILE --key FILE] [-v] [QUIC flags]
+const serveSynopsis = `serve --dir DIR [--addr HOST:PORT] [--cert FILE --key FILE] [--retry] [--0rtt] [-v] [QUIC flags]
 
 Serves the regular files under DIR: a client's "GET /path" gets the file's
 bytes, or a stream reset with code 0x194 (not found). Paths never leave DIR,
 through ".." or symbolic links. Without --cert and --key, a self-signed
-ECDSA certificate is made; its SHA-256 is printed, for "satquic get --pin".`
+ECDSA certificate is made; its SHA-256 is printed, for "satquic get --pin".
+--retry makes every client prove its address with a Retry first (unless a
+token from an earlier connection does); --0rtt accepts requests sent in
+0-RTT by clients that resume a session, which an attacker could replay.`
 
 type serveOptions struct {
 	dir      string
@@ -41,6 +44,8 @@ type serveOptions struct {
 	certFile string
 	keyFile  string
 	verbose  bool
+	retry    bool
+	zeroRTT  bool
 	quic     quicOptions
 }
 
@@ -60,6 +65,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 	fs.StringVar(&o.certFile, "cert", "", "PEM certificate chain (with --key); default: a self-signed certificate")
 	fs.StringVar(&o.keyFile, "key", "", "PEM private key of --cert")
 	fs.BoolVar(&o.verbose, "v", false, "log every request on stderr")
+	fs.BoolVar(&o.retry, "retry", false, "validate every client's address with a Retry packet (costs a round trip)")
+	fs.BoolVar(&o.zeroRTT, "0rtt", false, "accept 0-RTT requests from clients resuming a session (replayable)")
 	o.quic.register(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -80,7 +87,12 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 		return err
 	}
 	tlsConf := &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{hq.ALPN}}
-	l, err := quic.ListenAddr(o.addr, tlsConf, o.quic.config())
+	conf := o.quic.config()
+	conf.Allow0RTT = o.zeroRTT
+	if o.retry {
+		conf.RequireAddressValidation = func(net.Addr) bool { return true }
+	}
+	l, err := quic.ListenAddr(o.addr, tlsConf, conf)
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}

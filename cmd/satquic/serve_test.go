@@ -194,3 +194,82 @@ func serveMust(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// TestServeGetResume: with --resume, the second connection resumes the
+// session and sends its requests in 0-RTT where the server accepts it;
+// both tools write qlogs; --retry costs the first connection only.
+func TestServeGetResume(t *testing.T) {
+	checkNoGoroutines(t)
+	dir := t.TempDir()
+	serveMust(t, os.WriteFile(filepath.Join(dir, "a.txt"), []byte("first file\n"), 0o644))
+	serveMust(t, os.WriteFile(filepath.Join(dir, "b.txt"), []byte("second file\n"), 0o644))
+	qlogs := t.TempDir()
+	addr, fp := startServe(t, dir, "--0rtt", "--retry", "--qlog-dir", qlogs)
+	base := "https://" + addr
+
+	outDir := t.TempDir()
+	_, stderr, err := runGetCmd(t, "--resume", "--pin", fp, "--qlog-dir", qlogs, base+"/a.txt", base+"/b.txt", "-o", outDir)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	for name, want := range map[string]string{"a.txt": "first file\n", "b.txt": "second file\n"} {
+		if got, _ := os.ReadFile(filepath.Join(outDir, name)); string(got) != want {
+			t.Errorf("%s: %q", name, got)
+		}
+	}
+	for _, want := range []string{"session: new", "second connection:", "session: resumed, 0-RTT accepted", "b.txt: 12 bytes (ok)"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("summary lacks %q:\n%s", want, stderr)
+		}
+	}
+
+	// One URL, fetched twice, with a JSON report.
+	stdout, _, err := runGetCmd(t, "--resume", "--pin", fp, base+"/a.txt", "--json", "-o", filepath.Join(outDir, "a2.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep getReport
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatalf("JSON report: %v\n%s", err, stdout)
+	}
+	if rep.Resumed || rep.Session != sessionNew || rep.Resumption == nil || !rep.Resumption.Resumed || !rep.Resumption.Used0RTT ||
+		rep.Resumption.Bytes != int64(len("first file\n")) || rep.Resumption.Session != session0RTT {
+		t.Errorf("report: %+v, second connection %+v", rep, rep.Resumption)
+	}
+	if got, _ := os.ReadFile(filepath.Join(outDir, "a2.txt")); string(got) != "first file\n" {
+		t.Errorf("a2.txt: %q", got)
+	}
+
+	// Four connections of the command above, two of this one: each end
+	// of each wrote its qlog.
+	clients, _ := filepath.Glob(filepath.Join(qlogs, "*_client.sqlog"))
+	servers, _ := filepath.Glob(filepath.Join(qlogs, "*_server.sqlog"))
+	if len(clients) != 2 || len(servers) != 4 {
+		t.Errorf("qlogs: %d of clients, %d of the server; want 2 and 4", len(clients), len(servers))
+	}
+	for _, c := range clients {
+		if _, err := os.Stat(strings.TrimSuffix(c, "_client.sqlog") + "_server.sqlog"); err != nil {
+			t.Errorf("no server qlog for %s", filepath.Base(c))
+		}
+	}
+}
+
+// TestServeGetResumeWithout0RTT: a server without --0rtt resumes the
+// session but gives no 0-RTT, and the summary says so.
+func TestServeGetResumeWithout0RTT(t *testing.T) {
+	checkNoGoroutines(t)
+	dir := t.TempDir()
+	serveMust(t, os.WriteFile(filepath.Join(dir, "a.txt"), []byte("x"), 0o644))
+	addr, fp := startServe(t, dir)
+	stdout, _, err := runGetCmd(t, "--resume", "--pin", fp, "https://"+addr+"/a.txt", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep getReport
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if r := rep.Resumption; r == nil || !r.Resumed || r.Used0RTT || r.Session != sessionResumed {
+		t.Errorf("second connection: %+v", r)
+	}
+}
