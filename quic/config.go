@@ -123,6 +123,7 @@ type Config struct {
 	// client proved it receives at its address (RFC 9000 section 8.1.2),
 	// at the cost of a round trip. Nil asks it of nobody, until too
 	// many handshakes with unvalidated clients are in progress at once.
+	// It runs on the Transport's reading goroutine: it must not block.
 	RequireAddressValidation func(net.Addr) bool
 	// KeyUpdateInterval, if set, updates the 1-RTT keys after this many
 	// packets sent with one key (RFC 9001 section 6), which exercises a

@@ -142,6 +142,68 @@ func ExampleStream_SetReadDeadline() {
 // exampleTLS makes a self-signed certificate for 127.0.0.1 and the TLS
 // configurations of a server and of a client that trusts it. QUIC
 // requires an application protocol (ALPN) on both sides.
+// ExampleDialAddrEarly resumes a session: the second connection sends its
+// request in 0-RTT packets, with the first flight of its handshake, where
+// a server that allows 0-RTT takes it. The client's session cache keeps
+// the server's ticket between the connections.
+func ExampleDialAddrEarly() {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	serverConf, clientConf := exampleTLS()
+	clientConf.ClientSessionCache = tls.NewLRUClientSessionCache(8)
+
+	// The request is safe to repeat, so the server accepts it in 0-RTT.
+	l, err := quic.ListenAddr("127.0.0.1:0", serverConf, &quic.Config{Allow0RTT: true})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			conn, err := l.Accept(ctx)
+			if err != nil {
+				return
+			}
+			go func() {
+				for {
+					s, err := conn.AcceptStream(ctx)
+					if err != nil {
+						return
+					}
+					line, _ := bufio.NewReader(s).ReadString('\n')
+					_, _ = io.WriteString(s, strings.ToUpper(line))
+					_ = s.Close()
+				}
+			}()
+		}
+	}()
+
+	for range 2 {
+		conn, err := quic.DialAddrEarly(ctx, l.Addr().String(), clientConf, nil)
+		if err != nil {
+			log.Fatal(err)
+		}
+		// With a ticket, the stream opens at once; without one, when
+		// the handshake completed.
+		s, err := conn.OpenStreamSync(ctx)
+		if err != nil {
+			log.Fatal(err)
+		}
+		_, _ = io.WriteString(s, "ping\n")
+		_ = s.Close()
+		answer, err := io.ReadAll(s)
+		if err != nil {
+			log.Fatal(err)
+		}
+		st := conn.ConnectionState()
+		fmt.Printf("%s resumed: %v, 0-RTT: %v\n", strings.TrimSpace(string(answer)), st.TLS.DidResume, st.Used0RTT)
+		_ = conn.CloseWithError(0, "")
+	}
+	// Output:
+	// PING resumed: false, 0-RTT: false
+	// PING resumed: true, 0-RTT: true
+}
+
 func exampleTLS() (server, client *tls.Config) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {

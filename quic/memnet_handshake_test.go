@@ -464,3 +464,52 @@ func TestUnvalidatedHandshakesBounded(t *testing.T) {
 		_ = c.CloseWithError(0, "")
 	})
 }
+
+// TestResumeRTT: over a 600 ms round trip, a connection that resumes a
+// session with ResumeRTT starts from the round trip its ticket remembers,
+// not from the default initial RTT.
+func TestResumeRTT(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newMemEnv(t, netsim.LinkConfig{Delay: 300 * time.Millisecond}, nil)
+		tc := resumingTLS()
+		c, accepted := e.dialMem(tc, nil, false)
+		echoOnce(t, c, <-accepted, 100)
+		waitTicket(t, tc)
+		srtt := c.Stats().SmoothedRTT
+		if srtt < 600*time.Millisecond {
+			t.Fatalf("smoothed RTT %v over a 600 ms round trip", srtt)
+		}
+		_ = c.CloseWithError(0, "")
+		for _, resume := range []bool{false, true} {
+			c, accepted := e.dialMem(tc, &Config{ResumeRTT: resume}, true)
+			want := 333 * time.Millisecond
+			if resume {
+				want = srtt
+			}
+			if got := c.Stats().SmoothedRTT; got != want {
+				t.Errorf("ResumeRTT %v: first RTT estimate %v, want %v", resume, got, want)
+			}
+			echoOnce(t, c, <-accepted, 100)
+			waitTicket(t, tc)
+			_ = c.CloseWithError(0, "")
+		}
+	})
+}
+
+// TestQlogEnv: without QlogDir or Tracer, the QLOGDIR environment
+// variable names the qlog directory.
+func TestQlogEnv(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("QLOGDIR", dir)
+	synctest.Test(t, func(t *testing.T) {
+		e := newMemEnv(t, link10msOnly, nil)
+		c, s := e.connect(nil)
+		echoOnce(t, c, s, 100)
+		_ = c.CloseWithError(0, "")
+	})
+	for _, role := range []string{"client", "server"} {
+		if names, _ := filepath.Glob(filepath.Join(dir, "*_"+role+".sqlog")); len(names) != 1 {
+			t.Errorf("%s qlogs in $QLOGDIR: %v", role, names)
+		}
+	}
+}
