@@ -12,6 +12,24 @@ import (
 	"github.com/satquic/satquic/quic"
 )
 
+// streamReaderSize is the buffer of a request stream's reader; reads of
+// body data larger than it bypass it.
+const streamReaderSize = 4 << 10
+
+var streamReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, streamReaderSize) }}
+
+// getStreamReader returns a pooled reader of rd.
+func getStreamReader(rd io.Reader) *bufio.Reader {
+	r := streamReaders.Get().(*bufio.Reader)
+	r.Reset(rd)
+	return r
+}
+
+func putStreamReader(r *bufio.Reader) {
+	r.Reset(nil)
+	streamReaders.Put(r)
+}
+
 // errBodyClosed: a read after the body was closed.
 var errBodyClosed = errors.New("http3: read on closed body")
 
@@ -37,10 +55,14 @@ type body struct {
 	onEOF func()
 	// readErr maps the errors of reads that a cancellation caused.
 	readErr func(error) error
+	// pooled: r came from getStreamReader and goes back once the body
+	// ended, when no read can use it any more.
+	pooled bool
 
-	mu     sync.Mutex
-	err    error // sticky: io.EOF, errBodyClosed, or why reading failed
-	closed bool
+	mu      sync.Mutex
+	err     error // sticky: io.EOF, errBodyClosed, or why reading failed
+	closed  bool
+	touched bool // a read began
 }
 
 func (b *body) Read(p []byte) (int, error) {
@@ -48,6 +70,7 @@ func (b *body) Read(p []byte) (int, error) {
 	err := b.err
 	before := b.beforeRead
 	b.beforeRead = nil
+	b.touched = true
 	b.mu.Unlock()
 	if err != nil {
 		return 0, err
@@ -77,6 +100,11 @@ func (b *body) setErr(err error) error {
 	b.err = err
 	b.mu.Unlock()
 	if err == io.EOF {
+		if b.pooled {
+			// Reads see the sticky error from now on.
+			putStreamReader(b.r)
+			b.r = nil
+		}
 		if b.onEOF != nil {
 			b.onEOF()
 		}
@@ -194,6 +222,23 @@ func (b *body) atEnd() error {
 		return streamError(ErrCodeMessageError, "body of %d bytes, content-length %d", b.n, b.contentLength)
 	}
 	return io.EOF
+}
+
+// stopUnread ends a body no read has touched, and returns its reader to
+// the pool; it reports whether the body was read to its end.
+func (b *body) stopUnread() (complete bool) {
+	b.mu.Lock()
+	complete = b.err == io.EOF
+	untouched := !b.touched
+	if b.err == nil {
+		b.err = errBodyClosed
+	}
+	b.mu.Unlock()
+	if untouched && b.pooled {
+		putStreamReader(b.r)
+		b.r = nil
+	}
+	return complete
 }
 
 // Close stops reading; onClose learns whether the body ended first.

@@ -1,7 +1,6 @@
 package http3
 
 import (
-	"bufio"
 	"compress/gzip"
 	"context"
 	"errors"
@@ -362,7 +361,7 @@ const maxInterimResponses = 32
 
 // readResponse reads the response's HEADERS, skipping interim responses.
 func (cs *clientStream) readResponse(gzipped bool) (*http.Response, error) {
-	r := bufio.NewReaderSize(cs.st, 4<<10)
+	r := getStreamReader(cs.st)
 	limit := cs.cc.t.maxHeaderBytes()
 	var status int
 	var header http.Header
@@ -423,6 +422,7 @@ func (cs *clientStream) readResponse(gzipped bool) (*http.Response, error) {
 		maxTrailers:   limit,
 		trailer:       &resp.Trailer,
 		readErr:       cs.mapErr,
+		pooled:        true,
 	}
 	if noBody {
 		// The content-length of a HEAD or 304 response describes a

@@ -24,8 +24,13 @@ const writeBufferSize = 16 << 10
 // frame header (a 1-byte type and a length of up to 8 bytes).
 const dataHeaderRoom = 9
 
+// frameRoom is the room kept before buffered data for the frames that
+// precede it: the DATA frame header, and the HEADERS frame if it fits, so
+// that a small response leaves in one write.
+const frameRoom = 512
+
 var writeBuffers = sync.Pool{New: func() any {
-	b := make([]byte, dataHeaderRoom, dataHeaderRoom+writeBufferSize)
+	b := make([]byte, frameRoom, frameRoom+writeBufferSize)
 	return &b
 }}
 
@@ -53,7 +58,7 @@ type responseWriter struct {
 	// mu serializes writes to the stream: the handler's, and the 100
 	// Continue that the request body may send from another goroutine.
 	mu      sync.Mutex
-	bufp    *[]byte // DATA frame header room, then the buffered data
+	bufp    *[]byte // frameRoom bytes, then the buffered data
 	err     error   // the first write error
 	sent100 bool
 }
@@ -171,7 +176,7 @@ func (w *responseWriter) Write(p []byte) (int, error) {
 		return 0, err
 	}
 	if len(p) < writeBufferSize/2 {
-		*w.bufp = append((*w.bufp)[:dataHeaderRoom], p...)
+		*w.bufp = append((*w.bufp)[:frameRoom], p...)
 		return len(p), nil
 	}
 	// A large write goes out as its own DATA frame, without a copy.
@@ -229,30 +234,29 @@ func (w *responseWriter) flushLocked() error {
 	}
 	var data []byte
 	if w.bufp != nil {
-		data = (*w.bufp)[dataHeaderRoom:]
+		data = (*w.bufp)[frameRoom:]
 	}
 	if w.sentHeader && len(data) == 0 {
 		return nil
 	}
-	var out []byte
+	var prefix []byte
 	if !w.sentHeader {
-		out = w.headerFrameLocked(data)
-		if len(data) > 0 {
-			out = appendFrameHeader(out, frameData, uint64(len(data)))
-			out = append(out, data...)
-		}
-	} else {
-		// The DATA frame header goes into the room before the data.
-		var hb [dataHeaderRoom]byte
-		h := appendFrameHeader(hb[:0], frameData, uint64(len(data)))
-		out = (*w.bufp)[dataHeaderRoom-len(h):]
-		copy(out, h)
+		prefix = w.headerFrameLocked(data)
+	}
+	if len(data) > 0 {
+		prefix = appendFrameHeader(prefix, frameData, uint64(len(data)))
+	}
+	if len(prefix) <= frameRoom && w.bufp != nil {
+		// One write: the frames' headers go into the room before the
+		// data.
+		out := (*w.bufp)[frameRoom-len(prefix):]
+		copy(out, prefix)
+		_, w.err = w.st.Write(out)
+	} else if _, w.err = w.st.Write(prefix); w.err == nil && len(data) > 0 {
+		_, w.err = w.st.Write(data)
 	}
 	if w.bufp != nil {
-		*w.bufp = (*w.bufp)[:dataHeaderRoom]
-	}
-	if _, err := w.st.Write(out); err != nil {
-		w.err = err
+		*w.bufp = (*w.bufp)[:frameRoom]
 	}
 	return w.err
 }
@@ -369,7 +373,7 @@ func (w *responseWriter) abort() {
 
 func (w *responseWriter) releaseLocked() {
 	if w.bufp != nil {
-		*w.bufp = (*w.bufp)[:dataHeaderRoom]
+		*w.bufp = (*w.bufp)[:frameRoom]
 		writeBuffers.Put(w.bufp)
 		w.bufp = nil
 	}

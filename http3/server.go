@@ -419,17 +419,13 @@ func (sc *serverConn) closeDrained() {
 	}()
 }
 
-// requestReaderSize is the buffer of a request stream's reader; larger
-// reads of the body bypass it. It is not pooled: a goroutine of a handler
-// may still hold the body after the handler returned.
-const requestReaderSize = 4 << 10
-
 // handleStream reads a request and runs the handler.
 func (sc *serverConn) handleStream(st *quic.Stream) {
-	r := bufio.NewReaderSize(st, requestReaderSize)
+	r := getStreamReader(st)
 	limit := sc.s.maxHeaderBytes()
 	req, err := sc.readRequest(st, r, limit)
 	if err != nil {
+		putStreamReader(r)
 		sc.rejectRequest(st, err)
 		return
 	}
@@ -517,6 +513,7 @@ func (sc *serverConn) runHandler(st *quic.Stream, r *bufio.Reader, req *http.Req
 		contentLength: req.ContentLength,
 		maxTrailers:   limit,
 		trailer:       &req.Trailer,
+		pooled:        true,
 	}
 	if req.Header.Get("Expect") == "100-continue" {
 		b.beforeRead = w.send100Continue
@@ -532,6 +529,7 @@ func (sc *serverConn) runHandler(st *quic.Stream, r *bufio.Reader, req *http.Req
 	ok := sc.callHandler(handler, w, req)
 	stopWatch()
 	if !ok {
+		b.stopUnread()
 		w.abort()
 		st.CancelRead(quic.StreamErrorCode(ErrCodeInternalError))
 		return
@@ -539,11 +537,7 @@ func (sc *serverConn) runHandler(st *quic.Stream, r *bufio.Reader, req *http.Req
 	w.finish()
 	// The request body may not have been read to its end: ask the client
 	// to stop sending (RFC 9114 section 4.1).
-	b.mu.Lock()
-	complete := b.err == io.EOF
-	b.err = errBodyClosed
-	b.mu.Unlock()
-	if !complete {
+	if !b.stopUnread() {
 		st.CancelRead(quic.StreamErrorCode(ErrCodeNoError))
 	}
 }
