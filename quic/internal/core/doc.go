@@ -75,7 +75,12 @@
 //   - streams*.go implement stream states, IDs and limits (MAX_STREAMS is
 //     raised as the peer's streams finish), reassembly (recvbuf.go), send
 //     buffers with retransmission ranges (sendbuf.go), final sizes, RESET_STREAM
-//     and STOP_SENDING; flow.go does connection and stream flow control with
+//     and STOP_SENDING. Stream data lives in blocks shared by all
+//     connections through pools (pool.go): a received frame is copied once,
+//     to its offset, and a sent one is framed straight from its block, so a
+//     transfer in steady state allocates nothing (allocs_test.go); sent-packet
+//     records and queues are rings that reuse their memory (ring.go,
+//     sentlog.go). flow.go does connection and stream flow control with
 //     receive windows that tune themselves to round trips of consumption,
 //     up to 64 MiB per stream and 96 MiB per connection by default.
 //   - close.go: CONNECTION_CLOSE, closing and draining periods, silent
