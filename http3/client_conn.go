@@ -22,9 +22,14 @@ type clientConn struct {
 
 	mu       sync.Mutex
 	active   int // requests reserved or under way
+	streams  map[*clientStream]struct{}
 	goAway   bool
 	goAwayID uint64
 }
+
+// errRefused: the server's GOAWAY excluded the request's stream, which
+// it therefore did not process (RFC 9114 section 5.2).
+var errRefused = errors.New("http3: request refused by the server's GOAWAY")
 
 // reserve counts a new request in, unless the connection ended or
 // received GOAWAY.
@@ -62,7 +67,18 @@ func (cc *clientConn) goAwayReceived(id uint64) {
 	cc.mu.Lock()
 	cc.goAway, cc.goAwayID = true, id
 	idle := cc.active == 0
+	var refused []*clientStream
+	for cs := range cc.streams {
+		if uint64(cs.st.StreamID()) >= id {
+			refused = append(refused, cs)
+		}
+	}
 	cc.mu.Unlock()
+	// The requests the server will not process fail now, to be sent
+	// again elsewhere.
+	for _, cs := range refused {
+		cs.abort(errRefused)
+	}
 	cc.t.mu.Lock()
 	if cc.t.conns[cc.key] == cc {
 		delete(cc.t.conns, cc.key)
@@ -207,6 +223,12 @@ func (cc *clientConn) roundTrip(req *http.Request) (*http.Response, error) {
 		return nil, &retryableError{errors.New("http3: server sent GOAWAY")}
 	}
 	cs := &clientStream{cc: cc, st: st, req: req, bodyDone: make(chan struct{})}
+	cc.mu.Lock()
+	if cc.streams == nil {
+		cc.streams = make(map[*clientStream]struct{})
+	}
+	cc.streams[cs] = struct{}{}
+	cc.mu.Unlock()
 	cs.stop = context.AfterFunc(ctx, func() { cs.abort(ctx.Err()) })
 	if hasBody(req) {
 		if _, err := st.Write(hdr); err != nil {
@@ -294,6 +316,9 @@ func (cs *clientStream) finish() {
 		return
 	}
 	cs.stop()
+	cs.cc.mu.Lock()
+	delete(cs.cc.streams, cs)
+	cs.cc.mu.Unlock()
 	cs.cc.release()
 }
 
