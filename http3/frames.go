@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"io"
+	"slices"
 )
 
 // Frame types (RFC 9114 section 7.2 and 11.2.1).
@@ -97,14 +98,26 @@ func frameReadError(err error) error {
 	return err
 }
 
+// payloadChunk is how much of a payload is allocated ahead of its
+// arrival: a peer that announces a large frame and sends little of it
+// costs no more memory than it sent.
+const payloadChunk = 16 << 10
+
 // readPayload reads a payload of n bytes, which the caller bounded.
 func readPayload(r *bufio.Reader, n uint64) ([]byte, error) {
-	p := make([]byte, n)
-	if _, err := io.ReadFull(r, p); err != nil {
-		if err == io.EOF {
-			err = errTruncated
+	p := make([]byte, 0, min(n, payloadChunk))
+	for uint64(len(p)) < n {
+		if len(p) == cap(p) {
+			p = slices.Grow(p, int(min(n-uint64(len(p)), uint64(cap(p)))))
 		}
-		return nil, frameReadError(err)
+		m, err := io.ReadFull(r, p[len(p):min(uint64(cap(p)), n)])
+		p = p[:len(p)+m]
+		if err != nil {
+			if err == io.EOF {
+				err = errTruncated
+			}
+			return nil, frameReadError(err)
+		}
 	}
 	return p, nil
 }

@@ -204,6 +204,15 @@ func TestRequestFrames(t *testing.T) {
 	}
 	_, err = readRequestFrame(reader(frameBytes(frameHeaders, []byte{0, 0, 0xd1})[:4]), 100)
 	wantCode(t, err, ErrCodeFrameError, true)
+
+	// Payloads beyond one allocation chunk grow as they arrive.
+	big := payload(5*payloadChunk+123, 4)
+	f, err = readRequestFrame(reader(frameBytes(frameHeaders, big)), 1<<20)
+	if err != nil || !bytes.Equal(f.payload, big) {
+		t.Fatalf("large payload: %d bytes, %v", len(f.payload), err)
+	}
+	_, err = readRequestFrame(reader(append(appendFrameHeader(nil, frameHeaders, 1<<20), big...)), 1<<20)
+	wantCode(t, err, ErrCodeFrameError, true)
 }
 
 func encodeFields(fields ...string) []byte {

@@ -1,6 +1,7 @@
 package http3
 
 import (
+	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"errors"
@@ -226,4 +227,42 @@ func TestQuicGoClientShutdown(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("Shutdown returned %v after the response", time.Since(start))
+}
+
+// TestGzip: the Transport asks for gzip and decompresses what it asked
+// for, unless the request named its own Accept-Encoding.
+func TestGzip(t *testing.T) {
+	checkGoroutines(t)
+	text := strings.Repeat("satellite ", 1000)
+	ts := startServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Accept-Encoding") != "gzip" {
+			_, _ = io.WriteString(w, text)
+			return
+		}
+		w.Header().Set("Content-Encoding", "gzip")
+		zw := gzip.NewWriter(w)
+		_, _ = io.WriteString(zw, text)
+		_ = zw.Close()
+	}))
+	tr := newTransport(t)
+	resp, err := tr.RoundTrip(mustRequest(t, ts.url("/")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || string(b) != text || !resp.Uncompressed || resp.Header.Get("Content-Encoding") != "" {
+		t.Fatalf("%d bytes, %v, uncompressed %v", len(b), err, resp.Uncompressed)
+	}
+	req := mustRequest(t, ts.url("/"))
+	req.Header.Set("Accept-Encoding", "gzip")
+	resp, err = tr.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.Uncompressed || len(b) >= len(text) {
+		t.Fatalf("explicit gzip: %d bytes, uncompressed %v", len(b), resp.Uncompressed)
+	}
 }

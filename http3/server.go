@@ -134,6 +134,12 @@ func (s *Server) Listen(pc net.PacketConn) (*quic.Listener, error) {
 	}
 	s.mu.Lock()
 	s.initLocked()
+	if s.closing {
+		s.mu.Unlock()
+		_ = l.Close()
+		_ = t.Close()
+		return nil, ErrServerClosed
+	}
 	s.listeners[l] = &ownedListener{t: t, pc: pc}
 	s.mu.Unlock()
 	return l, nil
