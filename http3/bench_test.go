@@ -25,9 +25,9 @@ func BenchmarkRequests(b *testing.B) {
 	for _, size := range []int{30, 10_000} {
 		body := payload(size, 1)
 		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write(body) })
-		for _, stack := range []string{"satquic", "quic-go"} {
-			for _, mode := range []string{"one-conn", "new-conn"} {
-				name := fmt.Sprintf("%s/%dB/%s", stack, size, mode)
+		for _, mode := range []string{"one-conn", "new-conn"} {
+			for _, stack := range []string{"satquic", "quic-go"} {
+				name := fmt.Sprintf("%dB/%s/%s", size, mode, stack)
 				b.Run(name, func(b *testing.B) {
 					url, stop := benchServer(b, stack, h)
 					defer stop()

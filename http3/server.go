@@ -325,7 +325,7 @@ type serverConn struct {
 	maxAccepted int64 // the largest request stream ID accepted, or -1
 	goAwayID    uint64
 	sentGoAway  bool
-	drained     chan struct{} // closed when GOAWAY went out and no request is left
+	draining    bool // closeDrained runs
 }
 
 func (sc *serverConn) serve(draining bool) {
@@ -398,10 +398,18 @@ func (sc *serverConn) goAway() {
 // data, so the connection closes when the client closes it, or once
 // nothing was in flight for two round trips, by which time the client
 // has what was sent.
+//
+// The goroutine is not in sc.wg, which serve may be waiting on already:
+// it ends when the connection does.
 func (sc *serverConn) closeDrained() {
-	sc.wg.Add(1)
+	sc.mu.Lock()
+	started := sc.draining
+	sc.draining = true
+	sc.mu.Unlock()
+	if started {
+		return
+	}
 	go func() {
-		defer sc.wg.Done()
 		quiet := time.Duration(0)
 		last := time.Now()
 		for !sc.closed() {
