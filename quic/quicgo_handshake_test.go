@@ -630,8 +630,8 @@ func startLossyRelay(t *testing.T, server net.Addr) *emulate.Relay {
 	}
 	t.Cleanup(func() {
 		st := r.Stats()
-		t.Logf("relay: %d of %d lost up, %d of %d lost down (queue drops %d, %d)",
-			st.Up.DroppedLoss, st.Up.Offered, st.Down.DroppedLoss, st.Down.Offered, st.Up.DroppedQueue, st.Down.DroppedQueue)
+		t.Logf("relay: %d of %d lost up, %d of %d lost down (queue drops %d, %d; late %d, %d)",
+			st.Up.DroppedLoss, st.Up.Offered, st.Down.DroppedLoss, st.Down.Offered, st.Up.DroppedQueue, st.Down.DroppedQueue, st.Up.Late, st.Down.Late)
 		if st.Down.DroppedLoss == 0 {
 			t.Error("the relay lost nothing")
 		}
@@ -671,10 +671,11 @@ func TestInteropTransferLoss(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer c.CloseWithError(0, "")
-		if err := getHQ(mustOpen(t, c), "size-"+strconv.Itoa(size)); err != nil {
-			t.Fatal(err)
-		}
+		err = getHQ(mustOpen(t, c), "size-"+strconv.Itoa(size))
 		st := c.Stats()
+		if err != nil {
+			t.Fatalf("%v; client stats %+v", err, st)
+		}
 		t.Logf("2 MiB in %v, %d packets received, %d lost by the client", time.Since(start), st.PacketsReceived, st.PacketsLost)
 	})
 	t.Run("quic-go to satquic", func(t *testing.T) {
@@ -708,10 +709,11 @@ func TestInteropTransferLoss(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		server := <-served
 		if err := getHQ(s, "size-"+strconv.Itoa(size)); err != nil {
-			t.Fatal(err)
+			t.Fatalf("%v; server stats %+v", err, server.Stats())
 		}
-		st := (<-served).Stats()
+		st := server.Stats()
 		t.Logf("2 MiB in %v, %d packets sent, %d lost and %d retransmitted by the server", time.Since(start), st.PacketsSent, st.PacketsLost, st.PacketsRetransmitted)
 	})
 }
