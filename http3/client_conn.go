@@ -229,7 +229,11 @@ func (cc *clientConn) roundTrip(req *http.Request) (*http.Response, error) {
 	}
 	cc.streams[cs] = struct{}{}
 	cc.mu.Unlock()
-	cs.stop = context.AfterFunc(ctx, func() { cs.abort(ctx.Err()) })
+	if ctx.Done() != nil {
+		cs.stop = context.AfterFunc(ctx, func() { cs.abort(ctx.Err()) })
+	} else {
+		cs.stop = func() bool { return true }
+	}
 	if hasBody(req) {
 		if _, err := st.Write(hdr); err != nil {
 			return nil, cs.fail(err)
@@ -426,7 +430,6 @@ func (cs *clientStream) readResponse(gzipped bool) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	tlsState := cs.cc.qc.ConnectionState().TLS
 	resp := &http.Response{
 		Status:        strconv.Itoa(status) + " " + http.StatusText(status),
 		StatusCode:    status,
@@ -435,7 +438,7 @@ func (cs *clientStream) readResponse(gzipped bool) (*http.Response, error) {
 		Header:        header,
 		ContentLength: cl,
 		Request:       cs.req,
-		TLS:           &tlsState,
+		TLS:           cs.cc.tls(),
 	}
 	declareTrailers(header, &resp.Trailer)
 	noBody := cs.req.Method == http.MethodHead || !bodyAllowed(status)

@@ -3,6 +3,7 @@ package http3
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"io"
 	"sync"
@@ -48,6 +49,19 @@ type conn struct {
 	gotMaxPushID bool
 
 	wg sync.WaitGroup // goroutines reading the peer's streams
+
+	tlsOnce  sync.Once
+	tlsState *tls.ConnectionState
+}
+
+// tls returns the connection's TLS state, which requests and responses
+// share, as net/http's do.
+func (c *conn) tls() *tls.ConnectionState {
+	c.tlsOnce.Do(func() {
+		st := c.qc.ConnectionState().TLS
+		c.tlsState = &st
+	})
+	return c.tlsState
 }
 
 func newConn(qc *quic.Conn, isServer bool, local settings) *conn {

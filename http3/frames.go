@@ -44,7 +44,8 @@ const maxControlFramePayload = 16 << 10
 type frame struct {
 	typ    uint64
 	length uint64
-	// payload of HEADERS (request streams) and SETTINGS.
+	// payload of HEADERS (request streams), valid until the next read
+	// from the stream.
 	payload []byte
 	// id of GOAWAY, CANCEL_PUSH and MAX_PUSH_ID.
 	id uint64
@@ -103,8 +104,22 @@ func frameReadError(err error) error {
 // costs no more memory than it sent.
 const payloadChunk = 16 << 10
 
-// readPayload reads a payload of n bytes, which the caller bounded.
+// readPayload reads a payload of n bytes, which the caller bounded. A
+// payload that fits r's buffer is returned in place, without a copy:
+// it stays valid until the next read from r, so the caller decodes it
+// first.
 func readPayload(r *bufio.Reader, n uint64) ([]byte, error) {
+	if n <= uint64(r.Size()) {
+		p, err := r.Peek(int(n))
+		if err != nil {
+			if err == io.EOF {
+				err = errTruncated
+			}
+			return nil, frameReadError(err)
+		}
+		_, _ = r.Discard(int(n))
+		return p, nil
+	}
 	p := make([]byte, 0, min(n, payloadChunk))
 	for uint64(len(p)) < n {
 		if len(p) == cap(p) {

@@ -515,8 +515,7 @@ func (sc *serverConn) runHandler(st *quic.Stream, r *bufio.Reader, req *http.Req
 	defer cancel()
 	req = req.WithContext(ctx)
 	req.RemoteAddr = sc.qc.RemoteAddr().String()
-	tlsState := sc.qc.ConnectionState().TLS
-	req.TLS = &tlsState
+	req.TLS = sc.tls()
 
 	w := newResponseWriter(sc.s, st, req)
 	w.sc = sc.conn
