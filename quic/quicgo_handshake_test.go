@@ -644,11 +644,13 @@ func startLossyRelay(t *testing.T, server net.Addr) *emulate.Relay {
 
 // TestInteropTransferLoss downloads 2 MiB through a relay that loses 2%
 // of the packets each way in bursts of up to 3, and checks its SHA-256.
+// The bound is generous: on a loaded 2-core machine a lossy transfer in
+// real time can take several times its usual 5-7 s.
 func TestInteropTransferLoss(t *testing.T) {
 	const size = 2 << 20
 	t.Run("satquic to quic-go", func(t *testing.T) {
 		checkGoroutines(t)
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()
 		var wg sync.WaitGroup
 		defer wg.Wait()
@@ -680,7 +682,7 @@ func TestInteropTransferLoss(t *testing.T) {
 	})
 	t.Run("quic-go to satquic", func(t *testing.T) {
 		checkGoroutines(t)
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()
 		var wg sync.WaitGroup
 		defer wg.Wait()
