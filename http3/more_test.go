@@ -4,6 +4,7 @@ import (
 	"compress/gzip"
 	"context"
 	"crypto/sha256"
+	"crypto/tls"
 	"errors"
 	"io"
 	"net"
@@ -264,5 +265,45 @@ func TestGzip(t *testing.T) {
 	resp.Body.Close()
 	if resp.Uncompressed || len(b) >= len(text) {
 		t.Fatalf("explicit gzip: %d bytes, uncompressed %v", len(b), resp.Uncompressed)
+	}
+}
+
+// TestInsecureAndController: a client that skips certificate checks, and
+// a handler that drives its response through http.ResponseController.
+func TestInsecureAndController(t *testing.T) {
+	checkGoroutines(t)
+	ts := startServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rc := http.NewResponseController(w)
+		if err := rc.EnableFullDuplex(); err != nil {
+			t.Error(err)
+		}
+		if err := rc.SetWriteDeadline(time.Now().Add(5 * time.Second)); err != nil {
+			t.Error(err)
+		}
+		if err := rc.SetReadDeadline(time.Now().Add(5 * time.Second)); err != nil {
+			t.Error(err)
+		}
+		_, _ = io.WriteString(w, "part one;")
+		if err := rc.Flush(); err != nil {
+			t.Error(err)
+		}
+		_, _ = io.WriteString(w, "part two")
+	}))
+	tr := &Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}
+	defer tr.Close()
+	resp, err := tr.RoundTrip(mustRequest(t, ts.url("/")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(b) != "part one;part two" || resp.ContentLength != -1 {
+		t.Fatalf("%q, length %d", b, resp.ContentLength)
+	}
+	// Without InsecureSkipVerify, the self-signed certificate fails.
+	tr2 := &Transport{}
+	defer tr2.Close()
+	if _, err := tr2.RoundTrip(mustRequest(t, ts.url("/"))); err == nil {
+		t.Fatal("an untrusted certificate was accepted")
 	}
 }
