@@ -196,11 +196,6 @@ func (w *responseWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// WriteString is Write without the conversion to []byte by the caller.
-func (w *responseWriter) WriteString(s string) (int, error) {
-	return w.Write([]byte(s))
-}
-
 // headerFrameLocked encodes the final HEADERS frame; first is the start
 // of the body for content sniffing.
 func (w *responseWriter) headerFrameLocked(first []byte) []byte {
