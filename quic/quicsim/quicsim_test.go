@@ -1,0 +1,73 @@
+package quicsim
+
+import (
+	"testing"
+	"time"
+
+	"github.com/satquic/satquic/netsim"
+)
+
+func seedIFC(t *testing.T, seed uint64) netsim.Profile {
+	t.Helper()
+	p, err := netsim.LookupProfile("seed-ifc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p.WithSeed(seed)
+}
+
+// TestDownloadDeterministic: the same seed gives the same completion time
+// to the nanosecond, and the time respects the physical bound (two round
+// trips plus the body at the link rate).
+func TestDownloadDeterministic(t *testing.T) {
+	const size = 2 << 20
+	cfg := DownloadConfig{Profile: seedIFC(t, 7), Seed: 7, Size: size, MaxDatagramSize: 1452}
+	a, err := Download(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Download(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Elapsed != b.Elapsed || a.Down != b.Down || a.Up != b.Up {
+		t.Errorf("same seed, different runs: %v (down %+v) and %v (down %+v)", a.Elapsed, a.Down, b.Elapsed, b.Down)
+	}
+	if a.Bytes != size {
+		t.Errorf("received %d bytes, want %d", a.Bytes, size)
+	}
+	rtt := cfg.Profile.RTT()
+	floor := 2*rtt + time.Duration(float64(size)*8/cfg.Profile.Down.PeakRateBps()*float64(time.Second))
+	if a.Elapsed < floor || a.Elapsed > 20*floor {
+		t.Errorf("download took %v; physical limit %v", a.Elapsed, floor)
+	}
+	if a.Handshake < rtt || a.Handshake >= a.Elapsed {
+		t.Errorf("handshake completed at %v, download at %v, RTT %v", a.Handshake, a.Elapsed, rtt)
+	}
+	t.Logf("%d bytes in %v (limit %v), handshake %v, down lost %d, server lost %d PTOs %d",
+		size, a.Elapsed, floor, a.Handshake, a.Down.DroppedLoss, a.ServerPacketsLost, a.ServerPTOs)
+	c, err := Download(DownloadConfig{Profile: seedIFC(t, 8), Seed: 8, Size: size, MaxDatagramSize: 1452})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Down == a.Down {
+		t.Errorf("seeds 7 and 8 drew the same losses: %+v", c.Down)
+	}
+}
+
+func TestDownloadEmptyAndErrors(t *testing.T) {
+	r, err := Download(DownloadConfig{Profile: seedIFC(t, 1), Seed: 1, Size: 0})
+	if err != nil || r.Bytes != 0 || r.Elapsed <= 0 {
+		t.Errorf("empty body: %+v, %v", r, err)
+	}
+	if _, err := Download(DownloadConfig{Profile: seedIFC(t, 1), Size: 1, CongestionControl: "bbr"}); err == nil {
+		t.Error("unknown congestion controller accepted")
+	}
+	if _, err := Download(DownloadConfig{Profile: seedIFC(t, 1), Size: -1}); err == nil {
+		t.Error("negative size accepted")
+	}
+	// A limit shorter than the handshake ends the run with an error.
+	if _, err := Download(DownloadConfig{Profile: seedIFC(t, 1), Size: 1 << 20, Limit: 50 * time.Millisecond}); err == nil {
+		t.Error("download finished within 50 ms of simulated time")
+	}
+}
