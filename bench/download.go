@@ -24,8 +24,11 @@ type DownloadConfig struct {
 	Seed uint64
 	// Stacks are compared in the same runs.
 	Stacks []Stack
-	// Paths starts the path of each download.
+	// Paths starts the path of each download (unused when Virtual).
 	Paths PathStarter
+	// Virtual runs every download over the simulator in virtual time
+	// (VirtualStack) instead of the emulator; times are simulated.
+	Virtual bool
 	// Timeout bounds one download; 0 means 30 s plus 20 times its
 	// physical limit.
 	Timeout time.Duration
@@ -155,8 +158,12 @@ func (cfg DownloadConfig) check() error {
 		return errors.New("bench: no sizes")
 	case len(cfg.Stacks) == 0:
 		return errors.New("bench: no stacks")
-	case cfg.Paths == nil:
+	case cfg.Paths == nil && !cfg.Virtual:
 		return errors.New("bench: no path starter")
+	case cfg.Virtual:
+		if err := CheckVirtual(cfg.Stacks); err != nil {
+			return fmt.Errorf("bench: %w", err)
+		}
 	}
 	seen := map[string]bool{}
 	for _, s := range cfg.Stacks {
@@ -173,6 +180,10 @@ func downloadOnce(ctx context.Context, cfg DownloadConfig, r int, st Stack, size
 	seed := RunSeed(cfg.Seed, r)
 	limit := Limit(cfg.Profile, st.HandshakeRTTs(), size)
 	rec = RunRecord{Run: r, Stack: st.Name(), SizeBytes: size, Seed: seed, LimitS: limit.Seconds()}
+	if cfg.Virtual {
+		rec, err = virtualOnce(ctx, cfg, rec, st.(VirtualStack), limit)
+		return rec, true, err
+	}
 	path, err := cfg.Paths(cfg.Profile.WithSeed(seed))
 	if err != nil {
 		return rec, false, fmt.Errorf("starting the emulated path: %w", err)

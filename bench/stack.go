@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/satquic/satquic/netsim"
 )
 
 // Host is one end of the path a stack runs over.
@@ -105,8 +107,7 @@ func Available() []string {
 // with what they wait for, so that asking for one says so rather than
 // "unknown".
 var planned = map[string]string{
-	"satquic":       "satquic's QUIC and HTTP/3 are not ready yet",
-	"satquic-nofec": "satquic's QUIC and HTTP/3 are not ready yet",
+	"satquic-nofec": "FEC is not in satquic's transport yet; satquic is plain QUIC until it is",
 	"quic-go":       "the quic-go peer is not wired in yet",
 }
 
@@ -128,11 +129,14 @@ func LookupStack(name string) (Stack, error) {
 
 // VirtualStack is implemented by stacks that can also run in virtual
 // time, over the discrete-event simulator instead of the emulator (--virtual).
-// Only sans-IO stacks can: satquic's will; kernel TCP never will.
+// Only sans-IO stacks can: satquic's does; kernel TCP never will.
 type VirtualStack interface {
 	Stack
-	// Virtual marks the capability.
-	Virtual()
+	// DownloadVirtual runs one download of size bytes over a fresh
+	// simulated path with the profile's (seeded) links, seed seeding the
+	// stack's own randomness, and gives up after limit of simulated
+	// time. Elapsed is simulated time.
+	DownloadVirtual(ctx context.Context, p netsim.Profile, seed uint64, size int64, limit time.Duration) (VirtualDownload, error)
 }
 
 // CheckVirtual reports whether every stack can run in virtual time, and
@@ -146,7 +150,7 @@ func CheckVirtual(stacks []Stack) error {
 			}
 		}
 	}
-	supported := "none yet (satquic and satquic-nofec will, once they exist)"
+	supported := "none"
 	if len(can) > 0 {
 		supported = strings.Join(can, ", ")
 	}

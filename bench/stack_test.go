@@ -1,8 +1,13 @@
 package bench
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/satquic/satquic/netsim"
 )
 
 func TestLookupStack(t *testing.T) {
@@ -16,7 +21,7 @@ func TestLookupStack(t *testing.T) {
 			t.Errorf("LookupStack(%q) = %v, %v", name, s, err)
 		}
 	}
-	for _, name := range []string{"satquic", "satquic-nofec", "quic-go", "tcp-vegas"} {
+	for _, name := range []string{"satquic-nofec", "quic-go", "tcp-vegas"} {
 		_, err := LookupStack(name)
 		if err == nil {
 			t.Fatalf("LookupStack(%q) succeeded", name)
@@ -33,7 +38,9 @@ func TestLookupStack(t *testing.T) {
 
 type virtualFake struct{ fakeStack }
 
-func (virtualFake) Virtual() {}
+func (virtualFake) DownloadVirtual(context.Context, netsim.Profile, uint64, int64, time.Duration) (VirtualDownload, error) {
+	return VirtualDownload{}, errors.New("not run")
+}
 
 func TestCheckVirtual(t *testing.T) {
 	tcp, err := LookupStack("tcp-cubic")
@@ -42,7 +49,7 @@ func TestCheckVirtual(t *testing.T) {
 	}
 	err = CheckVirtual([]Stack{tcp})
 	if err == nil || !strings.Contains(err.Error(), "tcp-cubic runs only in real time") ||
-		!strings.Contains(err.Error(), "none yet") {
+		!strings.Contains(err.Error(), "that run in virtual time: satquic") {
 		t.Errorf("CheckVirtual(tcp-cubic) = %v", err)
 	}
 	if err := CheckVirtual([]Stack{&virtualFake{fakeStack{name: "v"}}}); err != nil {

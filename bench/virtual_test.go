@@ -1,0 +1,74 @@
+package bench
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/satquic/satquic/netsim"
+)
+
+func virtualConfig(t *testing.T, stacks ...string) DownloadConfig {
+	t.Helper()
+	p, err := netsim.LookupProfile("seed-ifc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := DownloadConfig{Profile: p, Sizes: []int64{1 << 20, 3 << 20}, Runs: 3, Seed: 11, Virtual: true}
+	for _, n := range stacks {
+		st, err := LookupStack(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Stacks = append(cfg.Stacks, st)
+	}
+	return cfg
+}
+
+// TestVirtualDownload runs the experiment in virtual time without any
+// path starter: every time is above the physical limit, runs differ by
+// their seeds, and the whole experiment replays exactly.
+func TestVirtualDownload(t *testing.T) {
+	cfg := virtualConfig(t, "satquic")
+	start := time.Now()
+	a, err := RunDownload(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d simulated downloads in %v", len(a.Runs), time.Since(start))
+	b, err := RunDownload(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Runs) != 6 || len(a.Results) != 2 {
+		t.Fatalf("%d runs, %d results; want 6 and 2", len(a.Runs), len(a.Results))
+	}
+	lost := int64(0)
+	for i, r := range a.Runs {
+		if r.Seconds < r.LimitS || r.Seconds > 20*r.LimitS {
+			t.Errorf("run %d: %.3f s against a limit of %.3f s", r.Run, r.Seconds, r.LimitS)
+		}
+		if r != b.Runs[i] {
+			t.Errorf("the replay differs: %+v and %+v", r, b.Runs[i])
+		}
+		if !strings.Contains(r.Detail, "virtual") {
+			t.Errorf("run %d: detail %q does not say it was simulated", r.Run, r.Detail)
+		}
+		lost += r.DownLost
+	}
+	if lost == 0 {
+		t.Error("no loss over 6 downloads of 0.1% loss: are the links seeded?")
+	}
+	if a.Runs[0].Seconds == a.Runs[2].Seconds && a.Runs[0].DownLost == a.Runs[2].DownLost {
+		t.Errorf("runs 1 and 2 of 1 MB are identical: %+v", a.Runs[0])
+	}
+}
+
+func TestVirtualDownloadRefusesRealTimeStacks(t *testing.T) {
+	cfg := virtualConfig(t, "satquic", "tcp-cubic")
+	_, err := RunDownload(context.Background(), cfg)
+	if err == nil || !strings.Contains(err.Error(), "tcp-cubic runs only in real time") {
+		t.Errorf("RunDownload with tcp-cubic in virtual time: %v", err)
+	}
+}
