@@ -1,3 +1,5 @@
+//go:build linux
+
 package main
 
 import (
@@ -10,44 +12,11 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/satquic/satquic/netsim"
 )
-
-// lockedBuffer is a stderr that a test can read while the command writes.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// waitFor polls the buffer until re matches, and returns the submatches.
-func (b *lockedBuffer) waitFor(t *testing.T, re *regexp.Regexp) []string {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
-		if m := re.FindStringSubmatch(b.String()); m != nil {
-			return m
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatalf("no %q in the output:\n%s", re, b.String())
-	return nil
-}
 
 func TestEmulateBadInputIsOneLineAndStatusTwo(t *testing.T) {
 	busy, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
