@@ -15,8 +15,10 @@ func ParseRate(s string) (float64, error) { return parseRate(s) }
 func parseRate(s string) (float64, error) {
 	t := strings.TrimSpace(s)
 	for _, unit := range []string{"bit/s", "bps", "bit"} {
-		if rest, ok := strings.CutSuffix(strings.ToLower(t), unit); ok {
-			t = strings.TrimSpace(t[:len(rest)])
+		// Compare bytes, not a lower-cased copy: lowering can change the
+		// length of non-ASCII input, and the cut must be made in t.
+		if n := len(t) - len(unit); n >= 0 && strings.EqualFold(t[n:], unit) {
+			t = strings.TrimSpace(t[:n])
 			break
 		}
 	}

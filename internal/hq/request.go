@@ -63,7 +63,7 @@ func ReadRequest(r io.Reader) (string, error) {
 		return "", fmt.Errorf("%w: %q", ErrBadRequest, truncate(line))
 	}
 	target = strings.TrimSpace(target)
-	if !strings.HasPrefix(target, "/") || strings.ContainsRune(target, 0) {
+	if !strings.HasPrefix(target, "/") || strings.ContainsFunc(target, isControl) {
 		return "", fmt.Errorf("%w: path %q", ErrBadRequest, truncate(target))
 	}
 	// ".." is refused outright rather than cleaned away: a client that
@@ -75,6 +75,10 @@ func ReadRequest(r io.Reader) (string, error) {
 	}
 	return path.Clean(target), nil
 }
+
+// isControl reports ASCII control characters, which no file path of a
+// request may hold (a stray CR or NUL would reach the file system).
+func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
 
 func truncate(s string) string {
 	if len(s) > 64 {
