@@ -73,25 +73,7 @@ type Figure struct {
 }
 
 // SavePNG writes the figure to path.
-func (f Figure) SavePNG(path string) (err error) {
-	file, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("report: %w", err)
-	}
-	defer func() {
-		if cerr := file.Close(); cerr != nil && err == nil {
-			err = fmt.Errorf("report: %w", cerr)
-		}
-	}()
-	bw := bufio.NewWriter(file)
-	if err := f.WritePNG(bw); err != nil {
-		return err
-	}
-	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("report: writing %s: %w", path, err)
-	}
-	return nil
-}
+func (f Figure) SavePNG(path string) error { return savePNG(path, f.WritePNG) }
 
 // WritePNG renders the figure as PNG to w.
 func (f Figure) WritePNG(w io.Writer) error {
@@ -306,6 +288,28 @@ func checkFinite(xys plotter.XYs) error {
 		if math.IsNaN(p.X) || math.IsNaN(p.Y) || math.IsInf(p.X, 0) || math.IsInf(p.Y, 0) {
 			return fmt.Errorf("point (%v, %v) is not finite", p.X, p.Y)
 		}
+	}
+	return nil
+}
+
+// savePNG creates path and fills it with write, reporting the first error
+// of writing, flushing or closing.
+func savePNG(path string, write func(io.Writer) error) (err error) {
+	file, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	defer func() {
+		if cerr := file.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("report: %w", cerr)
+		}
+	}()
+	bw := bufio.NewWriter(file)
+	if err := write(bw); err != nil {
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("report: writing %s: %w", path, err)
 	}
 	return nil
 }

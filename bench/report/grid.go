@@ -1,13 +1,11 @@
 package report
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"image/color"
 	"io"
 	"math"
-	"os"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -69,25 +67,7 @@ type Grid struct {
 }
 
 // SavePNG writes the grid to path.
-func (g Grid) SavePNG(path string) (err error) {
-	file, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("report: %w", err)
-	}
-	defer func() {
-		if cerr := file.Close(); cerr != nil && err == nil {
-			err = fmt.Errorf("report: %w", cerr)
-		}
-	}()
-	bw := bufio.NewWriter(file)
-	if err := g.WritePNG(bw); err != nil {
-		return err
-	}
-	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("report: writing %s: %w", path, err)
-	}
-	return nil
-}
+func (g Grid) SavePNG(path string) error { return savePNG(path, g.WritePNG) }
 
 // titleHeight is the band above the cells that holds the title.
 const titleHeight = vg.Length(0.9 * vg.Centimeter)
