@@ -178,3 +178,24 @@ func FuzzRSDecoder(f *testing.F) {
 		sameSet(t, got.recovered, rsOracle(sent, lost, data, parity), fmt.Sprintf("rs %d+%d", data, parity))
 	})
 }
+
+// FuzzParseMaelstrom: a layer spec is an error or a valid configuration
+// whose canonical form parses back to itself.
+func FuzzParseMaelstrom(f *testing.F) {
+	for _, s := range []string{"1-20:20", "1-20-40:8", "M:1-11-19:8", "0:1", "1-1:2", "20:", ":20", "1-99999:99999"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		cfg, err := ParseMaelstrom(s)
+		if err != nil {
+			return
+		}
+		if err := cfg.Validate(); err != nil {
+			t.Fatalf("ParseMaelstrom(%q) accepted an invalid config: %v", s, err)
+		}
+		again, err := ParseMaelstrom(cfg.String())
+		if err != nil || again.String() != cfg.String() {
+			t.Fatalf("round trip of %q via %q: %v, %v", s, cfg.String(), again, err)
+		}
+	})
+}
