@@ -60,6 +60,9 @@ func (t FrameType) String() string {
 	if t.IsDatagram() {
 		return "DATAGRAM"
 	}
+	if name := fecFrameName(t); name != "" {
+		return name
+	}
 	return fmt.Sprintf("FrameType(0x%x)", uint64(t))
 }
 
@@ -85,13 +88,13 @@ func (t FrameType) IsConnectionClose() bool {
 // 9000 section 13.2 and table 3, column "N"). DATAGRAM frames are
 // ack-eliciting (RFC 9221 section 5.2).
 func (t FrameType) IsAckEliciting() bool {
-	return !t.IsAck() && t != FrameTypePadding && !t.IsConnectionClose()
+	return !t.IsAck() && t != FrameTypePadding && !t.IsConnectionClose() && t != FrameTypeFECRecovered
 }
 
 // CountsInFlight reports whether a frame of type t makes its packet count
 // toward bytes in flight: packets of ACK frames alone do not (RFC 9000
 // table 3, column "C"; RFC 9002 section 2).
-func (t FrameType) CountsInFlight() bool { return !t.IsAck() }
+func (t FrameType) CountsInFlight() bool { return !t.IsAck() && t != FrameTypeFECRecovered }
 
 // IsProbing reports whether t is a probing frame: a packet of probing
 // frames only does not migrate the connection (RFC 9000 section 9.1 and
@@ -110,11 +113,12 @@ func (t FrameType) IsFlowControlled() bool { return t.IsStream() }
 
 // AllowedIn reports whether a frame of type t may appear in a packet of
 // type pt (RFC 9000 table 3, column "Pkts", and section 12.5; RFC 9221
-// section 4 for DATAGRAM). Every known frame may appear in 1-RTT packets.
+// section 4 for DATAGRAM). Every known frame may appear in 1-RTT packets,
+// and the FEC frames only there.
 func (t FrameType) AllowedIn(pt PacketType) bool {
 	switch pt {
 	case PacketType1RTT:
-		return t.IsKnown()
+		return t.IsKnown() || t.IsFEC()
 	case PacketTypeInitial, PacketTypeHandshake:
 		return t == FrameTypePadding || t == FrameTypePing || t.IsAck() ||
 			t == FrameTypeCrypto || t == FrameTypeConnectionClose
