@@ -16,7 +16,9 @@
 // stacks (tcp-cubic, tcp-bbr) are HTTPS over kernel TCP; the satquic stack
 // is satquic's QUIC with CUBIC, asked for N bytes with an hq-interop style
 // request, so that only the transport is measured (FEC is not yet in the
-// transport). A stack plugs in with one file that implements Stack and
+// transport). The quic-go stack is quic-go's HTTP/3 server and client with
+// their default configuration, run as a separate program so that quic-go
+// stays out of satquic's own dependencies. A stack plugs in with one file that implements Stack and
 // registers itself from init.
 //
 // With --virtual, a VirtualStack runs the same download in virtual time
@@ -28,7 +30,9 @@
 // loop), stats.go (percentiles and summaries), limit.go (the physical
 // limit), sizes.go (size parsing), httpsbytes.go (the HTTPS byte server and
 // its certificate), tcpstack_linux.go (the kernel TCP stacks),
-// satquicstack.go (satquic's QUIC), virtual.go (--virtual), netns.go
+// satquicstack.go (satquic's QUIC), quicgostack.go and
+// quicgostack_process.go (quic-go's HTTP/3, as the external program
+// internal/cmd/quicgo-peer that the stack builds), virtual.go (--virtual), netns.go
 // (Env over emulator namespaces), metadata.go (what makes a result
 // reproducible), output.go (table, CSV, JSON) and plot.go (the figure).
 package bench

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/netip"
 	"os/exec"
@@ -108,7 +109,6 @@ func Available() []string {
 // "unknown".
 var planned = map[string]string{
 	"satquic-nofec": "FEC is not in satquic's transport yet; satquic is plain QUIC until it is",
-	"quic-go":       "the quic-go peer is not wired in yet",
 }
 
 // LookupStack makes the named stack, or explains in one line why it
@@ -160,4 +160,17 @@ func CheckVirtual(stacks []Stack) error {
 		}
 	}
 	return nil
+}
+
+// CloseStacks releases what stacks hold from one run to the next (the
+// quic-go stack's built peer program); stacks without a Close method hold
+// nothing. The caller that made the stacks calls it once it is done.
+func CloseStacks(stacks []Stack) error {
+	var errs []error
+	for _, s := range stacks {
+		if c, ok := s.(interface{ Close() error }); ok {
+			errs = append(errs, c.Close())
+		}
+	}
+	return errors.Join(errs...)
 }

@@ -60,7 +60,10 @@ Measures download completion time, from the start of a fresh connection
 the emulated profile in real time (root: each download gets fresh network
 namespaces). Runs interleave the stacks, and run r seeds the links from
 --seed and r. Progress goes to stderr, the table to stdout.
-Sizes take B, kB, MB, GB (powers of 10) or KiB, MiB, GiB.`
+Sizes take B, kB, MB, GB (powers of 10) or KiB, MiB, GiB.
+Stacks: satquic (satquic's QUIC, hq-interop), quic-go (quic-go's HTTP/3 with
+its defaults, built from internal/cmd/quicgo-peer with the go command, so
+run from the source tree), tcp-cubic and tcp-bbr (HTTPS over kernel TCP).`
 
 // benchDownloadOptions are the parsed and checked flags.
 type benchDownloadOptions struct {
@@ -148,6 +151,13 @@ func runBenchDownload(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// Stacks may hold files from Check to the last run (quic-go's built
+	// peer program).
+	defer func() {
+		if err := bench.CloseStacks(o.stacks); err != nil {
+			fmt.Fprintln(stderr, "warning:", err)
+		}
+	}()
 	// Everything that fails before the first run is about the command
 	// line or the machine: exit status 2, as for bad flags.
 	if !o.virtual && os.Geteuid() != 0 {

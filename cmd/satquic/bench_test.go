@@ -26,9 +26,9 @@ func TestBenchBadFlagsExitTwo(t *testing.T) {
 	}{
 		{[]string{"bench"}, "name an experiment"},
 		{[]string{"bench", "upload"}, `unknown experiment "upload"`},
-		{[]string{"bench", "download", "--stacks", "tcp-vegas"}, `unknown stack "tcp-vegas"; available: satquic, tcp-bbr, tcp-cubic`},
+		{[]string{"bench", "download", "--stacks", "tcp-vegas"}, `unknown stack "tcp-vegas"; available: quic-go, satquic, tcp-bbr, tcp-cubic`},
 		{[]string{"bench", "download", "--stacks", "tcp-cubic,satquic-nofec"}, `stack "satquic-nofec" is not available yet`},
-		{[]string{"bench", "download", "--stacks", "quic-go"}, "available: satquic, tcp-bbr, tcp-cubic"},
+		{[]string{"bench", "download", "--stacks", "quic-go", "--virtual"}, "--virtual: stack quic-go runs only in real time"},
 		{[]string{"bench", "download", "--stacks", "tcp-bbr,tcp-bbr"}, "given twice"},
 		{[]string{"bench", "download", "--profile", "moon"}, `unknown network profile "moon"`},
 		{[]string{"bench", "download", "--sizes", "1MB,ten"}, `size "ten"`},
