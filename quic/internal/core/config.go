@@ -169,6 +169,11 @@ type Config struct {
 	MaxCongestionWindow int
 	// DisablePacing turns the pacer off.
 	DisablePacing bool
+	// FEC, if set, offers forward erasure correction to the peer and
+	// protects what this endpoint sends when the peer offers it too
+	// (FECConfig). Its Policy becomes the loss recovery's FECPolicy.
+	FEC *FECConfig
+
 	// Recovery, if set, is the base of the loss recovery configuration;
 	// CongestionControl, MaxCongestionWindow, DisablePacing and InitialRTT
 	// are then ignored. The core still sets the role, the datagram size
@@ -266,6 +271,9 @@ func (c *Config) recoveryConfig(isServer bool) recovery.Config {
 	}
 	rc.IsServer = isServer
 	rc.MaxDatagramSize = c.MaxDatagramSize
+	if c.FEC != nil {
+		rc.FECPolicy = c.FEC.Policy
+	}
 	return rc
 }
 

@@ -87,6 +87,10 @@ type Conn struct {
 	streams streamMap
 	flow    connFlow
 
+	// fec is the connection's forward erasure correction, nil when
+	// Config.FEC is (fec_conn.go).
+	fec *fecState
+
 	pathResponses [][8]byte
 
 	idle idleState
@@ -230,6 +234,9 @@ func newConn(cfg *Config, now time.Duration, remote netip.AddrPort, isClient boo
 	}
 	c.streams.init(c)
 	c.flow.init(&d)
+	if err := c.initFEC(); err != nil {
+		return nil, err
+	}
 	c.idle.init(now, d.IdleTimeout)
 	c.initVersions()
 	c.qlog = newQlogger(d.Qlog, now)

@@ -13,6 +13,7 @@ func (c *Conn) processFrames(s recovery.Space, pt wire.PacketType, payload []byt
 		return false, transportError(wire.CodeProtocolViolation, 0, "packet without frames")
 	}
 	eliciting := false
+	first := true
 	for len(payload) > 0 {
 		f, n, err := c.parser.Parse(payload)
 		if err != nil {
@@ -27,9 +28,15 @@ func (c *Conn) processFrames(s recovery.Space, pt wire.PacketType, payload []byt
 			c.debugf("%v recv %v frame %v", c.now, s, ft)
 		}
 		c.qlogFrame(f)
-		if err := c.handleFrame(s, f, dcid); err != nil {
+		if ft.IsFEC() {
+			err = c.onFECFrame(f, first)
+		} else {
+			err = c.handleFrame(s, f, dcid)
+		}
+		if err != nil {
 			return eliciting, err
 		}
+		first = false
 		if c.state != stateActive {
 			return eliciting, nil
 		}
@@ -129,6 +136,9 @@ func (c *Conn) onAckFrame(s recovery.Space, f *wire.AckFrame) error {
 // are owed. The Result is copied first because handling it may call the
 // Sender again.
 func (c *Conn) onRecoveryResult(res *recovery.Result) {
+	if c.fec != nil && c.fec.send != nil {
+		c.fec.send.onResult(res)
+	}
 	acked := append(c.build.acked[:0], res.Acked...)
 	acked = append(acked, res.Recovered...)
 	lost := append(c.build.lost[:0], res.Lost...)
@@ -184,7 +194,7 @@ func (c *Conn) onPacketLost(p recovery.PacketInfo) {
 		c.debugf("%v lost %v pn %d frames %v", c.now, p.Space, p.Number, frames)
 	}
 	c.qlogPacketLost(p)
-	if hasEliciting(frames) {
+	if carriesData(frames) {
 		c.stats.PacketsRetransmitted++
 	}
 	for _, f := range frames {
@@ -204,6 +214,8 @@ func (c *Conn) onFrameAcked(sp *pnSpace, f sentFrame) {
 		c.streams.onStreamAcked(f)
 	case fkNewToken:
 		c.onNewTokenAcked()
+	case fkFECRecovered:
+		c.fec.recv.onReportAcked(f.id)
 	case fkResetStream:
 		if s := c.streams.m[f.id]; s != nil && s.send != nil {
 			s.send.resetAcked = true

@@ -202,6 +202,10 @@ func (c *Conn) onPeerParams(raw []byte) {
 	}
 	c.peerParams, c.hasPeer = p, true
 	c.applyPeerParams(&p)
+	if err := c.startFECSender(&p); err != nil {
+		c.closeWithError(err)
+		return
+	}
 	c.onEarlyPeerParams()
 }
 
@@ -264,6 +268,7 @@ func (c *Conn) buildLocalParams() wire.TransportParameters {
 	p.VersionInformation = c.localVersionInfo()
 	scid := c.cids.local[0].id
 	p.InitialSourceConnectionID = &scid
+	c.addFECParam(&p)
 	if !c.isClient {
 		odcid := c.origDCID
 		p.OriginalDestinationConnectionID = &odcid

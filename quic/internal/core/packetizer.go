@@ -27,8 +27,10 @@ type builder struct {
 	plan    [numSpaces]plannedPacket
 	ack     wire.AckFrame
 	data    []byte
-	acked   []recovery.PacketInfo
-	lost    []recovery.PacketInfo
+	// fecRanges holds the packet ranges of a FEC_RECOVERED frame.
+	fecRanges []wire.AckRange
+	acked     []recovery.PacketInfo
+	lost      []recovery.PacketInfo
 }
 
 // plannedPacket is a packet of the datagram being built, before it is
@@ -42,6 +44,7 @@ type plannedPacket struct {
 	hasAck       bool
 	padded       bool
 	early        bool // a 0-RTT packet
+	fecSource    bool // a FEC source symbol (fec_send.go)
 }
 
 func (p *plannedPacket) size(payload int) int { return p.hdrLen + payload + crypto.TagLen }
@@ -203,8 +206,25 @@ func (c *Conn) planPacket(now time.Duration, s recovery.Space, remaining int, pe
 	frames := c.build.frames[s][:0]
 	allow := permit.allows(s)
 	wantsData := allow && c.hasDataIn(s)
-	if !p.early && (sp.acks.due(now) || (wantsData && sp.acks.piggyback())) {
+	fecOn := c.fecSending(s, p.early)
+	if fecOn && permit.eliciting {
+		// Owed repairs go before new data (fec_send.go).
+		wantAck := sp.acks.due(now) || sp.acks.piggyback()
+		if rb, rf, hasAck, ok := c.appendRepair(now, sp, b, frames, avail, wantAck); ok {
+			rb, rf = c.appendRecoveredReport(rb, rf, avail, hasAck)
+			c.build.payload[s], c.build.frames[s] = rb, rf
+			p.hasAck, p.ackEliciting = hasAck, true
+			return p, true
+		}
+	}
+	if fecOn {
+		avail = fecAvail(avail)
+	}
+	if !p.early && (sp.acks.due(now) || (wantsData && sp.acks.piggyback()) || c.fecReportDue(s)) {
 		b, frames, p.hasAck = c.appendAck(sp, b, frames, avail, now)
+	}
+	if c.fec != nil && s == spaceApp && !p.early {
+		b, frames = c.appendRecoveredReport(b, frames, avail, p.hasAck)
 	}
 	if allow {
 		b, frames = c.appendEliciting(s, b, frames, avail)
@@ -213,6 +233,10 @@ func (c *Conn) planPacket(now time.Duration, s recovery.Space, remaining int, pe
 			b = append(b, byte(wire.FrameTypePing))
 			frames = append(frames, sentFrame{kind: fkPing})
 		}
+	}
+	if fecOn && hasStreamFrame(frames) {
+		b, frames = c.markSource(b, frames)
+		p.fecSource = frames[len(frames)-1].kind == fkFECSourceID
 	}
 	c.build.payload[s], c.build.frames[s] = b, frames
 	if len(b) == 0 {
@@ -225,7 +249,30 @@ func (c *Conn) planPacket(now time.Duration, s recovery.Space, remaining int, pe
 // hasEliciting reports whether a frame list makes its packet ack-eliciting.
 func hasEliciting(frames []sentFrame) bool {
 	for i := range frames {
-		if frames[i].kind != fkAck {
+		if k := frames[i].kind; k != fkAck && k != fkFECRecovered {
+			return true
+		}
+	}
+	return false
+}
+
+// carriesData reports whether a lost packet had content that is sent
+// again: not only ACK and FEC frames (a lost repair is not repeated).
+func carriesData(frames []sentFrame) bool {
+	for i := range frames {
+		switch frames[i].kind {
+		case fkAck, fkFECRecovered, fkFECRepair, fkFECSourceID:
+		default:
+			return true
+		}
+	}
+	return false
+}
+
+// hasStreamFrame reports whether a frame list holds a STREAM frame.
+func hasStreamFrame(frames []sentFrame) bool {
+	for i := range frames {
+		if frames[i].kind == fkStream {
 			return true
 		}
 	}

@@ -177,6 +177,7 @@ var sentFrameNames = [...]string{
 	fkStreamsBlockedBidi: "streams_blocked", fkStreamsBlockedUni: "streams_blocked",
 	fkNewConnID: "new_connection_id", fkRetireConnID: "retire_connection_id",
 	fkHandshakeDone: "handshake_done", fkPathResponse: "path_response", fkNewToken: "new_token",
+	fkFECSourceID: "fec_source_id", fkFECRepair: "fec_repair", fkFECRecovered: "fec_recovered",
 }
 
 func appendSentFrame(b []byte, f sentFrame) []byte {

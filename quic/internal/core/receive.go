@@ -216,6 +216,9 @@ func (c *Conn) onPacket(now time.Duration, s recovery.Space, pt wire.PacketType,
 	c.idle.onReceive(now)
 	eliciting, err := c.processFrames(s, pt, payload, dcid)
 	c.qlogPacketReceived(pt, pn)
+	if err == nil && c.fec != nil && s == spaceApp && c.state == stateActive {
+		err = c.afterFECPacket(payload, dcid)
+	}
 	if err != nil {
 		c.closeWithError(err)
 		return true

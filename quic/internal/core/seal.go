@@ -112,6 +112,9 @@ func (c *Conn) onPacketSent(now time.Duration, p *plannedPacket) {
 	if p.hasAck {
 		sp.acks.onAckSent()
 	}
+	if p.fecSource {
+		c.onFECSourceSent(p.pn, c.build.payload[p.space])
+	}
 	if p.ackEliciting {
 		c.idle.onSendEliciting(now)
 	}

@@ -25,6 +25,9 @@ const (
 	fkHandshakeDone
 	fkPathResponse
 	fkNewToken
+	fkFECSourceID  // id: sequence number
+	fkFECRepair    // id: first ESI, n: window
+	fkFECRecovered // id: largest sequence number reported
 )
 
 // sentFrame is the record of one frame in a sent packet: enough to

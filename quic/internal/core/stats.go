@@ -32,9 +32,16 @@ type Stats struct {
 	ProbesSent               uint64
 	KeyUpdates               uint64
 
+	// SpuriousRetransmissions counts packets whose content was sent again
+	// although the peer had it: declared lost and then acknowledged, or
+	// rebuilt by the peer's FEC after their loss was declared.
+	SpuriousRetransmissions uint64
+
 	// Recovery holds the loss detector's counters (PTOs, spurious losses,
-	// congestion signals).
+	// congestion signals, packets the peer recovered with FEC).
 	Recovery recovery.Stats
+	// FEC counts the connection's forward erasure correction work.
+	FEC FECStats
 }
 
 // connStats is the part of Stats the connection counts itself.
@@ -50,5 +57,7 @@ func (c *Conn) Stats() Stats {
 	s.PacingRate = c.sender.PacingRate()
 	s.KeyUpdates = c.ku.updates
 	s.Recovery = c.sender.Stats()
+	s.SpuriousRetransmissions = s.Recovery.SpuriousLosses + s.Recovery.RecoveredAfterLoss
+	s.FEC = c.fecStats()
 	return s
 }

@@ -1,0 +1,261 @@
+package core
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/satquic/satquic/fec"
+	"github.com/satquic/satquic/quic/internal/recovery"
+	"github.com/satquic/satquic/quic/internal/wire"
+)
+
+// FECStats counts a connection's FEC work. Sending and receiving are
+// independent: each direction is protected when its receiver offered FEC.
+type FECStats struct {
+	// Enabled reports that this endpoint sends repairs (the peer offered
+	// FEC too).
+	Enabled bool
+	// SourcesSent counts packets sent as source symbols; RepairsSent and
+	// RepairBytesSent the repair packets and their FEC_REPAIR data;
+	// RepairsCapped the repairs the controller asked for that MaxOverhead
+	// held back.
+	SourcesSent, RepairsSent, RepairBytesSent, RepairsCapped uint64
+	// RepairsReceived counts FEC_REPAIR frames received, RepairsRejected
+	// those the decoder refused, SymbolsRecovered the lost packets the
+	// decoder rebuilt.
+	RepairsReceived, RepairsRejected, SymbolsRecovered uint64
+}
+
+// fecState is a connection's FEC: its validated configuration, the
+// decoder of what the peer protects, and, once the peer offered FEC, the
+// encoder of what this endpoint sends.
+type fecState struct {
+	cfg    FECConfig
+	send   *fecSender
+	recv   *fecReceiver
+	parser wire.FECFrameParser
+}
+
+// initFEC validates Config.FEC and prepares the receiving half; nil turns
+// FEC off.
+func (c *Conn) initFEC() error {
+	if c.cfg.FEC == nil {
+		return nil
+	}
+	cfg, err := c.cfg.FEC.withDefaults()
+	if err != nil {
+		return err
+	}
+	recv, err := newFECReceiver(cfg.MaxWindow, c.fecMaxSymbol())
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	c.fec = &fecState{cfg: cfg, recv: recv}
+	c.parser.Extension = c.fec.parser.Parse
+	return nil
+}
+
+// fecMaxSymbol is the largest source symbol: a 1-RTT payload of the
+// largest datagram.
+func (c *Conn) fecMaxSymbol() int {
+	return min(c.cfg.MaxDatagramSize, fec.MaxSymbolSize)
+}
+
+// addFECParam offers FEC in the transport parameters.
+func (c *Conn) addFECParam(p *wire.TransportParameters) {
+	if c.fec == nil {
+		return
+	}
+	if p.Extensions == nil {
+		p.Extensions = make(map[uint64][]byte)
+	}
+	p.Extensions[wire.ParamFEC] = c.fec.cfg.localParam()
+}
+
+// startFECSender starts protecting what this endpoint sends if the peer
+// offered to decode the RLC scheme. A malformed offer is a
+// TRANSPORT_PARAMETER_ERROR; an unknown scheme is ignored.
+func (c *Conn) startFECSender(p *wire.TransportParameters) error {
+	raw, ok := p.Extensions[wire.ParamFEC]
+	if c.fec == nil || !ok || c.fec.send != nil {
+		return nil
+	}
+	offer, err := wire.ParseFECParams(raw)
+	if err != nil {
+		return err
+	}
+	if offer.Scheme != wire.FECSchemeRLC {
+		return nil
+	}
+	window := int(min(offer.MaxWindow, fec.MaxNSS))
+	send, err := newFECSender(c.fec.cfg, window, c.fecMaxSymbol())
+	if err != nil {
+		return transportError(wire.CodeInternalError, 0, "starting FEC: %v", err)
+	}
+	c.fec.send = send
+	return nil
+}
+
+// fecSending reports whether packets of space s built now are protected.
+func (c *Conn) fecSending(s recovery.Space, early bool) bool {
+	return c.fec != nil && c.fec.send != nil && s == spaceApp && !early
+}
+
+// appendRepair fills a 1-RTT packet with the next owed repair, after an
+// ACK frame if one is due and fits. It reports false when no repair is
+// owed or it does not fit, leaving b as it was.
+func (c *Conn) appendRepair(now time.Duration, sp *pnSpace, b []byte, frames []sentFrame, avail int, wantAck bool) ([]byte, []sentFrame, bool, bool) {
+	fs := c.fec.send
+	data, id, ok := fs.nextRepair()
+	if !ok {
+		return b, frames, false, false
+	}
+	f := wire.FECRepairFrame{Data: data}
+	need := f.Len()
+	if need > avail {
+		// A source grew past the reserve (a longer packet number):
+		// this repair cannot be sent, the next one covers the same.
+		fs.owed--
+		return b, frames, false, false
+	}
+	hasAck := false
+	if wantAck {
+		b, frames, hasAck = c.appendAck(sp, b, frames, avail-need, now)
+	}
+	b, _ = f.Append(b)
+	frames = append(frames, sentFrame{kind: fkFECRepair, id: uint64(id.FirstESI), n: uint64(id.NSS)})
+	fs.onRepairSent(len(data))
+	rtt := c.sender.RTT()
+	until := now + rtt.SmoothedRTT() + max(4*rtt.RTTVar(), time.Millisecond) + c.peerParams.MaxAckDelay()
+	fs.coverWindow(c.sender, id, until)
+	c.qlogRepairSent(id)
+	return b, frames, hasAck, true
+}
+
+// markSource makes a 1-RTT payload built within the reserve a source
+// symbol: it moves the frames to make room for FEC_SOURCE_ID in front.
+func (c *Conn) markSource(b []byte, frames []sentFrame) ([]byte, []sentFrame) {
+	seq := c.fec.send.nextSeq()
+	id := wire.FECSourceIDFrame{Seq: seq}
+	n := id.Len()
+	if n > fecMaxSourceIDLen {
+		return b, frames // sequence numbers beyond 2^30: sent unprotected
+	}
+	b = append(b, zeros[:n]...)
+	copy(b[n:], b[:len(b)-n])
+	if _, err := id.Append(b[:0]); err != nil {
+		return b[n:], frames
+	}
+	return b, append(frames, sentFrame{kind: fkFECSourceID, id: seq})
+}
+
+// onFECSourceSent gives the encoder the symbol of a sent source packet.
+func (c *Conn) onFECSourceSent(pn uint64, payload []byte) {
+	_, n, ok := sourceID(payload)
+	if !ok {
+		return
+	}
+	if err := c.fec.send.onSourceSent(pn, payload[n:]); err != nil {
+		c.closeLocal(transportError(wire.CodeInternalError, 0, "FEC source: %v", err))
+		return
+	}
+	if !c.hasAppData() {
+		c.fec.send.protectTail()
+	}
+}
+
+// appendRecoveredReport appends FEC_RECOVERED when the decoder rebuilt
+// symbols the peer has not heard of: right after a recovery, and with
+// every ACK frame until the peer acknowledges a report.
+func (c *Conn) appendRecoveredReport(b []byte, frames []sentFrame, avail int, withAck bool) ([]byte, []sentFrame) {
+	r := c.fec.recv
+	if !r.reportDue && !withAck {
+		return b, frames
+	}
+	f, ok := r.buildReport()
+	if !ok {
+		r.reportDue = false
+		return b, frames
+	}
+	for len(f.Ranges) > 1 && len(b)+f.Len() > avail {
+		f.Ranges = f.Ranges[:len(f.Ranges)-1]
+	}
+	out, ok := c.fits(b, avail, f)
+	if !ok {
+		return b, frames
+	}
+	r.reportDue = false
+	return out, append(frames, sentFrame{kind: fkFECRecovered, id: f.Ranges[0].Largest})
+}
+
+// onFECFrame handles the FEC frames of a received packet.
+func (c *Conn) onFECFrame(f wire.Frame, first bool) error {
+	switch f := f.(type) {
+	case *wire.FECSourceIDFrame:
+		if !first {
+			return transportError(wire.CodeProtocolViolation, f.Type(), "FEC_SOURCE_ID not the first frame")
+		}
+	case *wire.FECRepairFrame:
+		c.fec.recv.onRepair(f.Data)
+	case *wire.FECRecoveredFrame:
+		return c.onFECRecovered(f)
+	}
+	return nil
+}
+
+// onFECRecovered hands the packets the peer rebuilt to loss recovery:
+// delivered, never retransmitted.
+func (c *Conn) onFECRecovered(f *wire.FECRecoveredFrame) error {
+	fs := c.fec.send
+	if fs == nil {
+		return transportError(wire.CodeProtocolViolation, f.Type(), "FEC_RECOVERED without repairs sent")
+	}
+	ranges := fs.recoveredPackets(c.build.fecRanges[:0], f.Ranges)
+	c.build.fecRanges = ranges
+	if len(ranges) == 0 {
+		return nil
+	}
+	res, err := c.sender.OnRecovered(c.now, spaceApp, ranges)
+	if err != nil {
+		return transportError(wire.CodeInternalError, f.Type(), "%v", err)
+	}
+	c.onRecoveryResult(res)
+	return nil
+}
+
+// afterFECPacket gives the decoder the source symbol of a processed 1-RTT
+// packet and handles what the decoder rebuilt meanwhile.
+func (c *Conn) afterFECPacket(payload []byte, dcid wire.ConnectionID) error {
+	if seq, n, ok := sourceID(payload); ok {
+		c.fec.recv.onSource(seq, payload[n:])
+	}
+	if len(c.fec.recv.pending) == 0 {
+		return nil
+	}
+	c.qlogSymbolsRecovered(len(c.fec.recv.pending))
+	return c.processRecovered(dcid)
+}
+
+// fecStats merges both halves' counters.
+func (c *Conn) fecStats() FECStats {
+	if c.fec == nil {
+		return FECStats{}
+	}
+	s := c.fec.recv.stats
+	if fs := c.fec.send; fs != nil {
+		s.Enabled = true
+		s.SourcesSent, s.RepairsSent, s.RepairBytesSent, s.RepairsCapped =
+			fs.stats.SourcesSent, fs.stats.RepairsSent, fs.stats.RepairBytesSent, fs.stats.RepairsCapped
+	}
+	return s
+}
+
+// fecAvail is the payload budget of a packet that may become a source
+// symbol.
+func fecAvail(avail int) int { return avail - fecReserve }
+
+// fecReportDue reports whether an ACK should go out in space s to carry a
+// FEC_RECOVERED frame right after a recovery.
+func (c *Conn) fecReportDue(s recovery.Space) bool {
+	return c.fec != nil && s == spaceApp && c.fec.recv.reportDue
+}

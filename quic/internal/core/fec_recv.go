@@ -1,0 +1,180 @@
+package core
+
+import (
+	"github.com/satquic/satquic/fec"
+	"github.com/satquic/satquic/quic/internal/wire"
+)
+
+// The receiving half of FEC. A 1-RTT packet whose first frame is
+// FEC_SOURCE_ID gives the decoder its source symbol; a FEC_REPAIR frame
+// gives it a repair. A symbol the decoder rebuilds is a packet that never
+// arrived: its frames are processed as if it had (ACK frames aside, which
+// are stale), and its sequence number goes into the FEC_RECOVERED frames
+// sent with the next ACKs until the peer acknowledged one that covers it.
+// The lost packet's number is not acknowledged: the peer learns from
+// FEC_RECOVERED which of its packets the repair replaced.
+
+// fecMaxReportRanges bounds the ranges of recovered sequence numbers kept
+// for FEC_RECOVERED frames; older ones are forgotten (the peer then
+// retransmits what it did not hear about, nothing is lost).
+const fecMaxReportRanges = 32
+
+// fecReceiver is the receiving half of a connection's FEC.
+type fecReceiver struct {
+	dec *fec.Decoder
+	// highest is the highest sequence number seen, to extend the
+	// decoder's 32-bit ESIs.
+	highest uint64
+	seen    bool
+	// recovered holds the sequence numbers to report; reportDue asks for
+	// a FEC_RECOVERED frame in the next packet, peerKnows is the largest
+	// reported one the peer acknowledged.
+	recovered rangeSet
+	reportDue bool
+	peerKnows uint64
+	hasKnown  bool
+	// pending holds rebuilt symbols (copies) until the packet being
+	// processed is done, so that their frames never nest in its own.
+	pending [][]byte
+	spare   [][]byte
+	report  wire.FECRecoveredFrame
+	stats   FECStats
+}
+
+func newFECReceiver(window, maxSymbol int) (*fecReceiver, error) {
+	dec, err := fec.NewDecoder(fec.DecoderConfig{MaxWindow: window, MaxSymbolSize: maxSymbol})
+	if err != nil {
+		return nil, err
+	}
+	return &fecReceiver{dec: dec}, nil
+}
+
+// sourceID returns the sequence number and length of a FEC_SOURCE_ID frame
+// at the start of payload.
+func sourceID(payload []byte) (uint64, int, bool) {
+	t, n, err := wire.ParseVarint(payload)
+	if err != nil || wire.FrameType(t) != wire.FrameTypeFECSourceID || n != 2 {
+		return 0, 0, false
+	}
+	seq, m, err := wire.ParseVarint(payload[n:])
+	if err != nil {
+		return 0, 0, false
+	}
+	return seq, n + m, true
+}
+
+// onSource gives the decoder the source symbol of a received packet.
+func (r *fecReceiver) onSource(seq uint64, symbol []byte) {
+	if !r.seen || seq > r.highest {
+		r.highest, r.seen = seq, true
+	}
+	r.keep(r.dec.AddSource(uint32(seq), symbol))
+}
+
+// onRepair gives the decoder a repair symbol. A repair the decoder refuses
+// (malformed, or inconsistent with what it holds) is counted and dropped:
+// it cannot be trusted, but the packet that carried it was authenticated
+// and its other frames stand.
+func (r *fecReceiver) onRepair(data []byte) {
+	r.stats.RepairsReceived++
+	recs, err := r.dec.AddRepair(data)
+	if err != nil {
+		r.stats.RepairsRejected++
+		return
+	}
+	r.keep(recs)
+}
+
+// keep copies rebuilt symbols for processing and notes them for the
+// report.
+func (r *fecReceiver) keep(recs []fec.Recovered) {
+	for _, rec := range recs {
+		seq := r.extend(rec.ESI)
+		r.recovered.add(seq, seq+1)
+		for r.recovered.count() > fecMaxReportRanges {
+			r.recovered.dropLowest()
+		}
+		r.reportDue = true
+		r.stats.SymbolsRecovered++
+		var buf []byte
+		if n := len(r.spare); n > 0 {
+			buf, r.spare = r.spare[n-1][:0], r.spare[:n-1]
+		}
+		r.pending = append(r.pending, append(buf, rec.Data...))
+	}
+}
+
+// extend maps a 32-bit ESI to the sequence number nearest to the highest
+// seen.
+func (r *fecReceiver) extend(esi uint32) uint64 {
+	return uint64(int64(r.highest) + int64(int32(esi-uint32(r.highest))))
+}
+
+// buildReport fills the FEC_RECOVERED frame with the recovered sequence
+// numbers the peer has not acknowledged, newest first.
+func (r *fecReceiver) buildReport() (*wire.FECRecoveredFrame, bool) {
+	f := &r.report
+	f.Ranges = f.Ranges[:0]
+	for i := r.recovered.count() - 1; i >= 0; i-- {
+		sp := r.recovered.s[i]
+		if r.hasKnown && sp.hi-1 <= r.peerKnows {
+			break
+		}
+		f.Ranges = append(f.Ranges, wire.AckRange{Smallest: sp.lo, Largest: sp.hi - 1})
+	}
+	return f, len(f.Ranges) > 0
+}
+
+// onReportAcked records that the peer received a FEC_RECOVERED frame
+// whose largest sequence number was largest.
+func (r *fecReceiver) onReportAcked(largest uint64) {
+	if !r.hasKnown || largest > r.peerKnows {
+		r.peerKnows, r.hasKnown = largest, true
+	}
+	r.recovered.removeBelow(r.peerKnows + 1)
+}
+
+// processRecovered handles the frames of the symbols rebuilt while a
+// packet was processed.
+func (c *Conn) processRecovered(dcid wire.ConnectionID) error {
+	r := c.fec.recv
+	for len(r.pending) > 0 && c.state == stateActive {
+		sym := r.pending[0]
+		r.pending = r.pending[1:]
+		err := c.processRecoveredFrames(sym, dcid)
+		r.spare = append(r.spare, sym)
+		if err != nil {
+			r.pending = r.pending[:0]
+			return err
+		}
+	}
+	r.pending = r.pending[:0]
+	return nil
+}
+
+// processRecoveredFrames handles the frames of one rebuilt packet payload.
+// ACK frames are skipped (they are older than what the peer reported
+// since), and so are FEC frames.
+func (c *Conn) processRecoveredFrames(payload []byte, dcid wire.ConnectionID) error {
+	for len(payload) > 0 {
+		f, n, err := c.parser.Parse(payload)
+		if err != nil {
+			return err
+		}
+		payload = payload[n:]
+		ft := f.Type()
+		if err := wire.CheckFrameAllowed(ft, wire.PacketType1RTT); err != nil {
+			return err
+		}
+		if ft.IsAck() || ft.IsFEC() || ft == wire.FrameTypePadding {
+			continue
+		}
+		if err := c.handleFrame(spaceApp, f, dcid); err != nil {
+			return err
+		}
+		if c.state != stateActive {
+			return nil
+		}
+	}
+	return nil
+}

@@ -1,0 +1,329 @@
+package core
+
+import (
+	"time"
+
+	"github.com/satquic/satquic/fec"
+	"github.com/satquic/satquic/quic/internal/recovery"
+	"github.com/satquic/satquic/quic/internal/wire"
+)
+
+// The sending half of FEC. Every 1-RTT packet that carries STREAM frames
+// is a source symbol: it starts with a FEC_SOURCE_ID frame giving its
+// sequence number, and the rest of its payload is the symbol. Repair
+// symbols over the most recent unacknowledged sources go in packets of
+// their own (an ACK may ride along), sent before new data, counted in
+// flight and paced.
+//
+// The redundancy controller is fed from the sender's own view: a source
+// whose packet is acknowledged arrived, one the peer reports recovered
+// (FEC_RECOVERED) was lost and rebuilt, the gaps in between were lost. A
+// fec.LossMonitor turns that into the reports the controller reads, so no
+// feedback frame is needed.
+//
+// Loss detection knows about it: each repair holds the packets it covers
+// from being declared lost until it could have reached the peer and its
+// FEC_RECOVERED come back (recovery.Sender.CoverPacket), and recovered
+// packets are delivered, never retransmitted (OnRecovered).
+
+// fecReserve is what a protected packet leaves free so that a repair over
+// it fits a packet of the same size: the FEC_REPAIR frame header (type
+// and length, 4 bytes), the Repair FEC Payload ID (8), the symbol's length
+// prefix (2), and a margin for a longer packet number in the repair's
+// header (2). The FEC_SOURCE_ID frame (at most 6 bytes for sequence
+// numbers below 2^30) lives inside the reserve.
+const fecReserve = 4 + fec.RepairIDLen + 2 + 2
+
+// fecMaxSourceIDLen is the longest FEC_SOURCE_ID frame fecReserve makes
+// room for.
+const fecMaxSourceIDLen = 6
+
+// fecMaxCredit caps the repairs the overhead allowance saves up.
+const fecMaxCredit = 8
+
+// fecSender is the sending half of a connection's FEC.
+type fecSender struct {
+	cfg  FECConfig
+	enc  *fec.Encoder
+	ctrl fec.Controller
+	mon  *fec.LossMonitor
+	src  sourceLog
+	// owed is the number of repairs to send before new data.
+	owed int
+	// credit is the overhead allowance, in repairs: each source adds
+	// MaxOverhead/(1-MaxOverhead), each repair takes one.
+	credit, perSource float64
+	// tailDone: a repair went out after the newest source.
+	tailDone bool
+	buf      []byte
+	stats    FECStats
+}
+
+// newFECSender starts FEC toward a peer that decodes up to peerWindow
+// symbols.
+func newFECSender(cfg FECConfig, peerWindow int, maxSymbol int) (*fecSender, error) {
+	window := min(cfg.MaxWindow, peerWindow)
+	enc, err := fec.NewEncoder(fec.EncoderConfig{MaxWindow: window, DT: fec.MaxDT, MaxSymbolSize: maxSymbol})
+	if err != nil {
+		return nil, err
+	}
+	ctrl, err := cfg.newController(window)
+	if err != nil {
+		return nil, err
+	}
+	mon, err := fec.NewLossMonitor(fec.MonitorConfig{FeedbackPolicy: ctrl.FeedbackPolicy()})
+	if err != nil {
+		return nil, err
+	}
+	return &fecSender{
+		cfg: cfg, enc: enc, ctrl: ctrl, mon: mon,
+		credit:    2, // enough to protect the tail of a first short burst
+		perSource: cfg.MaxOverhead / (1 - cfg.MaxOverhead),
+		tailDone:  true,
+	}, nil
+}
+
+// nextSeq is the sequence number the next source symbol gets.
+func (f *fecSender) nextSeq() uint64 { return f.src.next }
+
+// onSourceSent records that packet pn went out carrying source symbol
+// data (its payload after the FEC_SOURCE_ID frame).
+func (f *fecSender) onSourceSent(pn uint64, data []byte) error {
+	if _, err := f.enc.AddSource(data); err != nil {
+		return err
+	}
+	seq := f.src.push(pn)
+	f.stats.SourcesSent++
+	f.credit = min(f.credit+f.perSource, fecMaxCredit)
+	f.owe(f.ctrl.OnSource(uint32(seq)))
+	f.tailDone = false
+	return nil
+}
+
+// owe adds n repairs to send, within the overhead allowance.
+func (f *fecSender) owe(n int) {
+	for range n {
+		if f.credit < 1 {
+			f.stats.RepairsCapped++
+			continue
+		}
+		f.credit--
+		f.owed++
+	}
+}
+
+// protectTail owes a repair over the newest sources when the application
+// has nothing more to send, so that a loss among the last packets is
+// repaired without waiting for a probe timeout; two when the measured loss
+// is high.
+func (f *fecSender) protectTail() {
+	if f.cfg.NoTailProtection || f.tailDone || f.owed > 0 || f.enc.Len() == 0 {
+		return
+	}
+	n := 1
+	if ad, ok := f.ctrl.(*fec.AdaptiveController); ok {
+		if loss, _ := ad.Estimate(); loss >= 0.02 {
+			n = 2
+		}
+	}
+	f.owe(n)
+	f.tailDone = true
+}
+
+// nextRepair builds the next owed repair's FEC_REPAIR frame data, or
+// reports false when none is owed or every source was acknowledged.
+func (f *fecSender) nextRepair() ([]byte, fec.RepairID, bool) {
+	if f.owed == 0 {
+		return nil, fec.RepairID{}, false
+	}
+	f.enc.SetWindow(f.ctrl.Window())
+	if f.enc.Len() == 0 {
+		f.owed = 0
+		return nil, fec.RepairID{}, false
+	}
+	var err error
+	f.buf, err = f.enc.AppendRepair(f.buf[:0])
+	if err != nil {
+		f.owed = 0
+		return nil, fec.RepairID{}, false
+	}
+	id, _ := fec.ParseRepairID(f.buf)
+	return f.buf, id, true
+}
+
+// onRepairSent records a repair that went out over the window of id.
+func (f *fecSender) onRepairSent(bytes int) {
+	f.owed--
+	f.tailDone = true
+	f.stats.RepairsSent++
+	f.stats.RepairBytesSent += uint64(bytes)
+}
+
+// onResult feeds what loss recovery learned about 1-RTT packets to the
+// loss monitor, the source log and the controller.
+func (f *fecSender) onResult(res *recovery.Result) {
+	for _, p := range res.Acked {
+		if seq, ok := f.src.finish(p.Space, p.Number, sourceAcked); ok {
+			f.mon.OnSource(uint32(seq))
+		}
+	}
+	for _, p := range res.Recovered {
+		if seq, ok := f.src.finish(p.Space, p.Number, sourceAcked); ok {
+			f.mon.OnRecovered(uint32(seq))
+		}
+	}
+	for _, p := range res.Lost {
+		f.src.finish(p.Space, p.Number, sourceLost)
+	}
+	f.src.compact(uint64(f.enc.Window()))
+	f.enc.Forget(uint32(f.src.oldestOutstanding()))
+	for {
+		fb, ok := f.mon.Report()
+		if !ok {
+			break
+		}
+		f.owe(f.ctrl.OnFeedback(fb))
+	}
+}
+
+// coverWindow asks loss recovery to hold the packets of the sources in
+// id's window that are still outstanding until the repair could have
+// rebuilt them at the peer and the news come back.
+func (f *fecSender) coverWindow(s *recovery.Sender, id fec.RepairID, until time.Duration) {
+	first := f.src.extend(id.FirstESI)
+	for seq := max(first, f.src.base); seq < first+uint64(id.NSS) && seq < f.src.next; seq++ {
+		if e := f.src.at(seq); e != nil && e.state == sourceOutstanding {
+			_ = s.CoverPacket(spaceApp, e.pn, until) // only an unsent pn fails
+		}
+	}
+}
+
+// recoveredPackets turns the peer's FEC_RECOVERED ranges of sequence
+// numbers into descending ranges of the packet numbers that carried them,
+// appended to dst.
+func (f *fecSender) recoveredPackets(dst []wire.AckRange, seqs []wire.AckRange) []wire.AckRange {
+	for _, r := range seqs {
+		lo := max(r.Smallest, f.src.base)
+		for seq := min(r.Largest+1, f.src.next); seq > lo; seq-- {
+			e := f.src.at(seq - 1)
+			if e == nil || e.state == sourceAcked {
+				continue
+			}
+			if n := len(dst); n > 0 && dst[n-1].Smallest == e.pn+1 {
+				dst[n-1].Smallest = e.pn
+				continue
+			}
+			dst = append(dst, wire.AckRange{Smallest: e.pn, Largest: e.pn})
+		}
+	}
+	return dst
+}
+
+// sourceState is what became of a source symbol's packet.
+type sourceState uint8
+
+const (
+	sourceOutstanding sourceState = iota
+	// sourceAcked: acknowledged, or recovered by the peer.
+	sourceAcked
+	// sourceLost: declared lost (its data was queued again). The peer may
+	// still rebuild it, and its report must still find the packet: that
+	// retransmission was spurious.
+	sourceLost
+)
+
+// sourceEntry is a source symbol in flight: the packet that carried it.
+type sourceEntry struct {
+	pn    uint64
+	state sourceState
+}
+
+// sourceLog maps the sequence numbers of the sources in flight (base up to
+// next-1) to their packets. Packet numbers grow with sequence numbers, so
+// a packet's source is found by binary search. Lost sources stay while a
+// repair could still rebuild them at the peer.
+type sourceLog struct {
+	ring       []sourceEntry
+	head, n    int
+	base, next uint64
+}
+
+func (l *sourceLog) push(pn uint64) uint64 {
+	if l.n == len(l.ring) {
+		ring := make([]sourceEntry, max(2*len(l.ring), 256))
+		for i := range l.n {
+			ring[i] = l.ring[(l.head+i)%len(l.ring)]
+		}
+		l.ring, l.head = ring, 0
+	}
+	l.ring[(l.head+l.n)%len(l.ring)] = sourceEntry{pn: pn, state: sourceOutstanding}
+	l.n++
+	seq := l.next
+	l.next++
+	return seq
+}
+
+// at returns the entry of seq, or nil if it is not in the log.
+func (l *sourceLog) at(seq uint64) *sourceEntry {
+	if seq < l.base || seq >= l.next {
+		return nil
+	}
+	return &l.ring[(l.head+int(seq-l.base))%len(l.ring)]
+}
+
+// extend maps a 32-bit ESI to the sequence number nearest to the log.
+func (l *sourceLog) extend(esi uint32) uint64 {
+	return uint64(int64(l.next) + int64(int32(esi-uint32(l.next))))
+}
+
+// finish records the fate of the source carried by packet pn and returns
+// its sequence number, or false if pn carried no source in the log or was
+// already acknowledged.
+func (l *sourceLog) finish(space recovery.Space, pn uint64, state sourceState) (uint64, bool) {
+	if space != spaceApp || l.n == 0 {
+		return 0, false
+	}
+	lo, hi := 0, l.n
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if l.ring[(l.head+mid)%len(l.ring)].pn < pn {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	if lo == l.n {
+		return 0, false
+	}
+	e := &l.ring[(l.head+lo)%len(l.ring)]
+	if e.pn != pn || e.state == sourceAcked || e.state == state {
+		return 0, false
+	}
+	e.state = state
+	return l.base + uint64(lo), true
+}
+
+// compact drops from the front the acknowledged entries, and the lost ones
+// more than horizon sources old (no repair reaches them any more).
+func (l *sourceLog) compact(horizon uint64) {
+	for l.n > 0 {
+		e := l.ring[l.head]
+		if e.state == sourceOutstanding || (e.state == sourceLost && l.next-l.base <= horizon) {
+			return
+		}
+		l.head = (l.head + 1) % len(l.ring)
+		l.n--
+		l.base++
+	}
+}
+
+// oldestOutstanding is the sequence number of the oldest source neither
+// acknowledged nor lost: repairs need not reach further back.
+func (l *sourceLog) oldestOutstanding() uint64 {
+	for i := range l.n {
+		if l.ring[(l.head+i)%len(l.ring)].state == sourceOutstanding {
+			return l.base + uint64(i)
+		}
+	}
+	return l.next
+}
