@@ -1,0 +1,280 @@
+package load
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/satquic/satquic/bench/load/payload"
+	"github.com/satquic/satquic/quic"
+)
+
+func TestRunCounts(t *testing.T) {
+	base := serve(t, payload.Handler())
+	const workers, perWorker, size = 8, 5, 1024
+	res, err := Run(context.Background(), Options{
+		URL: base + payload.Prefix + "1024", Workers: workers, Requests: perWorker,
+		TLS: clientTLS(t), ExpectBody: payload.Body(size),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Requests != workers*perWorker || res.Succeeded != res.Requests || res.Errors != 0 {
+		t.Fatalf("requests %d, succeeded %d, errors %d %v; want %d, all good", res.Requests, res.Succeeded,
+			res.Errors, res.ErrorExamples, workers*perWorker)
+	}
+	if res.Bytes != workers*perWorker*size {
+		t.Errorf("bytes %d, want %d", res.Bytes, workers*perWorker*size)
+	}
+	if res.Connections != 1 || res.SharedConns != 1 {
+		t.Errorf("%d connections opened, %d shared; want 1 and 1", res.Connections, res.SharedConns)
+	}
+	if res.LatencySamples != res.Succeeded {
+		t.Errorf("%d latency samples for %d successes", res.LatencySamples, res.Succeeded)
+	}
+	l := res.LatencyMs
+	if !(l.Min > 0 && l.Min <= l.P50 && l.P50 <= l.P90 && l.P90 <= l.P99 && l.P99 <= l.P999 && l.P999 <= l.Max*1.001) {
+		t.Errorf("latencies out of order: %+v", l)
+	}
+	if res.RequestsPerSecond <= 0 || res.Seconds <= 0 || res.Mbps <= 0 {
+		t.Errorf("rates: %.1f req/s in %.3f s, %.3f Mbit/s", res.RequestsPerSecond, res.Seconds, res.Mbps)
+	}
+}
+
+func TestRunSharedConns(t *testing.T) {
+	base := serve(t, payload.Handler())
+	res, err := Run(context.Background(), Options{
+		URL: base + payload.Prefix + "30", Workers: 6, Requests: 4, Conns: 3, TLS: clientTLS(t),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Succeeded != 24 || res.Connections != 3 || res.SharedConns != 3 {
+		t.Fatalf("%d succeeded over %d connections (%d shared); want 24 over 3", res.Succeeded, res.Connections, res.SharedConns)
+	}
+}
+
+func TestRunNewConn(t *testing.T) {
+	base := serve(t, payload.Handler())
+	res, err := Run(context.Background(), Options{
+		URL: base + payload.Prefix + "30", Workers: 3, Requests: 4, NewConn: true, TLS: clientTLS(t),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Succeeded != 12 || res.Connections != 12 || res.ConnectionsPerSecond <= 0 {
+		t.Fatalf("%d succeeded, %d connections (%.1f/s); want 12 and 12: %v", res.Succeeded, res.Connections,
+			res.ConnectionsPerSecond, res.ErrorExamples)
+	}
+	if res.SharedConns != 0 || !res.NewConn {
+		t.Errorf("new_conn %v with %d shared connections", res.NewConn, res.SharedConns)
+	}
+}
+
+func TestRunDurationAndWarmup(t *testing.T) {
+	base := serve(t, payload.Handler())
+	var calls, warm int
+	res, err := Run(context.Background(), Options{
+		URL: base + payload.Prefix + "100", Workers: 4, Duration: 600 * time.Millisecond, Warmup: 300 * time.Millisecond,
+		TLS: clientTLS(t),
+		// Progress runs on one goroutine of Run's: no lock needed.
+		Progress: func(p Progress) {
+			calls++
+			if p.Warmup {
+				warm++
+			}
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Seconds != 0.6 {
+		t.Errorf("measured %.3f s, want the duration 0.6 s", res.Seconds)
+	}
+	if res.Succeeded == 0 || res.Errors != 0 {
+		t.Errorf("%d succeeded, %d errors %v", res.Succeeded, res.Errors, res.ErrorExamples)
+	}
+	// The warm-up opened the connection; the measured part opened none.
+	if res.Connections != 0 || res.ConnectionsPerSecond != 0 {
+		t.Errorf("%d connections opened after the warm-up", res.Connections)
+	}
+	if calls < 2 || warm == 0 || warm == calls {
+		t.Errorf("progress: %d calls, %d in the warm-up", calls, warm)
+	}
+}
+
+func TestRunErrorKinds(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.Handle(payload.Prefix, payload.Handler())
+	mux.HandleFunc("/reset", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "1000")
+		_, _ = w.Write(make([]byte, 100))
+		if f, ok := w.(http.Flusher); ok {
+			f.Flush()
+		}
+		panic(http.ErrAbortHandler)
+	})
+	mux.HandleFunc("/slow", func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-time.After(5 * time.Second):
+		}
+	})
+	base := serve(t, mux)
+	for _, tc := range []struct {
+		name, path string
+		kind       string
+		o          Options
+	}{
+		{"404", "/nothing", "status_404", Options{}},
+		{"reset", "/reset", KindStreamReset, Options{}},
+		{"mismatch", payload.Prefix + "64", KindBodyMismatch, Options{ExpectBody: make([]byte, 64)}},
+		{"short", payload.Prefix + "64", KindBodyMismatch, Options{ExpectBody: payload.Body(65)}},
+		{"timeout", "/slow", KindTimeout, Options{Timeout: 200 * time.Millisecond}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := tc.o
+			o.URL, o.Workers, o.Requests, o.TLS = base+tc.path, 2, 2, clientTLS(t)
+			res, err := Run(context.Background(), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Errors != 4 || res.ErrorsByKind[tc.kind] != 4 || res.Succeeded != 0 {
+				t.Fatalf("errors %d by kind %v (%v), succeeded %d; want 4 of kind %s", res.Errors, res.ErrorsByKind,
+					res.ErrorExamples, res.Succeeded, tc.kind)
+			}
+			if res.ErrorExamples[tc.kind] == "" || res.LatencySamples != 0 || res.RequestsPerSecond != 0 {
+				t.Errorf("example %q, %d latency samples, %.1f req/s", res.ErrorExamples[tc.kind], res.LatencySamples, res.RequestsPerSecond)
+			}
+		})
+	}
+}
+
+func TestRunConnectError(t *testing.T) {
+	// A port with nothing behind it: the handshake times out.
+	pc, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := pc.LocalAddr().String()
+	pc.Close()
+	res, err := Run(context.Background(), Options{
+		URL: "https://" + addr + "/", Workers: 2, Requests: 1, NewConn: true, TLS: clientTLS(t),
+		QUIC: &quic.Config{HandshakeTimeout: 150 * time.Millisecond},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ErrorsByKind[KindConnect] != 2 || res.Connections != 0 {
+		t.Fatalf("errors %v (%v), %d connections; want 2 connect errors", res.ErrorsByKind, res.ErrorExamples, res.Connections)
+	}
+}
+
+func TestRunCertificateError(t *testing.T) {
+	base := serve(t, payload.Handler())
+	// No trusted root: the handshake fails.
+	res, err := Run(context.Background(), Options{URL: base + "/bytes/1", Workers: 1, Requests: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ErrorsByKind[KindConnect] != 2 {
+		t.Fatalf("errors %v (%v); want 2 connect errors", res.ErrorsByKind, res.ErrorExamples)
+	}
+}
+
+func TestRunCanceled(t *testing.T) {
+	base := serve(t, payload.Handler())
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	res, err := Run(ctx, Options{URL: base + "/bytes/10", Workers: 2, Requests: 1 << 30, TLS: clientTLS(t)})
+	if err == nil || res == nil || res.Succeeded == 0 {
+		t.Fatalf("Run after cancel: %v, %+v; want the context's error and the counts so far", err, res)
+	}
+}
+
+func TestResultJSONContract(t *testing.T) {
+	base := serve(t, payload.Handler())
+	res, err := Run(context.Background(), Options{URL: base + "/bytes/30", Workers: 2, Requests: 3, TLS: clientTLS(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"requests_per_second", "connections_per_second", "errors", "latency_ms", "errors_by_kind"} {
+		if _, ok := m[k]; !ok {
+			t.Errorf("JSON lacks %q: %s", k, b)
+		}
+	}
+	if rps, _ := m["requests_per_second"].(float64); rps <= 0 {
+		t.Errorf("requests_per_second = %v", m["requests_per_second"])
+	}
+	lat, _ := m["latency_ms"].(map[string]any)
+	for _, k := range []string{"p50", "p90", "p99", "p999"} {
+		if v, ok := lat[k].(float64); !ok || v <= 0 {
+			t.Errorf("latency_ms.%s = %v", k, lat[k])
+		}
+	}
+	var text strings.Builder
+	if err := res.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"requests/s", "connections/s", "p99.9", "errors        none"} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("text lacks %q:\n%s", want, text.String())
+		}
+	}
+}
+
+func TestOptionsCheck(t *testing.T) {
+	ok := Options{URL: "https://localhost:4433/", Workers: 1, Requests: 1}
+	for _, tc := range []struct {
+		name string
+		edit func(*Options)
+		want string
+	}{
+		{"no url", func(o *Options) { o.URL = "" }, "no URL"},
+		{"http", func(o *Options) { o.URL = "http://localhost/" }, "https"},
+		{"no host", func(o *Options) { o.URL = "https:///x" }, "no host"},
+		{"port", func(o *Options) { o.URL = "https://localhost:0/" }, "port"},
+		{"bad url", func(o *Options) { o.URL = "https://[::1/" }, "load:"},
+		{"user", func(o *Options) { o.URL = "https://a:b@localhost/" }, "credentials"},
+		{"workers", func(o *Options) { o.Workers = 0 }, "workers"},
+		{"both", func(o *Options) { o.Duration = time.Second }, "either"},
+		{"neither", func(o *Options) { o.Requests = 0 }, "either"},
+		{"negative", func(o *Options) { o.Timeout = -1 }, "negative"},
+		{"conns", func(o *Options) { o.Conns = 2 }, "unused"},
+		{"new conn", func(o *Options) { o.Workers, o.Conns, o.NewConn = 4, 2, true }, "exclude"},
+	} {
+		o := ok
+		tc.edit(&o)
+		_, err := Run(context.Background(), o)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want an error with %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+func FuzzParseURL(f *testing.F) {
+	for _, s := range []string{"https://localhost:4433/bytes/30", "https://[::1]:443/", "http://x/", "https://:1/", "https://h:99999/"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		u, err := ParseURL(s)
+		if err != nil {
+			return
+		}
+		if u.Scheme != "https" || u.Hostname() == "" {
+			t.Fatalf("ParseURL(%q) accepted %v", s, u)
+		}
+	})
+}
