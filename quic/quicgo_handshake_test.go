@@ -44,11 +44,21 @@ func hqFile(name string) ([]byte, error) {
 	return payload(32+n%1024, uint64(n)), nil
 }
 
-// serveHQ answers one request stream.
+// serveHQ answers one request stream. The request is the whole receiving
+// part of the stream: serveHQ reads it up to the FIN. A stack frees a
+// peer's stream, and grants the peer another in MAX_STREAMS (RFC 9000
+// section 4.6), only once the application read the end of it (quic-go and
+// satquic alike), so a server that stopped after the request line would
+// never free a stream whose FIN came in a packet of its own, and a client
+// at the stream limit would wait forever.
 func serveHQ(rw io.ReadWriteCloser) error {
-	line, err := bufio.NewReader(io.LimitReader(rw, 1024)).ReadString('\n')
+	br := bufio.NewReader(io.LimitReader(rw, 1024))
+	line, err := br.ReadString('\n')
 	if err != nil {
 		return err
+	}
+	if rest, err := io.ReadAll(br); err != nil || len(rest) > 0 {
+		return fmt.Errorf("request %q followed by %d bytes (%v) before its end", line, len(rest), err)
 	}
 	name, ok := strings.CutPrefix(strings.TrimRight(line, "\r\n"), "GET /")
 	if !ok {
