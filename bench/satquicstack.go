@@ -30,11 +30,21 @@ import (
 // FEC is not in the transport yet: "satquic" is plain QUIC for now. Once
 // FEC is, "satquic" will mean with FEC and "satquic-nofec" without.
 func init() {
-	Register("satquic", func() Stack { return &satquicStack{name: "satquic"} })
+	// The experiment profiles lose packets without congestion, so the
+	// FEC stack hides recovered losses from congestion control; the
+	// signal variant measures RFC 9265's conservative policy.
+	Register("satquic", func() Stack { return &satquicStack{name: "satquic", fec: true, fecPolicy: quic.FECHide} })
+	Register("satquic-signal", func() Stack {
+		return &satquicStack{name: "satquic-signal", fec: true, fecPolicy: quic.FECSignal}
+	})
+	Register("satquic-nofec", func() Stack { return &satquicStack{name: "satquic-nofec"} })
 }
 
 type satquicStack struct {
 	name string
+	// fec enables FEC at both ends, with fecPolicy for recovered losses.
+	fec       bool
+	fecPolicy string
 }
 
 func (s *satquicStack) Name() string { return s.name }
@@ -56,14 +66,18 @@ func (s *satquicStack) Check() error {
 // the same body.
 const satquicMaxDatagram = 1452
 
-// satquicConfig is the transport configuration of both ends: CUBIC, and
-// otherwise the defaults, which already suit a long path (windows that
-// grow to 64 MiB per stream).
-func satquicConfig() *quic.Config {
-	return &quic.Config{
+// config is the transport configuration of both ends: CUBIC, FEC for the
+// FEC stacks, and otherwise the defaults, which already suit a long path
+// (windows that grow to 64 MiB per stream).
+func (s *satquicStack) config() *quic.Config {
+	c := &quic.Config{
 		CongestionControl: quic.CUBIC,
 		MaxDatagramSize:   satquicMaxDatagram,
 	}
+	if s.fec {
+		c.FEC = &quic.FECConfig{Policy: s.fecPolicy}
+	}
+	return c
 }
 
 // maxSatquicRequest bounds what a request may ask for, as the HTTPS
@@ -106,7 +120,7 @@ func (s *satquicStack) Start(ctx context.Context, env Env) (Endpoints, error) {
 	}); err != nil {
 		return nil, fmt.Errorf("%s: server: %w", s.name, err)
 	}
-	ln, err := quic.Listen(pc, cert.ServerTLSConfig(hq.ALPN), satquicConfig())
+	ln, err := quic.Listen(pc, cert.ServerTLSConfig(hq.ALPN), s.config())
 	if err != nil {
 		pc.Close()
 		return nil, fmt.Errorf("%s: server: %w", s.name, err)
@@ -195,7 +209,7 @@ func (e *satquicEndpoints) Download(ctx context.Context, size int64) (Download, 
 	}
 	defer pc.Close()
 	start := time.Now()
-	c, err := quic.Dial(ctx, pc, e.addr, e.cert.ClientTLSConfig(hq.ALPN), satquicConfig())
+	c, err := quic.Dial(ctx, pc, e.addr, e.cert.ClientTLSConfig(hq.ALPN), e.stack.config())
 	if err != nil {
 		return Download{}, fmt.Errorf("%s: handshake: %w", e.stack.name, err)
 	}

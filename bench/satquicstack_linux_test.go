@@ -61,7 +61,7 @@ func TestSatquicStackRejectsBadRequests(t *testing.T) {
 	}
 	defer ep.Close()
 	e := ep.(*satquicEndpoints)
-	c, err := quic.DialAddr(ctx, e.addr.String(), e.cert.ClientTLSConfig(hq.ALPN), satquicConfig())
+	c, err := quic.DialAddr(ctx, e.addr.String(), e.cert.ClientTLSConfig(hq.ALPN), st.config())
 	if err != nil {
 		t.Fatal(err)
 	}

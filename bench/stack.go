@@ -107,9 +107,7 @@ func Available() []string {
 // planned are stacks the experiments will compare once their code exists,
 // with what they wait for, so that asking for one says so rather than
 // "unknown".
-var planned = map[string]string{
-	"satquic-nofec": "FEC is not in satquic's transport yet; satquic is plain QUIC until it is",
-}
+var planned = map[string]string{}
 
 // LookupStack makes the named stack, or explains in one line why it
 // cannot, listing the available ones.

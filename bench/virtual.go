@@ -59,6 +59,8 @@ func (s *satquicStack) DownloadVirtual(_ context.Context, p netsim.Profile, seed
 		CongestionControl: "cubic",
 		MaxDatagramSize:   satquicMaxDatagram,
 		Limit:             limit,
+		FEC:               s.fec,
+		FECPolicy:         s.fecPolicy,
 	})
 	if err != nil {
 		return VirtualDownload{}, fmt.Errorf("%s: %w", s.name, err)
@@ -67,8 +69,9 @@ func (s *satquicStack) DownloadVirtual(_ context.Context, p netsim.Profile, seed
 		Download: Download{
 			Elapsed: r.Elapsed,
 			Bytes:   r.Bytes,
-			Detail: fmt.Sprintf("cc=cubic virtual handshake=%v server_lost=%d ptos=%d",
-				r.Handshake.Round(time.Millisecond), r.ServerPacketsLost, r.ServerPTOs),
+			Detail: fmt.Sprintf("cc=cubic virtual handshake=%v server_lost=%d retransmitted=%d spurious=%d ptos=%d fec_repairs=%d client_recovered=%d",
+				r.Handshake.Round(time.Millisecond), r.ServerPacketsLost, r.ServerRetransmitted, r.ServerSpurious, r.ServerPTOs,
+				r.FEC.RepairsSent, r.ClientRecovered),
 		},
 		Up:   r.Up,
 		Down: r.Down,

@@ -87,6 +87,9 @@ type Config struct {
 	MaxCongestionWindow int
 	// DisablePacing sends at once whatever the window allows.
 	DisablePacing bool
+	// FEC, if set, enables forward erasure correction when the peer
+	// enables it too (see FECConfig).
+	FEC *FECConfig
 
 	// Versions are the QUIC versions this endpoint accepts, by preference
 	// (RFC 9368). A client starts with Version (or else the first of
@@ -194,6 +197,11 @@ func (c *Config) coreConfig(tlsConf *tls.Config) (core.Config, error) {
 	if c.TokenStore != nil {
 		cc.TokenStore = c.TokenStore
 	}
+	fecCfg, err := c.FEC.coreFEC()
+	if err != nil {
+		return core.Config{}, err
+	}
+	cc.FEC = fecCfg
 	for _, v := range c.Versions {
 		cc.Versions = append(cc.Versions, wire.Version(v))
 	}

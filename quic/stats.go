@@ -29,6 +29,12 @@ type ConnectionStats struct {
 	// that could not be processed.
 	PTOs, PacketsDropped uint64
 	KeyUpdates           uint64
+	// SpuriousRetransmissions counts packets whose content was sent again
+	// although the peer had it (declared lost then acknowledged, or
+	// rebuilt by the peer's FEC after the loss was declared).
+	SpuriousRetransmissions uint64
+	// FEC counts forward erasure correction work (Config.FEC).
+	FEC FECStats
 }
 
 // Stats returns the connection's statistics.
@@ -59,5 +65,7 @@ func (c *Conn) Stats() ConnectionStats {
 		PTOs:                     s.Recovery.PTOs,
 		PacketsDropped:           s.PacketsDropped,
 		KeyUpdates:               s.KeyUpdates,
+		SpuriousRetransmissions:  s.SpuriousRetransmissions,
+		FEC:                      fecStats(&s),
 	}
 }

@@ -56,6 +56,11 @@ type DownloadConfig struct {
 	MaxDatagramSize int
 	// Limit bounds the run in simulated time (0: one hour).
 	Limit time.Duration
+	// FEC enables forward erasure correction at both ends, with the
+	// adaptive controller and FECPolicy ("signal", the default, or
+	// "hide").
+	FEC       bool
+	FECPolicy string
 }
 
 // Result is the outcome of a simulated download.
@@ -72,6 +77,14 @@ type Result struct {
 	// ServerPacketsLost and ServerPTOs are the sender's loss recovery
 	// counters.
 	ServerPacketsLost, ServerPTOs uint64
+	// ServerRetransmitted counts the server's packets whose content was
+	// sent again, ServerSpurious those among them the client had
+	// (acknowledged late, or rebuilt by FEC).
+	ServerRetransmitted, ServerSpurious uint64
+	// FEC is the server's FEC counters, and ClientRecovered the packets
+	// the client rebuilt.
+	FEC             core.FECStats
+	ClientRecovered uint64
 }
 
 var (
@@ -119,7 +132,10 @@ func Download(cfg DownloadConfig) (Result, error) {
 	if sv.conn != nil {
 		st := sv.conn.Stats()
 		res.ServerPacketsLost, res.ServerPTOs = st.PacketsLost, st.Recovery.PTOs
+		res.ServerRetransmitted, res.ServerSpurious = st.PacketsRetransmitted, st.SpuriousRetransmissions
+		res.FEC = st.FEC
 	}
+	res.ClientRecovered = cconn.Stats().FEC.SymbolsRecovered
 	switch {
 	case cl.err != nil:
 		return res, cl.err
@@ -143,6 +159,20 @@ func configs(cfg DownloadConfig) (client, server *core.Config, err error) {
 	default:
 		return nil, nil, fmt.Errorf("quicsim: unknown congestion controller %q", cfg.CongestionControl)
 	}
+	var fecCfg *core.FECConfig
+	if cfg.FEC {
+		fecCfg = &core.FECConfig{}
+		switch cfg.FECPolicy {
+		case "", "signal":
+			fecCfg.Policy = recovery.FECSignal
+		case "hide":
+			fecCfg.Policy = recovery.FECHide
+		default:
+			return nil, nil, fmt.Errorf("quicsim: unknown FEC policy %q", cfg.FECPolicy)
+		}
+	} else if cfg.FECPolicy != "" {
+		return nil, nil, fmt.Errorf("quicsim: FEC policy %q without FEC", cfg.FECPolicy)
+	}
 	cert, pool, err := certificate()
 	if err != nil {
 		return nil, nil, err
@@ -152,12 +182,14 @@ func configs(cfg DownloadConfig) (client, server *core.Config, err error) {
 		Rand:              seeded(cfg.Seed, 1),
 		MaxDatagramSize:   cfg.MaxDatagramSize,
 		CongestionControl: cc,
+		FEC:               fecCfg,
 	}
 	server = &core.Config{
 		TLS:               &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{ALPN}, MinVersion: tls.VersionTLS13, SessionTicketsDisabled: true},
 		Rand:              seeded(cfg.Seed, 2),
 		MaxDatagramSize:   cfg.MaxDatagramSize,
 		CongestionControl: cc,
+		FEC:               fecCfg,
 	}
 	for _, c := range []*core.Config{client, server} {
 		if err := c.Check(); err != nil {

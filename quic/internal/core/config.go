@@ -254,6 +254,11 @@ func (c *Config) validate() error {
 			return fmt.Errorf("%w: %s", ErrConfig, chk.msg)
 		}
 	}
+	if c.FEC != nil {
+		if _, err := c.FEC.withDefaults(); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

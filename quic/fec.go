@@ -1,0 +1,122 @@
+package quic
+
+import (
+	"fmt"
+
+	"github.com/satquic/satquic/quic/internal/core"
+	"github.com/satquic/satquic/quic/internal/recovery"
+)
+
+// FEC policies for FECConfig.Policy: whether a packet the peer rebuilt
+// with FEC, and so never received, counts as congestion.
+const (
+	// FECSignal counts it as a loss for congestion control (RFC 9265's
+	// recommendation for paths whose losses may be congestion); its data
+	// is still never retransmitted. The default.
+	FECSignal = "signal"
+	// FECHide counts it as delivered: for paths known to lose packets
+	// without congestion (LEO and GEO satellites, in-flight Wi-Fi).
+	FECHide = "hide"
+)
+
+// FEC redundancy controllers for FECConfig.Controller.
+const (
+	// FECAdaptive follows the loss rate and burst lengths the sender
+	// measures from ACKs, with proactive repairs and repairs aimed at
+	// what the peer still misses. The default.
+	FECAdaptive = "adaptive"
+	// FECFixed sends FixedRepairs repairs every FixedSources packets.
+	FECFixed = "fixed"
+)
+
+// FECConfig enables forward erasure correction inside the connection.
+// Packets that carry stream data become source symbols of the RFC 8681
+// sliding-window code; repair symbols travel in encrypted packets of their
+// own, congestion controlled and paced. The receiver rebuilds a lost
+// packet as soon as a repair allows, and tells the sender, which never
+// retransmits it; loss detection waits for the repairs that cover a
+// packet before it declares it lost. Both endpoints must enable it (a
+// transport parameter offers it); with a peer that does not, the
+// connection runs without FEC. Zero fields take their defaults.
+type FECConfig struct {
+	// MaxWindow bounds the packets one repair covers and is the window
+	// this endpoint decodes (default 1024, at most 4095).
+	MaxWindow int
+	// Controller is FECAdaptive (default) or FECFixed.
+	Controller string
+	// FixedSources and FixedRepairs are the fixed controller's code
+	// rate (default 20 and 1).
+	FixedSources, FixedRepairs int
+	// MaxOverhead caps repairs as a share of the source and repair
+	// packets sent (default 0.25).
+	MaxOverhead float64
+	// Policy is FECSignal (default) or FECHide.
+	Policy string
+	// DisableTailProtection stops the repairs sent when the application
+	// has nothing more to send, which otherwise spare the last packets
+	// of a response a probe timeout.
+	DisableTailProtection bool
+}
+
+// coreFEC maps the FEC configuration onto the core's.
+func (f *FECConfig) coreFEC() (*core.FECConfig, error) {
+	if f == nil {
+		return nil, nil
+	}
+	cf := &core.FECConfig{
+		MaxWindow:        f.MaxWindow,
+		FixedSources:     f.FixedSources,
+		FixedRepairs:     f.FixedRepairs,
+		MaxOverhead:      f.MaxOverhead,
+		NoTailProtection: f.DisableTailProtection,
+	}
+	switch f.Controller {
+	case "", FECAdaptive:
+		cf.Controller = core.FECAdaptive
+	case FECFixed:
+		cf.Controller = core.FECFixed
+	default:
+		return nil, fmt.Errorf("%w: unknown FEC controller %q (adaptive or fixed)", errConfig, f.Controller)
+	}
+	switch f.Policy {
+	case "", FECSignal:
+		cf.Policy = recovery.FECSignal
+	case FECHide:
+		cf.Policy = recovery.FECHide
+	default:
+		return nil, fmt.Errorf("%w: unknown FEC policy %q (signal or hide)", errConfig, f.Policy)
+	}
+	return cf, nil
+}
+
+// FECStats are a connection's FEC counters.
+type FECStats struct {
+	// Enabled: both endpoints offered FEC, and this one protects what it
+	// sends.
+	Enabled bool
+	// SourcesSent counts packets sent as source symbols, RepairsSent the
+	// repair packets, RepairBytesSent their repair data, RepairsCapped the
+	// repairs MaxOverhead held back.
+	SourcesSent, RepairsSent, RepairBytesSent, RepairsCapped uint64
+	// PacketsRecoveredByPeer counts packets of ours the peer rebuilt
+	// (never retransmitted, unless their loss had been declared first).
+	PacketsRecoveredByPeer uint64
+	// RepairsReceived counts repairs received, RepairsRejected those the
+	// decoder refused, PacketsRecovered the peer's packets rebuilt here.
+	RepairsReceived, RepairsRejected, PacketsRecovered uint64
+}
+
+func fecStats(s *core.Stats) FECStats {
+	f := s.FEC
+	return FECStats{
+		Enabled:                f.Enabled,
+		SourcesSent:            f.SourcesSent,
+		RepairsSent:            f.RepairsSent,
+		RepairBytesSent:        f.RepairBytesSent,
+		RepairsCapped:          f.RepairsCapped,
+		PacketsRecoveredByPeer: s.Recovery.PacketsRecovered,
+		RepairsReceived:        f.RepairsReceived,
+		RepairsRejected:        f.RepairsRejected,
+		PacketsRecovered:       f.SymbolsRecovered,
+	}
+}
