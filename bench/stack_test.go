@@ -21,7 +21,7 @@ func TestLookupStack(t *testing.T) {
 			t.Errorf("LookupStack(%q) = %v, %v", name, s, err)
 		}
 	}
-	for _, name := range []string{"satquic-nofec", "tcp-vegas"} {
+	for _, name := range []string{"tcp-vegas", "satquic-fec"} {
 		_, err := LookupStack(name)
 		if err == nil {
 			t.Fatalf("LookupStack(%q) succeeded", name)
