@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -10,33 +11,46 @@ import (
 
 func demo(args []string, stdout, stderr *bytes.Buffer) error { return runDemo(args, stdout, stderr) }
 
-func TestDemoPrintsTablesAndExplanation(t *testing.T) {
-	pngPath := filepath.Join(t.TempDir(), "demo.png")
-	out, _, err := runCommand(t, demo, "--packets", "2000", "--warmup", "500", "--ge-points", "5", "--plot", pngPath)
+func TestDemoComparesFECWithPlainQUIC(t *testing.T) {
+	dir := t.TempDir()
+	pngPath, jsonPath := filepath.Join(dir, "demo.png"), filepath.Join(dir, "demo.json")
+	out, _, err := runCommand(t, demo, "--runs", "1", "--plot", pngPath, "--json", jsonPath, "--quiet")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"Starlink fit", "in-flight Wi-Fi", "5-point Gilbert-Elliott", "adaptive", "M:1-20:20", `"overhead" is repairs per source packet`, "2000 packets per run"} {
+	for _, want := range []string{"satquic-nofec", "20MB", "limit", "seed-ifc", `policy "hide"`, "Plot: " + pngPath} {
 		if !strings.Contains(out, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, out)
 		}
 	}
 	checkPNG(t, pngPath)
-}
-
-func TestDemoJSONAndBadFlags(t *testing.T) {
-	out, _, err := runCommand(t, demo, "--packets", "1000", "--warmup", "0", "--ge-points", "2", "--json")
+	raw, err := os.ReadFile(jsonPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var sweeps []sweepOutput
-	if err := json.Unmarshal([]byte(out), &sweeps); err != nil {
+	var doc struct {
+		Results []struct {
+			Stack     string  `json:"stack"`
+			SizeBytes int64   `json:"size_bytes"`
+			MedianS   float64 `json:"median_s"`
+			LimitS    float64 `json:"limit_s"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
 		t.Fatal(err)
 	}
-	if len(sweeps) != 2 || len(sweeps[0].Points) != len(demoConditions) || len(sweeps[1].Points) != 2 {
-		t.Errorf("demo JSON: %d sweeps", len(sweeps))
+	if len(doc.Results) != 6 {
+		t.Fatalf("%d results, want 2 stacks x 3 sizes", len(doc.Results))
 	}
-	for _, args := range [][]string{{"--packets", "0"}, {"--ge-points", "-1"}, {"--warmup", "x"}, {"--plot"}} {
+	for _, r := range doc.Results {
+		if r.MedianS <= r.LimitS {
+			t.Errorf("%s %d B in %v s, below the physical limit %v s", r.Stack, r.SizeBytes, r.MedianS, r.LimitS)
+		}
+	}
+}
+
+func TestDemoBadFlags(t *testing.T) {
+	for _, args := range [][]string{{"--runs", "0"}, {"--profile", "mars"}, {"--plot", "x.jpg"}, {"--seed", "x"}} {
 		var stdout, stderr bytes.Buffer
 		if code := runMain(append([]string{"demo"}, args...), &stdout, &stderr); code != 2 {
 			t.Errorf("demo %q: exit %d, want 2 (stderr %q)", args, code, stderr.String())
