@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -124,5 +125,66 @@ func TestSimFECProtectsTheTail(t *testing.T) {
 			}
 			t.Logf("clean %v, tail lost %v", cd.doneAt, d.doneAt)
 		})
+	}
+}
+
+// TestSimFECFollowsTheLossRate changes the loss rate in the middle of a
+// transfer, from one datagram in 1000 to one in 25: the controller,
+// which learns the loss from ACKs, sends few repairs in the first phase
+// and several times more in the second, and rebuilds most losses (the
+// rest are retransmitted after the repairs' hold: a loss every 25
+// packets sometimes outruns the window's repairs).
+func TestSimFECFollowsTheLossRate(t *testing.T) {
+	const phase = 4000 // datagrams of the server per phase
+	var pat strings.Builder
+	for i := range 2 * phase {
+		switch {
+		case i < phase && i%1000 == 999, i >= phase && i%25 == 12:
+			pat.WriteByte('1')
+		default:
+			pat.WriteByte('0')
+		}
+	}
+	prof := lossOnly(t, "pattern:"+pat.String())
+	ccfg, scfg := fecConfigs(t, 73, recovery.FECHide)
+	d := newDownload(t, 8<<20)
+	sp := newSimPair(t, prof, 42, ccfg, scfg, nil)
+	var first FECStats // the server's counters when the second phase starts
+	sp.server.app = func(now time.Duration, c *Conn) {
+		d.server(now, c)
+		if first.SourcesSent == 0 && len(sp.server.sentAt) >= phase {
+			first = c.Stats().FEC
+		}
+	}
+	read := d.client(nil)
+	sp.client.app = func(now time.Duration, c *Conn) {
+		if !d.haveID {
+			for _, ev := range sp.client.events {
+				if ev.Kind == EventStreamOpened {
+					d.clientID, d.haveID = ev.StreamID, true
+				}
+			}
+		}
+		read(now, c)
+	}
+	sp.run(t, func() bool { return d.done }, 120*time.Second)
+	if d.got != 8<<20 {
+		t.Fatalf("received %d bytes", d.got)
+	}
+	logStats(t, sp)
+	logFEC(t, sp)
+	all := sp.server.conn.Stats()
+	rate1 := float64(first.RepairsSent) / float64(first.SourcesSent)
+	rate2 := float64(all.FEC.RepairsSent-first.RepairsSent) / float64(all.FEC.SourcesSent-first.SourcesSent)
+	t.Logf("repairs per source: %.4f at 0.1%% loss, %.4f at 4%% loss", rate1, rate2)
+	if rate1 > 0.02 || rate2 < 0.04 || rate2 < 4*rate1 {
+		t.Errorf("repair rates %.4f then %.4f do not follow 0.1%% then 4%% loss", rate1, rate2)
+	}
+	lost := sp.client.conn.Stats().FEC.SymbolsRecovered + all.PacketsRetransmitted
+	if rec := sp.client.conn.Stats().FEC.SymbolsRecovered; float64(rec) < 0.8*float64(lost) {
+		t.Errorf("FEC rebuilt %d of %d lost packets", rec, lost)
+	}
+	if all.Recovery.PTOs != 0 {
+		t.Errorf("%d PTOs", all.Recovery.PTOs)
 	}
 }
