@@ -1,0 +1,261 @@
+package quic
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/satquic/satquic/netsim"
+)
+
+// Interop cases of the QUIC interop runner that need a network between
+// the peers, run in real time through the emulator's UDP relay in both
+// directions (satquic client with a quic-go server and the reverse), with
+// every download checked by its SHA-256: handshakeloss, blackhole and
+// longrtt. (transferloss is TestInteropTransferLoss.) The two directions
+// of a case run in parallel, each through a relay of its own: the time
+// they take is mostly the emulated path's, not CPU. The slow ones skip
+// under -short.
+
+// runnerLink is the interop runner's default link: 10 Mbit/s, 15 ms each
+// way.
+func runnerLink() netsim.LinkConfig {
+	return netsim.LinkConfig{RateBps: 10e6, Delay: 15 * time.Millisecond}
+}
+
+const (
+	// handshakeLossConns is how many connections the handshakeloss case
+	// opens, each for one small file; handshakeLossParallel of them are
+	// under way at once.
+	handshakeLossConns    = 50
+	handshakeLossParallel = 10
+	// handshakeLossBound is generous: with 30% loss each way a handshake
+	// may wait for several probe timeouts, which back off exponentially,
+	// and a loaded machine stretches the rest.
+	handshakeLossBound = 3 * time.Minute
+)
+
+// TestInteropHandshakeLoss is the runner's handshakeloss case: its link
+// loses 30% of the packets each way, in runs of at most 3 (the runner's
+// drop-rate scenario), and 50 connections each download a small file.
+// Every one must complete, at its first attempt. The loss models are
+// seeded; which connection meets which loss still depends on timing.
+func TestInteropHandshakeLoss(t *testing.T) {
+	if testing.Short() {
+		t.Skip("50 handshakes through 30% loss take real seconds")
+	}
+	checkGoroutines(t)
+	for i, d := range interopDirections {
+		t.Run(d.name, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithTimeout(context.Background(), handshakeLossBound)
+			defer cancel()
+			server := d.serve(t, ctx)
+			link := runnerLink()
+			link.QueuePackets = 25
+			link.Loss = "burst:0.3,3"
+			up, down := link, link
+			up.Seed, down.Seed = uint64(10*i+1), uint64(10*i+2)
+			r := startRelay(t, server, up, down)
+			start := time.Now()
+			times, err := handshakeLossRun(ctx, d.dial, r.Addr().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			slices.Sort(times)
+			t.Logf("%d connections in %v; time per connection: median %v, max %v", len(times),
+				time.Since(start).Round(time.Millisecond), times[len(times)/2].Round(time.Millisecond), times[len(times)-1].Round(time.Millisecond))
+			st := r.Stats()
+			if st.Up.DroppedLoss == 0 || st.Down.DroppedLoss == 0 {
+				t.Errorf("the relay lost %d packets up and %d down", st.Up.DroppedLoss, st.Down.DroppedLoss)
+			}
+		})
+	}
+}
+
+// handshakeLossRun opens the connections, each for file 1000+i (about a
+// kilobyte), and returns how long each took.
+func handshakeLossRun(ctx context.Context, dial func(context.Context, string) (hqClient, error), addr string) ([]time.Duration, error) {
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, handshakeLossParallel)
+	errs := make([]error, handshakeLossConns)
+	times := make([]time.Duration, handshakeLossConns)
+	for i := range handshakeLossConns {
+		wg.Go(func() {
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			start := time.Now()
+			c, err := dial(ctx, addr)
+			if err != nil {
+				errs[i] = fmt.Errorf("connection %d: handshake: %w", i, err)
+				return
+			}
+			defer c.close()
+			s, err := c.open(ctx)
+			if err == nil {
+				err = getHQ(s, strconv.Itoa(1000+i))
+			}
+			if err != nil {
+				errs[i] = fmt.Errorf("connection %d: %w (%v)", i, err, c)
+				return
+			}
+			times[i] = time.Since(start)
+		})
+	}
+	wg.Wait()
+	return times, errors.Join(errs...)
+}
+
+const (
+	blackholeSize = 10 << 20
+	// The link is down both ways from blackholeStart for
+	// blackholeDuration, timed from the relay's start: at 20 Mbit/s the
+	// 10 MiB take at least 4.2 s, so the outage falls in the middle.
+	blackholeRate     = 20e6
+	blackholeStart    = 2 * time.Second
+	blackholeDuration = 2 * time.Second
+	blackholeBound    = time.Minute
+)
+
+// TestInteropBlackhole is the runner's blackhole case, with one outage: a
+// 10 MiB download during which every packet, both ways, is dropped for
+// 2 s. Both ends see only probe timeouts, backing off, until the path
+// returns; the download must then complete.
+func TestInteropBlackhole(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 10 MiB download with a 2 s outage takes real seconds")
+	}
+	checkGoroutines(t)
+	for _, d := range interopDirections {
+		t.Run(d.name, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithTimeout(context.Background(), blackholeBound)
+			defer cancel()
+			server := d.serve(t, ctx)
+			link := runnerLink()
+			link.RateBps = blackholeRate
+			link.Outages = []netsim.Outage{{Start: blackholeStart, Duration: blackholeDuration}}
+			r := startRelay(t, server, link, link)
+			linkStart := time.Now()
+			c, err := d.dial(ctx, r.Addr().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.close()
+			s, err := c.open(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			name := "size-" + strconv.Itoa(blackholeSize)
+			if err := sendHQ(s, name); err != nil {
+				t.Fatal(err)
+			}
+			marks := []time.Duration{blackholeStart, blackholeStart + blackholeDuration}
+			n, got, at, err := readMarked(s, linkStart, marks)
+			if err != nil {
+				t.Fatalf("after %d bytes: %v (%v)", n, err, c)
+			}
+			if want := sum(payload(blackholeSize, blackholeSize)); n != blackholeSize || got != want {
+				t.Fatalf("%d bytes, sha256 %x; want %d bytes, %x", n, got, blackholeSize, want)
+			}
+			t.Logf("10 MiB in %v; %d bytes read when the outage began, %d when it ended; %v",
+				time.Since(linkStart).Round(time.Millisecond), at[0], at[1], c)
+			if at[0] == 0 || at[0] == blackholeSize {
+				t.Errorf("the outage did not fall in the transfer: %d of %d bytes read when it began", at[0], blackholeSize)
+			}
+			st := r.Stats()
+			if st.Up.DroppedOutage == 0 || st.Down.DroppedOutage == 0 {
+				t.Errorf("the outage dropped %d packets up and %d down", st.Up.DroppedOutage, st.Down.DroppedOutage)
+			}
+		})
+	}
+}
+
+// readMarked reads r to its end and returns the length and SHA-256, and
+// for each mark (a time since start) how many bytes had been read by
+// then.
+func readMarked(r io.Reader, start time.Time, marks []time.Duration) (int64, [32]byte, []int64, error) {
+	h := sha256.New()
+	at := make([]int64, len(marks))
+	buf := make([]byte, 64<<10)
+	var n int64
+	var err error
+	for err == nil {
+		var k int
+		k, err = r.Read(buf)
+		h.Write(buf[:k])
+		n += int64(k)
+		now := time.Since(start)
+		for i, m := range marks {
+			if now < m {
+				at[i] = n
+			}
+		}
+	}
+	var s [32]byte
+	copy(s[:], h.Sum(nil))
+	if err == io.EOF {
+		err = nil
+	}
+	return n, s, at, err
+}
+
+const (
+	longRTTDelay = 750 * time.Millisecond
+	longRTTBound = time.Minute
+)
+
+// TestInteropLongRTT is the runner's longrtt case: 750 ms each way, a
+// 1.5 s round trip. Both stacks start from an assumed RTT far below it
+// (satquic 333 ms, quic-go 100 ms), so probe timeouts fire during the
+// handshake and the first exchange, spuriously; the handshake and two
+// small downloads must complete all the same.
+func TestInteropLongRTT(t *testing.T) {
+	checkGoroutines(t)
+	for _, d := range interopDirections {
+		t.Run(d.name, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithTimeout(context.Background(), longRTTBound)
+			defer cancel()
+			server := d.serve(t, ctx)
+			link := runnerLink()
+			link.Delay = longRTTDelay
+			r := startRelay(t, server, link, link)
+			start := time.Now()
+			c, err := d.dial(ctx, r.Addr().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.close()
+			handshake := time.Since(start)
+			if handshake < 2*longRTTDelay {
+				t.Errorf("handshake in %v, less than a round trip", handshake)
+			}
+			var wg sync.WaitGroup
+			names := []string{"7", "size-10000"}
+			errs := make([]error, len(names))
+			for i, name := range names {
+				wg.Go(func() {
+					s, err := c.open(ctx)
+					if err == nil {
+						err = getHQ(s, name)
+					}
+					errs[i] = err
+				})
+			}
+			wg.Wait()
+			if err := errors.Join(errs...); err != nil {
+				t.Fatalf("%v (%v)", err, c)
+			}
+			t.Logf("handshake in %v, downloads done %v later; %v", handshake.Round(time.Millisecond),
+				(time.Since(start) - handshake).Round(time.Millisecond), c)
+		})
+	}
+}

@@ -1,0 +1,244 @@
+package quic
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	quicgo "github.com/quic-go/quic-go"
+
+	"github.com/satquic/satquic/emulate"
+	"github.com/satquic/satquic/netsim"
+)
+
+// The two directions of an interop test through the emulator: a satquic
+// client with a quic-go server, and a quic-go client with a satquic
+// server. A case is written once against hqClient and runs both ways.
+
+// hqClient is one client connection of either stack.
+type hqClient interface {
+	// open opens a bidirectional stream.
+	open(ctx context.Context) (io.ReadWriteCloser, error)
+	// close closes the connection (application error 0).
+	close()
+	// String summarizes the connection's counters, where the stack
+	// exposes them, for the log of a failure.
+	String() string
+}
+
+// interopDirection names who dials whom, and starts each side.
+type interopDirection struct {
+	name string
+	// serve starts a server answering hq requests on every connection
+	// until the test ends; its counters go to the log then.
+	serve func(t *testing.T, ctx context.Context) net.Addr
+	// dial opens a client connection to addr (the relay) and waits for
+	// its handshake.
+	dial func(ctx context.Context, addr string) (hqClient, error)
+}
+
+var interopDirections = []interopDirection{
+	{name: "satquic to quic-go", serve: serveQuicgoHQ, dial: dialSatquicHQ},
+	{name: "quic-go to satquic", serve: serveSatquicHQ, dial: dialQuicgoHQ},
+}
+
+type satquicClient struct{ c *Conn }
+
+func (s satquicClient) open(ctx context.Context) (io.ReadWriteCloser, error) {
+	st, err := s.c.OpenStreamSync(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return st, deadlineFrom(ctx, st)
+}
+
+func (s satquicClient) close() { _ = s.c.CloseWithError(0, "") }
+
+func (s satquicClient) String() string { return "satquic client " + statsString(s.c.Stats()) }
+
+func dialSatquicHQ(ctx context.Context, addr string) (hqClient, error) {
+	c, err := DialAddr(ctx, addr, clientTLS(), nil)
+	if err != nil {
+		return nil, err
+	}
+	return satquicClient{c}, nil
+}
+
+// quicgoClient is a quic-go connection on a Transport of its own. A
+// Transport from quicgo.DialAddr outlives its connection by three probe
+// timeouts (it keeps answering for the closed connection), which on a
+// long path is longer than a test waits for goroutines to end; closing
+// the Transport ends it at once.
+type quicgoClient struct {
+	c  *quicgo.Conn
+	tr *quicgo.Transport
+	pc net.PacketConn
+}
+
+func (q quicgoClient) open(ctx context.Context) (io.ReadWriteCloser, error) {
+	st, err := q.c.OpenStreamSync(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return st, deadlineFrom(ctx, st)
+}
+
+func (q quicgoClient) close() {
+	_ = q.c.CloseWithError(0, "")
+	_ = q.tr.Close()
+	_ = q.pc.Close()
+}
+
+func (q quicgoClient) String() string { return "quic-go client" }
+
+func dialQuicgoHQ(ctx context.Context, addr string) (hqClient, error) {
+	ua, err := net.ResolveUDPAddr("udp4", addr)
+	if err != nil {
+		return nil, err
+	}
+	pc, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	tr := &quicgo.Transport{Conn: pc}
+	c, err := tr.Dial(ctx, ua, clientTLS(), &quicgo.Config{})
+	if err != nil {
+		_ = tr.Close()
+		_ = pc.Close()
+		return nil, err
+	}
+	return quicgoClient{c: c, tr: tr, pc: pc}, nil
+}
+
+// deadlineFrom bounds a stream's reads and writes by ctx's deadline, so
+// that a stalled transfer fails the test instead of hanging it.
+func deadlineFrom(ctx context.Context, s interface{ SetDeadline(time.Time) error }) error {
+	if dl, ok := ctx.Deadline(); ok {
+		return s.SetDeadline(dl)
+	}
+	return nil
+}
+
+// statsString is the part of a satquic connection's counters that tells
+// how a lossy or long path went.
+func statsString(st ConnectionStats) string {
+	return fmt.Sprintf("handshake %v, srtt %v, %d/%d packets sent/received, %d lost, %d PTOs, %d dropped",
+		st.HandshakeDuration.Round(time.Millisecond), st.SmoothedRTT.Round(time.Millisecond),
+		st.PacketsSent, st.PacketsReceived, st.PacketsLost, st.PTOs, st.PacketsDropped)
+}
+
+// serveSatquicHQ starts a satquic hq server; it stops when the test ends,
+// and then logs the counters of the connections it served (shown with -v
+// or on failure): each connection's when there was one or the test
+// failed, a summary otherwise.
+func serveSatquicHQ(t *testing.T, ctx context.Context) net.Addr {
+	t.Helper()
+	l, err := ListenAddr("127.0.0.1:0", serverTLS(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		conns []*Conn
+	)
+	wg.Go(func() {
+		for {
+			c, err := l.Accept(ctx)
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+			serveHQConn(ctx, &wg, satquicStreams(c))
+		}
+	})
+	t.Cleanup(func() {
+		_ = l.Close()
+		wg.Wait()
+		var ptos uint64
+		var slowest time.Duration
+		for i, c := range conns {
+			st := c.Stats()
+			ptos += st.PTOs
+			slowest = max(slowest, st.HandshakeDuration)
+			if t.Failed() || len(conns) == 1 {
+				t.Logf("satquic server connection %d: %s", i, statsString(st))
+			}
+		}
+		if len(conns) > 1 {
+			t.Logf("satquic server: %d connections, %d PTOs in all, slowest handshake %v", len(conns), ptos, slowest.Round(time.Millisecond))
+		}
+	})
+	return l.Addr()
+}
+
+// serveQuicgoHQ starts a quic-go hq server on a Transport of its own,
+// which the cleanup closes with every connection: the Transport of
+// quicgo.ListenAddr outlives its Listener while closed connections wait
+// out three probe timeouts, which on a long path is longer than a test
+// waits for goroutines to end.
+func serveQuicgoHQ(t *testing.T, ctx context.Context) net.Addr {
+	t.Helper()
+	pc, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := &quicgo.Transport{Conn: pc}
+	ln, err := tr.Listen(serverTLS(), &quicgo.Config{})
+	if err != nil {
+		_ = pc.Close()
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			c, err := ln.Accept(ctx)
+			if err != nil {
+				return
+			}
+			serveHQConn(ctx, &wg, quicgoStreams(c))
+		}
+	})
+	t.Cleanup(func() {
+		_ = tr.Close()
+		_ = pc.Close()
+		wg.Wait()
+	})
+	return ln.Addr()
+}
+
+// startRelay starts an emulator relay in front of server with the given
+// link in each direction; it closes when the test ends and logs what each
+// direction did. The relay's link clock starts here: outages are timed
+// from this call.
+func startRelay(t *testing.T, server net.Addr, up, down netsim.LinkConfig) *emulate.Relay {
+	t.Helper()
+	r, err := emulate.StartRelay(emulate.RelayConfig{Listen: "127.0.0.1:0", Upstream: server.String(), Up: up, Down: down})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		logRelay(t, r.Stats())
+		if err := r.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return r
+}
+
+func logRelay(t *testing.T, st emulate.Stats) {
+	t.Helper()
+	for _, d := range []struct {
+		name string
+		s    emulate.DirectionStats
+	}{{"up", st.Up}, {"down", st.Down}} {
+		t.Logf("relay %s: %d offered, %d delivered, lost %d to the loss model, %d to outages, %d to the queue; %d late (max %.1f ms)",
+			d.name, d.s.Offered, d.s.Delivered, d.s.DroppedLoss, d.s.DroppedOutage, d.s.DroppedQueue, d.s.Late, d.s.LatenessMax)
+	}
+}
