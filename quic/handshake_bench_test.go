@@ -1,0 +1,233 @@
+package quic
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	quicgo "github.com/quic-go/quic-go"
+)
+
+// The connection rate benchmark: how many new connections per second a
+// server takes, each a full handshake (no resumption), one small request
+// and answer on a stream, and a close, with a few clients dialing at
+// once. satquic with satquic and quic-go with quic-go run in the same
+// benchmark, batch after batch, so that both see the same load.
+
+const (
+	// handshakeBatch is how many connections one iteration opens with
+	// each stack, handshakeClients of them at a time.
+	handshakeBatch   = 64
+	handshakeClients = 4
+)
+
+// handshakeRequest is what each connection sends; the server echoes it.
+var handshakeRequest = []byte("ping over a brand new connection")
+
+// connRound opens one connection to addr, echoes handshakeRequest on a
+// stream and closes the connection.
+type connRound func(ctx context.Context, addr string) error
+
+func satquicRound(ctx context.Context, addr string) error {
+	c, err := DialAddr(ctx, addr, clientTLS(), nil)
+	if err != nil {
+		return err
+	}
+	defer c.CloseWithError(0, "")
+	s, err := c.OpenStreamSync(ctx)
+	if err != nil {
+		return err
+	}
+	return echoRound(s)
+}
+
+func quicgoRound(ctx context.Context, addr string) error {
+	c, err := quicgo.DialAddr(ctx, addr, clientTLS(), &quicgo.Config{})
+	if err != nil {
+		return err
+	}
+	defer c.CloseWithError(0, "")
+	s, err := c.OpenStreamSync(ctx)
+	if err != nil {
+		return err
+	}
+	return echoRound(s)
+}
+
+// echoRound sends the request, ends the stream and checks the echo.
+func echoRound(s io.ReadWriteCloser) error {
+	if _, err := s.Write(handshakeRequest); err != nil {
+		return err
+	}
+	if err := s.Close(); err != nil {
+		return err
+	}
+	got, err := io.ReadAll(s)
+	if err != nil {
+		return err
+	}
+	if !bytes.Equal(got, handshakeRequest) {
+		return fmt.Errorf("echo %q, want %q", got, handshakeRequest)
+	}
+	return nil
+}
+
+// runRounds opens n connections with round, handshakeClients at a time,
+// and returns the first errors.
+func runRounds(ctx context.Context, round connRound, addr string, n int) error {
+	var wg sync.WaitGroup
+	errs := make([]error, handshakeClients)
+	next := make(chan struct{}, n)
+	for range n {
+		next <- struct{}{}
+	}
+	close(next)
+	for w := range handshakeClients {
+		wg.Go(func() {
+			for range next {
+				if err := round(ctx, addr); err != nil {
+					errs[w] = err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// echoStream answers a stream with what it carried.
+func echoStream(rw io.ReadWriteCloser) {
+	b, err := io.ReadAll(io.LimitReader(rw, 1<<10))
+	if err != nil {
+		return
+	}
+	if _, err := rw.Write(b); err != nil {
+		return
+	}
+	_ = rw.Close()
+}
+
+// satquicEchoServer listens with satquic and echoes every stream of every
+// connection, until the benchmark ends.
+func satquicEchoServer(b *testing.B, ctx context.Context) string {
+	l, err := ListenAddr("127.0.0.1:0", serverTLS(), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			c, err := l.Accept(ctx)
+			if err != nil {
+				return
+			}
+			wg.Go(func() {
+				for {
+					s, err := c.AcceptStream(ctx)
+					if err != nil {
+						return
+					}
+					echoStream(s)
+				}
+			})
+		}
+	})
+	b.Cleanup(func() {
+		_ = l.Close()
+		wg.Wait()
+	})
+	return l.Addr().String()
+}
+
+// quicgoEchoServer does the same with quic-go, on a Transport that the
+// cleanup closes with its connections.
+func quicgoEchoServer(b *testing.B, ctx context.Context) string {
+	pc, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	tr := &quicgo.Transport{Conn: pc}
+	ln, err := tr.Listen(serverTLS(), &quicgo.Config{})
+	if err != nil {
+		_ = pc.Close()
+		b.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			c, err := ln.Accept(ctx)
+			if err != nil {
+				return
+			}
+			wg.Go(func() {
+				for {
+					s, err := c.AcceptStream(ctx)
+					if err != nil {
+						return
+					}
+					echoStream(s)
+				}
+			})
+		}
+	})
+	b.Cleanup(func() {
+		_ = tr.Close()
+		_ = pc.Close()
+		wg.Wait()
+	})
+	return ln.Addr().String()
+}
+
+// BenchmarkHandshake measures new connections per second over loopback:
+// satquic client and server, then quic-go client and server, a batch of
+// handshakeBatch connections each per iteration with handshakeClients
+// clients at once. Both ends run in this process and share its cores. It
+// reports each stack's connections per second, their ratio (satquic over
+// quic-go), and the CPU time per connection, both ends together, which a
+// busy machine disturbs less than the wall clock.
+func BenchmarkHandshake(b *testing.B) {
+	ctx, cancel := context.WithCancel(context.Background())
+	b.Cleanup(cancel)
+	sq := satquicEchoServer(b, ctx)
+	qg := quicgoEchoServer(b, ctx)
+	// Warm-up: the first handshakes fill caches and pools.
+	for _, r := range []struct {
+		round connRound
+		addr  string
+	}{{satquicRound, sq}, {quicgoRound, qg}} {
+		if err := runRounds(ctx, r.round, r.addr, handshakeClients); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var tsq, tqg, csq, cqg time.Duration
+	n := 0
+	for b.Loop() {
+		start, cpu0 := time.Now(), processCPU()
+		if err := runRounds(ctx, satquicRound, sq, handshakeBatch); err != nil {
+			b.Fatalf("satquic: %v", err)
+		}
+		mid, cpu1 := time.Now(), processCPU()
+		if err := runRounds(ctx, quicgoRound, qg, handshakeBatch); err != nil {
+			b.Fatalf("quic-go: %v", err)
+		}
+		tsq += mid.Sub(start)
+		tqg += time.Since(mid)
+		csq += cpu1 - cpu0
+		cqg += processCPU() - cpu1
+		n += handshakeBatch
+	}
+	rsq := float64(n) / tsq.Seconds()
+	rqg := float64(n) / tqg.Seconds()
+	b.ReportMetric(rsq, "satquic-conn/s")
+	b.ReportMetric(rqg, "quic-go-conn/s")
+	b.ReportMetric(rsq/rqg, "ratio")
+	b.ReportMetric(float64(csq.Microseconds())/float64(n), "satquic-cpu-us/conn")
+	b.ReportMetric(float64(cqg.Microseconds())/float64(n), "quic-go-cpu-us/conn")
+}
