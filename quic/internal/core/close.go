@@ -27,6 +27,10 @@ type closingState struct {
 	pending  bool // packet should go out
 	received int  // datagrams received while closing
 	reply    int  // answer when received reaches it; doubles each time
+	// sent: the CONNECTION_CLOSE went out once. The closing period runs
+	// from then: Close has no clock, and the connection's last known time
+	// may be long past if it was idle.
+	sent bool
 }
 
 // Close closes the connection with an application error code and reason
@@ -121,6 +125,10 @@ func (c *Conn) closingDatagram(buf []byte) ([]byte, bool) {
 	c.closing.pending = false
 	if !c.addrValidated && c.ampSent+uint64(len(c.closing.packet)) > 3*c.ampReceived {
 		return nil, false
+	}
+	if !c.closing.sent {
+		c.closing.sent = true
+		c.closing.deadline = c.now + 3*c.pto()
 	}
 	c.ampSent += uint64(len(c.closing.packet))
 	c.stats.DatagramsSent++

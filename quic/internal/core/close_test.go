@@ -176,3 +176,22 @@ func TestKeepAlive(t *testing.T) {
 		t.Errorf("client sent %d datagrams in 20 s with a 1 s keep-alive", n)
 	}
 }
+
+// TestCloseAfterIdle: Close on a connection idle for longer than its
+// closing period still sends CONNECTION_CLOSE, and the closing period
+// runs from then, although the core's last known time is long past.
+func TestCloseAfterIdle(t *testing.T) {
+	p := confirmedPair(t, 63)
+	later := p.now + time.Second
+	p.client.Close(0x42, "bye")
+	// The driver runs the due timers, then asks for datagrams.
+	if at, ok := p.client.NextTimer(); ok && at <= later {
+		p.client.HandleTimer(later)
+	}
+	if _, ok := p.client.NextDatagram(later, nil); !ok {
+		t.Fatal("no CONNECTION_CLOSE after a second of idleness")
+	}
+	if at, ok := p.client.NextTimer(); p.client.Closed() || !ok || at < later+3*p.client.pto() {
+		t.Errorf("closing period ends at %v (closed %v), want 3 PTOs after %v", at, p.client.Closed(), later)
+	}
+}

@@ -71,7 +71,8 @@ func (c *Conn) HandleTimer(now time.Duration) {
 	case stateClosed:
 		return
 	case stateClosing, stateDraining:
-		if now >= c.closing.deadline {
+		// A CONNECTION_CLOSE not sent yet goes out first.
+		if now >= c.closing.deadline && !c.closing.pending {
 			c.setClosed()
 		}
 		return
