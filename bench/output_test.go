@@ -5,6 +5,9 @@ import (
 	"context"
 	"encoding/csv"
 	"image/png"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -96,4 +99,49 @@ func TestDocumentFigure(t *testing.T) {
 func tinyFakeProfile() netsim.Profile {
 	cfg, _ := fakeConfig(&eventLog{}, 1, []int64{1}, "a")
 	return cfg.Profile
+}
+
+func TestWritePlots(t *testing.T) {
+	doc := fakeDocument(t)
+	dir := filepath.Join(t.TempDir(), "plots")
+	paths, err := doc.WritePlots(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"download.png", "download-1MB.png", "download-10MB.png"}
+	if !slices.Equal(doc.PlotFiles(), want) || len(paths) != len(want) {
+		t.Fatalf("plot files %v, paths %v; want %v", doc.PlotFiles(), paths, want)
+	}
+	for i, p := range paths {
+		if filepath.Base(p) != want[i] {
+			t.Errorf("path %s, want %s", p, want[i])
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, err := png.Decode(f)
+		f.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		// The whole experiment has a row per size; a size's figure one.
+		rows := 1
+		if i == 0 {
+			rows = 2
+		}
+		if h, w := img.Bounds().Dy(), img.Bounds().Dx(); w < 1000 || h < rows*350 || h > rows*500+100 {
+			t.Errorf("%s: %dx%d pixels for %d rows", p, w, h, rows)
+		}
+	}
+	g, err := doc.SizeFigure(10e6)
+	if err != nil || len(g.Cells) != 2 || !strings.HasPrefix(g.Title, "10MB download completion time") {
+		t.Errorf("10MB figure: %v, %d cells, title %q", err, len(g.Cells), g.Title)
+	}
+	if _, err := doc.SizeFigure(5e6); err == nil {
+		t.Error("a figure of a size without results")
+	}
+	if _, err := (Document{}).WritePlots(dir); err == nil {
+		t.Error("an empty document plotted")
+	}
 }

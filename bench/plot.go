@@ -3,6 +3,8 @@ package bench
 import (
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,20 +20,87 @@ func (d Document) Figure() (report.Grid, error) {
 	if len(d.Results) == 0 {
 		return report.Grid{}, fmt.Errorf("bench: no results to plot")
 	}
+	return d.figure(d.sizes())
+}
+
+// SizeFigure is the row of Figure for one size, as a figure of its own:
+// at 50 runs of four stacks, a figure per size reads better than one row
+// among several.
+func (d Document) SizeFigure(size int64) (report.Grid, error) {
+	if !slices.Contains(d.sizes(), size) {
+		return report.Grid{}, fmt.Errorf("bench: no results at %s to plot", FormatSize(size))
+	}
+	return d.figure([]int64{size})
+}
+
+// sizes lists the sizes of the results, in their order.
+func (d Document) sizes() []int64 {
 	var sizes []int64
-	var stacks []string
 	for _, r := range d.Results {
 		if !slices.Contains(sizes, r.SizeBytes) {
 			sizes = append(sizes, r.SizeBytes)
 		}
+	}
+	return sizes
+}
+
+// PlotFiles are the names WritePlots gives its figures in a directory:
+// the whole experiment, then one per size.
+func (d Document) PlotFiles() []string {
+	names := []string{"download.png"}
+	for _, size := range d.sizes() {
+		names = append(names, "download-"+FormatSize(size)+".png")
+	}
+	return names
+}
+
+// WritePlots writes Figure and a SizeFigure per size into dir (made when
+// missing), named as PlotFiles says, and returns their paths.
+func (d Document) WritePlots(dir string) ([]string, error) {
+	if len(d.Results) == 0 {
+		return nil, fmt.Errorf("bench: no results to plot")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("bench: plot directory: %w", err)
+	}
+	names := d.PlotFiles()
+	var paths []string
+	for i, name := range names {
+		var g report.Grid
+		var err error
+		if i == 0 {
+			g, err = d.Figure()
+		} else {
+			g, err = d.SizeFigure(d.sizes()[i-1])
+		}
+		if err == nil {
+			p := filepath.Join(dir, name)
+			err = g.SavePNG(p)
+			paths = append(paths, p)
+		}
+		if err != nil {
+			return paths, fmt.Errorf("bench: %s: %w", name, err)
+		}
+	}
+	return paths, nil
+}
+
+// figure draws the rows of the given sizes.
+func (d Document) figure(sizes []int64) (report.Grid, error) {
+	var stacks []string
+	for _, r := range d.Results {
 		if !slices.Contains(stacks, r.Stack) {
 			stacks = append(stacks, r.Stack)
 		}
 	}
 	p := d.Metadata.Profile
+	title := fmt.Sprintf("Download completion time over %s (%s, RTT %v ms, %s), %d runs, seed %d",
+		p.Name, ratePair(p), p.RTTMs, lossPair(p), d.Metadata.Runs, d.Metadata.Seed)
+	if len(sizes) == 1 {
+		title = FormatSize(sizes[0]) + " " + strings.ToLower(title[:1]) + title[1:]
+	}
 	g := report.Grid{
-		Title: fmt.Sprintf("Download completion time over %s (%s, RTT %v ms, %s), %d runs, seed %d",
-			p.Name, ratePair(p), p.RTTMs, lossPair(p), d.Metadata.Runs, d.Metadata.Seed),
+		Title:   title,
 		Columns: 2, PanelWidth: 15, PanelHeight: 9.5,
 	}
 	for _, size := range sizes {

@@ -23,7 +23,7 @@ import (
 func init() {
 	register(command{
 		name:    "bench",
-		summary: "run an experiment (download: seed 000's download completion times) over the emulator",
+		summary: "run an experiment: download (seed 000, over the emulator), load (seed 001, satquic vs quic-go)",
 		run:     runBench,
 	})
 }
@@ -33,27 +33,34 @@ const benchSynopsis = `bench <experiment> [flags]
 Experiments:
   download   download completion time per stack over an emulated profile
              (seed 000), in real time through two network namespaces (root)
+  load       HTTP/3 requests/s and new connections/s of satquic's server and
+             quic-go's, side by side on loopback (seed 001)
 
 Run "satquic bench <experiment> --help" for its flags.`
 
 func runBench(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprintf(stderr, "Usage: satquic %s\n", benchSynopsis)
-		return fmt.Errorf("%w: name an experiment (download)", errUsage)
+		return fmt.Errorf("%w: name an experiment (download, load)", errUsage)
 	}
 	switch args[0] {
 	case "download":
 		return runBenchDownload(args[1:], stdout, stderr)
+	case "load":
+		return runBenchLoad(args[1:], stdout, stderr)
+	case "load-server":
+		// The satquic server that bench load starts as a child process.
+		return runBenchLoadServer(args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprintf(stderr, "Usage: satquic %s\n", benchSynopsis)
 		return nil
 	default:
-		return fmt.Errorf("%w: unknown experiment %q (known: download)", errUsage, args[0])
+		return fmt.Errorf("%w: unknown experiment %q (known: download, load)", errUsage, args[0])
 	}
 }
 
 const benchDownloadSynopsis = `bench download [--profile P] [--sizes 1MB,10MB,20MB] [--runs N] [--seed S]
-       [--stacks S1,S2,...] [--json FILE] [--csv FILE] [--plot FILE.png]
+       [--stacks S1,S2,...] [--json FILE] [--csv FILE] [--plot FILE.png|DIR]
 
 Measures download completion time, from the start of a fresh connection
 (handshakes included) to the last byte, for each stack and size, through
@@ -63,7 +70,10 @@ namespaces). Runs interleave the stacks, and run r seeds the links from
 Sizes take B, kB, MB, GB (powers of 10) or KiB, MiB, GiB.
 Stacks: satquic (satquic's QUIC, hq-interop), quic-go (quic-go's HTTP/3 with
 its defaults, built from internal/cmd/quicgo-peer with the go command, so
-run from the source tree), tcp-cubic and tcp-bbr (HTTPS over kernel TCP).`
+run from the source tree), tcp-cubic and tcp-bbr (HTTPS over kernel TCP).
+--plot FILE.png draws every size in one figure; --plot DIR (any name not
+ending in .png) writes download.png and a figure per size,
+download-SIZE.png, into DIR.`
 
 // benchDownloadOptions are the parsed and checked flags.
 type benchDownloadOptions struct {
@@ -93,7 +103,7 @@ func parseBenchDownloadFlags(args []string, stderr io.Writer) (*benchDownloadOpt
 	fs.StringVar(&stacks, "stacks", "tcp-cubic,tcp-bbr", "comma-separated stacks (available: "+strings.Join(bench.Available(), ", ")+")")
 	fs.StringVar(&o.jsonPath, "json", "", "write the summaries, every run and the metadata to FILE as JSON")
 	fs.StringVar(&o.csvPath, "csv", "", "write every run to FILE as CSV")
-	fs.StringVar(&o.png, "plot", "", "draw boxplots and CDFs per size to FILE (PNG)")
+	fs.StringVar(&o.png, "plot", "", "draw boxplots and CDFs per size to FILE.png, or to DIR as one PNG per size and one of all")
 	fs.DurationVar(&o.timeout, "timeout", 0, "bound on one download (default: 30s + 20 x its physical limit)")
 	fs.BoolVar(&o.virtual, "virtual", false, "run in virtual time over the simulator instead of the emulator (satquic stacks only)")
 	quietUsage(fs, args, stderr)
@@ -138,6 +148,15 @@ func parseBenchDownloadFlags(args []string, stderr io.Writer) (*benchDownloadOpt
 		}
 		if st, err := os.Stat(filepath.Dir(p)); err != nil || !st.IsDir() {
 			return nil, usage(fmt.Errorf("output %s: directory %s does not exist", p, filepath.Dir(p)))
+		}
+	}
+	if o.png != "" {
+		st, err := os.Stat(o.png)
+		switch {
+		case err == nil && plotToFile(o.png) && st.IsDir():
+			return nil, usage(fmt.Errorf("--plot %s is a directory; a name ending in .png is a file", o.png))
+		case err == nil && !plotToFile(o.png) && !st.IsDir():
+			return nil, usage(fmt.Errorf("--plot %s is a file; want a directory, or a name ending in .png", o.png))
 		}
 	}
 	if !o.seedSet {
@@ -229,12 +248,20 @@ func writeBenchFiles(o *benchDownloadOptions, doc bench.Document) error {
 	var errs []error
 	errs = append(errs, write(o.jsonPath, doc.WriteJSON))
 	errs = append(errs, write(o.csvPath, doc.RunsTable().WriteCSV))
-	if o.png != "" {
+	switch {
+	case o.png == "":
+	case plotToFile(o.png):
 		g, err := doc.Figure()
 		if err == nil {
 			err = g.SavePNG(o.png)
 		}
 		errs = append(errs, err)
+	default:
+		_, err := doc.WritePlots(o.png)
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }
+
+// plotToFile tells a --plot file (FILE.png) from a directory.
+func plotToFile(p string) bool { return strings.EqualFold(filepath.Ext(p), ".png") }

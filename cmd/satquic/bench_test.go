@@ -16,18 +16,29 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/satquic/satquic/bench"
 )
 
 func TestBenchBadFlagsExitTwo(t *testing.T) {
 	missingDir := filepath.Join(t.TempDir(), "no", "such", "dir", "out.json")
+	existingDir := t.TempDir()
+	existingFile := filepath.Join(existingDir, "plots")
+	if err := os.WriteFile(existingFile, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dirNamedPNG := filepath.Join(existingDir, "fig.png")
+	if err := os.Mkdir(dirNamedPNG, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		args []string
 		want string
 	}{
 		{[]string{"bench"}, "name an experiment"},
 		{[]string{"bench", "upload"}, `unknown experiment "upload"`},
-		{[]string{"bench", "download", "--stacks", "tcp-vegas"}, `unknown stack "tcp-vegas"; available: quic-go, satquic, tcp-bbr, tcp-cubic`},
-		{[]string{"bench", "download", "--stacks", "tcp-cubic,satquic-nofec"}, `stack "satquic-nofec" is not available yet`},
+		{[]string{"bench", "download", "--stacks", "tcp-vegas"}, `unknown stack "tcp-vegas"; available: ` + strings.Join(bench.Available(), ", ")},
+		{[]string{"bench", "download", "--stacks", "tcp-cubic,tcp-vegas"}, `unknown stack "tcp-vegas"`},
 		{[]string{"bench", "download", "--stacks", "quic-go", "--virtual"}, "--virtual: stack quic-go runs only in real time"},
 		{[]string{"bench", "download", "--stacks", "tcp-bbr,tcp-bbr"}, "given twice"},
 		{[]string{"bench", "download", "--profile", "moon"}, `unknown network profile "moon"`},
@@ -39,6 +50,9 @@ func TestBenchBadFlagsExitTwo(t *testing.T) {
 		{[]string{"bench", "download", "--timeout", "-1s"}, "--timeout"},
 		{[]string{"bench", "download", "--virtual"}, "--virtual: stack tcp-cubic runs only in real time; stacks that run in virtual time: satquic"},
 		{[]string{"bench", "download", "--json", missingDir}, "does not exist"},
+		{[]string{"bench", "download", "--plot", existingFile}, "is a file; want a directory"},
+		{[]string{"bench", "download", "--plot", dirNamedPNG}, "is a directory"},
+		{[]string{"bench", "download", "--plot", filepath.Join(missingDir, "plots")}, "does not exist"},
 		{[]string{"bench", "download", "--nope"}, "flag provided but not defined"},
 		{[]string{"bench", "download", "extra"}, `unexpected argument "extra"`},
 	} {
