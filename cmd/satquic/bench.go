@@ -139,8 +139,10 @@ func parseBenchDownloadFlags(args []string, stderr io.Writer) (*benchDownloadOpt
 		if p == "" {
 			continue
 		}
-		if st, err := os.Stat(filepath.Dir(p)); err != nil || !st.IsDir() {
-			return nil, usage(fmt.Errorf("output %s: directory %s does not exist", p, filepath.Dir(p)))
+		// Clean drops a trailing slash, so that the parent of "out/" is
+		// ".", not "out".
+		if dir := filepath.Dir(filepath.Clean(p)); !isDir(dir) {
+			return nil, usage(fmt.Errorf("output %s: directory %s does not exist", p, dir))
 		}
 	}
 	if o.png != "" {
@@ -254,6 +256,11 @@ func writeBenchFiles(o *benchDownloadOptions, doc bench.Document) error {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+func isDir(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.IsDir()
 }
 
 // plotToFile tells a --plot file (FILE.png) from a directory.

@@ -53,6 +53,7 @@ func TestBenchBadFlagsExitTwo(t *testing.T) {
 		{[]string{"bench", "download", "--plot", existingFile}, "is a file; want a directory"},
 		{[]string{"bench", "download", "--plot", dirNamedPNG}, "is a directory"},
 		{[]string{"bench", "download", "--plot", filepath.Join(missingDir, "plots")}, "does not exist"},
+		{[]string{"bench", "download", "--plot", filepath.Join(missingDir, "plots") + "/"}, "does not exist"},
 		{[]string{"bench", "download", "--nope"}, "flag provided but not defined"},
 		{[]string{"bench", "download", "extra"}, `unexpected argument "extra"`},
 	} {
@@ -169,6 +170,27 @@ func TestBenchDownloadWritesFiles(t *testing.T) {
 	}
 	if left := benchNamespacesLeft(); len(left) > 0 {
 		t.Errorf("namespaces left behind: %v", left)
+	}
+
+	// --plot DIR/ makes the directory and writes a figure of all sizes
+	// and one per size.
+	plotDir := filepath.Join(dir, "plots") + "/"
+	stdout.Reset()
+	code = runMain([]string{"bench", "download", "--profile", "p2p", "--sizes", "100kB,200kB", "--runs", "1", "--seed", "3",
+		"--stacks", "tcp-cubic", "--plot", plotDir}, &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("--plot %s: status %d: %s", plotDir, code, stderr.String())
+	}
+	for _, name := range []string{"download.png", "download-100kB.png", "download-200kB.png"} {
+		f, err := os.Open(filepath.Join(plotDir, name))
+		if err != nil {
+			t.Error(err)
+			continue
+		}
+		if _, err := png.Decode(f); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+		f.Close()
 	}
 }
 
