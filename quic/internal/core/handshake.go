@@ -177,6 +177,9 @@ func (c *Conn) dropSpace(s recovery.Space) {
 		c.closeLocal(transportError(wire.CodeInternalError, 0, "discarding %v space: %v", s, err))
 		return
 	}
+	// The CRYPTO data still held goes back to the block pools.
+	sp.cryptoSend.release()
+	sp.cryptoRecv.releaseBlocks()
 	*sp = pnSpace{id: s, discarded: true, largestAcked: wire.InvalidPacketNumber}
 }
 

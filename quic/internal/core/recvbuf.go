@@ -161,17 +161,29 @@ func (b *recvBuffer) consume(n int) {
 		}
 		b.base += recvBlockSize
 	}
+	if b.held == 0 {
+		// Everything received was read: the last block, partly read,
+		// goes back too, so that a short stream or CRYPTO flight does
+		// not keep it until the stream is forgotten. ensureBlocks
+		// indexes fresh ones from the read offset.
+		b.releaseBlocks()
+	}
+}
+
+// releaseBlocks gives every block back to the pool.
+func (b *recvBuffer) releaseBlocks() {
+	for b.blocks.len() > 0 {
+		if blk := b.blocks.popFront(); blk != nil {
+			putRecvBlock(blk)
+		}
+	}
 }
 
 // discard drops everything held and whatever arrives from now on: the
 // stream was reset, or the reader gave up on it. The bytes below off count
 // as consumed (consumedTo).
 func (b *recvBuffer) discard(off uint64) {
-	for b.blocks.len() > 0 {
-		if blk := b.blocks.popFront(); blk != nil {
-			putRecvBlock(blk)
-		}
-	}
+	b.releaseBlocks()
 	b.held = 0
 	b.dropping = true
 	b.dropTo = max(b.dropTo, off)

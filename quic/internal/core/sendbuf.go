@@ -116,6 +116,14 @@ func (b *sendBuffer) freeAcked() {
 		putSendBlock(b.blocks.popFront())
 		b.start += sendBlockSize
 	}
+	if b.blocks.len() > 0 && b.ackedTo == b.written {
+		// Everything written was acknowledged: the last block, partly
+		// filled, goes back too, so that a short stream or CRYPTO
+		// flight does not keep its block until the connection ends
+		// (and then leave it to the garbage collector). A later write
+		// takes a fresh one.
+		putSendBlock(b.blocks.popFront())
+	}
 	if b.blocks.len() == 0 {
 		// Keep start aligned to the next byte to write.
 		b.start = b.written - b.written%sendBlockSize

@@ -109,7 +109,9 @@ func (l *sentLog) push(pn uint64) *sentPacket {
 }
 
 func (l *sentLog) grow() {
-	n := max(2*len(l.ring), 64)
+	// A handshake space sends a few packets: its log starts small, and
+	// the application space's doubles as it needs.
+	n := max(2*len(l.ring), 8)
 	ring := make([]sentPacket, n)
 	for i := range l.count {
 		ring[i] = l.ring[(l.head+i)%len(l.ring)]
