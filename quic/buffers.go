@@ -2,6 +2,7 @@ package quic
 
 import (
 	"net/netip"
+	"sync"
 
 	"github.com/satquic/satquic/quic/internal/udp"
 )
@@ -17,6 +18,15 @@ const (
 	// as a socket buffer would: a connection that falls behind loses
 	// packets rather than memory.
 	maxInbox = 8192
+)
+
+// The pools are shared by every Transport of the process: a client that
+// dials many short connections, each on a Transport of its own (DialAddr),
+// reuses the buffers of the connections before it instead of allocating
+// its own and leaving them to the garbage collector.
+var (
+	rxPackets   sync.Pool // *packet
+	sendBatches sync.Pool // *sendBatch
 )
 
 // packet is a received datagram on its way from the reader to a
@@ -35,7 +45,7 @@ func (p *packet) data() []byte { return p.buf[:p.n] }
 func (t *Transport) getPacket(data []byte, from netip.AddrPort) *packet {
 	var p *packet
 	if len(data) <= rxBufSize {
-		if v := t.rxPool.Get(); v != nil {
+		if v := rxPackets.Get(); v != nil {
 			p = v.(*packet)
 		} else {
 			p = &packet{buf: make([]byte, rxBufSize)}
@@ -50,20 +60,20 @@ func (t *Transport) getPacket(data []byte, from netip.AddrPort) *packet {
 
 func (t *Transport) putPacket(p *packet) {
 	if len(p.buf) == rxBufSize {
-		t.rxPool.Put(p)
+		rxPackets.Put(p)
 	}
 }
 
 // sendBatch is the room a connection builds datagrams in. Batches are
-// pooled per Transport, so memory follows the connections sending at the
-// same moment rather than all connections.
+// pooled, so memory follows the connections sending at the same moment
+// rather than all connections.
 type sendBatch struct {
 	msgs []udp.Message
 	bufs [][]byte
 }
 
 func (t *Transport) getSendBatch() *sendBatch {
-	if v := t.sendBuf.Get(); v != nil {
+	if v := sendBatches.Get(); v != nil {
 		return v.(*sendBatch)
 	}
 	b := &sendBatch{msgs: make([]udp.Message, sendBatchSize), bufs: make([][]byte, sendBatchSize)}
@@ -79,5 +89,5 @@ func (t *Transport) putSendBatch(b *sendBatch) {
 	for i := range b.msgs {
 		b.msgs[i] = udp.Message{}
 	}
-	t.sendBuf.Put(b)
+	sendBatches.Put(b)
 }

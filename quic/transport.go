@@ -85,8 +85,6 @@ type Transport struct {
 	// writeMu serializes WriteBatch, which must not overlap: connection
 	// goroutines send on the one socket.
 	writeMu sync.Mutex
-	sendBuf sync.Pool // *sendBatch
-	rxPool  sync.Pool // *packet
 }
 
 // init opens the Transport on first use and starts its reader.

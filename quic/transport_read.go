@@ -15,8 +15,14 @@ import (
 )
 
 const (
-	// readBatchSize is how many datagrams one ReadBatch may return.
-	readBatchSize = 64
+	// readBatchSize is how many datagrams one ReadBatch may return once
+	// the socket is busy; a Transport starts with smallReadBatch. With
+	// GRO, every four messages of a batch come with a 64 KiB buffer: the
+	// full batch holds 1 MiB, which a client connection that only shakes
+	// hands and exchanges a request (DialAddr opens a Transport for each)
+	// would allocate, clear and leave to the garbage collector for nothing.
+	readBatchSize  = 64
+	smallReadBatch = 4
 	// maxReadErrors is how many consecutive read errors (other than a
 	// closed socket) end the Transport, rather than spinning on a broken
 	// socket.
@@ -29,15 +35,23 @@ const (
 )
 
 // readLoop is the Transport's one reading goroutine: it receives batches
-// and hands each datagram to its connection.
+// and hands each datagram to its connection. It reads small batches until
+// one comes back full, a sign that datagrams queue up in the socket, and
+// from then on full ones.
 func (t *Transport) readLoop() {
 	defer close(t.readerDone)
-	msgs := t.io.NewReadBatch(readBatchSize)
+	msgs := t.io.NewReadBatch(smallReadBatch)
 	failures := 0
 	for {
 		n, err := t.io.ReadBatch(msgs)
 		for i := range n {
 			t.handleDatagram(&msgs[i])
+		}
+		if n == len(msgs) && n < readBatchSize {
+			// Datagrams the last read left in a GRO buffer of the
+			// small batch are still delivered from it: nothing reads
+			// into those buffers again.
+			msgs = t.io.NewReadBatch(readBatchSize)
 		}
 		if err == nil {
 			failures = 0
