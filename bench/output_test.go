@@ -145,3 +145,25 @@ func TestWritePlots(t *testing.T) {
 		t.Error("an empty document plotted")
 	}
 }
+
+// TestCDFLegendRoom: the right margin of a CDF panel leaves the legend's
+// width free of steps, for short and long names alike.
+func TestCDFLegendRoom(t *testing.T) {
+	for _, names := range [][]string{{"a"}, {"satquic", "quic-go", "limit"}, {"tcp-cubic", "limit satquic, quic-go", "limit tcp-cubic, tcp-bbr"}} {
+		var series []report.Series
+		longest := 0
+		for _, n := range names {
+			series = append(series, report.Series{Name: n})
+			longest = max(longest, len(n))
+		}
+		const width = 15.0
+		m := cdfRightMargin(series, width)
+		// The share of the axis right of the last step, against the
+		// share the legend takes of the plotting area.
+		free := m / (1 + cdfLeftMargin + m)
+		legend := (legendSampleCm + legendCharCm*float64(longest)) / (width - panelAxisCm)
+		if free < legend || free > max(legend+0.1, 0.2) {
+			t.Errorf("%q: right margin %.2f spans leaves %.2f of the axis for a legend of %.2f", names, m, free, legend)
+		}
+	}
+}

@@ -134,11 +134,6 @@ func (d Document) figure(sizes []int64) (report.Grid, error) {
 			lo = min(lo, r.LimitS, r.MinS)
 			hi = max(hi, r.LimitS, r.MaxS)
 		}
-		// A margin keeps the limit's step off the frame, and a wider
-		// one on the right leaves the bottom right corner, where every
-		// curve has risen, to the legend.
-		span := max(hi-lo, hi*0.01)
-		cdf.X = report.Range{Min: lo - 0.04*span, Max: hi + 0.3*span}
 		// A CDF of one value is a vertical step: the limit, in the
 		// colours after the stacks'.
 		for _, l := range limitOrder {
@@ -148,9 +143,45 @@ func (d Document) figure(sizes []int64) (report.Grid, error) {
 			}
 			cdf.Series = append(cdf.Series, report.Series{Name: name, Y: []float64{l}})
 		}
+		// A margin keeps the limit's step off the frame, and a wider
+		// one on the right leaves the bottom right corner, where every
+		// curve has risen, to the legend.
+		span := max(hi-lo, hi*0.01)
+		cdf.X = report.Range{Min: lo - cdfLeftMargin*span, Max: hi + cdfRightMargin(cdf.Series, g.PanelWidth)*span}
 		g.Cells = append(g.Cells, box, cdf)
 	}
 	return g, nil
+}
+
+// cdfLeftMargin is the share of the data's span left free before the
+// first limit of a CDF panel.
+const cdfLeftMargin = 0.04
+
+// The legend's size, measured on the PNGs the report package draws at its
+// default font: the width of a line's sample and its gap, and of one
+// character of a name, in centimetres; and the width a panel's frame, axis
+// and padding take from its cell.
+const (
+	legendSampleCm = 0.8
+	legendCharCm   = 0.14
+	panelAxisCm    = 2.8
+)
+
+// cdfRightMargin is the share of the data's span to leave free after the
+// last run of a CDF panel, so that the legend in the bottom right corner
+// covers no curve: wide enough for the longest name, at most as wide as
+// the data.
+func cdfRightMargin(series []report.Series, panelWidthCm float64) float64 {
+	longest := 0
+	for _, s := range series {
+		longest = max(longest, len([]rune(s.Name)))
+	}
+	legend := legendSampleCm + legendCharCm*float64(longest)
+	// f is the share of the axis the legend takes; the axis runs over
+	// (1 + left margin + right margin) spans, and a further 3% of a span
+	// keeps the last step off the legend's text.
+	f := min(legend/max(panelWidthCm-panelAxisCm, 1), 0.5)
+	return ((1+cdfLeftMargin)*f + 0.03) / (1 - f)
 }
 
 func (d Document) result(stack string, size int64) (Result, bool) {
