@@ -2,6 +2,8 @@ package main
 
 import (
 	"flag"
+	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/satquic/satquic/quic"
@@ -17,6 +19,17 @@ type quicOptions struct {
 	cc               string
 	qlogDir          string
 	keyUpdate        uint64
+	fec              fecOptions
+}
+
+// fecOptions are the FEC flags: on by default, since FEC only runs when
+// the peer offers it too.
+type fecOptions struct {
+	off         bool
+	policy      string
+	controller  string
+	maxOverhead float64
+	window      int
 }
 
 func (o *quicOptions) register(fs *flag.FlagSet) {
@@ -28,6 +41,53 @@ func (o *quicOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.cc, "cc", quic.CUBIC, "congestion controller: cubic or newreno")
 	fs.StringVar(&o.qlogDir, "qlog-dir", "", "write a qlog per connection into this directory, <odcid>_<role>.sqlog (default: $QLOGDIR)")
 	fs.Uint64Var(&o.keyUpdate, "key-update", 0, "update the 1-RTT keys every N packets sent (0: only before the AEAD limit)")
+	o.fec.register(fs)
+}
+
+func (o *fecOptions) register(fs *flag.FlagSet) {
+	o.policy, o.controller, o.maxOverhead, o.window = quic.FECSignal, quic.FECAdaptive, 0.25, 1024
+	fs.BoolFunc("no-fec", "do not offer forward erasure correction (it runs only when both ends offer it)", func(string) error {
+		o.off = true
+		return nil
+	})
+	fs.Func("fec-policy", "what packets the peer rebuilt with FEC mean to congestion control: signal (a loss, the default) or hide (paths that lose packets without congestion)", func(v string) error {
+		if v != quic.FECSignal && v != quic.FECHide {
+			return fmt.Errorf("want signal or hide")
+		}
+		o.policy = v
+		return nil
+	})
+	fs.Func("fec-controller", "FEC redundancy controller: adaptive (default) or fixed (1 repair per 20 packets)", func(v string) error {
+		if v != quic.FECAdaptive && v != quic.FECFixed {
+			return fmt.Errorf("want adaptive or fixed")
+		}
+		o.controller = v
+		return nil
+	})
+	fs.Func("fec-max-overhead", "cap on repair packets as a share of what is sent, in (0, 1) (default 0.25)", func(v string) error {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || !(f > 0 && f < 1) {
+			return fmt.Errorf("want a number between 0 and 1")
+		}
+		o.maxOverhead = f
+		return nil
+	})
+	fs.Func("fec-window", "most packets one repair covers and the window this end decodes, 1 to 4095 (default 1024)", func(v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 4095 {
+			return fmt.Errorf("want 1 to 4095")
+		}
+		o.window = n
+		return nil
+	})
+}
+
+// config returns the FEC configuration, nil with --no-fec.
+func (o *fecOptions) config() *quic.FECConfig {
+	if o.off {
+		return nil
+	}
+	return &quic.FECConfig{Policy: o.policy, Controller: o.controller, MaxOverhead: o.maxOverhead, MaxWindow: o.window}
 }
 
 func (o *quicOptions) config() *quic.Config {
@@ -40,5 +100,6 @@ func (o *quicOptions) config() *quic.Config {
 		CongestionControl: o.cc,
 		QlogDir:           o.qlogDir,
 		KeyUpdateInterval: o.keyUpdate,
+		FEC:               o.fec.config(),
 	}
 }
