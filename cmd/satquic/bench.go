@@ -23,7 +23,7 @@ import (
 func init() {
 	register(command{
 		name:    "bench",
-		summary: "run an experiment (download: seed 000's download completion times) over the emulator",
+		summary: "run an experiment: download (seed 000, over the emulator), load (seed 001, satquic vs quic-go)",
 		run:     runBench,
 	})
 }
@@ -33,22 +33,29 @@ const benchSynopsis = `bench <experiment> [flags]
 Experiments:
   download   download completion time per stack over an emulated profile
              (seed 000), in real time through two network namespaces (root)
+  load       HTTP/3 requests/s and new connections/s of satquic's server and
+             quic-go's, side by side on loopback (seed 001)
 
 Run "satquic bench <experiment> --help" for its flags.`
 
 func runBench(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprintf(stderr, "Usage: satquic %s\n", benchSynopsis)
-		return fmt.Errorf("%w: name an experiment (download)", errUsage)
+		return fmt.Errorf("%w: name an experiment (download, load)", errUsage)
 	}
 	switch args[0] {
 	case "download":
 		return runBenchDownload(args[1:], stdout, stderr)
+	case "load":
+		return runBenchLoad(args[1:], stdout, stderr)
+	case "load-server":
+		// The satquic server that bench load starts as a child process.
+		return runBenchLoadServer(args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprintf(stderr, "Usage: satquic %s\n", benchSynopsis)
 		return nil
 	default:
-		return fmt.Errorf("%w: unknown experiment %q (known: download)", errUsage, args[0])
+		return fmt.Errorf("%w: unknown experiment %q (known: download, load)", errUsage, args[0])
 	}
 }
 

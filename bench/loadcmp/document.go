@@ -1,0 +1,265 @@
+package loadcmp
+
+import (
+	"fmt"
+	"io"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/satquic/satquic/bench"
+	"github.com/satquic/satquic/bench/report"
+)
+
+// Metadata is what it takes to judge and repeat a result: versions, the
+// machine, the parameters and how the servers ran.
+type Metadata struct {
+	Experiment     string            `json:"experiment"`
+	Command        []string          `json:"command,omitempty"`
+	SatquicVersion string            `json:"satquic_version"`
+	GoVersion      string            `json:"go_version"`
+	StackVersions  map[string]string `json:"stack_versions"`
+	Dependencies   []string          `json:"dependencies,omitempty"`
+	Date           string            `json:"date"`
+	Machine        bench.MachineInfo `json:"machine"`
+	Workers        int               `json:"concurrency"`
+	DurationS      float64           `json:"duration_s"`
+	WarmupS        float64           `json:"warmup_s"`
+	Runs           int               `json:"runs"`
+	PayloadsBytes  []int64           `json:"payloads_bytes"`
+	Stacks         []string          `json:"stacks"`
+	// Setup says where the servers and the generator ran.
+	Setup string `json:"setup"`
+}
+
+// Setup is the sentence Metadata.Setup holds.
+const Setup = "loopback; each server a fresh child process per measurement with the machine's GOMAXPROCS, default QUIC and HTTP/3 settings, the same payload handler; " +
+	"the load generator (satquic's HTTP/3 client, one UDP socket) in the bench process; requests/s over one shared connection, new connections/s with a connection per request"
+
+// NewMetadata describes an experiment run now, on this machine. versions
+// maps each stack to the version of its code.
+func NewMetadata(cfg Config, satquicVersion string, versions map[string]string, args []string) Metadata {
+	m := Metadata{
+		Experiment: "load", Command: args,
+		SatquicVersion: satquicVersion, GoVersion: runtime.Version(), StackVersions: versions,
+		Dependencies: dependencies(),
+		Date:         time.Now().UTC().Format(time.RFC3339),
+		Machine:      bench.Machine(),
+		Workers:      cfg.Workers, DurationS: cfg.Duration.Seconds(), WarmupS: cfg.Warmup.Seconds(),
+		Runs: cfg.Runs, PayloadsBytes: cfg.Payloads, Setup: Setup,
+	}
+	for _, s := range cfg.Servers {
+		m.Stacks = append(m.Stacks, s.Name())
+	}
+	return m
+}
+
+// dependencies lists the modules built into this program, as path@version.
+func dependencies() []string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return nil
+	}
+	var deps []string
+	for _, d := range bi.Deps {
+		deps = append(deps, d.Path+"@"+d.Version)
+	}
+	return deps
+}
+
+// Summary is the median of one measure, payload and stack over the runs.
+type Summary struct {
+	Measure      string  `json:"measure"`
+	PayloadBytes int64   `json:"payload_bytes"`
+	Stack        string  `json:"stack"`
+	Runs         int     `json:"runs"`
+	Median       float64 `json:"median_per_second"`
+	Min          float64 `json:"min_per_second"`
+	Max          float64 `json:"max_per_second"`
+	P99Ms        float64 `json:"median_p99_ms"`
+	Errors       int64   `json:"errors"`
+}
+
+// Document is the JSON file of the experiment.
+type Document struct {
+	Metadata Metadata  `json:"metadata"`
+	Results  []Summary `json:"results"`
+	Samples  []Sample  `json:"runs"`
+}
+
+// NewDocument summarizes the samples.
+func NewDocument(m Metadata, samples []Sample) Document {
+	type key struct {
+		measure string
+		payload int64
+		stack   string
+	}
+	groups := map[key][]Sample{}
+	var order []key
+	for _, s := range samples {
+		k := key{s.Measure, s.PayloadBytes, s.Stack}
+		if _, ok := groups[k]; !ok {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], s)
+	}
+	stackRank := map[string]int{}
+	for i, s := range m.Stacks {
+		stackRank[s] = i
+	}
+	sort.SliceStable(order, func(i, j int) bool {
+		a, b := order[i], order[j]
+		if a.measure != b.measure {
+			return a.measure == MeasureRequests
+		}
+		if a.payload != b.payload {
+			return a.payload < b.payload
+		}
+		return stackRank[a.stack] < stackRank[b.stack]
+	})
+	d := Document{Metadata: m, Samples: samples}
+	for _, k := range order {
+		g := groups[k]
+		rates := make([]float64, len(g))
+		p99s := make([]float64, len(g))
+		var errs int64
+		for i, s := range g {
+			rates[i], p99s[i] = s.Rate(), s.Result.LatencyMs.P99
+			errs += s.Result.Errors
+		}
+		slices.Sort(rates)
+		d.Results = append(d.Results, Summary{
+			Measure: k.measure, PayloadBytes: k.payload, Stack: k.stack, Runs: len(g),
+			Median: median(rates), Min: rates[0], Max: rates[len(rates)-1], P99Ms: median(p99s), Errors: errs,
+		})
+	}
+	return d
+}
+
+// median of a slice; it sorts a copy.
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	n := len(s)
+	if n == 0 {
+		return 0
+	}
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// WriteJSON writes the document as indented JSON.
+func (d Document) WriteJSON(w io.Writer) error { return report.WriteJSON(w, d) }
+
+// Table is the side-by-side table: one row per measure and payload, a
+// column per stack, and the ratio of the first stack to the second.
+func (d Document) Table() *report.Table {
+	m := d.Metadata
+	t := &report.Table{
+		Title: fmt.Sprintf("HTTP/3 load, %d concurrent, %.0f s per measurement (%.0f s warm-up), median of %d run(s); %s, %d cores",
+			m.Workers, m.DurationS, m.WarmupS, m.Runs, m.Machine.CPUModel, m.Machine.Cores),
+		Columns: []string{"measure", "payload"},
+	}
+	for _, s := range m.Stacks {
+		t.Columns = append(t.Columns, s)
+	}
+	ratio := len(m.Stacks) >= 2
+	if ratio {
+		t.Columns = append(t.Columns, m.Stacks[0]+"/"+m.Stacks[1])
+	}
+	for _, s := range m.Stacks {
+		t.Columns = append(t.Columns, s+" p99 ms")
+	}
+	t.Columns = append(t.Columns, "errors")
+	type row struct {
+		measure string
+		payload int64
+	}
+	cells := map[row]map[string]Summary{}
+	var rows []row
+	for _, r := range d.Results {
+		k := row{r.Measure, r.PayloadBytes}
+		if cells[k] == nil {
+			cells[k] = map[string]Summary{}
+			rows = append(rows, k)
+		}
+		cells[k][r.Stack] = r
+	}
+	for _, k := range rows {
+		name := "requests/s"
+		if k.measure == MeasureConnections {
+			name = "new connections/s"
+		}
+		out := []string{name, FormatPayload(k.payload)}
+		var errs int64
+		for _, s := range m.Stacks {
+			c, ok := cells[k][s]
+			out = append(out, rateCell(c.Median, ok))
+			errs += c.Errors
+		}
+		if ratio {
+			a, okA := cells[k][m.Stacks[0]]
+			b, okB := cells[k][m.Stacks[1]]
+			cell := "-"
+			if okA && okB && b.Median > 0 {
+				cell = strconv.FormatFloat(a.Median/b.Median, 'f', 2, 64) + "x"
+			}
+			out = append(out, cell)
+		}
+		for _, s := range m.Stacks {
+			c, ok := cells[k][s]
+			cell := "-"
+			if ok {
+				cell = strconv.FormatFloat(c.P99Ms, 'f', 2, 64)
+			}
+			out = append(out, cell)
+		}
+		out = append(out, strconv.FormatInt(errs, 10))
+		_ = t.AddRow(out...)
+	}
+	return t
+}
+
+func rateCell(v float64, ok bool) string {
+	if !ok {
+		return "-"
+	}
+	return strconv.FormatFloat(v, 'f', 0, 64)
+}
+
+// WriteText writes the table and the versions under it.
+func (d Document) WriteText(w io.Writer) error {
+	if err := d.Table().WriteText(w); err != nil {
+		return err
+	}
+	m := d.Metadata
+	line := fmt.Sprintf("satquic %s, %s", m.SatquicVersion, m.GoVersion)
+	for _, s := range m.Stacks {
+		if v := m.StackVersions[s]; v != "" && s != "satquic" {
+			line += fmt.Sprintf(", %s %s", s, v)
+		}
+	}
+	_, err := fmt.Fprintf(w, "%s\nsetup: %s\n", line, m.Setup)
+	return err
+}
+
+// RunsTable has one row per measurement, for --csv.
+func (d Document) RunsTable() *report.Table {
+	t := &report.Table{Columns: []string{"run", "stack", "measure", "payload_bytes", "seconds", "requests",
+		"succeeded", "errors", "connections", "requests_per_second", "connections_per_second", "mbit_per_second",
+		"p50_ms", "p90_ms", "p99_ms", "p999_ms"}}
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
+	for _, s := range d.Samples {
+		r := s.Result
+		_ = t.AddRow(strconv.Itoa(s.Run), s.Stack, s.Measure, strconv.FormatInt(s.PayloadBytes, 10), f(r.Seconds),
+			strconv.FormatInt(r.Requests, 10), strconv.FormatInt(r.Succeeded, 10), strconv.FormatInt(r.Errors, 10),
+			strconv.FormatInt(r.Connections, 10), f(r.RequestsPerSecond), f(r.ConnectionsPerSecond), f(r.Mbps),
+			f(r.LatencyMs.P50), f(r.LatencyMs.P90), f(r.LatencyMs.P99), f(r.LatencyMs.P999))
+	}
+	return t
+}

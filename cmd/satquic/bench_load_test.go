@@ -1,0 +1,69 @@
+//go:build linux
+
+package main
+
+import (
+	"bytes"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestBenchLoadBadFlags(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "no", "dir", "out.json")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--payloads", "30,ten"}, `size "ten"`},
+		{[]string{"--payloads", "30,30"}, "given twice"},
+		{[]string{"--payloads", "0"}, `size "0"`},
+		{[]string{"-c", "0"}, "-c must be"},
+		{[]string{"-d", "0s"}, "-d must be positive"},
+		{[]string{"--warmup", "-1s"}, "--warmup"},
+		{[]string{"--runs", "0"}, "--runs must be at least 1"},
+		{[]string{"--stacks", "satquic,lsquic"}, `unknown stack "lsquic"`},
+		{[]string{"--stacks", "quic-go,quic-go"}, "given twice"},
+		{[]string{"--quicgo-peer", filepath.Join(t.TempDir(), "nothing")}, "is not a program"},
+		{[]string{"--json", missing}, "does not exist"},
+		{[]string{"--csv", missing}, "does not exist"},
+		{[]string{"--nope"}, "flag provided but not defined"},
+		{[]string{"extra"}, `unexpected argument "extra"`},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := runMain(append([]string{"bench", "load"}, c.args...), &stdout, &stderr)
+		msg := stderr.String()
+		if code != 2 || !strings.Contains(msg, c.want) || strings.Count(msg, "\n") != 1 || stdout.Len() != 0 {
+			t.Errorf("bench load %q: status %d, stderr %q; want status 2 and one line with %q", c.args, code, msg, c.want)
+		}
+	}
+}
+
+func TestBenchLoadServerBadFlags(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "--addr is required"},
+		{[]string{"--addr", "127.0.0.1:0", "--cert", "c.pem"}, "--key is required"},
+		{[]string{"--addr", "127.0.0.1:0", "--cert", "/no/c.pem", "--key", "/no/k.pem"}, "loading the certificate"},
+		{[]string{"--bogus"}, "flag provided but not defined"},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := runMain(append([]string{"bench", "load-server"}, c.args...), &stdout, &stderr)
+		if code != 2 || !strings.Contains(stderr.String(), c.want) || stdout.Len() != 0 {
+			t.Errorf("bench load-server %q: status %d, stderr %q; want status 2 with %q", c.args, code, stderr.String(), c.want)
+		}
+	}
+}
+
+func TestBenchLoadHelp(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := runMain([]string{"bench", "load", "--help"}, &stdout, &stderr); code != 0 || !strings.Contains(stderr.String(), "quicgo-peer") {
+		t.Errorf("--help: status %d, %q", code, stderr.String())
+	}
+	stderr.Reset()
+	if code := runMain([]string{"bench", "--help"}, &stdout, &stderr); code != 0 || !strings.Contains(stderr.String(), "load ") {
+		t.Errorf("bench --help: status %d, %q", code, stderr.String())
+	}
+}
