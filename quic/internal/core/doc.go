@@ -100,6 +100,17 @@
 //     rejection, key discard; off unless Config.Allow0RTT (replays, RFC
 //     9001 section 9.2).
 //   - qlog.go writes the JSON-SEQ qlog of Config.Qlog.
+//   - fec_*.go: forward erasure correction inside the connection
+//     (Config.FEC), offered by a transport parameter: 1-RTT packets with
+//     stream data are source symbols of the RFC 8681 code (a
+//     FEC_SOURCE_ID frame first), repairs go in FEC_REPAIR packets of
+//     their own, paced and congestion controlled, at a rate the adaptive
+//     controller takes from the sender's ACKs, plus repairs over the tail
+//     when the application stops sending. The receiver processes rebuilt
+//     packets at once and reports them (FEC_RECOVERED); loss detection
+//     holds a covered packet until its repair could have been reported,
+//     and never retransmits a rebuilt one (recovery's CoverPacket and
+//     OnRecovered).
 //
 // A protocol violation inside an authenticated packet closes the connection
 // with the RFC's error code; malformed or unauthenticated input is dropped
@@ -108,7 +119,6 @@
 // # Not yet
 //
 // Connection migration and path validation (PATH_CHALLENGE is answered,
-// the path never changes), ECN, DATAGRAM frames and FEC (the sent-frame
-// records and recovery's CoverPacket and OnRecovered hooks are where it
-// plugs in).
+// the path never changes), ECN, and DATAGRAM frames. Handshake packets
+// are not FEC-protected (their spaces have their own keys and probes).
 package core
