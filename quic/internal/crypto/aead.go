@@ -24,13 +24,13 @@ type PacketKey struct {
 }
 
 // newPacketKey derives the AEAD key ("quic key") and IV ("quic iv") from a
-// traffic secret (RFC 9001 section 5.1).
-func newPacketKey(s *suite, p *versionParams, secret []byte) (*PacketKey, error) {
-	key, err := expandLabel(s.hash, secret, p.keyLabel, s.keyLen)
+// traffic secret, through its expander (RFC 9001 section 5.1).
+func newPacketKey(s *suite, p *versionParams, secret *expander) (*PacketKey, error) {
+	key, err := secret.expandLabel(p.keyLabel, s.keyLen)
 	if err != nil {
 		return nil, err
 	}
-	iv, err := expandLabel(s.hash, secret, p.ivLabel, ivLen)
+	iv, err := secret.expandLabel(p.ivLabel, ivLen)
 	if err != nil {
 		return nil, err
 	}

@@ -33,9 +33,10 @@ type HeaderKey struct {
 }
 
 // newHeaderKey derives the header protection key ("quic hp") from a traffic
-// secret (RFC 9001 section 5.1). Its length is the AEAD key length.
-func newHeaderKey(s *suite, p *versionParams, secret []byte) (*HeaderKey, error) {
-	key, err := expandLabel(s.hash, secret, p.hpLabel, s.keyLen)
+// secret, through its expander (RFC 9001 section 5.1). Its length is the
+// AEAD key length.
+func newHeaderKey(s *suite, p *versionParams, secret *expander) (*HeaderKey, error) {
+	key, err := secret.expandLabel(p.hpLabel, s.keyLen)
 	if err != nil {
 		return nil, err
 	}

@@ -1,7 +1,7 @@
 package crypto
 
 import (
-	"crypto/hkdf"
+	"crypto/hmac"
 	"fmt"
 	"hash"
 )
@@ -28,13 +28,50 @@ func hkdfLabel(label string, length int) ([]byte, error) {
 
 // expandLabel is HKDF-Expand-Label(secret, label, "", length).
 func expandLabel(h func() hash.Hash, secret []byte, label string, length int) ([]byte, error) {
+	return newExpander(h, secret).expandLabel(label, length)
+}
+
+// expander computes HKDF-Expand-Label outputs of one secret. A set of
+// packet keys takes three or four labels of the same secret (key, iv, hp,
+// and ku for the next key phase): one HMAC keyed once and reset between
+// labels spares the keying (two hash blocks and a state copy) of a fresh
+// HMAC per label, which costs as much as the expansion of a short output.
+type expander struct {
+	mac  hash.Hash
+	used bool
+}
+
+// newExpander keys an HMAC with secret, the pseudorandom key PRK of HKDF.
+func newExpander(h func() hash.Hash, secret []byte) *expander {
+	return &expander{mac: hmac.New(h, secret)}
+}
+
+// expandLabel is HKDF-Expand (RFC 5869 section 2.3) of the HkdfLabel of
+// label (RFC 8446 section 7.1): the first length bytes of T(1) | T(2) |
+// ..., where T(i) = HMAC(PRK, T(i-1) | info | i) and T(0) is empty.
+func (e *expander) expandLabel(label string, length int) ([]byte, error) {
 	info, err := hkdfLabel(label, length)
 	if err != nil {
 		return nil, err
 	}
-	out, err := hkdf.Expand(h, secret, string(info), length)
-	if err != nil {
-		return nil, fmt.Errorf("quic crypto: HKDF-Expand-Label %q: %w", label, err)
+	size := e.mac.Size()
+	blocks := (length + size - 1) / size
+	if blocks > 255 {
+		return nil, fmt.Errorf("quic crypto: HKDF-Expand-Label %q: %d bytes is more than 255 hash outputs", label, length)
 	}
-	return out, nil
+	out := make([]byte, 0, blocks*size)
+	var prev []byte
+	for i := 1; i <= blocks; i++ {
+		if e.used {
+			e.mac.Reset()
+		}
+		e.used = true
+		e.mac.Write(prev)
+		e.mac.Write(info)
+		e.mac.Write([]byte{byte(i)})
+		n := len(out)
+		out = e.mac.Sum(out)
+		prev = out[n:]
+	}
+	return out[:length:length], nil
 }

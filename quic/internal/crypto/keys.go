@@ -36,6 +36,11 @@ func newKeys(s *suite, p *versionParams, secret []byte) (*Keys, error) {
 	if err := checkSecret(s, secret); err != nil {
 		return nil, err
 	}
+	return newKeysFrom(s, p, newExpander(s.hash, secret))
+}
+
+// newKeysFrom derives the keys through the expander of their secret.
+func newKeysFrom(s *suite, p *versionParams, secret *expander) (*Keys, error) {
 	pk, err := newPacketKey(s, p, secret)
 	if err != nil {
 		return nil, err
@@ -101,11 +106,12 @@ func InitialSecrets(dcid []byte, v Version) (client, server []byte, err error) {
 		return nil, nil, fmt.Errorf("quic crypto: initial secret: %w", err)
 	}
 	h := suiteAES128GCM.hash
-	client, err = expandLabel(h, initial, "client in", h().Size())
+	e := newExpander(h, initial)
+	client, err = e.expandLabel("client in", h().Size())
 	if err != nil {
 		return nil, nil, err
 	}
-	server, err = expandLabel(h, initial, "server in", h().Size())
+	server, err = e.expandLabel("server in", h().Size())
 	if err != nil {
 		return nil, nil, err
 	}

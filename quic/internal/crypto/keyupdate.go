@@ -80,7 +80,13 @@ func NewAppKeys(suiteID uint16, secret []byte, v Version) (*AppKeys, error) {
 	if err != nil {
 		return nil, err
 	}
-	k, err := newKeys(s, p, secret)
+	if err := checkSecret(s, secret); err != nil {
+		return nil, err
+	}
+	// One expander of the secret derives the keys of this phase and the
+	// secret of the next.
+	e := newExpander(s.hash, secret)
+	k, err := newKeysFrom(s, p, e)
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +95,7 @@ func NewAppKeys(suiteID uint16, secret []byte, v Version) (*AppKeys, error) {
 		cur:       &generation{secret: append([]byte(nil), secret...), key: k.packet},
 		lowestCur: noPN, highestCur: noPN, highestPrev: noPN,
 	}
-	if a.next, err = a.derive(a.cur.secret); err != nil {
+	if a.next, err = a.deriveFrom(e, len(secret)); err != nil {
 		return nil, err
 	}
 	return a, nil
@@ -99,11 +105,16 @@ func NewAppKeys(suiteID uint16, secret []byte, v Version) (*AppKeys, error) {
 // secret_<n+1> = HKDF-Expand-Label(secret_<n>, "quic ku", "", Hash.length)
 // (section 6.1), with a fresh key and IV and the same header key.
 func (a *AppKeys) derive(secret []byte) (*generation, error) {
-	next, err := expandLabel(a.suite.hash, secret, a.params.kuLabel, len(secret))
+	return a.deriveFrom(newExpander(a.suite.hash, secret), len(secret))
+}
+
+// deriveFrom is derive through the expander of the secret, of size bytes.
+func (a *AppKeys) deriveFrom(secret *expander, size int) (*generation, error) {
+	next, err := secret.expandLabel(a.params.kuLabel, size)
 	if err != nil {
 		return nil, fmt.Errorf("quic crypto: key update: %w", err)
 	}
-	pk, err := newPacketKey(a.suite, a.params, next)
+	pk, err := newPacketKey(a.suite, a.params, newExpander(a.suite.hash, next))
 	if err != nil {
 		return nil, fmt.Errorf("quic crypto: key update: %w", err)
 	}
