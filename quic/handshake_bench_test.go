@@ -24,6 +24,7 @@ const (
 	// handshakeBatch is how many connections one iteration opens with
 	// each stack, handshakeClients of them at a time.
 	handshakeBatch   = 64
+	handshakeChunk   = 16
 	handshakeClients = 4
 )
 
@@ -185,49 +186,57 @@ func quicgoEchoServer(b *testing.B, ctx context.Context) string {
 	return ln.Addr().String()
 }
 
+// handshakeStack is one side of the comparison: how to open a connection,
+// where its server listens, and the time it took.
+type handshakeStack struct {
+	round     connRound
+	addr      string
+	wall, cpu time.Duration
+}
+
 // BenchmarkHandshake measures new connections per second over loopback:
-// satquic client and server, then quic-go client and server, a batch of
-// handshakeBatch connections each per iteration with handshakeClients
-// clients at once. Both ends run in this process and share its cores. It
-// reports each stack's connections per second, their ratio (satquic over
-// quic-go), and the CPU time per connection, both ends together, which a
-// busy machine disturbs less than the wall clock.
+// satquic client and server, and quic-go client and server, each
+// iteration opening handshakeBatch connections with each stack,
+// handshakeClients at a time. The stacks take turns every handshakeChunk
+// connections, in alternating order, so that the load of a shared machine
+// falls on both alike. Both ends run in this process and share its cores.
+// It reports each stack's connections per second, their ratio (satquic
+// over quic-go), and the CPU time per connection, both ends together,
+// which a busy machine disturbs less than the wall clock.
 func BenchmarkHandshake(b *testing.B) {
 	ctx, cancel := context.WithCancel(context.Background())
 	b.Cleanup(cancel)
-	sq := satquicEchoServer(b, ctx)
-	qg := quicgoEchoServer(b, ctx)
+	sq := &handshakeStack{round: satquicRound, addr: satquicEchoServer(b, ctx)}
+	qg := &handshakeStack{round: quicgoRound, addr: quicgoEchoServer(b, ctx)}
 	// Warm-up: the first handshakes fill caches and pools.
-	for _, r := range []struct {
-		round connRound
-		addr  string
-	}{{satquicRound, sq}, {quicgoRound, qg}} {
-		if err := runRounds(ctx, r.round, r.addr, handshakeClients); err != nil {
+	for _, st := range []*handshakeStack{sq, qg} {
+		if err := runRounds(ctx, st.round, st.addr, handshakeClients); err != nil {
 			b.Fatal(err)
 		}
 	}
-	var tsq, tqg, csq, cqg time.Duration
 	n := 0
 	for b.Loop() {
-		start, cpu0 := time.Now(), processCPU()
-		if err := runRounds(ctx, satquicRound, sq, handshakeBatch); err != nil {
-			b.Fatalf("satquic: %v", err)
+		for k := range handshakeBatch / handshakeChunk {
+			order := []*handshakeStack{sq, qg}
+			if k%2 == 1 {
+				order[0], order[1] = qg, sq
+			}
+			for _, st := range order {
+				start, cpu := time.Now(), processCPU()
+				if err := runRounds(ctx, st.round, st.addr, handshakeChunk); err != nil {
+					b.Fatal(err)
+				}
+				st.wall += time.Since(start)
+				st.cpu += processCPU() - cpu
+			}
 		}
-		mid, cpu1 := time.Now(), processCPU()
-		if err := runRounds(ctx, quicgoRound, qg, handshakeBatch); err != nil {
-			b.Fatalf("quic-go: %v", err)
-		}
-		tsq += mid.Sub(start)
-		tqg += time.Since(mid)
-		csq += cpu1 - cpu0
-		cqg += processCPU() - cpu1
 		n += handshakeBatch
 	}
-	rsq := float64(n) / tsq.Seconds()
-	rqg := float64(n) / tqg.Seconds()
+	rsq := float64(n) / sq.wall.Seconds()
+	rqg := float64(n) / qg.wall.Seconds()
 	b.ReportMetric(rsq, "satquic-conn/s")
 	b.ReportMetric(rqg, "quic-go-conn/s")
 	b.ReportMetric(rsq/rqg, "ratio")
-	b.ReportMetric(float64(csq.Microseconds())/float64(n), "satquic-cpu-us/conn")
-	b.ReportMetric(float64(cqg.Microseconds())/float64(n), "quic-go-cpu-us/conn")
+	b.ReportMetric(float64(sq.cpu.Microseconds())/float64(n), "satquic-cpu-us/conn")
+	b.ReportMetric(float64(qg.cpu.Microseconds())/float64(n), "quic-go-cpu-us/conn")
 }
