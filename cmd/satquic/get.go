@@ -16,8 +16,6 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -25,24 +23,30 @@ import (
 	"github.com/satquic/satquic/quic"
 )
 
-// satquic get: download over QUIC with hq-interop (HTTP/0.9), then report
-// what the transfer took: time, goodput, handshake, round trips, losses.
+// satquic get: download over QUIC with HTTP/3 or hq-interop (HTTP/0.9),
+// whichever the server picks, then report what the transfer took: time,
+// goodput, handshake, round trips, losses.
 
 func init() {
 	register(command{
 		name:    "get",
-		summary: "download files over QUIC with hq-interop (HTTP/0.9) and report the transfer",
+		summary: "download files over QUIC with HTTP/3 or hq-interop (HTTP/0.9) and report the transfer",
 		run:     runGet,
 	})
 }
 
-const getSynopsis = `get URL [URL...] [-o FILE|DIR] [--insecure | --pin SHA256] [--resume] [--json] [--timeout D] [QUIC flags]
+const getSynopsis = `get URL [URL...] [-o FILE|DIR] [--alpn h3,hq-interop] [--insecure | --pin SHA256] [--resume] [--json] [--timeout D] [QUIC flags]
 
-URL is https://HOST[:PORT]/PATH (port 443 by default). Several URLs must
+URL is https://HOST[:PORT]/PATH (port 443 by default). The client offers
+HTTP/3 (ALPN h3) and hq-interop (HTTP/0.9) and speaks the one the server
+picks; --alpn offers only the one named. Over HTTP/3, any status but
+200 OK is an error; over hq-interop, a stream reset is. Several URLs must
 name the same server: they download at once, on one connection, into the
 directory -o names. One URL goes to -o FILE, or to stdout without -o (with
---json, the body is then discarded: stdout carries the report). The
-summary goes to stderr, with progress while stderr is a terminal.
+--json, the body is then discarded: stdout carries the report). If a
+download fails, the files -o names are removed, so that none looks
+complete. The summary goes to stderr, with progress while stderr is a
+terminal (a bar and the time left when the server announced the sizes).
 
 --resume downloads the first URL on a first connection and the others on
 a second one, which resumes the first one's TLS session and sends its
@@ -52,6 +56,7 @@ the second connection went ("resumed, 0-RTT accepted").`
 
 type getOptions struct {
 	out      string
+	alpn     string
 	insecure bool
 	pin      string
 	jsonOut  bool
@@ -59,51 +64,6 @@ type getOptions struct {
 	resume   bool
 	quic     quicOptions
 }
-
-// getFile is one download.
-type getFile struct {
-	URL     string  `json:"url"`
-	Output  string  `json:"output,omitempty"`
-	Bytes   int64   `json:"bytes"`
-	Seconds float64 `json:"seconds"`
-	Error   string  `json:"error,omitempty"`
-
-	path string
-}
-
-// getReport is the summary, printed as text or JSON.
-type getReport struct {
-	Server        string     `json:"server"`
-	Files         []*getFile `json:"files"`
-	Bytes         int64      `json:"bytes"`
-	Seconds       float64    `json:"seconds"`
-	GoodputMbps   float64    `json:"goodput_mbps"`
-	HandshakeMs   float64    `json:"handshake_ms"`
-	SmoothedRTTMs float64    `json:"smoothed_rtt_ms"`
-	MinRTTMs      float64    `json:"min_rtt_ms"`
-	PacketsSent   uint64     `json:"packets_sent"`
-	PacketsRecv   uint64     `json:"packets_received"`
-	PacketsLost   uint64     `json:"packets_lost"`
-	Retransmitted uint64     `json:"packets_retransmitted"`
-	Version       string     `json:"quic_version"`
-	CipherSuite   string     `json:"cipher_suite"`
-	// Session says whether the TLS session was new or resumed, and what
-	// became of 0-RTT.
-	Session  string `json:"session"`
-	Resumed  bool   `json:"resumed"`
-	Used0RTT bool   `json:"used_0rtt"`
-	// Resumption is the report of the second connection of --resume.
-	Resumption *getReport `json:"resumption,omitempty"`
-}
-
-// Sessions as the report names them.
-const (
-	sessionNew         = "new"
-	sessionNotResumed  = "new (the server did not resume the session)"
-	sessionResumed     = "resumed"
-	session0RTT        = "resumed, 0-RTT accepted"
-	session0RTTRefused = "resumed, 0-RTT rejected"
-)
 
 func runGet(args []string, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -115,6 +75,7 @@ func get(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var o getOptions
 	fs := newFlagSet("get", getSynopsis, stderr)
 	fs.StringVar(&o.out, "o", "", "output: a file, \"-\" for stdout, or a directory for several URLs")
+	fs.StringVar(&o.alpn, "alpn", defaultALPN, "application protocols to offer, preferred first: h3, hq-interop, or both")
 	fs.BoolVar(&o.insecure, "insecure", false, "do not verify the server's certificate")
 	fs.StringVar(&o.pin, "pin", "", "trust exactly the certificate with this SHA-256 (as \"satquic serve\" prints it)")
 	fs.BoolVar(&o.jsonOut, "json", false, "print the report as JSON on stdout")
@@ -245,8 +206,12 @@ func parseGetURLs(urls []string) (string, []*getFile, error) {
 }
 
 func (o *getOptions) tlsConfig(server string) (*tls.Config, error) {
+	protos, err := parseALPN(o.alpn)
+	if err != nil {
+		return nil, err
+	}
 	host, _, _ := net.SplitHostPort(server)
-	conf := &tls.Config{ServerName: host, NextProtos: []string{hq.ALPN}}
+	conf := &tls.Config{ServerName: host, NextProtos: protos}
 	if o.resume {
 		conf.ClientSessionCache = tls.NewLRUClientSessionCache(4)
 	}
@@ -353,207 +318,4 @@ func closeOutputs(files []*getFile, sinks []sink, failed bool) error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// download connects and fetches every file at once; early dials with
-// DialAddrEarly, so that a resumed session sends its requests in 0-RTT.
-// The report is nil when the connection could not be made.
-func download(ctx context.Context, server string, files []*getFile, sinks []sink, tlsConf *tls.Config, conf *quic.Config, early bool, stderr io.Writer) (*getReport, error) {
-	start := time.Now()
-	dial := quic.DialAddr
-	if early {
-		dial = quic.DialAddrEarly
-	}
-	c, err := dial(ctx, server, tlsConf, conf)
-	if err != nil {
-		return nil, fmt.Errorf("connecting to %s: %w", server, err)
-	}
-	var total atomic.Int64
-	stopProgress := startProgress(stderr, &total, start)
-	var wg sync.WaitGroup
-	errs := make([]error, len(files))
-	counts := make([]int64, len(files))
-	for i, f := range files {
-		wg.Go(func() {
-			var last int64
-			n, err := hq.Get(ctx, c, f.path, sinks[i].w, func(k int64) {
-				total.Add(k - last)
-				last = k
-			})
-			f.Bytes, f.Seconds = n, time.Since(start).Seconds()
-			if err != nil {
-				f.Error = err.Error()
-				errs[i] = fmt.Errorf("%s: %w", f.URL, err)
-			}
-			counts[i] = n
-		})
-	}
-	wg.Wait()
-	elapsed := time.Since(start)
-	stopProgress()
-	if tlsConf.ClientSessionCache != nil && !hasTicket(ctx, c, tlsConf) {
-		fmt.Fprintln(stderr, "no session ticket from the server: the next connection cannot resume")
-	}
-	st := c.Stats()
-	cs := c.ConnectionState()
-	_ = c.CloseWithError(0, "")
-	rep := &getReport{
-		Server:        server,
-		Files:         files,
-		Seconds:       elapsed.Seconds(),
-		HandshakeMs:   ms(st.HandshakeDuration),
-		SmoothedRTTMs: ms(st.SmoothedRTT),
-		MinRTTMs:      ms(st.MinRTT),
-		PacketsSent:   st.PacketsSent,
-		PacketsRecv:   st.PacketsReceived,
-		PacketsLost:   st.PacketsLost,
-		Retransmitted: st.PacketsRetransmitted,
-		Version:       cs.Version.String(),
-		CipherSuite:   tls.CipherSuiteName(cs.TLS.CipherSuite),
-		Session:       sessionNew,
-		Resumed:       cs.TLS.DidResume,
-		Used0RTT:      cs.Used0RTT,
-	}
-	if cs.TLS.DidResume {
-		rep.Session = sessionResumed
-	}
-	for _, n := range counts {
-		rep.Bytes += n
-	}
-	if elapsed > 0 {
-		rep.GoodputMbps = float64(rep.Bytes) * 8 / elapsed.Seconds() / 1e6
-	}
-	return rep, errors.Join(errs...)
-}
-
-// ticketWait bounds the wait for a session ticket after the downloads: it
-// comes with the end of the handshake, long before on any path.
-const ticketWait = 2 * time.Second
-
-// hasTicket waits, a little, for the server's session ticket in the
-// client's cache.
-func hasTicket(ctx context.Context, c *quic.Conn, tlsConf *tls.Config) bool {
-	deadline := time.Now().Add(ticketWait)
-	for {
-		if _, ok := tlsConf.ClientSessionCache.Get(tlsConf.ServerName); ok {
-			return true
-		}
-		if time.Now().After(deadline) || ctx.Err() != nil || c.Context().Err() != nil {
-			return false
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-// earlyDataOffered reports whether the client's cached session for the
-// server allows 0-RTT.
-func earlyDataOffered(tlsConf *tls.Config) bool {
-	cs, ok := tlsConf.ClientSessionCache.Get(tlsConf.ServerName)
-	if !ok || cs == nil {
-		return false
-	}
-	_, st, err := cs.ResumptionState()
-	return err == nil && st != nil && st.EarlyData
-}
-
-// downloadResumed fetches the first file on a first connection and the
-// others (or the first again, discarded) on a second one that resumes
-// the session, with 0-RTT when the ticket allows it.
-func downloadResumed(ctx context.Context, server string, files []*getFile, sinks []sink, tlsConf *tls.Config, conf *quic.Config, stderr io.Writer) (*getReport, error) {
-	rep, err := download(ctx, server, files[:1], sinks[:1], tlsConf, conf, false, stderr)
-	if err != nil {
-		return rep, err
-	}
-	rest, restSinks := files[1:], sinks[1:]
-	if len(rest) == 0 {
-		again := *files[0]
-		again.Output = ""
-		rest, restSinks = []*getFile{&again}, []sink{{w: io.Discard}}
-	}
-	offered := earlyDataOffered(tlsConf)
-	second, err := download(ctx, server, rest, restSinks, tlsConf, conf, true, stderr)
-	if second != nil {
-		switch {
-		case !second.Resumed:
-			second.Session = sessionNotResumed
-		case second.Used0RTT:
-			second.Session = session0RTT
-		case offered:
-			second.Session = session0RTTRefused
-		}
-		rep.Resumption = second
-	}
-	return rep, err
-}
-
-func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-
-// startProgress prints the bytes received and the rate on one line of a
-// terminal, every quarter second, until the returned function is called.
-func startProgress(w io.Writer, total *atomic.Int64, start time.Time) func() {
-	f, ok := w.(*os.File)
-	if !ok {
-		return func() {}
-	}
-	if fi, err := f.Stat(); err != nil || fi.Mode()&os.ModeCharDevice == 0 {
-		return func() {}
-	}
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		tick := time.NewTicker(250 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-done:
-				fmt.Fprint(w, "\r\033[K")
-				return
-			case <-tick.C:
-				n := total.Load()
-				rate := float64(n) * 8 / time.Since(start).Seconds() / 1e6
-				fmt.Fprintf(w, "\r\033[K%s  %.1f Mbit/s", humanBytes(n), rate)
-			}
-		}
-	})
-	return func() {
-		close(done)
-		wg.Wait()
-	}
-}
-
-func humanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	v, suffix := float64(n)/unit, "KiB"
-	for _, s := range []string{"MiB", "GiB", "TiB"} {
-		if v < unit {
-			break
-		}
-		v, suffix = v/unit, s
-	}
-	return fmt.Sprintf("%.1f %s", v, suffix)
-}
-
-func printGetReport(w io.Writer, r *getReport) {
-	for _, f := range r.Files {
-		status := "ok"
-		if f.Error != "" {
-			status = f.Error
-		}
-		dest := f.Output
-		if dest == "" {
-			dest = "-"
-		}
-		fmt.Fprintf(w, "%s -> %s: %d bytes (%s)\n", f.URL, dest, f.Bytes, status)
-	}
-	fmt.Fprintf(w, "%d bytes (%s) in %.3f s: %.1f Mbit/s\n", r.Bytes, humanBytes(r.Bytes), r.Seconds, r.GoodputMbps)
-	fmt.Fprintf(w, "handshake %.1f ms, RTT %.1f ms (min %.1f ms), %d packets received, %d sent, %d lost, %d retransmitted (%s, %s)\n",
-		r.HandshakeMs, r.SmoothedRTTMs, r.MinRTTMs, r.PacketsRecv, r.PacketsSent, r.PacketsLost, r.Retransmitted, r.Version, r.CipherSuite)
-	fmt.Fprintf(w, "session: %s\n", r.Session)
-	if r.Resumption != nil {
-		fmt.Fprintln(w, "second connection:")
-		printGetReport(w, r.Resumption)
-	}
 }

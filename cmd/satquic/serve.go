@@ -9,7 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"sync"
+	"strings"
 	"syscall"
 	"time"
 
@@ -17,36 +17,47 @@ import (
 	"github.com/satquic/satquic/quic"
 )
 
-// satquic serve: a directory over QUIC with hq-interop (HTTP/0.9), the
-// protocol of the QUIC interop runner. It runs until interrupted.
+// satquic serve: a directory over QUIC, with HTTP/3 and with hq-interop
+// (HTTP/0.9, the protocol of the QUIC interop runner) on one port. It runs
+// until interrupted, then lets the requests under way finish.
 
 func init() {
 	register(command{
 		name:    "serve",
-		summary: "serve a directory over QUIC with hq-interop (HTTP/0.9)",
+		summary: "serve a directory over QUIC with HTTP/3 and hq-interop (HTTP/0.9)",
 		run:     runServe,
 	})
 }
 
-const serveSynopsis = `serve --dir DIR [--addr HOST:PORT] [--cert FILE --key FILE] [--retry] [--0rtt] [-v] [QUIC flags]
+const serveSynopsis = `serve --dir DIR [--addr HOST:PORT] [--alpn h3,hq-interop] [--cert FILE --key FILE] [--retry] [--0rtt] [-v] [QUIC flags]
 
-Serves the regular files under DIR: a client's "GET /path" gets the file's
-bytes, or a stream reset with code 0x194 (not found). Paths never leave DIR,
-through ".." or symbolic links. Without --cert and --key, a self-signed
-ECDSA certificate is made; its SHA-256 is printed, for "satquic get --pin".
---retry makes every client prove its address with a Retry first (unless a
-token from an earlier connection does); --0rtt accepts requests sent in
-0-RTT by clients that resume a session, which an attacker could replay.`
+Serves the regular files under DIR to clients of HTTP/3 (ALPN h3) and of
+hq-interop (HTTP/0.9) on one UDP port; --alpn offers only the one named.
+Over HTTP/3, DIR is served as by a web server: GET and HEAD, Range
+requests, If-Modified-Since, directory listings, index.html. Over
+hq-interop, a client's "GET /path" gets the file's bytes, or a stream
+reset with code 0x194 (not found). Paths never leave DIR, through ".." or
+symbolic links. Without --cert and --key, a self-signed ECDSA certificate
+is made; its SHA-256 is printed, for "satquic get --pin". --retry makes
+every client prove its address with a Retry first (unless a token from an
+earlier connection does); --0rtt accepts requests sent in 0-RTT by
+clients that resume a session, which an attacker could replay.
+
+On SIGINT or SIGTERM, the server takes no new connections, sends HTTP/3
+clients a GOAWAY, and waits up to --shutdown-timeout for the requests under
+way, then prints how many connections and requests it served.`
 
 type serveOptions struct {
-	dir      string
-	addr     string
-	certFile string
-	keyFile  string
-	verbose  bool
-	retry    bool
-	zeroRTT  bool
-	quic     quicOptions
+	dir             string
+	addr            string
+	alpn            string
+	certFile        string
+	keyFile         string
+	verbose         bool
+	retry           bool
+	zeroRTT         bool
+	shutdownTimeout time.Duration
+	quic            quicOptions
 }
 
 func runServe(args []string, stdout, stderr io.Writer) error {
@@ -62,11 +73,13 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 	fs := newFlagSet("serve", serveSynopsis, stderr)
 	fs.StringVar(&o.dir, "dir", "", "directory to serve (required)")
 	fs.StringVar(&o.addr, "addr", "localhost:4433", "UDP address to listen on")
+	fs.StringVar(&o.alpn, "alpn", defaultALPN, "application protocols to offer: h3, hq-interop, or both")
 	fs.StringVar(&o.certFile, "cert", "", "PEM certificate chain (with --key); default: a self-signed certificate")
 	fs.StringVar(&o.keyFile, "key", "", "PEM private key of --cert")
 	fs.BoolVar(&o.verbose, "v", false, "log every request on stderr")
 	fs.BoolVar(&o.retry, "retry", false, "validate every client's address with a Retry packet (costs a round trip)")
 	fs.BoolVar(&o.zeroRTT, "0rtt", false, "accept 0-RTT requests from clients resuming a session (replayable)")
+	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 10*time.Second, "on SIGINT or SIGTERM, how long the requests under way may take to finish")
 	o.quic.register(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -77,6 +90,13 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 	if (o.certFile == "") != (o.keyFile == "") {
 		return fmt.Errorf("%w: --cert and --key go together", errUsage)
 	}
+	if o.shutdownTimeout < 0 {
+		return fmt.Errorf("%w: --shutdown-timeout must not be negative", errUsage)
+	}
+	protos, err := parseALPN(o.alpn)
+	if err != nil {
+		return err
+	}
 	root, err := os.OpenRoot(o.dir)
 	if err != nil {
 		return fmt.Errorf("%w: --dir: %v", errUsage, err)
@@ -86,34 +106,44 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 	if err != nil {
 		return err
 	}
-	tlsConf := &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{hq.ALPN}}
+	// The server picks the first of its protocols that the client
+	// offers, so h3 wins when a client offers both.
+	tlsConf := &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: protos}
 	conf := o.quic.config()
 	conf.Allow0RTT = o.zeroRTT
 	if o.retry {
 		conf.RequireAddressValidation = func(net.Addr) bool { return true }
 	}
-	l, err := quic.ListenAddr(o.addr, tlsConf, conf)
+	pc, err := net.ListenPacket("udp", o.addr)
 	if err != nil {
+		return fmt.Errorf("%w: --addr: %v", errUsage, err)
+	}
+	// A Transport of its own, rather than ListenAddr, so that closing the
+	// Listener at shutdown stops new connections but leaves the
+	// connections under way open until they are drained.
+	tr := &quic.Transport{Conn: pc}
+	l, err := tr.Listen(tlsConf, conf)
+	if err != nil {
+		_ = pc.Close()
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
-	defer l.Close()
+	defer func() {
+		_ = tr.Close()
+		_ = pc.Close()
+	}()
 	fp := hq.Fingerprint(cert.Certificate[0])
 	abs, _ := filepath.Abs(o.dir)
-	fmt.Fprintf(stdout, "serving %s on %s (ALPN %s)\n", abs, l.Addr(), hq.ALPN)
+	fmt.Fprintf(stdout, "serving %s on %s (ALPN %s)\n", abs, l.Addr(), strings.Join(protos, ", "))
 	fmt.Fprintf(stdout, "certificate SHA-256: %s\n", fp)
 	if ready != nil {
 		ready(l.Addr(), fp)
 	}
-	srv := &hq.Server{Root: root}
-	if o.verbose {
-		var mu sync.Mutex
-		srv.Log = func(format string, args ...any) {
-			mu.Lock()
-			defer mu.Unlock()
-			fmt.Fprintf(stderr, time.Now().Format("15:04:05.000")+" "+format+"\n", args...)
-		}
-	}
-	return srv.Serve(ctx, l)
+	s := newFileServer(root, stderr, o.verbose)
+	err = s.acceptLoop(ctx, l)
+	_ = l.Close()
+	s.shutdown(o.shutdownTimeout)
+	fmt.Fprintln(stdout, s.counters())
+	return err
 }
 
 // serverCertificate loads --cert and --key, or makes a self-signed
