@@ -51,6 +51,10 @@ type Options struct {
 	// Progress, if set, is called about every ProgressInterval during
 	// the measured part with the counts so far.
 	Progress func(Progress)
+	// MeasureStart, if set, is called just before the measured part
+	// starts (after the warm-up), and MeasureEnd just after it ended, so
+	// that a caller can meter the server over exactly that time.
+	MeasureStart, MeasureEnd func()
 }
 
 // ProgressInterval is how often Options.Progress is called.

@@ -27,6 +27,9 @@ type Result struct {
 	// Succeeded those with a 2xx status and the whole expected body.
 	Requests  int64 `json:"requests"`
 	Succeeded int64 `json:"succeeded"`
+	// Unfinished counts the requests still under way when Duration
+	// ended, which the other counts leave out.
+	Unfinished int64 `json:"unfinished"`
 	// RequestsPerSecond counts successful requests only.
 	RequestsPerSecond float64 `json:"requests_per_second"`
 	// Connections is how many connections were opened during the
@@ -98,7 +101,7 @@ func (r *Result) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, " after %.2f s of warm-up", r.WarmupSeconds)
 	}
 	b.WriteString("\n")
-	fmt.Fprintf(&b, "  requests      %d (%d succeeded, %d failed)\n", r.Requests, r.Succeeded, r.Errors)
+	fmt.Fprintf(&b, "  requests      %d (%d succeeded, %d failed; %d cut off at the end)\n", r.Requests, r.Succeeded, r.Errors, r.Unfinished)
 	fmt.Fprintf(&b, "  requests/s    %.1f\n", r.RequestsPerSecond)
 	fmt.Fprintf(&b, "  connections/s %.1f (%d opened)\n", r.ConnectionsPerSecond, r.Connections)
 	fmt.Fprintf(&b, "  transfer      %s/s, %.2f Mbit/s (%s of bodies)\n", humanBytes(r.BytesPerSecond), r.Mbps, humanBytes(float64(r.Bytes)))

@@ -62,6 +62,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		r.phase(ctx, phaseSpec{duration: o.Warmup, warmup: true})
 	}
 	cl.conns.Store(0)
+	if o.MeasureStart != nil {
+		o.MeasureStart()
+	}
 	res := r.phase(ctx, phaseSpec{duration: o.Duration, requests: o.Requests})
 	res.URL = u.String()
 	res.Workers = o.Workers
@@ -232,6 +235,9 @@ func (r *runner) phase(ctx context.Context, p phaseSpec) *Result {
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
+	if !p.warmup && r.o.MeasureEnd != nil {
+		r.o.MeasureEnd()
+	}
 	stopProgress()
 	if p.duration > 0 && elapsed > p.duration {
 		// Requests cut off by the end were not counted; neither is the
@@ -300,6 +306,7 @@ func (w *worker) one(ctx context.Context) {
 	if err != nil && ctx.Err() != nil && context.Cause(rctx) != errRequestTimeout {
 		// The run ended, not the request.
 		cancel()
+		w.stats.cut++
 		return
 	}
 	kind := ""

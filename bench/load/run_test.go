@@ -77,8 +77,15 @@ func TestRunNewConn(t *testing.T) {
 
 func TestRunDurationAndWarmup(t *testing.T) {
 	base := serve(t, payload.Handler())
-	var calls, warm int
+	var calls, warm, starts, ends int
 	res, err := Run(context.Background(), Options{
+		MeasureStart: func() {
+			if warm == 0 || calls != warm {
+				t.Errorf("the measured part starts after %d progress calls, %d of them in the warm-up", calls, warm)
+			}
+			starts++
+		},
+		MeasureEnd: func() { ends++ },
 		URL: base + payload.Prefix + "100", Workers: 4, Duration: 600 * time.Millisecond, Warmup: 300 * time.Millisecond,
 		TLS: clientTLS(t),
 		// Progress runs on one goroutine of Run's: no lock needed.
@@ -101,6 +108,12 @@ func TestRunDurationAndWarmup(t *testing.T) {
 	// The warm-up opened the connection; the measured part opened none.
 	if res.Connections != 0 || res.ConnectionsPerSecond != 0 {
 		t.Errorf("%d connections opened after the warm-up", res.Connections)
+	}
+	if starts != 1 || ends != 1 {
+		t.Errorf("MeasureStart called %d times, MeasureEnd %d; want once each", starts, ends)
+	}
+	if res.Unfinished > 4 {
+		t.Errorf("%d requests cut off by the end, more than the 4 workers", res.Unfinished)
 	}
 	if calls < 2 || warm == 0 || warm == calls {
 		t.Errorf("progress: %d calls, %d in the warm-up", calls, warm)
@@ -171,6 +184,25 @@ func TestRunConnectError(t *testing.T) {
 	}
 	if res.ErrorsByKind[KindConnect] != 2 || res.Connections != 0 {
 		t.Fatalf("errors %v (%v), %d connections; want 2 connect errors", res.ErrorsByKind, res.ErrorExamples, res.Connections)
+	}
+}
+
+func TestRunDeadServerDuration(t *testing.T) {
+	pc, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := pc.LocalAddr().String()
+	pc.Close()
+	// Handshakes outlast the run: nothing ends, all is cut off.
+	res, err := Run(context.Background(), Options{
+		URL: "https://" + addr + "/", Workers: 3, Duration: 200 * time.Millisecond, TLS: clientTLS(t),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Requests != 0 || res.Unfinished != 3 {
+		t.Fatalf("%d requests ended, %d cut off; want 0 and 3", res.Requests, res.Unfinished)
 	}
 }
 

@@ -18,6 +18,7 @@ type stats struct {
 	hist     *hdrhistogram.Histogram
 	ok       int64
 	failed   int64
+	cut      int64
 	bytes    int64
 	byKind   map[string]int64
 	firstErr map[string]string
@@ -33,7 +34,7 @@ func newStats() *stats {
 
 func (s *stats) reset() {
 	s.hist.Reset()
-	s.ok, s.failed, s.bytes = 0, 0, 0
+	s.ok, s.failed, s.cut, s.bytes = 0, 0, 0, 0
 	clear(s.byKind)
 	clear(s.firstErr)
 }
@@ -61,6 +62,7 @@ func (s *stats) merge(o *stats) {
 	s.hist.Merge(o.hist)
 	s.ok += o.ok
 	s.failed += o.failed
+	s.cut += o.cut
 	s.bytes += o.bytes
 	for k, v := range o.byKind {
 		s.byKind[k] += v
@@ -80,6 +82,7 @@ func (s *stats) result(elapsed time.Duration, conns int64) *Result {
 		Requests:       s.ok + s.failed,
 		Succeeded:      s.ok,
 		Errors:         s.failed,
+		Unfinished:     s.cut,
 		ErrorsByKind:   map[string]int64{},
 		ErrorExamples:  map[string]string{},
 		Connections:    conns,

@@ -80,7 +80,10 @@ type Summary struct {
 	Min          float64 `json:"min_per_second"`
 	Max          float64 `json:"max_per_second"`
 	P99Ms        float64 `json:"median_p99_ms"`
-	Errors       int64   `json:"errors"`
+	// CPUPerOpUs is the median of the server's processor time per
+	// request (per connection for new-connections), 0 if not metered.
+	CPUPerOpUs float64 `json:"median_server_cpu_us_per_op"`
+	Errors     int64   `json:"errors"`
 }
 
 // Document is the JSON file of the experiment.
@@ -125,15 +128,17 @@ func NewDocument(m Metadata, samples []Sample) Document {
 		g := groups[k]
 		rates := make([]float64, len(g))
 		p99s := make([]float64, len(g))
+		cpus := make([]float64, len(g))
 		var errs int64
 		for i, s := range g {
-			rates[i], p99s[i] = s.Rate(), s.Result.LatencyMs.P99
+			rates[i], p99s[i], cpus[i] = s.Rate(), s.Result.LatencyMs.P99, s.CPUPerOp()
 			errs += s.Result.Errors
 		}
 		slices.Sort(rates)
 		d.Results = append(d.Results, Summary{
 			Measure: k.measure, PayloadBytes: k.payload, Stack: k.stack, Runs: len(g),
-			Median: median(rates), Min: rates[0], Max: rates[len(rates)-1], P99Ms: median(p99s), Errors: errs,
+			Median: median(rates), Min: rates[0], Max: rates[len(rates)-1], P99Ms: median(p99s),
+			CPUPerOpUs: median(cpus), Errors: errs,
 		})
 	}
 	return d
@@ -161,7 +166,7 @@ func (d Document) WriteJSON(w io.Writer) error { return report.WriteJSON(w, d) }
 func (d Document) Table() *report.Table {
 	m := d.Metadata
 	t := &report.Table{
-		Title: fmt.Sprintf("HTTP/3 load, %d concurrent, %.0f s per measurement (%.0f s warm-up), median of %d run(s); %s, %d cores",
+		Title: fmt.Sprintf("HTTP/3 load, %d concurrent, %g s per measurement (%g s warm-up), median of %d run(s); %s, %d cores",
 			m.Workers, m.DurationS, m.WarmupS, m.Runs, m.Machine.CPUModel, m.Machine.Cores),
 		Columns: []string{"measure", "payload"},
 	}
@@ -171,6 +176,9 @@ func (d Document) Table() *report.Table {
 	ratio := len(m.Stacks) >= 2
 	if ratio {
 		t.Columns = append(t.Columns, m.Stacks[0]+"/"+m.Stacks[1])
+	}
+	for _, s := range m.Stacks {
+		t.Columns = append(t.Columns, s+" CPU µs")
 	}
 	for _, s := range m.Stacks {
 		t.Columns = append(t.Columns, s+" p99 ms")
@@ -214,6 +222,14 @@ func (d Document) Table() *report.Table {
 		for _, s := range m.Stacks {
 			c, ok := cells[k][s]
 			cell := "-"
+			if ok && c.CPUPerOpUs > 0 {
+				cell = strconv.FormatFloat(c.CPUPerOpUs, 'f', 1, 64)
+			}
+			out = append(out, cell)
+		}
+		for _, s := range m.Stacks {
+			c, ok := cells[k][s]
+			cell := "-"
 			if ok {
 				cell = strconv.FormatFloat(c.P99Ms, 'f', 2, 64)
 			}
@@ -244,7 +260,7 @@ func (d Document) WriteText(w io.Writer) error {
 			line += fmt.Sprintf(", %s %s", s, v)
 		}
 	}
-	_, err := fmt.Fprintf(w, "%s\nsetup: %s\n", line, m.Setup)
+	_, err := fmt.Fprintf(w, "%s\nsetup: %s\nCPU µs: the server's processor time (user and system) per request, or per new connection, while measured\n", line, m.Setup)
 	return err
 }
 
@@ -252,14 +268,15 @@ func (d Document) WriteText(w io.Writer) error {
 func (d Document) RunsTable() *report.Table {
 	t := &report.Table{Columns: []string{"run", "stack", "measure", "payload_bytes", "seconds", "requests",
 		"succeeded", "errors", "connections", "requests_per_second", "connections_per_second", "mbit_per_second",
-		"p50_ms", "p90_ms", "p99_ms", "p999_ms"}}
+		"p50_ms", "p90_ms", "p99_ms", "p999_ms", "server_cpu_s", "server_cpu_us_per_op"}}
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
 	for _, s := range d.Samples {
 		r := s.Result
 		_ = t.AddRow(strconv.Itoa(s.Run), s.Stack, s.Measure, strconv.FormatInt(s.PayloadBytes, 10), f(r.Seconds),
 			strconv.FormatInt(r.Requests, 10), strconv.FormatInt(r.Succeeded, 10), strconv.FormatInt(r.Errors, 10),
 			strconv.FormatInt(r.Connections, 10), f(r.RequestsPerSecond), f(r.ConnectionsPerSecond), f(r.Mbps),
-			f(r.LatencyMs.P50), f(r.LatencyMs.P90), f(r.LatencyMs.P99), f(r.LatencyMs.P999))
+			f(r.LatencyMs.P50), f(r.LatencyMs.P90), f(r.LatencyMs.P99), f(r.LatencyMs.P999),
+			f(s.ServerCPUSeconds), f(s.CPUPerOp()))
 	}
 	return t
 }

@@ -45,6 +45,23 @@ type Sample struct {
 	PayloadBytes int64        `json:"payload_bytes"`
 	Run          int          `json:"run"`
 	Result       *load.Result `json:"result"`
+	// ServerCPUSeconds is the processor time the server used during the
+	// measured part, 0 where it could not be metered.
+	ServerCPUSeconds float64 `json:"server_cpu_seconds"`
+}
+
+// CPUPerOp is the server's processor time per successful request (or
+// per connection, for the new-connections measure), in microseconds;
+// 0 if unknown.
+func (s Sample) CPUPerOp() float64 {
+	n := s.Result.Succeeded
+	if s.Measure == MeasureConnections {
+		n = s.Result.Connections
+	}
+	if n == 0 {
+		return 0
+	}
+	return s.ServerCPUSeconds * 1e6 / float64(n)
 }
 
 // Rate is the sample's rate: requests/s, or connections/s for the
@@ -139,31 +156,47 @@ func describe(s Sample) string {
 	if s.Measure == MeasureConnections {
 		what = fmt.Sprintf("%.0f connections/s", r.ConnectionsPerSecond)
 	}
-	return fmt.Sprintf("%s %s %s run %d: %s, p99 %.2f ms, %d errors", s.Stack, s.Measure, FormatPayload(s.PayloadBytes),
-		s.Run, what, r.LatencyMs.P99, r.Errors)
+	cpu := ""
+	if v := s.CPUPerOp(); v > 0 {
+		cpu = fmt.Sprintf(", server %.0f µs CPU each", v)
+	}
+	return fmt.Sprintf("%s %s %s run %d: %s%s, p99 %.2f ms, %d errors", s.Stack, s.Measure, FormatPayload(s.PayloadBytes),
+		s.Run, what, cpu, r.LatencyMs.P99, r.Errors)
 }
 
 // measure starts a fresh server, loads it and stops it.
 func measure(ctx context.Context, cfg Config, certs Certs, srv Server, m measurement, run int) (Sample, error) {
-	addr, stop, err := srv.Start(ctx, certs)
+	inst, err := srv.Start(ctx, certs)
 	if err != nil {
 		return Sample{}, err
 	}
+	var cpuStart, cpuEnd time.Duration
+	var metered bool
 	res, err := load.Run(ctx, load.Options{
-		URL:      "https://" + addr + payload.Prefix + strconv.FormatInt(m.payload, 10),
+		MeasureStart: func() { cpuStart, metered = inst.CPUTime() },
+		MeasureEnd: func() {
+			var ok bool
+			cpuEnd, ok = inst.CPUTime()
+			metered = metered && ok
+		},
+		URL:      "https://" + inst.Addr() + payload.Prefix + strconv.FormatInt(m.payload, 10),
 		Workers:  cfg.Workers,
 		Duration: cfg.Duration,
 		Warmup:   cfg.Warmup,
 		NewConn:  m.measure == MeasureConnections,
 		TLS:      certs.ClientTLS(),
 	})
-	if serr := stop(); err == nil && serr != nil {
+	if serr := inst.Stop(); err == nil && serr != nil {
 		err = serr
 	}
 	if err != nil {
 		return Sample{}, fmt.Errorf("loadcmp: %s, %s %s: %w", srv.Name(), m.measure, FormatPayload(m.payload), err)
 	}
-	return Sample{Stack: srv.Name(), Measure: m.measure, PayloadBytes: m.payload, Run: run, Result: res}, nil
+	s := Sample{Stack: srv.Name(), Measure: m.measure, PayloadBytes: m.payload, Run: run, Result: res}
+	if metered && cpuEnd > cpuStart {
+		s.ServerCPUSeconds = (cpuEnd - cpuStart).Seconds()
+	}
+	return s, nil
 }
 
 // FormatPayload writes a payload size exactly and briefly: 30 B, 1 KiB,

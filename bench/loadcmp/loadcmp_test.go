@@ -102,10 +102,20 @@ type quicgoServer struct{}
 
 func (quicgoServer) Name() string { return "quic-go" }
 
-func (quicgoServer) Start(_ context.Context, certs Certs) (string, func() error, error) {
+// inProcess is a server in the test process, which cannot be metered.
+type inProcess struct {
+	addr string
+	stop func() error
+}
+
+func (p inProcess) Addr() string                   { return p.addr }
+func (p inProcess) Stop() error                    { return p.stop() }
+func (p inProcess) CPUTime() (time.Duration, bool) { return 0, false }
+
+func (quicgoServer) Start(_ context.Context, certs Certs) (Instance, error) {
 	udp, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
-		return "", nil, err
+		return nil, err
 	}
 	s := &qghttp3.Server{Handler: payload.Handler(), TLSConfig: qghttp3.ConfigureTLSConfig(&tls.Config{Certificates: []tls.Certificate{certs.TLS}})}
 	done := make(chan struct{})
@@ -113,12 +123,12 @@ func (quicgoServer) Start(_ context.Context, certs Certs) (string, func() error,
 		defer close(done)
 		_ = s.Serve(udp)
 	}()
-	return udp.LocalAddr().String(), func() error {
+	return inProcess{addr: udp.LocalAddr().String(), stop: func() error {
 		err := s.Close()
 		_ = udp.Close()
 		<-done
 		return err
-	}, nil
+	}}, nil
 }
 
 func TestRunSideBySide(t *testing.T) {
@@ -140,10 +150,22 @@ func TestRunSideBySide(t *testing.T) {
 	if len(samples) != 12 || strings.Count(progress.String(), "\n") != 12 {
 		t.Fatalf("%d samples, progress:\n%s", len(samples), progress.String())
 	}
+	metered := 0
 	for _, s := range samples {
 		if s.Result.Errors != 0 || s.Rate() <= 0 {
 			t.Errorf("%s: %+v", describe(s), s.Result.ErrorExamples)
 		}
+		if s.ServerCPUSeconds > 0 {
+			metered++
+			if s.Stack != "satquic" || s.CPUPerOp() <= 0 {
+				t.Errorf("%s: metered %v s", describe(s), s.ServerCPUSeconds)
+			}
+		}
+	}
+	// The child process is metered (a run too short to take a tick of
+	// CPU may read 0); the in-process server never is.
+	if metered == 0 {
+		t.Error("no measurement of the child server's CPU")
 	}
 	// The stacks alternate: each goes first in some measurement.
 	if samples[0].Stack == samples[2].Stack {
@@ -211,7 +233,7 @@ func TestProcessServerFailures(t *testing.T) {
 		{"fail", "cannot bind"},
 		{"garbage", `announcement "hello"`},
 	} {
-		_, _, err := childServer(t, "x", c.mode).Start(context.Background(), certs)
+		_, err := childServer(t, "x", c.mode).Start(context.Background(), certs)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want an error with %q", c.mode, err, c.want)
 		}
@@ -220,11 +242,11 @@ func TestProcessServerFailures(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	_, _, err = childServer(t, "x", "mute").Start(ctx, certs)
+	_, err = childServer(t, "x", "mute").Start(ctx, certs)
 	if !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > 5*time.Second {
 		t.Errorf("mute server: %v after %v", err, time.Since(start))
 	}
-	if _, _, err := (&ProcessServer{Stack: "x", Argv: []string{"/no/such/program"}}).Start(context.Background(), certs); err == nil {
+	if _, err := (&ProcessServer{Stack: "x", Argv: []string{"/no/such/program"}}).Start(context.Background(), certs); err == nil {
 		t.Error("a missing program started")
 	}
 }

@@ -26,9 +26,19 @@ type Server interface {
 	// Name names the stack in tables ("satquic", "quic-go").
 	Name() string
 	// Start starts a fresh server on loopback that serves
-	// payload.Handler and returns its address, HOST:PORT, and how to
-	// stop it.
-	Start(ctx context.Context, certs Certs) (addr string, stop func() error, err error)
+	// payload.Handler.
+	Start(ctx context.Context, certs Certs) (Instance, error)
+}
+
+// Instance is a running server.
+type Instance interface {
+	// Addr is where it listens, HOST:PORT.
+	Addr() string
+	// CPUTime is the processor time the server used so far, user and
+	// system; false if it cannot be metered apart from this process.
+	CPUTime() (time.Duration, bool)
+	// Stop stops it and reports how it ended.
+	Stop() error
 }
 
 // Certs is the certificate every server presents, as files for child
@@ -94,10 +104,30 @@ const (
 	stopGrace    = 5 * time.Second
 )
 
+// process is a running ProcessServer.
+type process struct {
+	addr string
+	pid  int
+	stop func() error
+}
+
+func (p *process) Addr() string { return p.addr }
+func (p *process) Stop() error  { return p.stop() }
+
+// CPUTime reads the child's processor time from /proc.
+func (p *process) CPUTime() (time.Duration, bool) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.pid))
+	if err != nil {
+		return 0, false
+	}
+	d, err := parseProcStatCPU(b, clockTicks)
+	return d, err == nil
+}
+
 // Start runs the program and waits for its address.
-func (p *ProcessServer) Start(ctx context.Context, certs Certs) (string, func() error, error) {
+func (p *ProcessServer) Start(ctx context.Context, certs Certs) (Instance, error) {
 	if len(p.Argv) == 0 {
-		return "", nil, errors.New("loadcmp: a process server without a program")
+		return nil, errors.New("loadcmp: a process server without a program")
 	}
 	args := append(append([]string{}, p.Argv[1:]...), "--addr", "127.0.0.1:0", "--cert", certs.CertFile, "--key", certs.KeyFile)
 	cmd := exec.Command(p.Argv[0], args...)
@@ -108,7 +138,7 @@ func (p *ProcessServer) Start(ctx context.Context, certs Certs) (string, func() 
 	cmd.WaitDelay = time.Second
 	name := p.Stack + " server (" + strings.Join(p.Argv, " ") + ")"
 	if err := cmd.Start(); err != nil {
-		return "", nil, fmt.Errorf("loadcmp: starting the %s: %w", name, err)
+		return nil, fmt.Errorf("loadcmp: starting the %s: %w", name, err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
@@ -130,24 +160,24 @@ func (p *ProcessServer) Start(ctx context.Context, certs Certs) (string, func() 
 		if err == nil {
 			err = errors.New("exited before it listened")
 		}
-		return "", nil, fail(err)
+		return nil, fail(err)
 	case <-t.C:
 		kill()
-		return "", nil, fail(fmt.Errorf("no address announced within %v", startTimeout))
+		return nil, fail(fmt.Errorf("no address announced within %v", startTimeout))
 	case <-ctx.Done():
 		kill()
-		return "", nil, fail(ctx.Err())
+		return nil, fail(ctx.Err())
 	}
 	var ann struct {
 		Listening string `json:"listening"`
 	}
 	if err := json.Unmarshal(lines.first(), &ann); err != nil || ann.Listening == "" {
 		kill()
-		return "", nil, fail(fmt.Errorf("announcement %q is not {\"listening\":\"HOST:PORT\"}", lines.first()))
+		return nil, fail(fmt.Errorf("announcement %q is not {\"listening\":\"HOST:PORT\"}", lines.first()))
 	}
 	if _, _, err := net.SplitHostPort(ann.Listening); err != nil {
 		kill()
-		return "", nil, fail(fmt.Errorf("announced address %q: %w", ann.Listening, err))
+		return nil, fail(fmt.Errorf("announced address %q: %w", ann.Listening, err))
 	}
 	stop := func() error {
 		select {
@@ -169,7 +199,7 @@ func (p *ProcessServer) Start(ctx context.Context, certs Certs) (string, func() 
 			return fail(fmt.Errorf("still running %v after SIGTERM; killed", stopGrace))
 		}
 	}
-	return ann.Listening, stop, nil
+	return &process{addr: ann.Listening, pid: cmd.Process.Pid, stop: stop}, nil
 }
 
 // announceWriter keeps a program's first line of output and signals it.

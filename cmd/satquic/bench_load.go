@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"time"
@@ -220,19 +221,22 @@ func writeBenchLoadFiles(o *benchLoadOptions, doc loadcmp.Document) error {
 	return errors.Join(write(o.jsonPath, doc.WriteJSON), write(o.csvPath, doc.RunsTable().WriteCSV))
 }
 
-const benchLoadServerSynopsis = `bench load-server --addr HOST:PORT --cert FILE --key FILE
+const benchLoadServerSynopsis = `bench load-server --addr HOST:PORT --cert FILE --key FILE [--cpuprofile FILE]
 
 The satquic side of "satquic bench load": serves GET ` + payload.Prefix + `N with N
 bytes over satquic's HTTP/3 (default configuration) until SIGINT or SIGTERM.
 Port 0 picks a free port. Once the socket is bound it prints one JSON line
-to stdout, {"listening":"HOST:PORT"}, as quicgo-peer load-server does.`
+to stdout, {"listening":"HOST:PORT"}, as quicgo-peer load-server does.
+--cpuprofile writes the server's CPU profile, for "go tool pprof", when it
+stops.`
 
 func runBenchLoadServer(args []string, stdout, stderr io.Writer) error {
-	var addr, certFile, keyFile string
+	var addr, certFile, keyFile, profile string
 	fs := newFlagSet("bench load-server", benchLoadServerSynopsis, stderr)
 	fs.StringVar(&addr, "addr", "", "UDP address to listen on (HOST:PORT)")
 	fs.StringVar(&certFile, "cert", "", "PEM certificate chain")
 	fs.StringVar(&keyFile, "key", "", "PEM private key")
+	fs.StringVar(&profile, "cpuprofile", "", "write a CPU profile to FILE when the server stops")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -252,6 +256,22 @@ func runBenchLoadServer(args []string, stdout, stderr io.Writer) error {
 	udp, err := net.ListenUDP("udp", udpAddr)
 	if err != nil {
 		return fmt.Errorf("listening: %w", err)
+	}
+	if profile != "" {
+		f, err := os.Create(profile)
+		if err != nil {
+			udp.Close()
+			return fmt.Errorf("%w: --cpuprofile: %v", errUsage, err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			udp.Close()
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			f.Close()
+		}()
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

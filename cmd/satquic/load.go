@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"time"
@@ -58,6 +59,7 @@ type loadOptions struct {
 	pin          string
 	checkPayload bool
 	jsonOut      bool
+	cpuProfile   string
 	quic         quicOptions
 }
 
@@ -79,6 +81,7 @@ func parseLoadFlags(args []string, stderr io.Writer) (*loadOptions, error) {
 	fs.StringVar(&o.pin, "pin", "", "trust exactly the certificate with this SHA-256 (as \"satquic serve\" prints it)")
 	fs.BoolVar(&o.checkPayload, "check-payload", false, "the URL is "+payload.Prefix+"N of a satquic load server: check every body byte for byte")
 	fs.BoolVar(&o.jsonOut, "json", false, "print the result as one JSON object on stdout")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write the load generator's CPU profile to FILE, for \"go tool pprof\"")
 	o.quic.register(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return nil, err
@@ -171,6 +174,20 @@ func runLoad(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
+	if o.cpuProfile != "" {
+		f, err := os.Create(o.cpuProfile)
+		if err != nil {
+			return fmt.Errorf("%w: --cpuprofile: %v", errUsage, err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			f.Close()
+		}()
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	opts := load.Options{
@@ -199,7 +216,7 @@ func runLoad(args []string, stdout, stderr io.Writer) error {
 	case interrupted:
 		return fmt.Errorf("interrupted after %.1f s: the numbers cover what was done", res.Seconds)
 	case res.Succeeded == 0:
-		return fmt.Errorf("no request succeeded (%d failed)%s", res.Errors, loadFirstError(res))
+		return fmt.Errorf("no request succeeded (%d failed, %d cut off at the end)%s", res.Errors, res.Unfinished, loadFirstError(res))
 	}
 	return nil
 }

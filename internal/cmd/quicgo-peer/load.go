@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 
 	"github.com/quic-go/quic-go/http3"
@@ -30,15 +31,16 @@ func init() {
 	})
 }
 
-const loadServerSynopsis = `load-server --addr HOST:PORT --cert FILE --key FILE
+const loadServerSynopsis = `load-server --addr HOST:PORT --cert FILE --key FILE [--cpuprofile FILE]
 
 Serves GET ` + payload.Prefix + `N with N bytes (satquic's bench/load/payload
 handler) over HTTP/3 (quic-go, default configuration) until SIGINT or
 SIGTERM. Port 0 picks a free port. Once the socket is bound it prints one
-JSON line to stdout, {"listening":"HOST:PORT"}.`
+JSON line to stdout, {"listening":"HOST:PORT"}. --cpuprofile writes the
+server's CPU profile when it stops.`
 
 type loadServerOptions struct {
-	addr, certFile, keyFile string
+	addr, certFile, keyFile, profile string
 }
 
 func parseLoadServerFlags(args []string, stderr io.Writer) (loadServerOptions, error) {
@@ -47,6 +49,7 @@ func parseLoadServerFlags(args []string, stderr io.Writer) (loadServerOptions, e
 	fs.StringVar(&o.addr, "addr", "", "UDP address to listen on (HOST:PORT)")
 	fs.StringVar(&o.certFile, "cert", "", "PEM certificate chain")
 	fs.StringVar(&o.keyFile, "key", "", "PEM private key")
+	fs.StringVar(&o.profile, "cpuprofile", "", "write a CPU profile to FILE when the server stops")
 	if err := parseFlags(fs, args); err != nil {
 		return o, err
 	}
@@ -65,6 +68,20 @@ func runLoadServer(args []string, stdout, stderr io.Writer) error {
 	o, err := parseLoadServerFlags(args, stderr)
 	if err != nil {
 		return err
+	}
+	if o.profile != "" {
+		f, err := os.Create(o.profile)
+		if err != nil {
+			return fmt.Errorf("%w: --cpuprofile: %v", errUsage, err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			f.Close()
+		}()
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
