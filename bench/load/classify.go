@@ -32,6 +32,10 @@ const (
 	KindOther = "other"
 )
 
+// connectionRefused is the QUIC transport error CONNECTION_REFUSED (RFC
+// 9000 section 20.1).
+const connectionRefused quic.TransportErrorCode = 0x02
+
 // statusKind names an HTTP status failure.
 func statusKind(code int) string { return "status_" + strconv.Itoa(code) }
 
@@ -55,6 +59,7 @@ func (e *errBodyMismatch) Error() string { return "body mismatch: " + e.msg }
 // context, whose cause tells a request timeout apart.
 func classify(ctx context.Context, err error) string {
 	var ce *connectError
+	var te *quic.TransportError
 	var bm *errBodyMismatch
 	var h3 *http3.Error
 	var se *quic.StreamError
@@ -64,6 +69,10 @@ func classify(ctx context.Context, err error) string {
 	case errors.As(err, &st):
 		return statusKind(st.code)
 	case errors.As(err, &ce):
+		return KindConnect
+	case errors.As(err, &te) && te.ErrorCode == connectionRefused:
+		// A server that refuses a connection may do so after the
+		// client's side of the handshake completed.
 		return KindConnect
 	case errors.As(err, &bm):
 		return KindBodyMismatch
@@ -87,7 +96,6 @@ func classify(ctx context.Context, err error) string {
 		return KindStreamReset
 	}
 	var ae *quic.ApplicationError
-	var te *quic.TransportError
 	var sr *quic.StatelessResetError
 	if errors.As(err, &ae) || errors.As(err, &te) || errors.As(err, &sr) || errors.Is(err, quic.ErrTransportClosed) {
 		return KindConnClosed

@@ -3,6 +3,8 @@ package load
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"strings"
@@ -10,6 +12,7 @@ import (
 	"time"
 
 	"github.com/satquic/satquic/bench/load/payload"
+	"github.com/satquic/satquic/http3"
 	"github.com/satquic/satquic/quic"
 )
 
@@ -86,7 +89,7 @@ func TestRunDurationAndWarmup(t *testing.T) {
 			starts++
 		},
 		MeasureEnd: func() { ends++ },
-		URL: base + payload.Prefix + "100", Workers: 4, Duration: 600 * time.Millisecond, Warmup: 300 * time.Millisecond,
+		URL:        base + payload.Prefix + "100", Workers: 4, Duration: 600 * time.Millisecond, Warmup: 300 * time.Millisecond,
 		TLS: clientTLS(t),
 		// Progress runs on one goroutine of Run's: no lock needed.
 		Progress: func(p Progress) {
@@ -309,4 +312,35 @@ func FuzzParseURL(f *testing.F) {
 			t.Fatalf("ParseURL(%q) accepted %v", s, u)
 		}
 	})
+}
+
+func TestClassify(t *testing.T) {
+	ctx := context.Background()
+	timedOut, cancel := context.WithTimeoutCause(ctx, 0, errRequestTimeout)
+	defer cancel()
+	<-timedOut.Done()
+	for _, c := range []struct {
+		ctx  context.Context
+		err  error
+		want string
+	}{
+		{ctx, &connectError{err: errors.New("x")}, KindConnect},
+		{ctx, &quic.TransportError{Remote: true, ErrorCode: connectionRefused}, KindConnect},
+		{ctx, &quic.TransportError{Remote: true, ErrorCode: 0x0a}, KindConnClosed},
+		{ctx, &quic.ApplicationError{Remote: true}, KindConnClosed},
+		{ctx, &quic.StatelessResetError{}, KindConnClosed},
+		{ctx, &quic.IdleTimeoutError{}, KindTimeout},
+		{timedOut, context.DeadlineExceeded, KindTimeout},
+		{ctx, &quic.StreamError{Remote: true}, KindStreamReset},
+		{ctx, &http3.Error{Code: http3.ErrCodeMessageError}, KindBodyMismatch},
+		{ctx, &http3.Error{Code: http3.ErrCodeInternalError, Remote: true}, KindStreamReset},
+		{ctx, &http3.Error{Code: http3.ErrCodeFrameError, Connection: true}, KindConnClosed},
+		{ctx, &errStatus{code: 503}, "status_503"},
+		{ctx, fmt.Errorf("wrapped: %w", &errBodyMismatch{msg: "x"}), KindBodyMismatch},
+		{ctx, errors.New("mystery"), KindOther},
+	} {
+		if got := classify(c.ctx, c.err); got != c.want {
+			t.Errorf("classify(%v) = %s, want %s", c.err, got, c.want)
+		}
+	}
 }
