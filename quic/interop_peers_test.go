@@ -21,7 +21,9 @@ import (
 
 // hqClient is one client connection of either stack.
 type hqClient interface {
-	// open opens a bidirectional stream.
+	// open opens a bidirectional stream whose reads and writes fail at
+	// ctx's deadline: a stalled transfer fails the test, with the
+	// counters, rather than hanging it.
 	open(ctx context.Context) (io.ReadWriteCloser, error)
 	// close closes the connection (application error 0).
 	close()
