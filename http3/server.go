@@ -52,6 +52,7 @@ type Server struct {
 	draining  bool // Shutdown began
 	done      chan struct{}
 	wg        sync.WaitGroup // Serve loops and connections
+	workers   *workerPool    // the goroutines of request handlers
 }
 
 // ownedListener is a Listener the Server made itself, with what it must
@@ -78,6 +79,7 @@ func (s *Server) initLocked() {
 		s.done = make(chan struct{})
 		s.listeners = make(map[*quic.Listener]*ownedListener)
 		s.conns = make(map[*serverConn]struct{})
+		s.workers = newWorkerPool(s.done)
 	}
 }
 
@@ -357,7 +359,7 @@ func (sc *serverConn) serve(draining bool) {
 		sc.mu.Unlock()
 		// Handlers are not waited for: one that ignores its context
 		// must not hold up Close.
-		go func() {
+		sc.s.workers.run(func() {
 			sc.handleStream(st)
 			sc.mu.Lock()
 			sc.active--
@@ -366,7 +368,7 @@ func (sc *serverConn) serve(draining bool) {
 			if drained {
 				sc.closeDrained()
 			}
-		}()
+		})
 	}
 }
 
