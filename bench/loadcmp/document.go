@@ -36,7 +36,7 @@ type Metadata struct {
 }
 
 // Setup is the sentence Metadata.Setup holds.
-const Setup = "loopback; each server a fresh child process per measurement with the machine's GOMAXPROCS, default QUIC and HTTP/3 settings, the same payload handler; " +
+const Setup = "loopback; each server a fresh child process per measurement with the machine's GOMAXPROCS, default QUIC and HTTP/3 settings (no FEC), the same payload handler; " +
 	"the load generator (satquic's HTTP/3 client, one UDP socket) in the bench process; requests/s over one shared connection, new connections/s with a connection per request"
 
 // NewMetadata describes an experiment run now, on this machine. versions
