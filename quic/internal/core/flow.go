@@ -1,6 +1,10 @@
 package core
 
-import "time"
+import (
+	"time"
+
+	"github.com/satquic/satquic/quic/internal/recovery"
+)
 
 // recvWindow is the receive side of flow control for a stream or the
 // connection (RFC 9000 section 4): the limit advertised to the peer, and the
@@ -25,6 +29,7 @@ type recvWindow struct {
 	rttStart time.Duration
 	rttOff   uint64
 	lastRTT  uint64
+	long     bool // the last srtt was a long path's (longPathWindowRTTs)
 }
 
 // windowRTTs is how many round trips of consumption the window holds. The
@@ -33,6 +38,12 @@ type recvWindow struct {
 // grown about 2^2.5 times by then, and it doubles again in the next round.
 const windowRTTs = 8
 
+// longPathWindowRTTs replaces windowRTTs on a path whose smoothed RTT is
+// at least recovery.DefaultLongRTTMin: there a satquic sender grows about
+// sevenfold per round trip (recovery.LongRTTConfig), in trains a round
+// trip apart, and 32 round trips keep the window ahead of it.
+const longPathWindowRTTs = 32
+
 func newRecvWindow(initial, maxWindow uint64, now time.Duration) recvWindow {
 	return recvWindow{limit: initial, window: initial, max: maxWindow, epochStart: now, rttStart: now}
 }
@@ -40,6 +51,7 @@ func newRecvWindow(initial, maxWindow uint64, now time.Duration) recvWindow {
 // observe records the consumed offset, measuring the consumption of each
 // round trip.
 func (w *recvWindow) observe(consumed uint64, now, srtt time.Duration) {
+	w.long = srtt >= recovery.DefaultLongRTTMin
 	if elapsed := now - w.rttStart; elapsed >= srtt && elapsed > 0 {
 		// Scaled to one round trip: reads may be far apart.
 		read := consumed - min(w.rttOff, consumed)
@@ -50,6 +62,9 @@ func (w *recvWindow) observe(consumed uint64, now, srtt time.Duration) {
 
 // target is the window the last round trip's consumption calls for.
 func (w *recvWindow) target() uint64 {
+	if w.long {
+		return min(longPathWindowRTTs*w.lastRTT, w.max)
+	}
 	return min(windowRTTs*w.lastRTT, w.max)
 }
 

@@ -114,8 +114,12 @@ type Config struct {
 	Algorithm Algorithm
 	// CUBIC tunes the CUBIC controller.
 	CUBIC CUBICConfig
-	// HyStart tunes HyStart++ slow start (CUBIC and NewReno).
+	// HyStart tunes HyStart++ slow start (CUBIC and NewReno). Its RTT
+	// thresholds also end the long-RTT slow start.
 	HyStart HyStartConfig
+	// LongRTT speeds up the first slow start on long round trips (CUBIC
+	// and NewReno).
+	LongRTT LongRTTConfig
 	// Pacing tunes the pacer.
 	Pacing PacingConfig
 
@@ -154,6 +158,48 @@ type HyStartConfig struct {
 	// CSSRounds is the number of CSS rounds before congestion avoidance:
 	// 5.
 	CSSRounds int
+}
+
+// LongRTTConfig tunes slow start on paths whose minimum RTT is at least
+// MinRTT. Slow start doubles the window once per round trip, so the time
+// it needs to fill a path grows with the RTT: from the 10-packet initial
+// window, a 250 Mbit/s x 600 ms GEO path (15,600 packets of 1200 bytes)
+// takes ten round trips, 6 s.
+//
+// On such a path the first slow start grows the window by f =
+// min(minRTT/ReferenceRTT, MaxFactor) bytes per byte acknowledged instead
+// of one (sevenfold per round trip on a 600 ms path), paces each round
+// trip's window as a train at (1+f) x cwnd/srtt so that the bottleneck's
+// queue shows a round trip before the window reaches it, ends on the first
+// sustained RTT increase instead of a round later (HyStart++'s rounds),
+// and continues from the bottleneck rate it measured then; with
+// ScaleInitialWindow, the first RTT sample also raises the window to f
+// initial windows. The longRTT type in longrtt.go gives the reasons.
+// After a loss the window is known and slow start is RFC 9002's, as
+// HyStart++ also applies only to the first slow start (RFC 9406 section
+// 4.3). Off, or on a shorter path, slow start is RFC 9002's with
+// HyStart++.
+type LongRTTConfig struct {
+	// Enabled turns the acceleration on (default on: satquic's paths are
+	// satellite paths).
+	Enabled bool
+	// MinRTT is the shortest minimum RTT accelerated: 200 ms, above
+	// terrestrial paths (a GEO hop alone is about 480 ms).
+	MinRTT time.Duration
+	// ReferenceRTT is the RTT whose slow start the acceleration imitates
+	// in rate: 100 ms.
+	ReferenceRTT time.Duration
+	// MaxFactor caps minRTT/ReferenceRTT: 6, a GEO path's 600 ms, so that
+	// a path with a pathological RTT (a standing queue of seconds) is not
+	// flooded.
+	MaxFactor float64
+	// ScaleInitialWindow raises the window to f initial windows at the
+	// first RTT sample (default on): ten packets per ReferenceRTT, paced,
+	// instead of ten per round trip. RFC 9002 section 7.2 recommends ten
+	// packets whatever the RTT; this is a deliberate departure for paths
+	// known to be long, which Careful Resume (RFC 9959) takes much further
+	// with a remembered window.
+	ScaleInitialWindow bool
 }
 
 // PacingConfig tunes the pacer (RFC 9002 section 7.7).
@@ -199,10 +245,16 @@ const (
 	// DefaultPacingBurstTime is PacingConfig.BurstTime's default: twice
 	// the timer granularity.
 	DefaultPacingBurstTime = 2 * DefaultGranularity
+	// DefaultLongRTTMin, DefaultLongRTTReference and
+	// DefaultLongRTTMaxFactor are LongRTTConfig's defaults.
+	DefaultLongRTTMin       = 200 * time.Millisecond
+	DefaultLongRTTReference = 100 * time.Millisecond
+	DefaultLongRTTMaxFactor = 6
 )
 
 // DefaultConfig returns the RFC 9002, RFC 9438 and RFC 9406 values, the
-// client role, CUBIC with HyStart++, pacing on, and FEC policy signal.
+// client role, CUBIC with HyStart++, the long-RTT slow start, pacing on,
+// and FEC policy signal.
 func DefaultConfig() Config {
 	return Config{
 		InitialRTT:                    DefaultInitialRTT,
@@ -230,6 +282,13 @@ func DefaultConfig() Config {
 			NRTTSample:       8,
 			CSSGrowthDivisor: 4,
 			CSSRounds:        5,
+		},
+		LongRTT: LongRTTConfig{
+			Enabled:            true,
+			MinRTT:             DefaultLongRTTMin,
+			ReferenceRTT:       DefaultLongRTTReference,
+			MaxFactor:          DefaultLongRTTMaxFactor,
+			ScaleInitialWindow: true,
 		},
 		Pacing: PacingConfig{
 			Enabled:      true,
@@ -281,6 +340,9 @@ func (c *Config) checks() []check {
 		{c.Algorithm == CUBIC || c.Algorithm == NewReno, "Algorithm is unknown"},
 		{!h.Enabled || (h.MinRTTThresh > 0 && h.MaxRTTThresh >= h.MinRTTThresh), "HyStart RTT thresholds must be positive and ordered"},
 		{!h.Enabled || (h.MinRTTDivisor > 0 && h.NRTTSample > 0 && h.CSSGrowthDivisor > 0 && h.CSSRounds > 0), "HyStart divisors, sample count and rounds must be positive"},
+		{!c.LongRTT.Enabled || (c.LongRTT.ReferenceRTT > 0 && c.LongRTT.MinRTT >= 0), "LongRTT.ReferenceRTT must be positive and MinRTT not negative"},
+		{!c.LongRTT.Enabled || (c.LongRTT.MaxFactor >= 1 && c.LongRTT.MaxFactor <= 100), "LongRTT.MaxFactor must be in [1, 100]"},
+		{!c.LongRTT.Enabled || (h.MinRTTThresh > 0 && h.MaxRTTThresh >= h.MinRTTThresh && h.MinRTTDivisor > 0), "LongRTT ends on HyStart's RTT thresholds: they must be positive and ordered"},
 		{!p.Enabled || (p.Factor >= 1 && p.Factor <= 100), "Pacing.Factor must be in [1, 100]"},
 		{!p.Enabled || p.BurstPackets >= 1, "Pacing.BurstPackets must be at least 1"},
 		{!p.Enabled || p.BurstTime >= 0, "Pacing.BurstTime must not be negative"},

@@ -55,9 +55,15 @@ func (c *cubic) OnPacketSent(now time.Duration, _ int, priorInFlight int64) {
 
 func (c *cubic) OnAck(now time.Duration, ev *AckEvent) {
 	n := c.growable(ev)
+	c.sync()
 	if c.InSlowStart() {
-		c.slowStart(ev, n)
+		c.slowStart(now, ev, n)
 		c.cwndF = float64(c.cwnd)
+		return
+	}
+	if c.lr.holding {
+		// The round trip after a long-RTT exit: the stage starts when
+		// it ends, from the measured window.
 		return
 	}
 	if !c.hasEpoch {
@@ -67,6 +73,15 @@ func (c *cubic) OnAck(now time.Duration, ev *AckEvent) {
 		return
 	}
 	c.avoid(now, float64(n), ev.RTT.SmoothedRTT())
+}
+
+// sync follows a window the shared code set (the end of a long-RTT hold,
+// a reduction from a long-RTT slow start): cwndF keeps the fraction of a
+// byte that congestion avoidance accrued, so it agrees with cwnd otherwise.
+func (c *cubic) sync() {
+	if int(c.cwndF) != c.cwnd {
+		c.cwndF = float64(c.cwnd)
+	}
 }
 
 // startEpoch begins a congestion avoidance stage (section 4.2): K is the
@@ -119,6 +134,7 @@ func (c *cubic) avoid(now time.Duration, acked float64, srtt time.Duration) {
 // congestion.
 func (c *cubic) OnCongestionEvent(now time.Duration, ev *CongestionEvent) {
 	if c.reduce(now, ev) {
+		c.sync()
 		if c.fastConvergence && c.cwndF < c.wMax {
 			c.wMax = c.cwndF * (1 + cubicBeta) / 2
 		} else {

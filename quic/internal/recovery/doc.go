@@ -70,6 +70,14 @@
 // persistent flag). NewReno and CUBIC share windowBase: slow start with
 // HyStart++, one reduction per recovery period, minimum and maximum window.
 //
+// On a path whose minimum RTT is 200 ms or more, the first slow start is
+// the long-RTT slow start (LongRTTConfig, longrtt.go): growth scaled by
+// minRTT/100 ms, the window paced as a train at the rate of the next round
+// trip, an exit on the first sustained RTT increase, and a window set from
+// the bottleneck rate the train measured. A GEO path fills in four round
+// trips instead of ten, without overflowing a buffer of one
+// bandwidth-delay product.
+//
 // BBR is a third Controller: AckEvent.Rate carries what it needs (delivered,
 // interval, delivery rate, application-limited flag, bytes in flight and
 // lost at send time), AckEvent.Delivered counts its rounds, and its

@@ -9,13 +9,15 @@ import (
 
 const ms = time.Millisecond
 
-// testConfig is DefaultConfig with pacing off, so that tests of loss
-// detection and windows do not depend on the pacer.
+// testConfig is DefaultConfig with pacing, HyStart++ and the long-RTT
+// slow start off, so that tests of loss detection and windows do not
+// depend on them.
 func testConfig(alg Algorithm) Config {
 	cfg := DefaultConfig()
 	cfg.Algorithm = alg
 	cfg.Pacing.Enabled = false
 	cfg.HyStart.Enabled = false
+	cfg.LongRTT.Enabled = false
 	return cfg
 }
 

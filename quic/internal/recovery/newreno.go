@@ -27,10 +27,15 @@ func newNewReno(cfg *Config) *newReno {
 func (r *newReno) OnPacketSent(time.Duration, int, int64) {}
 
 // OnAck is appendix B.5's OnPacketsAcked.
-func (r *newReno) OnAck(_ time.Duration, ev *AckEvent) {
+func (r *newReno) OnAck(now time.Duration, ev *AckEvent) {
 	n := r.growable(ev)
 	if r.InSlowStart() {
-		r.slowStart(ev, n)
+		r.slowStart(now, ev, n)
+		return
+	}
+	if r.lr.holding {
+		// The round trip after a long-RTT exit: congestion avoidance
+		// starts when it ends, from the measured window.
 		return
 	}
 	r.caAcked += n

@@ -7,8 +7,10 @@ import "time"
 // the configured initial RTT and RTTVar half of it (section 6.2.2).
 type RTTStats struct {
 	latest, min, smoothed, variance time.Duration
-	maxAckDelay                     time.Duration
-	hasSample                       bool
+	// adjusted is the latest sample less the ack delay, at least min.
+	adjusted    time.Duration
+	maxAckDelay time.Duration
+	hasSample   bool
 	// firstSampleTime is when the first sample was taken; persistent
 	// congestion only considers packets sent after it (section 7.6.2).
 	firstSampleTime time.Duration
@@ -21,6 +23,15 @@ func newRTTStats(initial, maxAckDelay time.Duration) RTTStats {
 // LatestRTT is the most recent sample, without ack delay adjustment; zero
 // before the first sample.
 func (r *RTTStats) LatestRTT() time.Duration { return r.latest }
+
+// AdjustedRTT is the most recent sample less the peer's reported ack
+// delay (bounded as section 5.3 bounds it), and never below min_rtt; zero
+// before the first sample. Unlike the adjustment of section 5.3, which
+// keeps a sample whole when subtracting the delay would take it below
+// min_rtt, it subtracts what it can: a delay-based slow start exit reads
+// it, and a peer that delays each ACK by max_ack_delay must not look like
+// a queue of that size.
+func (r *RTTStats) AdjustedRTT() time.Duration { return r.adjusted }
 
 // MinRTT is the smallest sample seen, never adjusted for ack delay
 // (section 5.2); zero before the first sample.
@@ -58,6 +69,7 @@ func (r *RTTStats) update(now, latest, ackDelay time.Duration, handshakeConfirme
 		r.hasSample = true
 		r.firstSampleTime = now
 		r.min = latest
+		r.adjusted = latest
 		r.smoothed = latest
 		r.variance = latest / 2
 		return
@@ -74,6 +86,7 @@ func (r *RTTStats) update(now, latest, ackDelay time.Duration, handshakeConfirme
 	if ackDelay > 0 && latest >= r.min+ackDelay {
 		adjusted = latest - ackDelay
 	}
+	r.adjusted = max(latest-max(ackDelay, 0), r.min)
 	r.variance = (3*r.variance + absDuration(r.smoothed-adjusted)) / 4
 	r.smoothed = (7*r.smoothed + adjusted) / 8
 }

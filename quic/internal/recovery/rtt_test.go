@@ -124,3 +124,28 @@ func TestRTTSampleConditions(t *testing.T) {
 		t.Fatal("an ACK of a non-ack-eliciting packet produced a sample")
 	}
 }
+
+// AdjustedRTT subtracts the ack delay down to min_rtt, where section 5.3's
+// adjustment keeps the whole sample: a peer that delays each ACK by
+// max_ack_delay must not look like a growing queue.
+func TestRTTAdjusted(t *testing.T) {
+	r := newRTTStats(DefaultInitialRTT, 25*ms)
+	r.update(time.Second, 603*ms, 0, true)
+	if got := r.AdjustedRTT(); got != 603*ms {
+		t.Fatalf("first sample adjusted to %v", got)
+	}
+	// 625 - 25 = 600 is below min_rtt (603): section 5.3 keeps 625 for
+	// the smoothed RTT, the adjusted sample is min_rtt.
+	r.update(2*time.Second, 625*ms, 25*ms, true)
+	if got := r.AdjustedRTT(); got != 603*ms {
+		t.Fatalf("adjusted %v, want min_rtt 603ms", got)
+	}
+	if got, want := r.SmoothedRTT(), (7*603*ms+625*ms)/8; got != want {
+		t.Fatalf("smoothed %v, want %v (sample kept whole)", got, want)
+	}
+	// The delay is capped at max_ack_delay once confirmed: 700 - 25.
+	r.update(3*time.Second, 700*ms, 40*ms, true)
+	if got := r.AdjustedRTT(); got != 675*ms {
+		t.Fatalf("adjusted %v, want 675ms", got)
+	}
+}

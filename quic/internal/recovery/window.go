@@ -26,6 +26,7 @@ type windowBase struct {
 	appLimited bool
 
 	hs           hystart
+	lr           longRTT
 	pacingFactor float64
 }
 
@@ -38,6 +39,7 @@ func newWindowBase(cfg *Config, alg Algorithm) windowBase {
 		minPkts:      cfg.MinWindowPackets,
 		maxWindow:    cfg.MaxWindow,
 		hs:           newHystart(cfg.HyStart, cfg.Pacing.Enabled),
+		lr:           newLongRTT(cfg),
 		pacingFactor: cfg.Pacing.Factor,
 	}
 }
@@ -56,8 +58,16 @@ func (w *windowBase) SetMaxDatagramSize(n int) {
 	w.cwnd = min(max(w.cwnd, w.minWindow()), w.maxWindow)
 }
 
-// PacingRate is N * cwnd / smoothed_rtt (RFC 9002 section 7.7).
+// PacingRate is N * cwnd / smoothed_rtt (RFC 9002 section 7.7), with N
+// raised to 1+f in the long-RTT slow start, and the measured bottleneck
+// rate in the round trip after its exit (longRTT).
 func (w *windowBase) PacingRate(rtt *RTTStats) uint64 {
+	if w.lr.holding {
+		return w.lr.holdRate
+	}
+	if g := w.lr.pacingGain(rtt); g > 0 && w.InSlowStart() {
+		return windowRate(w.cwnd, rtt.SmoothedRTT(), g)
+	}
 	return windowRate(w.cwnd, rtt.SmoothedRTT(), w.pacingFactor)
 }
 
@@ -93,6 +103,9 @@ func (w *windowBase) growable(ev *AckEvent) int64 {
 			continue
 		}
 		w.inRecovery = false
+		if w.lr.holding && p.TimeSent > w.lr.exitTime {
+			w.endHold()
+		}
 		eligible = true
 		if p.AppLimited {
 			continue
@@ -106,15 +119,58 @@ func (w *windowBase) growable(ev *AckEvent) int64 {
 	return n
 }
 
-// slowStart grows the window in slow start; HyStart++ may slow the growth
-// or end slow start.
-func (w *windowBase) slowStart(ev *AckEvent, n int64) {
+// slowStart grows the window in slow start: on a long-RTT path with the
+// accelerated slow start (longRTT), otherwise as RFC 9002 with HyStart++,
+// which may slow the growth or end slow start.
+func (w *windowBase) slowStart(now time.Duration, ev *AckEvent, n int64) {
+	if f := w.lr.factor(ev.RTT); f > 1 {
+		w.longRTTSlowStart(now, ev, n, f)
+		return
+	}
 	grow, exit := w.hs.onAck(ev, n, w.mds)
 	if exit {
 		w.ssthresh = w.cwnd
 		return
 	}
 	w.setWindow(int64(w.cwnd) + grow)
+}
+
+// longRTTSlowStart is slowStart on a long-RTT path, with growth factor f.
+func (w *windowBase) longRTTSlowStart(now time.Duration, ev *AckEvent, n int64, f float64) {
+	if iw := w.lr.initialWindow(w.mds, f); iw > int64(w.cwnd) {
+		w.setWindow(iw)
+	}
+	grow, exit := w.lr.onAck(now, ev, n, w.mds, w.cwnd, f)
+	if !exit {
+		w.setWindow(int64(w.cwnd) + grow)
+		return
+	}
+	w.hs.onCongestion()
+	if w.lr.target == 0 {
+		// Nothing measured: slow start ends where it is.
+		w.ssthresh = w.cwnd
+		return
+	}
+	if w.lr.target < int64(w.cwnd) {
+		// A reduction: its recovery period covers the packets sent
+		// before the exit.
+		w.recoveryStart, w.recoveryValid, w.inRecovery = now, true, true
+		w.reductions++
+	}
+	w.setWindow(w.lr.target)
+	w.ssthresh = w.cwnd
+	if w.lr.holding {
+		w.setWindow(max(w.lr.target, ev.BytesInFlight))
+	}
+}
+
+// endHold ends the round trip after a long-RTT slow start exit: the
+// window becomes the measured one.
+func (w *windowBase) endHold() {
+	if w.lr.holding {
+		w.lr.holding = false
+		w.setWindow(w.lr.target)
+	}
 }
 
 func (w *windowBase) setWindow(n int64) {
@@ -129,6 +185,13 @@ func (w *windowBase) reduce(now time.Duration, ev *CongestionEvent) bool {
 	if w.inCongestionRecovery(ev.LargestSentTime) {
 		return false
 	}
+	if w.lr.accelerated() {
+		// A loss before the delay exit: reduce from what the path
+		// delivered, not from the overshoot (longRTT).
+		w.setWindow(int64(w.lr.lossWindow(w.cwnd)))
+	}
+	w.lr.active = false
+	w.endHold()
 	w.recoveryStart = now
 	w.recoveryValid = true
 	w.inRecovery = true
@@ -138,6 +201,7 @@ func (w *windowBase) reduce(now time.Duration, ev *CongestionEvent) bool {
 
 // collapse is the response to persistent congestion (appendix B.8).
 func (w *windowBase) collapse() {
+	w.lr.active, w.lr.holding = false, false
 	w.cwnd = w.minWindow()
 	w.recoveryValid = false
 	w.inRecovery = false
