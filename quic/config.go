@@ -87,6 +87,11 @@ type Config struct {
 	MaxCongestionWindow int
 	// DisablePacing sends at once whatever the window allows.
 	DisablePacing bool
+	// DisableLongRTTSlowStart keeps RFC 9002's slow start on paths with a
+	// minimum RTT of 200 ms or more, where by default the first slow start
+	// grows about sevenfold per round trip and ends at the bottleneck
+	// rate it measures.
+	DisableLongRTTSlowStart bool
 	// FEC, if set, enables forward erasure correction when the peer
 	// enables it too (see FECConfig).
 	FEC *FECConfig
@@ -191,6 +196,7 @@ func (c *Config) coreConfig(tlsConf *tls.Config) (core.Config, error) {
 		MaxIncomingStreamsUni:      c.MaxIncomingUniStreams,
 		MaxCongestionWindow:        c.MaxCongestionWindow,
 		DisablePacing:              c.DisablePacing,
+		DisableLongRTTSlowStart:    c.DisableLongRTTSlowStart,
 		ResumeRTT:                  c.ResumeRTT,
 		KeyUpdateInterval:          c.KeyUpdateInterval,
 	}

@@ -169,14 +169,17 @@ type Config struct {
 	MaxCongestionWindow int
 	// DisablePacing turns the pacer off.
 	DisablePacing bool
+	// DisableLongRTTSlowStart keeps RFC 9002's slow start with HyStart++
+	// on long-RTT paths too (recovery.LongRTTConfig).
+	DisableLongRTTSlowStart bool
 	// FEC, if set, offers forward erasure correction to the peer and
 	// protects what this endpoint sends when the peer offers it too
 	// (FECConfig). Its Policy becomes the loss recovery's FECPolicy.
 	FEC *FECConfig
 
 	// Recovery, if set, is the base of the loss recovery configuration;
-	// CongestionControl, MaxCongestionWindow, DisablePacing and InitialRTT
-	// are then ignored. The core still sets the role, the datagram size
+	// CongestionControl, MaxCongestionWindow, DisablePacing,
+	// DisableLongRTTSlowStart and InitialRTT are then ignored. The core still sets the role, the datagram size
 	// and the peer's max_ack_delay.
 	Recovery *recovery.Config
 }
@@ -273,6 +276,7 @@ func (c *Config) recoveryConfig(isServer bool) recovery.Config {
 		rc.Algorithm = c.CongestionControl
 		rc.MaxWindow = c.MaxCongestionWindow
 		rc.Pacing.Enabled = !c.DisablePacing
+		rc.LongRTT.Enabled = !c.DisableLongRTTSlowStart
 	}
 	rc.IsServer = isServer
 	rc.MaxDatagramSize = c.MaxDatagramSize

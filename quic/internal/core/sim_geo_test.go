@@ -39,3 +39,26 @@ func TestSimGeoLarge(t *testing.T) {
 		t.Errorf("%d packets lost, %d PTOs: the slow start overflowed the buffer", st.PacketsLost, st.Recovery.PTOs)
 	}
 }
+
+// TestSimGeoLongRTTOption compares 10 MB over the geo profile (50/10
+// Mbit/s, 325 ms each way) with and without the long-RTT slow start: the
+// option reaches the controller, and RFC 9002's slow start is slower by
+// several round trips.
+func TestSimGeoLongRTTOption(t *testing.T) {
+	prof := profile(t, "geo")
+	const size = 10_000_000
+	var took [2]time.Duration
+	for i, disable := range []bool{false, true} {
+		ccfg, scfg := testConfigs(t, 51)
+		scfg.DisableLongRTTSlowStart = disable
+		if got := scfg.recoveryConfig(true).LongRTT.Enabled; got == disable {
+			t.Fatalf("DisableLongRTTSlowStart %v: LongRTT.Enabled %v", disable, got)
+		}
+		_, d := runDownload(t, prof, size, ccfg, scfg, 60*time.Second)
+		took[i] = d.doneAt
+	}
+	t.Logf("10 MB over geo: %v with the long-RTT slow start, %v without", took[0], took[1])
+	if took[0]+3*prof.RTT() > took[1] {
+		t.Errorf("long-RTT slow start %v, RFC 9002's %v: want three round trips faster", took[0], took[1])
+	}
+}
