@@ -66,6 +66,12 @@
 // not). A 50 Mbit/s, 650 ms RTT download runs over a hundred simulated
 // seconds per CPU second.
 //
+// Datagrams carry the ECN codepoint they are sent with (Datagram.ECN). A
+// link's queue above ECNThreshold turns ECT(0) and ECT(1) into CE and
+// leaves Not-ECT alone (RFC 3168 section 5); a BleachECN link clears the
+// field. An endpoint that implements ECNEndpoint learns the codepoint each
+// datagram arrived with, as a socket reading IP_TOS does.
+//
 // # In-memory sockets
 //
 // Subpackage memnet provides net.PacketConns joined by the same Links in

@@ -55,8 +55,13 @@ type LinkConfig struct {
 	// ECNThreshold marks packets CE (Delivery.CE) when more than this many
 	// bytes wait ahead of them in the queue; 0 = never.
 	ECNThreshold int
-	MTU          int // packets larger than MTU bytes are dropped; 0 = no limit
-	Seed         uint64
+	// BleachECN clears the ECN field of every packet, as a middlebox that
+	// rewrites the TOS byte does: an endpoint of a Network then sees its
+	// datagrams arrive Not-ECT, unmarked. (A Link on its own carries no
+	// codepoints; the Network applies it.)
+	BleachECN bool
+	MTU       int // packets larger than MTU bytes are dropped; 0 = no limit
+	Seed      uint64
 }
 
 // minDefaultQueueBytes is the floor of the one-BDP default queue, so that

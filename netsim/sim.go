@@ -23,6 +23,10 @@ type Endpoint interface {
 type Datagram struct {
 	To   netip.AddrPort
 	Data []byte
+	// ECN is the codepoint the datagram leaves with. An ECNEndpoint at
+	// the far end learns the one it arrives with, after the links'
+	// ECNThreshold marks and BleachECN.
+	ECN ECN
 }
 
 // NetworkConfig configures a Network.
@@ -70,7 +74,10 @@ type Event struct {
 	Kind     EventKind
 	From, To netip.AddrPort
 	Size     int
-	CE       bool // the datagram arrived CE-marked (EventReceive)
+	CE       bool // the queue marked the datagram (EventReceive), ECN-capable or not
+	// ECN is the codepoint the datagram was sent with (EventSend) or
+	// arrived with (EventReceive).
+	ECN ECN
 }
 
 func (e Event) String() string {
@@ -131,6 +138,7 @@ type flow struct{ from, to netip.AddrPort }
 type endpointState struct {
 	addr            netip.AddrPort
 	ep              Endpoint
+	ecnEP           ECNEndpoint   // ep, when it learns codepoints
 	wake            time.Duration // pending timer, valid when hasWake
 	hasWake         bool
 	dirty           bool
@@ -221,7 +229,9 @@ func (n *Network) Attach(addr netip.AddrPort, ep Endpoint) error {
 	if _, dup := n.byAddr[addr]; dup {
 		return fmt.Errorf("attach: %v is already bound", addr)
 	}
-	n.endpoints = append(n.endpoints, &endpointState{addr: addr, ep: ep, pollTime: -1})
+	es := &endpointState{addr: addr, ep: ep, pollTime: -1}
+	es.ecnEP, _ = ep.(ECNEndpoint)
+	n.endpoints = append(n.endpoints, es)
 	i := int32(len(n.endpoints) - 1)
 	n.byAddr[addr] = i
 	n.setWake(i, n.now)

@@ -68,7 +68,7 @@ func (n *Network) deliverLink(index int32) error {
 		if !ok {
 			break
 		}
-		n.receive(d)
+		n.receive(d, ls.link.cfg.BleachECN)
 	}
 	n.armLink(index)
 	dirty := n.dirty
@@ -82,8 +82,9 @@ func (n *Network) deliverLink(index int32) error {
 	return nil
 }
 
-func (n *Network) receive(d Delivery) {
-	f := n.flows[d.Tag]
+func (n *Network) receive(d Delivery, bleach bool) {
+	f := n.flows[d.Tag&flowTagMask]
+	ecn := arrivingECN(ECN(d.Tag>>ecnTagShift), d.CE, bleach)
 	i, ok := n.byAddr[f.to]
 	if !ok {
 		n.stats.NoPort++
@@ -91,9 +92,13 @@ func (n *Network) receive(d Delivery) {
 		return
 	}
 	n.stats.Received++
-	n.report(Event{At: n.now, Kind: EventReceive, From: f.from, To: f.to, Size: len(d.Data), CE: d.CE})
+	n.report(Event{At: n.now, Kind: EventReceive, From: f.from, To: f.to, Size: len(d.Data), CE: d.CE, ECN: ecn})
 	ep := n.endpoints[i]
-	ep.ep.Receive(n.now, f.from, d.Data)
+	if ep.ecnEP != nil {
+		ep.ecnEP.ReceiveECN(n.now, f.from, d.Data, ecn)
+	} else {
+		ep.ep.Receive(n.now, f.from, d.Data)
+	}
 	if !ep.dirty {
 		ep.dirty = true
 		n.dirty = append(n.dirty, i)
@@ -125,7 +130,7 @@ func (n *Network) poll(i int32) error {
 
 func (n *Network) send(ep *endpointState, d Datagram) {
 	n.stats.Sent++
-	n.report(Event{At: n.now, Kind: EventSend, From: ep.addr, To: d.To, Size: len(d.Data)})
+	n.report(Event{At: n.now, Kind: EventSend, From: ep.addr, To: d.To, Size: len(d.Data), ECN: d.ECN & 0b11})
 	if d.To != ep.lastTo || !ep.lastTo.IsValid() {
 		li, ok := n.routes[nodePair{ep.addr.Addr(), d.To.Addr()}]
 		if !ok {
@@ -135,7 +140,7 @@ func (n *Network) send(ep *endpointState, d Datagram) {
 		}
 		ep.lastTo, ep.lastLink, ep.lastTag = d.To, li, n.flowTag(ep.addr, d.To)
 	}
-	n.links[ep.lastLink].link.OfferTagged(n.now, d.Data, ep.lastTag)
+	n.links[ep.lastLink].link.OfferTagged(n.now, d.Data, ep.lastTag|uint64(d.ECN&0b11)<<ecnTagShift)
 	n.armLink(ep.lastLink)
 }
 
