@@ -20,6 +20,21 @@ type Ack struct {
 	// validates ECN (RFC 9000 section 13.4.2) and passes nil for a path
 	// that failed validation.
 	ECN *wire.ECNCounts
+	// ECNCheck, when set, validates ECN against the packets the frame
+	// newly acknowledges before a CE increase counts as congestion.
+	ECNCheck ECNValidator
+}
+
+// ECNValidator checks the ECN counts of an ACK frame (RFC 9000 section
+// 13.4.2.1). Only the core knows which packets it sent ECN-capable, and
+// the check needs the packets newly acknowledged, which only the Sender
+// knows until OnAck returns: so OnAck calls back.
+type ECNValidator interface {
+	// ValidateECN is called with the frame's counts (nil for an ACK
+	// without them) and the packets it newly acknowledges, before they
+	// are handed back in the Result. It reports whether the counts may
+	// be acted on.
+	ValidateECN(space Space, counts *wire.ECNCounts, acked []PacketInfo) bool
 }
 
 // OnAck processes an ACK frame received in space (RFC 9002 appendix A.7):
@@ -53,7 +68,11 @@ func (s *Sender) OnAck(now time.Duration, space Space, ack *Ack) (*Result, error
 		return &s.res, nil
 	}
 	hasSample := s.updateRTT(now, space, ack)
-	s.processECN(now, sp, ack.ECN, prior)
+	ecn := ack.ECN
+	if ack.ECNCheck != nil && !ack.ECNCheck.ValidateECN(space, ecn, s.res.Acked) {
+		ecn = nil
+	}
+	s.processECN(now, sp, ecn, prior)
 	s.detectAndSignal(now, space, sp)
 	s.informController(now, s.res.Acked, prior, hasSample)
 	if s.peerCompletedAddressValidation() {
