@@ -65,8 +65,8 @@ type longRTT struct {
 	cfg LongRTTConfig
 	hs  HyStartConfig
 	// active is cleared when slow start ends or at the first congestion
-	// event: only the first slow start is accelerated. used: it was,
-	// for at least one ACK.
+	// event: only the first slow start is accelerated. used: the last ACK
+	// of the slow start was accelerated.
 	active, used bool
 	// paced: an unpaced sender limits the bytes an ACK may count to
 	// HyStart++'s L (RFC 9406 section 4.3) before scaling, and cannot hold

@@ -292,6 +292,25 @@ func TestLongRTTLossBeforeExit(t *testing.T) {
 	}
 }
 
+// A minimum RTT that falls below MinRTT (the path changed) returns to RFC
+// 9002's slow start: doubling, and a loss reduces from the window.
+func TestLongRTTShorterPath(t *testing.T) {
+	p := newLRPath(t, lrConfig(CUBIC))
+	p.burst(0, 10)
+	p.ackUpTo(600*ms, 9)
+	p.train(700*ms, 10, 10*ms, 10*ms, 600*ms, 0)
+	w := p.s.CongestionWindow()
+	first := p.burst(2*time.Second, 10)
+	p.ackUpTo(2*time.Second+100*ms, first+4)
+	if got := p.s.CongestionWindow(); got != w+5*seg {
+		t.Fatalf("window %d on a 100 ms path, want %d", got, w+5*seg)
+	}
+	ack(t, p.s, 2*time.Second+101*ms, SpaceApplication, 0, rng(first+6, first+9, 0, first+4))
+	if st := p.s.ControllerState(); st.WMax != w+5*seg {
+		t.Fatalf("W_max %d, want the whole window %d", st.WMax, w+5*seg)
+	}
+}
+
 // trainSample: a train faster than the bottleneck comes back at the
 // bottleneck's rate; ACKs bunched by the return path never read faster
 // than the packets were sent.

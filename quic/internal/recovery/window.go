@@ -127,6 +127,9 @@ func (w *windowBase) slowStart(now time.Duration, ev *AckEvent, n int64) {
 		w.longRTTSlowStart(now, ev, n, f)
 		return
 	}
+	// A shorter minimum RTT than before (a new path): RFC 9002's slow
+	// start from here on.
+	w.lr.used = false
 	grow, exit := w.hs.onAck(ev, n, w.mds)
 	if exit {
 		w.ssthresh = w.cwnd
