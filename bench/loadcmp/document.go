@@ -26,6 +26,7 @@ type Metadata struct {
 	Date           string            `json:"date"`
 	Machine        bench.MachineInfo `json:"machine"`
 	Workers        int               `json:"concurrency"`
+	Conns          int               `json:"shared_connections"`
 	DurationS      float64           `json:"duration_s"`
 	WarmupS        float64           `json:"warmup_s"`
 	Runs           int               `json:"runs"`
@@ -37,7 +38,7 @@ type Metadata struct {
 
 // Setup is the sentence Metadata.Setup holds.
 const Setup = "loopback; each server a fresh child process per measurement with the machine's GOMAXPROCS, default QUIC and HTTP/3 settings (no FEC), the same payload handler; " +
-	"the load generator (satquic's HTTP/3 client, one UDP socket) in the bench process; requests/s over one shared connection, new connections/s with a connection per request"
+	"the load generator (satquic's HTTP/3 client, one UDP socket) in the bench process; requests/s over shared connections, new connections/s with a connection per request"
 
 // NewMetadata describes an experiment run now, on this machine. versions
 // maps each stack to the version of its code.
@@ -48,7 +49,7 @@ func NewMetadata(cfg Config, satquicVersion string, versions map[string]string, 
 		Dependencies: dependencies(),
 		Date:         time.Now().UTC().Format(time.RFC3339),
 		Machine:      bench.Machine(),
-		Workers:      cfg.Workers, DurationS: cfg.Duration.Seconds(), WarmupS: cfg.Warmup.Seconds(),
+		Workers:      cfg.Workers, Conns: max(cfg.Conns, 1), DurationS: cfg.Duration.Seconds(), WarmupS: cfg.Warmup.Seconds(),
 		Runs: cfg.Runs, PayloadsBytes: cfg.Payloads, Setup: Setup,
 	}
 	for _, s := range cfg.Servers {
@@ -166,8 +167,8 @@ func (d Document) WriteJSON(w io.Writer) error { return report.WriteJSON(w, d) }
 func (d Document) Table() *report.Table {
 	m := d.Metadata
 	t := &report.Table{
-		Title: fmt.Sprintf("HTTP/3 load, %d concurrent, %g s per measurement (%g s warm-up), median of %d run(s); %s, %d cores",
-			m.Workers, m.DurationS, m.WarmupS, m.Runs, m.Machine.CPUModel, m.Machine.Cores),
+		Title: fmt.Sprintf("HTTP/3 load, %d concurrent over %d connection(s), %g s per measurement (%g s warm-up), median of %d run(s); %s, %d cores",
+			m.Workers, m.Conns, m.DurationS, m.WarmupS, m.Runs, m.Machine.CPUModel, m.Machine.Cores),
 		Columns: []string{"measure", "payload"},
 	}
 	for _, s := range m.Stacks {

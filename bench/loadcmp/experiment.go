@@ -21,6 +21,9 @@ type Config struct {
 	Payloads []int64
 	// Workers is the number of concurrent requests (seed 001: 200).
 	Workers int
+	// Conns is how many connections the workers share for the
+	// requests measure (0 or 1: one).
+	Conns int
 	// Duration and Warmup time each measurement.
 	Duration, Warmup time.Duration
 	// Runs repeats every measurement; tables give the median.
@@ -81,6 +84,8 @@ func (c *Config) check() error {
 		return errors.New("loadcmp: no payload size")
 	case c.Workers < 1:
 		return fmt.Errorf("loadcmp: workers must be at least 1, not %d", c.Workers)
+	case c.Conns < 0 || c.Conns > c.Workers:
+		return fmt.Errorf("loadcmp: connections must be from 1 to the workers (%d), not %d", c.Workers, c.Conns)
 	case c.Duration <= 0:
 		return errors.New("loadcmp: the duration must be positive")
 	case c.Warmup < 0:
@@ -172,7 +177,7 @@ func measure(ctx context.Context, cfg Config, certs Certs, srv Server, m measure
 	}
 	var cpuStart, cpuEnd time.Duration
 	var metered bool
-	res, err := load.Run(ctx, load.Options{
+	o := load.Options{
 		MeasureStart: func() { cpuStart, metered = inst.CPUTime() },
 		MeasureEnd: func() {
 			var ok bool
@@ -185,7 +190,11 @@ func measure(ctx context.Context, cfg Config, certs Certs, srv Server, m measure
 		Warmup:   cfg.Warmup,
 		NewConn:  m.measure == MeasureConnections,
 		TLS:      certs.ClientTLS(),
-	})
+	}
+	if !o.NewConn {
+		o.Conns = cfg.Conns
+	}
+	res, err := load.Run(ctx, o)
 	if serr := inst.Stop(); err == nil && serr != nil {
 		err = serr
 	}

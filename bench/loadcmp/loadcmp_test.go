@@ -139,7 +139,7 @@ func TestRunSideBySide(t *testing.T) {
 	var progress bytes.Buffer
 	cfg := Config{
 		Servers:  []Server{childServer(t, "satquic", "serve"), quicgoServer{}},
-		Payloads: []int64{30, 5120}, Workers: 4, Duration: 150 * time.Millisecond, Warmup: 50 * time.Millisecond,
+		Payloads: []int64{30, 5120}, Workers: 4, Conns: 2, Duration: 150 * time.Millisecond, Warmup: 50 * time.Millisecond,
 		Runs: 2, NewConn: true, Progress: &progress,
 	}
 	samples, err := Run(context.Background(), cfg, certs)
@@ -154,6 +154,9 @@ func TestRunSideBySide(t *testing.T) {
 	for _, s := range samples {
 		if s.Result.Errors != 0 || s.Rate() <= 0 {
 			t.Errorf("%s: %+v", describe(s), s.Result.ErrorExamples)
+		}
+		if s.Measure == MeasureRequests && s.Result.SharedConns != 2 {
+			t.Errorf("%s: %d shared connections, want 2", describe(s), s.Result.SharedConns)
 		}
 		if s.ServerCPUSeconds > 0 {
 			metered++
@@ -262,6 +265,7 @@ func TestConfigCheck(t *testing.T) {
 		{func(c *Config) { c.Payloads = nil }, "no payload"},
 		{func(c *Config) { c.Payloads = []int64{-1} }, "out of range"},
 		{func(c *Config) { c.Workers = 0 }, "workers"},
+		{func(c *Config) { c.Conns = 2 }, "connections"},
 		{func(c *Config) { c.Duration = 0 }, "duration"},
 		{func(c *Config) { c.Warmup = -1 }, "warm-up"},
 		{func(c *Config) { c.Runs = 0 }, "runs"},

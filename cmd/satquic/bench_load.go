@@ -28,13 +28,13 @@ import (
 // quic-go's side by side (package bench/loadcmp), and bench load-server,
 // the satquic server it starts as a child process.
 
-const benchLoadSynopsis = `bench load [--payloads 30,1024,5120,10240] [-c 200] [-d 10s] [--warmup 1s]
+const benchLoadSynopsis = `bench load [--payloads 30,1024,5120,10240] [-c 200] [--conns 1] [-d 10s] [--warmup 1s]
        [--runs N] [--stacks satquic,quic-go] [--cps=false] [--quicgo-peer FILE]
        [--json FILE] [--csv FILE]
 
 Seed 001's load experiment on loopback: for each payload, requests/s of
 satquic's HTTP/3 server and of quic-go's with -c requests under way at once
-over one connection, then new connections/s (a connection per request,
+over one connection (or --conns), then new connections/s (a connection per request,
 first payload), with the ratio of the two. The load generator is "satquic
 load"'s, in this process; each server is a fresh child process per
 measurement ("satquic bench load-server", and quic-go's built from
@@ -43,7 +43,7 @@ or pass --quicgo-peer). Progress goes to stderr, the table to stdout.`
 
 type benchLoadOptions struct {
 	payloads          []int64
-	workers           int
+	workers, conns    int
 	duration, warmup  time.Duration
 	runs              int
 	stacks            []string
@@ -61,6 +61,7 @@ func parseBenchLoadFlags(args []string, stderr io.Writer) (*benchLoadOptions, er
 	fs := newFlagSet("bench load", benchLoadSynopsis, stderr)
 	fs.StringVar(&payloads, "payloads", "30,1024,5120,10240", "comma-separated response body sizes (B, kB, KiB, ...)")
 	fs.IntVar(&o.workers, "c", 200, "requests under way at once")
+	fs.IntVar(&o.conns, "conns", 1, "connections the requests share (requests/s only)")
 	fs.DurationVar(&o.duration, "d", 10*time.Second, "measured time per stack and payload")
 	fs.DurationVar(&o.warmup, "warmup", time.Second, "uncounted load before each measurement")
 	fs.IntVar(&o.runs, "runs", 1, "repetitions of every measurement; the table gives medians")
@@ -87,6 +88,8 @@ func parseBenchLoadFlags(args []string, stderr io.Writer) (*benchLoadOptions, er
 	switch {
 	case o.workers < 1 || o.workers > 100_000:
 		return nil, usage("-c must be from 1 to 100000, not %d", o.workers)
+	case o.conns < 1 || o.conns > o.workers:
+		return nil, usage("--conns must be from 1 to -c (%d), not %d", o.workers, o.conns)
 	case o.duration <= 0:
 		return nil, usage("-d must be positive, not %v", o.duration)
 	case o.warmup < 0:
@@ -149,7 +152,7 @@ func runBenchLoad(args []string, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	cfg := loadcmp.Config{
-		Servers: servers, Payloads: o.payloads, Workers: o.workers, Duration: o.duration, Warmup: o.warmup,
+		Servers: servers, Payloads: o.payloads, Workers: o.workers, Conns: o.conns, Duration: o.duration, Warmup: o.warmup,
 		Runs: o.runs, NewConn: o.cps, Progress: stderr,
 	}
 	meta := loadcmp.NewMetadata(cfg, version(), versions, append([]string{"satquic", "bench", "load"}, args...))

@@ -19,6 +19,8 @@ func TestBenchLoadBadFlags(t *testing.T) {
 		{[]string{"--payloads", "30,30"}, "given twice"},
 		{[]string{"--payloads", "0"}, `size "0"`},
 		{[]string{"-c", "0"}, "-c must be"},
+		{[]string{"-c", "4", "--conns", "5"}, "--conns must be from 1 to -c"},
+		{[]string{"--conns", "0"}, "--conns must be"},
 		{[]string{"-d", "0s"}, "-d must be positive"},
 		{[]string{"--warmup", "-1s"}, "--warmup"},
 		{[]string{"--runs", "0"}, "--runs must be at least 1"},
