@@ -89,7 +89,7 @@ func TestRunDurationAndWarmup(t *testing.T) {
 			starts++
 		},
 		MeasureEnd: func() { ends++ },
-		URL:        base + payload.Prefix + "100", Workers: 4, Duration: 600 * time.Millisecond, Warmup: 300 * time.Millisecond,
+		URL:        base + payload.Prefix + "100", Workers: 4, Duration: 600 * time.Millisecond, Warmup: 600 * time.Millisecond,
 		TLS: clientTLS(t),
 		// Progress runs on one goroutine of Run's: no lock needed.
 		Progress: func(p Progress) {
