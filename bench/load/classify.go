@@ -47,7 +47,7 @@ var errRequestTimeout = errors.New("load: request timeout")
 // unchanged to the request that waited for it.
 type connectError struct{ err error }
 
-func (e *connectError) Error() string { return "connect: " + e.err.Error() }
+func (e *connectError) Error() string { return e.err.Error() }
 func (e *connectError) Unwrap() error { return e.err }
 
 // errBodyMismatch is the error of a body that is not what was expected.

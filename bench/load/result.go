@@ -96,7 +96,11 @@ func (r *Result) WriteText(w io.Writer) error {
 	if r.NewConn {
 		mode = "a new connection per request"
 	}
-	fmt.Fprintf(&b, "%s: %d workers, %s, %.2f s measured", r.URL, r.Workers, mode, r.Seconds)
+	workers := "workers"
+	if r.Workers == 1 {
+		workers = "worker"
+	}
+	fmt.Fprintf(&b, "%s: %d %s, %s, %.2f s measured", r.URL, r.Workers, workers, mode, r.Seconds)
 	if r.WarmupSeconds > 0 {
 		fmt.Fprintf(&b, " after %.2f s of warm-up", r.WarmupSeconds)
 	}
