@@ -12,12 +12,6 @@ const longRTTSamples = 8
 // the peer's ACK delay, and the measured rate may be a little low.
 const longRTTExitHeadroom = 1.25
 
-// longRTTLossMultiple bounds the window a loss in the accelerated slow
-// start reduces from to this many times what the path delivered in a
-// round trip: the window RFC 9002's slow start, which doubles per round
-// trip, would have had when the loss was detected.
-const longRTTLossMultiple = 2
-
 // longRTT is the accelerated first slow start of LongRTTConfig.
 //
 // Growth (window.go, slowStart): each acknowledged byte grows the window
@@ -44,8 +38,8 @@ const longRTTLossMultiple = 2
 //
 // Window at the exit: the bottleneck was busy without a pause while those
 // samples' packets went through it (each saw a queue), so the bytes their
-// ACKs acknowledged over the time the ACKs took measure its rate. The
-// window becomes that rate times the minimum RTT, with longRTTExitHeadroom,
+// ACKs acknowledged over the time the ACKs took measure its rate
+// (trainSample). The window becomes that rate times the minimum RTT, with longRTTExitHeadroom,
 // at most (1+f) times the window (the next round's growth). If that is a
 // reduction (the last train's queue overshot), it opens a recovery period
 // (RFC 9002 section 7.3.2): losses of the packets already sent do not
@@ -58,9 +52,12 @@ const longRTTLossMultiple = 2
 // are).
 //
 // Loss before the exit (a buffer smaller than the threshold's queue, or a
-// random loss): the reduction starts from at most longRTTLossMultiple
-// times what the path delivered in a round trip, not from a window that
-// grew (1+f)-fold since the lost packet was sent.
+// random loss): the reduction starts from at most the bandwidth-delay
+// product of the fastest train, not from a window that grew (1+f)-fold
+// since the lost packet was sent. A train that overflowed a small buffer
+// was faster than the bottleneck, so it measured the bottleneck's rate; a
+// random loss in a train slower than the bottleneck leaves about the
+// window of that round trip, which the train carried.
 type longRTT struct {
 	cfg LongRTTConfig
 	hs  HyStartConfig
