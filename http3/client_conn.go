@@ -25,6 +25,10 @@ type clientConn struct {
 	streams  map[*clientStream]struct{}
 	goAway   bool
 	goAwayID uint64
+
+	// opening admits one request at a time to wait for stream credit
+	// (openStream).
+	opening chan struct{}
 }
 
 // errRefused: the server's GOAWAY excluded the request's stream, which
@@ -207,7 +211,7 @@ func (cc *clientConn) roundTrip(req *http.Request) (*http.Response, error) {
 		closeBody(req)
 		return nil, fmt.Errorf("http3: request header of %d bytes above the server's limit of %d", size, p.maxFieldSectionSize)
 	}
-	st, err := cc.qc.OpenStreamSync(ctx)
+	st, err := cc.openStream(ctx)
 	if err != nil {
 		cc.release()
 		if ctx.Err() != nil {
