@@ -86,6 +86,13 @@ func (a *ackState) onPacket(now time.Duration, pn uint64, ackEliciting bool, p a
 	}
 }
 
+// ackNow makes the next ACK frame go out without delay.
+func (a *ackState) ackNow() {
+	if a.unacked {
+		a.immediate = true
+	}
+}
+
 // due reports whether an ACK frame must be sent now.
 func (a *ackState) due(now time.Duration) bool {
 	return a.unacked && (a.immediate || (a.hasDeadline && now >= a.deadline))

@@ -172,6 +172,14 @@ type Config struct {
 	// DisableLongRTTSlowStart keeps RFC 9002's slow start with HyStart++
 	// on long-RTT paths too (recovery.LongRTTConfig).
 	DisableLongRTTSlowStart bool
+	// DisableECN turns ECN off: datagrams go out Not-ECT and the
+	// codepoints of received ones are neither counted nor reported. A
+	// driver whose socket cannot read or set codepoints sets it. With
+	// ECN on, the connection tests the path with its first 1-RTT
+	// datagrams, validates the peer's counts and reacts to CE marks as
+	// to loss, without the loss (RFC 9000 section 13.4, RFC 9002
+	// section 7.1).
+	DisableECN bool
 	// FEC, if set, offers forward erasure correction to the peer and
 	// protects what this endpoint sends when the peer offers it too
 	// (FECConfig). Its Policy becomes the loss recovery's FECPolicy.

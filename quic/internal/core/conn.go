@@ -91,6 +91,9 @@ type Conn struct {
 	// Config.FEC is (fec_conn.go).
 	fec *fecState
 
+	// ecn marks, counts and validates ECN (ecn.go).
+	ecn ecnState
+
 	pathResponses [][8]byte
 
 	idle idleState
@@ -233,6 +236,7 @@ func newConn(cfg *Config, now time.Duration, remote netip.AddrPort, isClient boo
 		c.spaces[i] = newSpace(recovery.Space(i))
 	}
 	c.streams.init(c)
+	c.ecn.init(c, d.DisableECN)
 	c.flow.init(&d)
 	if err := c.initFEC(); err != nil {
 		return nil, err

@@ -13,11 +13,15 @@
 //
 //   - creates a client with NewClientConn, or a server with NewServerConn
 //     when PeekInitial accepts a datagram (then feeds it that datagram);
-//   - calls HandleDatagram for every datagram from the peer;
+//   - calls HandleDatagram for every datagram from the peer, or
+//     HandleDatagramECN with the ECN codepoint it arrived with when the
+//     socket reports it;
 //   - calls HandleTimer when the time NextTimer gave has come;
 //   - after either, and after the application wrote, calls NextDatagram
-//     until it reports false, sending each datagram to RemoteAddr, then
-//     waits until NextTimer (a time at or before now means at once);
+//     until it reports false, sending each datagram to RemoteAddr with
+//     the codepoint DatagramECN gives (a driver that cannot set or read
+//     codepoints sets Config.DisableECN), then waits until NextTimer (a
+//     time at or before now means at once);
 //   - drains PollEvent: handshake progress, streams opened by the peer,
 //     readable and writable streams, connection IDs to route, and
 //     EventClosed, the last event;
@@ -99,6 +103,16 @@
 //     within the remembered limits (RFC 9000 section 7.4.1), acceptance,
 //     rejection, key discard; off unless Config.Allow0RTT (replays, RFC
 //     9001 section 9.2).
+//   - ecn.go: ECN (RFC 9000 section 13.4). Received codepoints are counted
+//     per space and reported in ACK_ECN frames, a CE mark is acknowledged
+//     at once. The first ten 1-RTT datagrams (or three PTOs of them) go
+//     out ECT(0), then none until the peer's counts validate them: counts
+//     that decrease, exceed what was sent or miss newly acknowledged
+//     marked packets (a path that clears the field), or the loss of every
+//     marked packet (a path that drops them), turn marking off for good.
+//     Once validated every 1-RTT datagram is marked, and recovery treats
+//     a CE increase as congestion (ECNValidator, RFC 9002 appendix B.7).
+//     Handshake datagrams are never marked.
 //   - qlog.go writes the JSON-SEQ qlog of Config.Qlog.
 //   - fec_*.go: forward erasure correction inside the connection
 //     (Config.FEC), offered by a transport parameter: 1-RTT packets with
@@ -119,6 +133,7 @@
 // # Not yet
 //
 // Connection migration and path validation (PATH_CHALLENGE is answered,
-// the path never changes), ECN, and DATAGRAM frames. Handshake packets
-// are not FEC-protected (their spaces have their own keys and probes).
+// the path never changes), and DATAGRAM frames; ECN uses ECT(0) only (no
+// L4S ECT(1) response). Handshake packets are not FEC-protected (their
+// spaces have their own keys and probes).
 package core

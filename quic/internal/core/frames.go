@@ -118,7 +118,10 @@ func (c *Conn) onAckFrame(s recovery.Space, f *wire.AckFrame) error {
 	if c.hasPeer {
 		exp = uint8(c.peerParams.AckDelayExponent)
 	}
-	ack := recovery.Ack{Ranges: f.Ranges, Delay: wire.DecodeAckDelay(f.AckDelay, exp)}
+	ack := recovery.Ack{Ranges: f.Ranges, Delay: wire.DecodeAckDelay(f.AckDelay, exp), ECNCheck: &c.ecn}
+	if f.HasECN {
+		ack.ECN = &f.ECN
+	}
 	res, err := c.sender.OnAck(c.now, s, &ack)
 	if err != nil {
 		return transportError(wire.CodeProtocolViolation, f.Type(), "%v", err)
@@ -188,6 +191,9 @@ func (c *Conn) onPacketLost(p recovery.PacketInfo) {
 	sp := c.spaces[p.Space]
 	if sp.discarded {
 		return
+	}
+	if rec := sp.sent.at(p.Number); rec != nil && rec.live {
+		c.ecn.onLost(rec)
 	}
 	frames := sp.sent.take(p.Number)
 	if c.debugf != nil {

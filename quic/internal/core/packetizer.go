@@ -64,6 +64,7 @@ func (p *sendPermit) allows(s recovery.Space) bool { return p.eliciting || p.pro
 // reports false, then waits for NextTimer.
 func (c *Conn) NextDatagram(now time.Duration, buf []byte) ([]byte, bool) {
 	c.now = now
+	c.ecn.last = ECNNotECT
 	switch c.state {
 	case stateClosing:
 		return c.closingDatagram(buf)
@@ -300,6 +301,7 @@ func (c *Conn) appendAck(sp *pnSpace, b []byte, frames []sentFrame, avail int, n
 	if !sp.acks.buildFrame(f, now, c.cfg.AckDelayExponent, c.cfg.MaxAckRanges) {
 		return b, frames, false
 	}
+	c.ecn.fillAck(sp.id, f)
 	if !f.TruncateToLen(avail - len(b)) {
 		return b, frames, false
 	}

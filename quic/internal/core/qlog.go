@@ -257,6 +257,14 @@ func (c *Conn) qlogFrame(f wire.Frame) {
 			}
 		}
 		b = append(b, ']')
+		if f.HasECN {
+			b = append(b, `,"ect0":`...)
+			b = strconv.AppendUint(b, f.ECN.ECT0, 10)
+			b = append(b, `,"ect1":`...)
+			b = strconv.AppendUint(b, f.ECN.ECT1, 10)
+			b = append(b, `,"ce":`...)
+			b = strconv.AppendUint(b, f.ECN.CE, 10)
+		}
 	case *wire.ConnectionCloseFrame:
 		b = append(b, `,"error_code":`...)
 		b = strconv.AppendUint(b, f.ErrorCode, 10)

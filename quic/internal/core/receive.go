@@ -14,8 +14,18 @@ import (
 // peer. The Conn may modify data in place and does not keep it. Malformed
 // or undecryptable packets are dropped (RFC 9000 section 12.2); a protocol
 // violation inside an authenticated packet closes the connection.
+// HandleDatagram is HandleDatagramECN for a datagram whose codepoint is
+// unknown.
 func (c *Conn) HandleDatagram(now time.Duration, from netip.AddrPort, data []byte) {
+	c.HandleDatagramECN(now, from, data, ECNNotECT)
+}
+
+// HandleDatagramECN is HandleDatagram for a datagram that arrived with the
+// ECN codepoint ecn in its IP header, which the connection counts for its
+// ACK frames (RFC 9000 section 13.4.1).
+func (c *Conn) HandleDatagramECN(now time.Duration, from netip.AddrPort, data []byte, ecn ECN) {
 	c.now = now
+	c.ecn.rx = ecn & 0b11
 	switch c.state {
 	case stateDraining, stateClosed:
 		return
@@ -213,6 +223,7 @@ func (c *Conn) onPacket(now time.Duration, s recovery.Space, pt wire.PacketType,
 		return true
 	}
 	c.stats.PacketsReceived++
+	ce := c.ecn.onReceived(s)
 	c.idle.onReceive(now)
 	eliciting, err := c.processFrames(s, pt, payload, dcid)
 	c.qlogPacketReceived(pt, pn)
@@ -235,6 +246,11 @@ func (c *Conn) onPacket(now time.Duration, s recovery.Space, pt wire.PacketType,
 		return true // the packet confirmed the handshake and dropped its space
 	}
 	sp.acks.onPacket(now, pn, eliciting, c.ackPolicy(s))
+	if ce && eliciting {
+		// RFC 9000 section 13.2.1: a CE-marked packet is acknowledged
+		// at once, so that the peer reacts to congestion sooner.
+		sp.acks.ackNow()
+	}
 	return true
 }
 

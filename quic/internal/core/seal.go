@@ -17,6 +17,7 @@ func (c *Conn) sealDatagram(now time.Duration, n, total int, buf []byte, size in
 		buf = make([]byte, 0, max(need, size+64))
 	}
 	out := buf[:0]
+	cp := c.ecn.codepoint(now, c.build.plan[:n])
 	for i := range n {
 		p := &c.build.plan[i]
 		var err error
@@ -27,8 +28,9 @@ func (c *Conn) sealDatagram(now time.Duration, n, total int, buf []byte, size in
 		}
 	}
 	for i := range n {
-		c.onPacketSent(now, &c.build.plan[i])
+		c.onPacketSent(now, &c.build.plan[i], cp)
 	}
+	c.ecn.last = cp
 	c.stats.DatagramsSent++
 	c.stats.BytesSent += uint64(len(out))
 	if !c.addrValidated {
@@ -87,15 +89,17 @@ func (c *Conn) sealPacket(out []byte, p *plannedPacket) ([]byte, error) {
 	return append(out[:start], sealed...), nil
 }
 
-// onPacketSent records a sealed packet: its frames for acknowledgement and
-// loss, the loss detector, and the ACK and idle state.
-func (c *Conn) onPacketSent(now time.Duration, p *plannedPacket) {
+// onPacketSent records a sealed packet, sent with codepoint cp: its frames
+// for acknowledgement and loss, the loss detector, and the ACK, ECN and
+// idle state.
+func (c *Conn) onPacketSent(now time.Duration, p *plannedPacket, cp ECN) {
 	sp := c.spaces[p.space]
 	sp.nextPN++
 	frames := c.build.frames[p.space]
 	size := p.size(len(c.build.payload[p.space]))
 	rec := sp.sent.push(p.pn)
 	rec.setFrames(frames)
+	c.ecn.onSent(now, p.space, rec, cp)
 	if c.debugf != nil {
 		c.debugf("%v sent %v pn %d size %d frames %v", now, p.space, p.pn, size, frames)
 	}

@@ -57,6 +57,8 @@ type sentPacket struct {
 	n        uint8 // frames in inline, when useExtra is false
 	useExtra bool
 	live     bool
+	// ect: the packet went out ECT(0) (ecn.go).
+	ect bool
 }
 
 // setFrames records a copy of frames.
@@ -100,7 +102,7 @@ func (l *sentLog) push(pn uint64) *sentPacket {
 			l.grow()
 		}
 		p := &l.ring[(l.head+l.count)%len(l.ring)]
-		p.n, p.useExtra, p.live = 0, false, false
+		p.n, p.useExtra, p.live, p.ect = 0, false, false, false
 		l.count++
 	}
 	p := l.at(pn)

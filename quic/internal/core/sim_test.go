@@ -22,9 +22,20 @@ type simEndpoint struct {
 	completedAt time.Duration
 	// sentAt is when each datagram was sent.
 	sentAt []time.Duration
+	// drop, if set, loses the datagrams it reports true for on their
+	// arrival, as a path that drops by codepoint would.
+	drop func(ecn netsim.ECN) bool
 }
 
 func (e *simEndpoint) Receive(now time.Duration, from netip.AddrPort, data []byte) {
+	e.ReceiveECN(now, from, data, netsim.NotECT)
+}
+
+// ReceiveECN hands the Conn the codepoint the datagram arrived with.
+func (e *simEndpoint) ReceiveECN(now time.Duration, from netip.AddrPort, data []byte, ecn netsim.ECN) {
+	if e.drop != nil && e.drop(ecn) {
+		return
+	}
 	if e.conn == nil {
 		info, err := PeekInitial(data)
 		if err != nil {
@@ -35,7 +46,7 @@ func (e *simEndpoint) Receive(now time.Duration, from netip.AddrPort, data []byt
 			e.t.Fatalf("NewServerConn: %v", err)
 		}
 	}
-	e.conn.HandleDatagram(now, from, data)
+	e.conn.HandleDatagramECN(now, from, data, ECN(ecn))
 }
 
 func (e *simEndpoint) Poll(now time.Duration) ([]netsim.Datagram, time.Duration, bool) {
@@ -62,7 +73,7 @@ func (e *simEndpoint) Poll(now time.Duration) ([]netsim.Datagram, time.Duration,
 		if !ok {
 			break
 		}
-		e.out = append(e.out, netsim.Datagram{To: e.peer, Data: d})
+		e.out = append(e.out, netsim.Datagram{To: e.peer, Data: d, ECN: netsim.ECN(e.conn.DatagramECN())})
 		e.sentAt = append(e.sentAt, now)
 	}
 	next, ok := e.conn.NextTimer()

@@ -42,6 +42,8 @@ type Stats struct {
 	Recovery recovery.Stats
 	// FEC counts the connection's forward erasure correction work.
 	FEC FECStats
+	// ECN is the state of ECN on the path and its counters.
+	ECN ECNStats
 }
 
 // connStats is the part of Stats the connection counts itself.
@@ -59,5 +61,6 @@ func (c *Conn) Stats() Stats {
 	s.Recovery = c.sender.Stats()
 	s.SpuriousRetransmissions = s.Recovery.SpuriousLosses + s.Recovery.RecoveredAfterLoss
 	s.FEC = c.fecStats()
+	s.ECN = c.ecn.stats()
 	return s
 }

@@ -23,6 +23,7 @@ const (
 type heldPacket struct {
 	data []byte
 	typ  wire.PacketType
+	ecn  ECN // the codepoint of the datagram it came in
 }
 
 // undecryptableQueue holds packets waiting for keys, in arrival order.
@@ -38,7 +39,7 @@ func (c *Conn) hold(pkt []byte, typ wire.PacketType) bool {
 	if len(q.pkts) >= maxUndecryptablePackets || q.bytes+len(pkt) > maxUndecryptableBytes {
 		return false
 	}
-	q.pkts = append(q.pkts, heldPacket{data: append([]byte(nil), pkt...), typ: typ})
+	q.pkts = append(q.pkts, heldPacket{data: append([]byte(nil), pkt...), typ: typ, ecn: c.ecn.rx})
 	q.bytes += len(pkt)
 	c.stats.PacketsBuffered++
 	if c.debugf != nil {
@@ -119,6 +120,7 @@ func (c *Conn) processHeld(now time.Duration) {
 				continue
 			}
 			progress = true
+			c.ecn.rx = p.ecn
 			if _, ok := c.handlePacket(now, p.data); !ok {
 				c.stats.PacketsDropped++
 			}
