@@ -35,19 +35,23 @@ Experiments:
              (seed 000), in real time through two network namespaces (root)
   load       HTTP/3 requests/s and new connections/s of satquic's server and
              quic-go's, side by side on loopback (seed 001)
+  requests   completion times of small requests on a kept-alive connection
+             over a lossy path, with and without FEC, in virtual time (seed 002)
 
 Run "satquic bench <experiment> --help" for its flags.`
 
 func runBench(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprintf(stderr, "Usage: satquic %s\n", benchSynopsis)
-		return fmt.Errorf("%w: name an experiment (download, load)", errUsage)
+		return fmt.Errorf("%w: name an experiment (download, load, requests)", errUsage)
 	}
 	switch args[0] {
 	case "download":
 		return runBenchDownload(args[1:], stdout, stderr)
 	case "load":
 		return runBenchLoad(args[1:], stdout, stderr)
+	case "requests":
+		return runBenchRequests(args[1:], stdout, stderr)
 	case "load-server":
 		// The satquic server that bench load starts as a child process.
 		return runBenchLoadServer(args[1:], stdout, stderr)
@@ -55,7 +59,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "Usage: satquic %s\n", benchSynopsis)
 		return nil
 	default:
-		return fmt.Errorf("%w: unknown experiment %q (known: download, load)", errUsage, args[0])
+		return fmt.Errorf("%w: unknown experiment %q (known: download, load, requests)", errUsage, args[0])
 	}
 }
 

@@ -358,19 +358,24 @@ func (c *client) step(now time.Duration, events []core.Event) {
 }
 
 // server creates its connection from the client's first datagram, as a
-// listener would, reads the request and writes the body as fast as the
-// connection takes it.
+// listener would, reads each request and writes its body as fast as the
+// connection takes it. Requests on several streams are served in turn.
 type server struct {
 	endpoint
-	cfg      *core.Config
+	cfg       *core.Config
+	exchanges map[uint64]*exchange
+	order     []uint64 // streams with work left, oldest first
+	err       error
+}
+
+// exchange is one request and its response.
+type exchange struct {
 	stream   uint64
-	haveReq  bool
 	req      []byte
 	reqDone  bool
 	size     int64 // body bytes asked for
 	left     int64 // body bytes still to write
 	finished bool  // FIN queued
-	err      error
 }
 
 func (s *server) Receive(now time.Duration, from netip.AddrPort, data []byte) {
@@ -401,59 +406,79 @@ var body = func() []byte {
 
 func (s *server) step(now time.Duration, events []core.Event) {
 	for _, ev := range events {
-		if ev.Kind == core.EventStreamOpened && ev.Bidi && !s.haveReq {
-			s.stream, s.haveReq = ev.StreamID, true
+		if ev.Kind == core.EventStreamOpened && ev.Bidi {
+			if s.exchanges == nil {
+				s.exchanges = make(map[uint64]*exchange)
+			}
+			if _, ok := s.exchanges[ev.StreamID]; !ok {
+				s.exchanges[ev.StreamID] = &exchange{stream: ev.StreamID}
+				s.order = append(s.order, ev.StreamID)
+			}
 		}
 	}
-	if !s.haveReq || s.err != nil || s.finished {
+	if s.err != nil {
 		return
 	}
-	if !s.reqDone {
+	keep := s.order[:0]
+	for _, id := range s.order {
+		x := s.exchanges[id]
+		if err := s.serve(x); err != nil {
+			s.err = err
+			return
+		}
+		if x.finished {
+			delete(s.exchanges, id)
+			continue
+		}
+		keep = append(keep, id)
+	}
+	s.order = keep
+}
+
+// serve moves one exchange on as far as the connection allows.
+func (s *server) serve(x *exchange) error {
+	if !x.reqDone {
 		var buf [512]byte
 		for {
-			n, err := s.conn.StreamRead(s.stream, buf[:])
-			s.req = append(s.req, buf[:n]...)
-			if len(s.req) > 8<<10 {
-				s.err = errors.New("quicsim: server: request too long")
-				return
+			n, err := s.conn.StreamRead(x.stream, buf[:])
+			x.req = append(x.req, buf[:n]...)
+			if len(x.req) > 8<<10 {
+				return errors.New("quicsim: server: request too long")
 			}
 			if err == io.EOF {
 				break
 			}
 			if err != nil {
-				s.err = fmt.Errorf("quicsim: server: reading the request: %w", err)
-				return
+				return fmt.Errorf("quicsim: server: reading the request: %w", err)
 			}
 			if n == 0 {
-				return // the rest of the request has yet to arrive
+				return nil // the rest of the request has yet to arrive
 			}
 		}
-		line := strings.TrimRight(string(s.req), "\r\n")
+		line := strings.TrimRight(string(x.req), "\r\n")
 		size, err := strconv.ParseInt(strings.TrimPrefix(line, "GET /"), 10, 64)
 		if err != nil || !strings.HasPrefix(line, "GET /") || size < 0 {
-			s.err = fmt.Errorf("quicsim: server: bad request %q", line)
-			return
+			return fmt.Errorf("quicsim: server: bad request %q", line)
 		}
-		s.reqDone, s.size, s.left = true, size, size
+		x.reqDone, x.size, x.left = true, size, size
 	}
-	for s.left > 0 {
+	for x.left > 0 {
 		// The body is the block repeated: resume where the last short
 		// write stopped.
-		off := int((s.size - s.left) % int64(len(body)))
-		k := off + int(min(s.left, int64(len(body)-off)))
-		n, err := s.conn.StreamWrite(s.stream, body[off:k])
+		off := int((x.size - x.left) % int64(len(body)))
+		k := off + int(min(x.left, int64(len(body)-off)))
+		n, err := s.conn.StreamWrite(x.stream, body[off:k])
 		if err != nil {
-			s.err = fmt.Errorf("quicsim: server: writing the body: %w", err)
-			return
+			return fmt.Errorf("quicsim: server: writing the body: %w", err)
 		}
-		s.left -= int64(n)
+		x.left -= int64(n)
 		if n < k-off {
-			return // the send buffer is full; more on the next poll
+			return nil // the send buffer is full; more on the next poll
 		}
 	}
-	if err := s.conn.CloseWrite(s.stream); err != nil {
-		s.err = fmt.Errorf("quicsim: server: ending the body: %w", err)
-		return
+	if err := s.conn.CloseWrite(x.stream); err != nil {
+		return fmt.Errorf("quicsim: server: ending the body: %w", err)
 	}
-	s.finished = true
+	x.finished = true
+	return nil
 }

@@ -71,3 +71,38 @@ func TestDownloadEmptyAndErrors(t *testing.T) {
 		t.Error("download finished within 50 ms of simulated time")
 	}
 }
+
+// TestRequestsOnOneConnection makes sequential requests on one connection
+// over a clean path: each takes one round trip plus the response's
+// transmission, and the gap keeps them apart.
+func TestRequestsOnOneConnection(t *testing.T) {
+	prof, err := netsim.LookupProfile("p2p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Requests(RequestsConfig{
+		DownloadConfig: DownloadConfig{Profile: prof.WithSeed(1), Seed: 1, Size: 10_000, FEC: true},
+		Requests:       20,
+		Gap:            50 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Times) != 20 {
+		t.Fatalf("%d requests completed", len(res.Times))
+	}
+	rtt := prof.RTT()
+	for i, d := range res.Times {
+		// 10 kB at 10 Mbit/s is 8 ms; the first response may still
+		// grow the window.
+		if d < rtt || d > 2*rtt+20*time.Millisecond {
+			t.Errorf("request %d took %v, RTT %v", i+1, d, rtt)
+		}
+	}
+	if res.Server.FEC.RepairsSent == 0 {
+		t.Error("no tail repair protected the responses")
+	}
+	if _, err := Requests(RequestsConfig{DownloadConfig: DownloadConfig{Profile: prof, Size: 1}, Requests: 0}); err == nil {
+		t.Error("0 requests accepted")
+	}
+}

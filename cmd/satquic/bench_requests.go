@@ -1,0 +1,96 @@
+//go:build linux
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"time"
+
+	"github.com/satquic/satquic/bench"
+	"github.com/satquic/satquic/bench/report"
+	"github.com/satquic/satquic/netsim"
+)
+
+const benchRequestsSynopsis = `bench requests [--profile P] [--size 10kB] [--requests N] [--runs N] [--gap D] [--seed S] [--stacks S1,S2] [--json FILE]
+
+HIRT's HTTP benchmark (seed 002) in virtual time: each run is one
+connection that requests --size bytes --requests times, one after the
+other with --gap between a response and the next request, over a fresh
+seeded path; the table gives the distribution of request completion
+times over all runs, the FEC overhead and the server's retransmissions.
+Stacks: satquic (FEC, policy hide), satquic-signal, satquic-nofec.`
+
+func runBenchRequests(args []string, stdout, stderr io.Writer) error {
+	var cfg bench.RequestsConfig
+	var profile, size, stacks, jsonPath string
+	fs := newFlagSet("bench requests", benchRequestsSynopsis, stderr)
+	fs.StringVar(&profile, "profile", "starlink", "network profile ("+strings.Join(netsim.ProfileNames(), ", ")+")")
+	fs.StringVar(&size, "size", "10kB", "response size")
+	fs.IntVar(&cfg.Requests, "requests", 1000, "requests per run (one connection)")
+	fs.IntVar(&cfg.Runs, "runs", 5, "runs per stack, each over its own seeded path")
+	fs.DurationVar(&cfg.Gap, "gap", 20*time.Millisecond, "pause between a response and the next request")
+	fs.Uint64Var(&cfg.Seed, "seed", 1, "seed of the runs")
+	fs.StringVar(&stacks, "stacks", "satquic,satquic-nofec", "comma-separated satquic stacks")
+	fs.StringVar(&jsonPath, "json", "", "also write the results to `FILE` as JSON")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	var err error
+	if cfg.Profile, err = netsim.LookupProfile(profile); err != nil {
+		return usageErr("%v", err)
+	}
+	sizes, err := bench.ParseSizes(size)
+	if err != nil || len(sizes) != 1 {
+		return usageErr("--size %q: want one size such as 10kB", size)
+	}
+	cfg.Size = sizes[0]
+	switch {
+	case cfg.Requests < 1:
+		return usageErr("--requests %d, want at least 1", cfg.Requests)
+	case cfg.Runs < 1:
+		return usageErr("--runs %d, want at least 1", cfg.Runs)
+	case cfg.Gap < 0:
+		return usageErr("--gap %v is negative", cfg.Gap)
+	}
+	for _, s := range strings.Split(stacks, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			cfg.Stacks = append(cfg.Stacks, s)
+		}
+	}
+	if len(cfg.Stacks) == 0 {
+		return usageErr("--stacks names no stack")
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	results, err := bench.RunRequests(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	if err := bench.RequestsTable(cfg, results).WriteText(stdout); err != nil {
+		return err
+	}
+	if jsonPath == "" {
+		return nil
+	}
+	f, err := os.Create(jsonPath)
+	if err != nil {
+		return err
+	}
+	doc := struct {
+		Experiment string                 `json:"experiment"`
+		Command    []string               `json:"command"`
+		Version    string                 `json:"satquic_version"`
+		Machine    bench.MachineInfo      `json:"machine"`
+		Results    []bench.RequestsResult `json:"results"`
+	}{"requests", append([]string{"satquic", "bench", "requests"}, args...), version(), bench.Machine(), results}
+	if err := report.WriteJSON(f, doc); err != nil {
+		f.Close()
+		return fmt.Errorf("%s: %w", jsonPath, err)
+	}
+	return f.Close()
+}
