@@ -60,7 +60,9 @@ func (s satquicClient) open(ctx context.Context) (io.ReadWriteCloser, error) {
 
 func (s satquicClient) close() { _ = s.c.CloseWithError(0, "") }
 
-func (s satquicClient) String() string { return "satquic client " + statsString(s.c.Stats()) }
+func (s satquicClient) String() string {
+	return fmt.Sprintf("satquic client %v: %s", s.c.LocalAddr(), statsString(s.c.Stats()))
+}
 
 func dialSatquicHQ(ctx context.Context, addr string) (hqClient, error) {
 	c, err := DialAddr(ctx, addr, clientTLS(), nil)
@@ -95,7 +97,11 @@ func (q quicgoClient) close() {
 	_ = q.pc.Close()
 }
 
-func (q quicgoClient) String() string { return "quic-go client" }
+func (q quicgoClient) String() string {
+	st := q.c.ConnectionStats()
+	return fmt.Sprintf("quic-go client %v: srtt %v, %d/%d packets sent/received, %d lost",
+		q.c.LocalAddr(), st.SmoothedRTT.Round(time.Millisecond), st.PacketsSent, st.PacketsReceived, st.PacketsLost)
+}
 
 func dialQuicgoHQ(ctx context.Context, addr string) (hqClient, error) {
 	ua, err := net.ResolveUDPAddr("udp4", addr)
@@ -170,7 +176,7 @@ func serveSatquicHQ(t *testing.T, ctx context.Context) net.Addr {
 			ptos += st.PTOs
 			slowest = max(slowest, st.HandshakeDuration)
 			if t.Failed() || len(conns) == 1 {
-				t.Logf("satquic server connection %d: %s", i, statsString(st))
+				t.Logf("satquic server connection %d from %v: %s", i, c.RemoteAddr(), statsString(st))
 			}
 		}
 		if len(conns) > 1 {
