@@ -92,6 +92,14 @@ type Config struct {
 	// grows about sevenfold per round trip and ends at the bottleneck
 	// rate it measures.
 	DisableLongRTTSlowStart bool
+	// DisableECN sends every datagram Not-ECT and neither counts nor
+	// reports the codepoints of received ones. ECN is otherwise on where
+	// the socket reads and sets codepoints (Linux UDP sockets): the
+	// connection tests the path with its first datagrams, checks the
+	// peer's ECN counts, turns marking off on a path that clears or drops
+	// marks, and slows down on CE marks as on loss, without the loss
+	// (RFC 9000 section 13.4).
+	DisableECN bool
 	// FEC, if set, enables forward erasure correction when the peer
 	// enables it too (see FECConfig).
 	FEC *FECConfig
@@ -197,6 +205,7 @@ func (c *Config) coreConfig(tlsConf *tls.Config) (core.Config, error) {
 		MaxCongestionWindow:        c.MaxCongestionWindow,
 		DisablePacing:              c.DisablePacing,
 		DisableLongRTTSlowStart:    c.DisableLongRTTSlowStart,
+		DisableECN:                 c.DisableECN,
 		ResumeRTT:                  c.ResumeRTT,
 		KeyUpdateInterval:          c.KeyUpdateInterval,
 	}

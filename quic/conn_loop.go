@@ -36,8 +36,8 @@ const (
 )
 
 // deliver queues a datagram from the reader for the connection.
-func (c *Conn) deliver(data []byte, from netip.AddrPort) {
-	p := c.t.getPacket(data, from)
+func (c *Conn) deliver(data []byte, from netip.AddrPort, ecn core.ECN) {
+	p := c.t.getPacket(data, from, ecn)
 	c.inboxMu.Lock()
 	if len(c.inbox) >= maxInbox {
 		c.inboxMu.Unlock()
@@ -118,7 +118,7 @@ func (c *Conn) step(in []*packet) (next time.Duration, alive, progress bool) {
 	defer c.mu.Unlock()
 	now := c.t.now()
 	for _, p := range in {
-		c.core.HandleDatagram(now, p.from, p.data())
+		c.core.HandleDatagramECN(now, p.from, p.data(), p.ecn)
 	}
 	progress = len(in) > 0
 	if t, ok := c.core.NextTimer(); ok && t <= now {
@@ -154,7 +154,7 @@ func (c *Conn) sendBatch(now time.Duration) (int, bool) {
 			break
 		}
 		b.bufs[n] = d[:0]
-		b.msgs[n] = udp.Message{Data: d, Addr: c.remote}
+		b.msgs[n] = udp.Message{Data: d, Addr: c.remote, ECN: udp.ECN(c.core.DatagramECN())}
 		n++
 		if len(d) >= 5 && wire.IsLongHeader(d[0]) {
 			// The version of the core's latest long-header packet is

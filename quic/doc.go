@@ -38,6 +38,12 @@
 // Config.QlogDir, Config.Tracer or the QLOGDIR environment variable
 // write each connection's qlog.
 //
-// Not yet: connection migration, DATAGRAM frames, ECN and path MTU
-// discovery (MaxDatagramSize is fixed per connection).
+// ECN (RFC 9000 section 13.4) is on where the socket reads and sets the
+// codepoint (Linux): datagrams go out ECT(0) once the path and the peer
+// proved they carry and count the marks, CE marks slow the sender as a
+// loss would, and a path that clears or drops marks turns marking off
+// (Config.DisableECN, ConnectionStats.ECN).
+//
+// Not yet: connection migration, DATAGRAM frames and path MTU discovery
+// (MaxDatagramSize is fixed per connection).
 package quic

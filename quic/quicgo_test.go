@@ -184,7 +184,12 @@ func TestInteropClientToQuicGo(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := c.Stats()
-	t.Logf("handshake %v, srtt %v, %d packets received, %d lost", st.HandshakeDuration, st.SmoothedRTT, st.PacketsReceived, st.PacketsLost)
+	t.Logf("handshake %v, srtt %v, %d packets received, %d lost, ECN %+v", st.HandshakeDuration, st.SmoothedRTT, st.PacketsReceived, st.PacketsLost, st.ECN)
+	// quic-go counts the marks it reads from the socket and reports
+	// them: the marks validate (RFC 9000 section 13.4.2).
+	if st.ECN.State == "failed" {
+		t.Errorf("ECN failed against quic-go: %s", st.ECN.Failure)
+	}
 }
 
 func TestInteropQuicGoToServer(t *testing.T) {

@@ -35,6 +35,29 @@ type ConnectionStats struct {
 	SpuriousRetransmissions uint64
 	// FEC counts forward erasure correction work (Config.FEC).
 	FEC FECStats
+	// ECN is the state of ECN on the path and its counters.
+	ECN ECNStats
+}
+
+// ECNStats describe ECN on a connection's path (RFC 9000 section 13.4).
+type ECNStats struct {
+	// State is "disabled" (Config.DisableECN, or a socket without ECN),
+	// "testing" (the first datagrams go out ECT(0)), "unknown" (waiting
+	// for the peer's counts), "capable" (validated: datagrams are
+	// marked and CE marks slow the sender) or "failed" (the path or the
+	// peer cleared, dropped or miscounted marks: no more marking).
+	State string
+	// Failure says why validation failed.
+	Failure string
+	// PacketsMarked counts packets sent ECT(0).
+	PacketsMarked uint64
+	// CEReceived counts packets that arrived marked Congestion
+	// Experienced, which this endpoint reported to the peer.
+	CEReceived uint64
+	// CEReported is the CE count the peer reported for what this
+	// endpoint sent, and CongestionSignals how many of its increases
+	// were congestion signals (at most one per ACK frame).
+	CEReported, CongestionSignals uint64
 }
 
 // Stats returns the connection's statistics.
@@ -67,5 +90,13 @@ func (c *Conn) Stats() ConnectionStats {
 		KeyUpdates:               s.KeyUpdates,
 		SpuriousRetransmissions:  s.SpuriousRetransmissions,
 		FEC:                      fecStats(&s),
+		ECN: ECNStats{
+			State:             s.ECN.State.String(),
+			Failure:           s.ECN.Failure,
+			PacketsMarked:     s.ECN.PacketsMarked,
+			CEReceived:        s.ECN.CEReceived,
+			CEReported:        s.ECN.CEReported,
+			CongestionSignals: s.Recovery.ECNCEIncreases,
+		},
 	}
 }

@@ -157,6 +157,7 @@ func (t *Transport) Listen(tlsConf *tls.Config, conf *Config) (*Listener, error)
 	if err := t.init(); err != nil {
 		return nil, err
 	}
+	cc.DisableECN = cc.DisableECN || !t.io.Capabilities().ECN
 	l := newListener(t, cc, conf)
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -199,6 +200,8 @@ func (t *Transport) dial(ctx context.Context, addr net.Addr, tlsConf *tls.Config
 	if err := t.init(); err != nil {
 		return nil, err
 	}
+	// A socket that cannot read and set codepoints has no ECN.
+	cc.DisableECN = cc.DisableECN || !t.io.Capabilities().ECN
 	cc.ConnIDLen, cc.ResetKey = t.cidLen, t.resetKey
 	cc.Allow0RTT = early
 	qlog := newQlogSink(conf, true)

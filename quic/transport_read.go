@@ -100,7 +100,7 @@ func (t *Transport) handleDatagram(m *udp.Message) {
 	t.mu.RUnlock()
 	switch {
 	case c != nil:
-		c.deliver(data, m.Addr)
+		c.deliver(data, m.Addr, core.ECN(m.ECN))
 	case long:
 		t.handleNewLong(m)
 	case len(data) >= crypto.MinStatelessResetLen && t.offerReset(data, m.Addr):
@@ -119,7 +119,7 @@ func (t *Transport) offerReset(data []byte, from netip.AddrPort) bool {
 	conns := slices.Clone(t.byPeer[from])
 	t.mu.RUnlock()
 	for _, c := range conns {
-		c.deliver(data, from)
+		c.deliver(data, from, core.ECNNotECT)
 	}
 	return len(conns) > 0
 }
@@ -142,7 +142,7 @@ func (t *Transport) handleNewLong(m *udp.Message) {
 	if err != nil {
 		return
 	}
-	t.acceptConn(l, info, m.Data, m.Addr)
+	t.acceptConn(l, info, m.Data, m.Addr, core.ECN(m.ECN))
 }
 
 // acceptConn starts a server connection for a client's first Initial,
@@ -150,7 +150,7 @@ func (t *Transport) handleNewLong(m *udp.Message) {
 // then a Retry packet answers it, and the connection starts when its
 // Initial comes back with the Retry's token. A token that does not
 // validate ends the attempt (INVALID_TOKEN, section 8.1.2).
-func (t *Transport) acceptConn(l *Listener, info core.InitialInfo, data []byte, from netip.AddrPort) {
+func (t *Transport) acceptConn(l *Listener, info core.InitialInfo, data []byte, from netip.AddrPort, ecn core.ECN) {
 	now := t.now()
 	params, err := l.validator.Check(info, from, now)
 	switch {
@@ -200,7 +200,7 @@ func (t *Transport) acceptConn(l *Listener, info core.InitialInfo, data []byte, 
 	// ours: its first choice, or after a Retry the Retry's.
 	c.odcid, c.hasODCID = cc.InitialDestConnID(), true
 	t.routes[c.odcid] = c
-	c.deliver(data, from)
+	c.deliver(data, from, ecn)
 	t.startConnLocked(c)
 }
 
