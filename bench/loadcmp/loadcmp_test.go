@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"os"
 	"os/signal"
@@ -18,6 +19,7 @@ import (
 
 	qghttp3 "github.com/quic-go/quic-go/http3"
 
+	"github.com/satquic/satquic/bench/load"
 	"github.com/satquic/satquic/bench/load/payload"
 	"github.com/satquic/satquic/http3"
 )
@@ -294,5 +296,32 @@ func TestMedian(t *testing.T) {
 		if got := median(c.in); got != c.want {
 			t.Errorf("median(%v) = %v, want %v", c.in, got, c.want)
 		}
+	}
+}
+
+func TestComparisonsPairRuns(t *testing.T) {
+	res := func(rps float64, ok int64) *load.Result {
+		return &load.Result{RequestsPerSecond: rps, Succeeded: ok}
+	}
+	var samples []Sample
+	// The medians of the rates say 1200/1100 = 1.09x; the pairs say
+	// 3, 0.909 and 0.6: a median of 0.909x.
+	for i, r := range []struct{ a, b float64 }{{3000, 1000}, {1000, 1100}, {1200, 2000}} {
+		samples = append(samples,
+			Sample{Stack: "a", Measure: MeasureRequests, PayloadBytes: 30, Run: i + 1, Result: res(r.a, 100), ServerCPUSeconds: 0.001},
+			Sample{Stack: "b", Measure: MeasureRequests, PayloadBytes: 30, Run: i + 1, Result: res(r.b, 100), ServerCPUSeconds: 0.002})
+	}
+	// A run that only b finished does not pair.
+	samples = append(samples, Sample{Stack: "b", Measure: MeasureRequests, PayloadBytes: 30, Run: 4, Result: res(10, 1)})
+	d := NewDocument(Metadata{Stacks: []string{"a", "b"}}, samples)
+	if len(d.Comparisons) != 1 {
+		t.Fatalf("comparisons %+v", d.Comparisons)
+	}
+	c := d.Comparisons[0]
+	if c.Pairs != 3 || math.Abs(c.RateRatio-1000.0/1100) > 1e-9 || math.Abs(c.CPURatio-0.5) > 1e-9 || c.Stacks != [2]string{"a", "b"} {
+		t.Errorf("comparison %+v; want 3 pairs, rate ratio 0.909, CPU ratio 0.5", c)
+	}
+	if !strings.Contains(d.Table().Rows[0][4], "0.91x") {
+		t.Errorf("table row %q lacks the paired ratio", d.Table().Rows[0])
 	}
 }
