@@ -29,6 +29,10 @@ type hystart struct {
 	lastRoundMin    time.Duration
 	currentRoundMin time.Duration
 	samples         int
+	// recent holds the last NRTTSample RTT samples (a ring at next), for
+	// the trend check of checkSlowStart.
+	recent []time.Duration
+	next   int
 
 	inCSS       bool
 	cssBaseline time.Duration
@@ -102,21 +106,51 @@ func (h *hystart) sample(rtt time.Duration) {
 		h.currentRoundMin = rtt
 	}
 	h.samples++
+	if n := h.cfg.NRTTSample; len(h.recent) < n {
+		h.recent = append(h.recent, rtt)
+	} else {
+		h.recent[h.next] = rtt
+		h.next = (h.next + 1) % n
+	}
+}
+
+// recentMin is the smallest of the last NRTTSample samples, or noRTT
+// before there are that many.
+func (h *hystart) recentMin() time.Duration {
+	if len(h.recent) < h.cfg.NRTTSample {
+		return noRTT
+	}
+	m := h.recent[0]
+	for _, r := range h.recent[1:] {
+		m = min(m, r)
+	}
+	return m
 }
 
 // checkSlowStart enters CSS when this round's minimum RTT exceeds the last
-// round's by the threshold (section 4.2).
+// round's by the threshold (section 4.2), or when the last NRTTSample
+// samples all do. The second rule is satquic's: with a paced sender and a
+// buffer of one BDP, the queue builds and overflows within the round in
+// which the window passes the BDP, and the round's minimum (which
+// includes the samples of its first packets, sent before the queue)
+// shows the increase a round too late, after the losses.
 func (h *hystart) checkSlowStart() {
 	if h.samples < h.cfg.NRTTSample || h.currentRoundMin == noRTT || h.lastRoundMin == noRTT {
 		return
 	}
 	thresh := h.lastRoundMin / time.Duration(h.cfg.MinRTTDivisor)
 	thresh = max(h.cfg.MinRTTThresh, min(thresh, h.cfg.MaxRTTThresh))
-	if h.currentRoundMin >= h.lastRoundMin+thresh {
+	trend := h.recentMin()
+	switch {
+	case h.currentRoundMin >= h.lastRoundMin+thresh:
 		h.cssBaseline = h.currentRoundMin
-		h.inCSS = true
-		h.cssRounds = 0
+	case trend != noRTT && trend >= h.lastRoundMin+thresh:
+		h.cssBaseline = trend
+	default:
+		return
 	}
+	h.inCSS = true
+	h.cssRounds = 0
 }
 
 // checkCSS returns to slow start when the RTT falls below the baseline:

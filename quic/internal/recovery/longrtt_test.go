@@ -81,12 +81,12 @@ func TestLongRTTShortPathUnchanged(t *testing.T) {
 	if got, want := p.s.PacingRate(), windowRate(20*seg, 50*ms, 1.25); got != want {
 		t.Fatalf("pacing %d, want %d", got, want)
 	}
-	// 150 ms is below MinRTT (200 ms): still RFC 9002's.
+	// 70 ms is below MinRTT (80 ms): still RFC 9002's.
 	p = newLRPath(t, lrConfig(NewReno))
 	p.burst(0, 10)
-	p.ackUpTo(150*ms, 9)
+	p.ackUpTo(70*ms, 9)
 	if got := p.s.CongestionWindow(); got != 20*seg {
-		t.Fatalf("window %d on 150 ms, want %d", got, 20*seg)
+		t.Fatalf("window %d on 70 ms, want %d", got, 20*seg)
 	}
 	// And off, a GEO path too.
 	cfg := lrConfig(CUBIC)
@@ -301,11 +301,11 @@ func TestLongRTTShorterPath(t *testing.T) {
 	p.train(700*ms, 10, 10*ms, 10*ms, 600*ms, 0)
 	w := p.s.CongestionWindow()
 	first := p.burst(2*time.Second, 10)
-	p.ackUpTo(2*time.Second+100*ms, first+4)
+	p.ackUpTo(2*time.Second+60*ms, first+4)
 	if got := p.s.CongestionWindow(); got != w+5*seg {
-		t.Fatalf("window %d on a 100 ms path, want %d", got, w+5*seg)
+		t.Fatalf("window %d on a 60 ms path, want %d", got, w+5*seg)
 	}
-	ack(t, p.s, 2*time.Second+101*ms, SpaceApplication, 0, rng(first+6, first+9, 0, first+4))
+	ack(t, p.s, 2*time.Second+61*ms, SpaceApplication, 0, rng(first+6, first+9, 0, first+4))
 	if st := p.s.ControllerState(); st.WMax != w+5*seg {
 		t.Fatalf("W_max %d, want the whole window %d", st.WMax, w+5*seg)
 	}
