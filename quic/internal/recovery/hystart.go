@@ -37,6 +37,9 @@ type hystart struct {
 	inCSS       bool
 	cssBaseline time.Duration
 	cssRounds   int
+	// trendEntry: CSS began in this round on the recent samples, whose
+	// minimum (not the round's) then tells whether the RTT fell back.
+	trendEntry bool
 }
 
 func newHystart(cfg HyStartConfig, paced bool) hystart {
@@ -90,6 +93,7 @@ func (h *hystart) startRound(delivered int64) bool {
 	h.lastRoundMin = h.currentRoundMin
 	h.currentRoundMin = noRTT
 	h.samples = 0
+	h.trendEntry = false
 	if h.inCSS {
 		h.cssRounds++
 		if h.cssRounds >= h.cfg.CSSRounds {
@@ -146,6 +150,7 @@ func (h *hystart) checkSlowStart() {
 		h.cssBaseline = h.currentRoundMin
 	case trend != noRTT && trend >= h.lastRoundMin+thresh:
 		h.cssBaseline = trend
+		h.trendEntry = true
 	default:
 		return
 	}
@@ -156,7 +161,11 @@ func (h *hystart) checkSlowStart() {
 // checkCSS returns to slow start when the RTT falls below the baseline:
 // the increase was a spurious jitter (section 4.2).
 func (h *hystart) checkCSS() {
-	if h.samples >= h.cfg.NRTTSample && h.currentRoundMin != noRTT && h.currentRoundMin < h.cssBaseline {
+	level := h.currentRoundMin
+	if h.trendEntry {
+		level = h.recentMin()
+	}
+	if h.samples >= h.cfg.NRTTSample && level != noRTT && level < h.cssBaseline {
 		h.cssBaseline = noRTT
 		h.inCSS = false
 	}

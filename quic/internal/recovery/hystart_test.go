@@ -112,3 +112,33 @@ func TestHyStartLossInCSS(t *testing.T) {
 	ack(t, f.s, f.now+120*ms, SpaceApplication, 0, rng(first+1, first+9, 0, first-1))
 	wantWindow(t, f.s, w/2, w/2, PhaseRecovery)
 }
+
+// A queue that builds within a round shows in the round's later samples
+// while its minimum, from its first packets, is unchanged: eight samples
+// in a row above the threshold move slow start to CSS in that round.
+func TestHyStartTrendWithinARound(t *testing.T) {
+	f := hystartSender(t)
+	f.round(100 * ms)
+	f.round(100 * ms) // -> 48000: 40 packets next
+	n := uint64(f.s.CongestionWindow() / seg)
+	first := f.pn
+	sendN(t, f.s, f.now, first, n)
+	f.pn += n
+	for i := range n {
+		rtt := 100 * ms // the first half of the round sees no queue
+		if i >= n/2 {
+			rtt = 100*ms + time.Duration(i-n/2+1)*2*ms // then it grows
+		}
+		ack(t, f.s, f.now+rtt+time.Duration(i)*ackSpacing, SpaceApplication, 0, rng(0, first+i))
+		phase := f.s.ControllerState().Phase
+		// The 8 most recent samples all reach 112.5 ms from the
+		// 13th rising one (at 126 ms) on, counting back 8 of them.
+		rising := int64(i) - int64(n/2) + 1
+		switch {
+		case rising < 14 && phase != PhaseSlowStart:
+			t.Fatalf("sample %d (%v): phase %v, want slow start", i, rtt, phase)
+		case rising >= 14 && phase != PhaseConservativeSlowStart:
+			t.Fatalf("sample %d (%v): phase %v, want CSS", i, rtt, phase)
+		}
+	}
+}
