@@ -108,10 +108,12 @@ type ecnState struct {
 	c     *Conn
 	state ECNState
 
-	// testStart is when the first marked packet went out; testSent and
-	// testLost count the marked packets of the testing period and those
-	// among them declared lost.
-	testStart          time.Duration
+	// testEnd is three PTOs after the first marked packet went out, as
+	// the PTO was then: a handshake that waited for the peer must not
+	// end the testing period before it marked more than a packet or
+	// two. testSent and testLost count the marked packets of the
+	// testing period and those among them declared lost.
+	testEnd            time.Duration
 	testSent, testLost uint64
 
 	// sentECT0 counts the packets sent ECT(0) per space; peer holds the
@@ -153,8 +155,7 @@ func (e *ecnState) codepoint(now time.Duration, plan []plannedPacket) ECN {
 			return ECNNotECT
 		}
 	}
-	if e.state == ECNTesting && e.testSent > 0 &&
-		(e.testSent >= ecnTestPackets || now-e.testStart >= ecnTestPTOs*e.c.pto()) {
+	if e.state == ECNTesting && e.testSent > 0 && (e.testSent >= ecnTestPackets || now >= e.testEnd) {
 		e.setState(ECNUnknown, "testing period over")
 		e.checkTestLosses()
 	}
@@ -174,7 +175,7 @@ func (e *ecnState) onSent(now time.Duration, s recovery.Space, rec *sentPacket, 
 	e.marked++
 	if e.state == ECNTesting {
 		if e.testSent == 0 {
-			e.testStart = now
+			e.testEnd = now + ecnTestPTOs*e.c.pto()
 		}
 		e.testSent++
 	}
