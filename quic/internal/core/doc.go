@@ -42,7 +42,10 @@
 // write before the handshake completes: that data goes in 0-RTT packets
 // (EventEarlyDataRejected if the server refuses it, when it is sent again).
 // A server with Allow0RTT may then report streams opened by the peer
-// before EventHandshakeComplete.
+// before EventHandshakeComplete, and answer on them at once: once it
+// accepted 0-RTT, its stream data goes out in 1-RTT packets with its
+// handshake flight (0.5-RTT data), within the anti-amplification budget
+// its handshake does not need.
 //
 // Streams are addressed by their RFC 9000 IDs: OpenStream, StreamWrite
 // (buffers within a send-buffer limit of twice the congestion window and
@@ -102,7 +105,9 @@
 //     transport parameters and the smoothed RTT (Config.ResumeRTT); 0-RTT
 //     within the remembered limits (RFC 9000 section 7.4.1), acceptance,
 //     rejection, key discard; off unless Config.Allow0RTT (replays, RFC
-//     9001 section 9.2).
+//     9001 section 9.2). halfrtt.go lets a server that accepted 0-RTT
+//     send its responses before its handshake completes (RFC 9001
+//     section 4.1.1), keeping the budget a repeat of its flight needs.
 //   - ecn.go: ECN (RFC 9000 section 13.4). Received codepoints are counted
 //     per space and reported in ACK_ECN frames, a CE mark is acknowledged
 //     at once. The first ten 1-RTT datagrams (or three PTOs of them) go

@@ -326,12 +326,10 @@ func (c *Conn) appendEliciting(s recovery.Space, b []byte, frames []sentFrame, a
 		b, frames = c.appendControl(b, frames, avail)
 	}
 	b, frames = c.appendCrypto(c.spaces[s], b, frames, avail)
-	if s == spaceApp && (c.handshakeComplete || c.sending0RTT()) {
-		// A server sends no stream data before its handshake completes
-		// (no 0.5-RTT data): the anti-amplification budget and the
-		// congestion window are kept for the handshake, whose losses
-		// must be repaired, and the client could not acknowledge 1-RTT
-		// packets before it has the handshake data anyway.
+	if s == spaceApp && c.maySendStreams() {
+		// A server may send stream data before its handshake
+		// completes, within a budget that keeps the handshake safe
+		// (halfrtt.go).
 		b, frames = c.appendStreams(b, frames, avail)
 	}
 	return b, frames

@@ -18,7 +18,7 @@ func (c *Conn) hasAppData() bool {
 	case len(m.ctrlQueue) > 0:
 		return true
 	}
-	if !c.handshakeComplete && !c.sending0RTT() {
+	if !c.maySendStreams() {
 		return false
 	}
 	credit := c.flow.sendCredit()
