@@ -122,9 +122,11 @@ func (c *Conn) appendRepair(now time.Duration, sp *pnSpace, b []byte, frames []s
 	if wantAck {
 		b, frames, hasAck = c.appendAck(sp, b, frames, avail-need, now)
 	}
+	// FEC_REPAIR runs to the end of the packet: a report goes before it.
+	b, frames = c.appendRecoveredReport(b, frames, avail-need, hasAck)
 	b, _ = f.Append(b)
 	frames = append(frames, sentFrame{kind: fkFECRepair, id: uint64(id.FirstESI), n: uint64(id.NSS)})
-	fs.onRepairSent(len(data))
+	fs.onRepairSent(sp.nextPN, id, len(data))
 	rtt := c.sender.RTT()
 	until := now + rtt.SmoothedRTT() + max(4*rtt.RTTVar(), time.Millisecond) + c.peerParams.MaxAckDelay()
 	fs.coverWindow(c.sender, id, until)

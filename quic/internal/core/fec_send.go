@@ -27,12 +27,12 @@ import (
 // packets are delivered, never retransmitted (OnRecovered).
 
 // fecReserve is what a protected packet leaves free so that a repair over
-// it fits a packet of the same size: the FEC_REPAIR frame header (type
-// and length, 4 bytes), the Repair FEC Payload ID (8), the symbol's length
-// prefix (2), and a margin for a longer packet number in the repair's
-// header (2). The FEC_SOURCE_ID frame (at most 6 bytes for sequence
-// numbers below 2^30) lives inside the reserve.
-const fecReserve = 4 + fec.RepairIDLen + 2 + 2
+// it fits a packet of the same size: the FEC_REPAIR frame type (2 bytes),
+// the Repair FEC Payload ID (8), the symbol's length prefix (2), and a
+// margin for a longer packet number in the repair's header (2). The
+// FEC_SOURCE_ID frame (at most 6 bytes for sequence numbers below 2^30)
+// lives inside the reserve.
+const fecReserve = wire.FECRepairOverhead + fec.RepairIDLen + 2 + 2
 
 // fecMaxSourceIDLen is the longest FEC_SOURCE_ID frame fecReserve makes
 // room for.
@@ -55,9 +55,23 @@ type fecSender struct {
 	credit, perSource float64
 	// tailDone: a repair went out after the newest source.
 	tailDone bool
-	buf      []byte
-	stats    FECStats
+	// tails are the recent repairs sent over the newest source, to react
+	// when their acknowledgement shows sources still missing.
+	tails []tailRepair
+	buf   []byte
+	stats FECStats
 }
+
+// tailRepair is a repair sent when its window ended at the newest source.
+type tailRepair struct {
+	pn       uint64 // the repair's packet
+	first    uint64 // the first and one past the last source it covers
+	end      uint64
+	answered bool
+}
+
+// maxTails bounds the tail repairs remembered.
+const maxTails = 16
 
 // newFECSender starts FEC toward a peer that decodes up to peerWindow
 // symbols.
@@ -151,12 +165,46 @@ func (f *fecSender) nextRepair() ([]byte, fec.RepairID, bool) {
 	return f.buf, id, true
 }
 
-// onRepairSent records a repair that went out over the window of id.
-func (f *fecSender) onRepairSent(bytes int) {
+// onRepairSent records a repair that went out in packet pn over the
+// window of id.
+func (f *fecSender) onRepairSent(pn uint64, id fec.RepairID, bytes int) {
 	f.owed--
 	f.tailDone = true
 	f.stats.RepairsSent++
 	f.stats.RepairBytesSent += uint64(bytes)
+	first := f.src.extend(id.FirstESI)
+	if end := first + uint64(id.NSS); end == f.src.next {
+		if len(f.tails) == maxTails {
+			f.tails = append(f.tails[:0], f.tails[1:]...)
+		}
+		f.tails = append(f.tails, tailRepair{pn: pn, first: first, end: end})
+	}
+}
+
+// onTailAcked reacts to the acknowledgement of a tail repair: sources of
+// its window still outstanding were lost (a later packet arrived), and no
+// later source will end their loss run for the loss monitor, so repairs
+// go now, one per missing source beyond what the repair itself rebuilds.
+// Without it the end of a burst waits for the loss timer.
+func (f *fecSender) onTailAcked(pn uint64) {
+	for i := range f.tails {
+		t := &f.tails[i]
+		if t.pn != pn || t.answered {
+			continue
+		}
+		t.answered = true
+		if t.end != f.src.next {
+			return // newer sources went out: their ACKs tell the monitor
+		}
+		missing := 0
+		for seq := max(t.first, f.src.base); seq < t.end; seq++ {
+			if e := f.src.at(seq); e != nil && e.state == sourceOutstanding {
+				missing++
+			}
+		}
+		f.owe(missing - 1)
+		return
+	}
 }
 
 // onResult feeds what loss recovery learned about 1-RTT packets to the
@@ -165,6 +213,11 @@ func (f *fecSender) onResult(res *recovery.Result) {
 	for _, p := range res.Acked {
 		if seq, ok := f.src.finish(p.Space, p.Number, sourceAcked); ok {
 			f.mon.OnSource(uint32(seq))
+		}
+	}
+	for _, p := range res.Acked {
+		if p.Space == spaceApp && len(f.tails) > 0 {
+			f.onTailAcked(p.Number)
 		}
 	}
 	for _, p := range res.Recovered {

@@ -212,7 +212,6 @@ func (c *Conn) planPacket(now time.Duration, s recovery.Space, remaining int, pe
 		// Owed repairs go before new data (fec_send.go).
 		wantAck := sp.acks.due(now) || sp.acks.piggyback()
 		if rb, rf, hasAck, ok := c.appendRepair(now, sp, b, frames, avail, wantAck); ok {
-			rb, rf = c.appendRecoveredReport(rb, rf, avail, hasAck)
 			c.build.payload[s], c.build.frames[s] = rb, rf
 			p.hasAck, p.ackEliciting = hasAck, true
 			return p, true

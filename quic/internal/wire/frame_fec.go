@@ -10,7 +10,9 @@ package wire
 //     gives its symbol sequence number. It is the first frame of the
 //     packet; the symbol is the rest of the payload.
 //   - FEC_REPAIR carries one repair symbol of the RFC 8681 sliding-window
-//     code: the Repair FEC Payload ID and the coded bytes.
+//     code: the Repair FEC Payload ID and the coded bytes, to the end of
+//     the packet (it is the packet's last frame, like a DATAGRAM frame of
+//     type 0x30), so that a repair the size of a full packet fits.
 //   - FEC_RECOVERED tells the sender which source symbols the receiver
 //     rebuilt, so that it never retransmits them. Like ACK, it is not
 //     ack-eliciting and does not count in flight.
@@ -76,34 +78,29 @@ func (f *FECSourceIDFrame) decode(t FrameType, c *cursor) error {
 }
 
 // FECRepairFrame carries one repair symbol: the 8-byte Repair FEC Payload
-// ID and the coded symbol, opaque to this package. Data aliases the parsed
-// packet.
+// ID and the coded symbol, opaque to this package, up to the end of the
+// packet. Data aliases the parsed packet.
 type FECRepairFrame struct {
 	Data []byte
 }
 
 func (f *FECRepairFrame) Type() FrameType { return FrameTypeFECRepair }
 
-func (f *FECRepairFrame) Len() int { return 2 + VarintLen(uint64(len(f.Data))) + len(f.Data) }
+func (f *FECRepairFrame) Len() int { return FECRepairOverhead + len(f.Data) }
 
 func (f *FECRepairFrame) Append(b []byte) ([]byte, error) {
 	b = appendVarint(b, uint64(f.Type()))
-	b = appendVarint(b, uint64(len(f.Data)))
 	return append(b, f.Data...), nil
 }
 
 func (f *FECRepairFrame) decode(t FrameType, c *cursor) error {
-	f.Data = c.bytes(c.varint())
-	if c.short {
-		return truncatedFrame(t)
-	}
-	f.Data = nilIfEmpty(f.Data)
+	f.Data = nilIfEmpty(c.rest())
 	return nil
 }
 
-// FECRepairOverhead is the size of a FEC_REPAIR frame around data of n
-// bytes.
-func FECRepairOverhead(n int) int { return 2 + VarintLen(uint64(n)) }
+// FECRepairOverhead is the size of a FEC_REPAIR frame beyond its data: the
+// frame type.
+const FECRepairOverhead = 2
 
 // FECRecoveredFrame lists rebuilt source symbols as ranges of sequence
 // numbers, in descending order and separated by gaps, encoded like ACK
