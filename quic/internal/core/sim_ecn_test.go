@@ -1,6 +1,9 @@
 package core
 
 import (
+	"bytes"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -164,5 +167,36 @@ func TestSimECNWrongCounts(t *testing.T) {
 	}
 	if srv.Recovery.ECNCEIncreases != 0 {
 		t.Errorf("%d CE signals from counts that failed validation", srv.Recovery.ECNCEIncreases)
+	}
+}
+
+// The qlog records the ECN state changes and the counts of received
+// ACK_ECN frames.
+func TestSimECNQlog(t *testing.T) {
+	ccfg, scfg := testConfigs(t, 24)
+	var sq bytes.Buffer
+	scfg.Qlog = &sq
+	runECNDownload(t, ecnProfile(t, 12*1200, false), 512<<10, ccfg, scfg, nil)
+	_, evs := parseQlog(t, sq.Bytes())
+	var states []string
+	acksWithCE := 0
+	for _, ev := range evs {
+		switch ev.Name {
+		case "recovery:ecn_state_updated":
+			states = append(states, fmt.Sprintf("%v->%v", ev.Data["old"], ev.Data["new"]))
+		case "transport:packet_received":
+			frames, _ := ev.Data["frames"].([]any)
+			for _, f := range frames {
+				if m, _ := f.(map[string]any); m["frame_type"] == "ack" && m["ce"] != nil {
+					acksWithCE++
+				}
+			}
+		}
+	}
+	if want := []string{"testing->unknown", "unknown->capable"}; !slices.Equal(states, want) {
+		t.Errorf("ECN states %v, want %v", states, want)
+	}
+	if acksWithCE == 0 {
+		t.Error("no ACK frame with ECN counts in the qlog")
 	}
 }
