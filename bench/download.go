@@ -7,7 +7,6 @@ import (
 	"io"
 	"time"
 
-	"github.com/satquic/satquic/emulate"
 	"github.com/satquic/satquic/netsim"
 )
 
@@ -40,8 +39,26 @@ type DownloadConfig struct {
 type Path interface {
 	Env() Env
 	// Stats are the emulator's counters so far.
-	Stats() emulate.Stats
+	Stats() PathStats
 	Close() error
+}
+
+// PathStats are the emulator counters a run records. They are the
+// emulator's (package emulate, which needs Linux), copied so that the
+// experiments in virtual time build everywhere.
+type PathStats struct {
+	Down, Up DirectionStats
+	// HighPriority: every packet thread of the emulator ran at real-time
+	// priority.
+	HighPriority bool
+}
+
+// DirectionStats are one direction's counters.
+type DirectionStats struct {
+	DroppedLoss, DroppedQueue int64
+	// Late counts packets that left the emulator later than
+	// emulate.LateThreshold after their due time.
+	Late uint64
 }
 
 // PathStarter starts a path with a profile's (seeded) links.
@@ -58,8 +75,8 @@ type RunRecord struct {
 	Detail    string  `json:"detail,omitempty"`
 	// What the emulated path did during the run: packets the loss model
 	// dropped, packets the queue dropped, and packets the emulator sent
-	// more than emulate.LateThreshold after their due time (a run with
-	// many of those measured the machine, not the path).
+	// more than its late threshold after their due time (a run with many
+	// of those measured the machine, not the path).
 	DownLost   int64  `json:"down_lost"`
 	UpLost     int64  `json:"up_lost"`
 	QueueDrops int64  `json:"queue_drops"`

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/satquic/satquic/emulate"
 	"github.com/satquic/satquic/netsim"
 )
 
@@ -29,8 +28,8 @@ func (p *fakePath) Env() Env {
 	return Env{Server: h, Client: h}
 }
 
-func (p *fakePath) Stats() emulate.Stats {
-	return emulate.Stats{HighPriority: true, Down: emulate.DirectionStats{DroppedLoss: 3}, Up: emulate.DirectionStats{DroppedLoss: 1}}
+func (p *fakePath) Stats() PathStats {
+	return PathStats{HighPriority: true, Down: DirectionStats{DroppedLoss: 3}, Up: DirectionStats{DroppedLoss: 1}}
 }
 
 func (p *fakePath) Close() error { p.log.add("path-close"); return nil }

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/satquic/satquic/netsim"
 )
 
@@ -164,11 +162,7 @@ func Machine() MachineInfo {
 		OSArch:     runtime.GOOS + "/" + runtime.GOARCH,
 		GOMAXPROCS: runtime.GOMAXPROCS(0),
 	}
-	var u unix.Utsname
-	if err := unix.Uname(&u); err == nil {
-		m.Kernel = unix.ByteSliceToString(u.Sysname[:]) + " " + unix.ByteSliceToString(u.Release[:]) +
-			" " + unix.ByteSliceToString(u.Version[:])
-	}
+	m.Kernel = kernelVersion()
 	return m
 }
 

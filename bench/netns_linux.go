@@ -34,5 +34,11 @@ func (p nsPath) Env() Env {
 	return Env{Server: host(p.n.Server()), Client: host(p.n.Client())}
 }
 
-func (p nsPath) Stats() emulate.Stats { return p.n.Stats() }
-func (p nsPath) Close() error         { return p.n.Close() }
+func (p nsPath) Stats() PathStats {
+	s := p.n.Stats()
+	dir := func(d emulate.DirectionStats) DirectionStats {
+		return DirectionStats{DroppedLoss: d.DroppedLoss, DroppedQueue: d.DroppedQueue, Late: d.Late}
+	}
+	return PathStats{Down: dir(s.Down), Up: dir(s.Up), HighPriority: s.HighPriority}
+}
+func (p nsPath) Close() error { return p.n.Close() }

@@ -274,5 +274,3 @@ func isDir(p string) bool {
 	return err == nil && st.IsDir()
 }
 
-// plotToFile tells a --plot file (FILE.png) from a directory.
-func plotToFile(p string) bool { return strings.EqualFold(filepath.Ext(p), ".png") }
