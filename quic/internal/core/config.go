@@ -98,6 +98,10 @@ type Config struct {
 	// (default 2, RFC 9000 section 13.2.2). Raise it on asymmetric paths
 	// whose return link is thin.
 	AckElicitingThreshold int
+	// NoAckRateAdaptation keeps AckElicitingThreshold whatever the
+	// rate; by default the threshold grows on fast paths so that about 256
+	// ACKs go out per round trip, up to 32 packets per ACK (ackrate.go).
+	NoAckRateAdaptation bool
 	// MaxAckRanges bounds the ranges of an ACK frame (default 64).
 	MaxAckRanges int
 

@@ -63,6 +63,9 @@ type Conn struct {
 	// hsDiscardPending: the server keeps its Handshake keys for the
 	// datagram that acknowledges the client's Finished.
 	hsDiscardPending bool
+	// earlyCryptoResends counts the resends of CRYPTO data ahead of a
+	// probe timeout (handshake_speedup.go).
+	earlyCryptoResends int
 
 	// Anti-amplification state of a server (RFC 9000 section 8.1).
 	addrValidated bool
@@ -90,6 +93,8 @@ type Conn struct {
 	// fec is the connection's forward erasure correction, nil when
 	// Config.FEC is (fec_conn.go).
 	fec *fecState
+	// ackRate sets the ACK threshold of fast paths (ackrate.go).
+	ackRate ackRate
 
 	// ecn marks, counts and validates ECN (ecn.go).
 	ecn ecnState

@@ -256,10 +256,17 @@ func (c *Conn) onPacket(now time.Duration, s recovery.Space, pt wire.PacketType,
 
 // ackPolicy is the ACK policy of a space: Initial and Handshake packets
 // are acknowledged at once (RFC 9000 section 13.2.1).
+// 1-RTT packets are acknowledged after AckElicitingThreshold of them, or
+// more on fast paths (ackrate.go).
 func (c *Conn) ackPolicy(s recovery.Space) ackPolicy {
+	threshold := c.cfg.AckElicitingThreshold
+	if s == spaceApp && !c.cfg.NoAckRateAdaptation {
+		c.ackRate.onPacket(c.now, c.sender.RTT().SmoothedRTT())
+		threshold = c.ackRate.threshold(threshold)
+	}
 	return ackPolicy{
 		immediate: s != spaceApp,
 		maxDelay:  c.cfg.MaxAckDelay,
-		threshold: c.cfg.AckElicitingThreshold,
+		threshold: threshold,
 	}
 }
