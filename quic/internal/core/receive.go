@@ -225,8 +225,12 @@ func (c *Conn) onPacket(now time.Duration, s recovery.Space, pt wire.PacketType,
 	c.stats.PacketsReceived++
 	ce := c.ecn.onReceived(s)
 	c.idle.onReceive(now)
+	cryptoBefore := sp.cryptoRecv.received()
 	eliciting, err := c.processFrames(s, pt, payload, dcid)
 	c.qlogPacketReceived(pt, pn)
+	if err == nil && eliciting && s != spaceApp && !sp.discarded && sp.cryptoRecv.received() == cryptoBefore {
+		c.onPeerProbe() // handshake_speedup.go
+	}
 	if err == nil && c.fec != nil && s == spaceApp && c.state == stateActive {
 		err = c.afterFECPacket(payload, dcid)
 	}

@@ -104,6 +104,10 @@ func (b *recvBuffer) store(off uint64, data []byte) {
 	}
 }
 
+// received is how many bytes of the stream arrived, read or held: it
+// grows with every push that brings a byte not seen before.
+func (b *recvBuffer) received() uint64 { return b.readOff + b.held }
+
 // readable is the number of bytes that can be read in order now.
 func (b *recvBuffer) readable() uint64 {
 	if !b.hasReadable() {
