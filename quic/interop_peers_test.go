@@ -39,8 +39,9 @@ type interopDirection struct {
 	// until the test ends; its counters go to the log then.
 	serve func(t *testing.T, ctx context.Context) net.Addr
 	// dial opens a client connection to addr (the relay) and waits for
-	// its handshake.
-	dial func(ctx context.Context, addr string) (hqClient, error)
+	// its handshake; conf configures a satquic client (nil: defaults)
+	// and is ignored by quic-go's.
+	dial func(ctx context.Context, addr string, conf *Config) (hqClient, error)
 }
 
 var interopDirections = []interopDirection{
@@ -64,8 +65,8 @@ func (s satquicClient) String() string {
 	return fmt.Sprintf("satquic client %v: %s", s.c.LocalAddr(), statsString(s.c.Stats()))
 }
 
-func dialSatquicHQ(ctx context.Context, addr string) (hqClient, error) {
-	c, err := DialAddr(ctx, addr, clientTLS(), nil)
+func dialSatquicHQ(ctx context.Context, addr string, conf *Config) (hqClient, error) {
+	c, err := DialAddr(ctx, addr, clientTLS(), conf)
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +104,7 @@ func (q quicgoClient) String() string {
 		q.c.LocalAddr(), st.SmoothedRTT.Round(time.Millisecond), st.PacketsSent, st.PacketsReceived, st.PacketsLost)
 }
 
-func dialQuicgoHQ(ctx context.Context, addr string) (hqClient, error) {
+func dialQuicgoHQ(ctx context.Context, addr string, _ *Config) (hqClient, error) {
 	ua, err := net.ResolveUDPAddr("udp4", addr)
 	if err != nil {
 		return nil, err
