@@ -88,9 +88,9 @@ type Config struct {
 	// DisablePacing sends at once whatever the window allows.
 	DisablePacing bool
 	// DisableLongRTTSlowStart keeps RFC 9002's slow start on paths with a
-	// minimum RTT of 200 ms or more, where by default the first slow start
-	// grows about sevenfold per round trip and ends at the bottleneck
-	// rate it measures.
+	// minimum RTT of 80 ms or more, where by default the first slow start
+	// grows by min(RTT/50 ms, 6)+1 per round trip (threefold at 100 ms,
+	// sevenfold on GEO) and ends at the bottleneck rate it measures.
 	DisableLongRTTSlowStart bool
 	// DisableECN sends every datagram Not-ECT and neither counts nor
 	// reports the codepoints of received ones. ECN is otherwise on where
