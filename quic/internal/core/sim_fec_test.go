@@ -168,17 +168,7 @@ func TestSimFECFollowsTheLossRate(t *testing.T) {
 			first = c.Stats().FEC
 		}
 	}
-	read := d.client(nil)
-	sp.client.app = func(now time.Duration, c *Conn) {
-		if !d.haveID {
-			for _, ev := range sp.client.events {
-				if ev.Kind == EventStreamOpened {
-					d.clientID, d.haveID = ev.StreamID, true
-				}
-			}
-		}
-		read(now, c)
-	}
+	sp.client.app = d.clientApp(sp)
 	sp.run(t, func() bool { return d.done }, 120*time.Second)
 	if d.got != 8<<20 {
 		t.Fatalf("received %d bytes", d.got)

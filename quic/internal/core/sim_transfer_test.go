@@ -93,12 +93,11 @@ func (d *download) client(ev []Event) func(now time.Duration, c *Conn) {
 
 // runDownload transfers size bytes from server to client over prof and
 // returns the pair and the download.
-func runDownload(t *testing.T, prof netsim.Profile, size int, ccfg, scfg *Config, limit time.Duration) (*simPair, *download) {
-	d := newDownload(t, size)
-	sp := newSimPair(t, prof, 42, ccfg, scfg, nil)
-	sp.server.app = d.server
+// clientApp is the client of a download: it learns the stream the server
+// opened and reads it.
+func (d *download) clientApp(sp *simPair) func(now time.Duration, c *Conn) {
 	read := d.client(nil)
-	sp.client.app = func(now time.Duration, c *Conn) {
+	return func(now time.Duration, c *Conn) {
 		if !d.haveID {
 			for _, ev := range sp.client.events {
 				if ev.Kind == EventStreamOpened {
@@ -108,6 +107,13 @@ func runDownload(t *testing.T, prof netsim.Profile, size int, ccfg, scfg *Config
 		}
 		read(now, c)
 	}
+}
+
+func runDownload(t *testing.T, prof netsim.Profile, size int, ccfg, scfg *Config, limit time.Duration) (*simPair, *download) {
+	d := newDownload(t, size)
+	sp := newSimPair(t, prof, 42, ccfg, scfg, nil)
+	sp.server.app = d.server
+	sp.client.app = d.clientApp(sp)
 	sp.run(t, func() bool { return d.done }, limit)
 	var got [32]byte
 	copy(got[:], d.sum.Sum(nil))
