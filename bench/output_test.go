@@ -167,3 +167,33 @@ func TestCDFLegendRoom(t *testing.T) {
 		}
 	}
 }
+
+// TestFigureLogAxes: a size whose slowest run is many times its limit gets
+// logarithmic time axes; one whose runs sit near the limit keeps linear ones.
+func TestFigureLogAxes(t *testing.T) {
+	doc := Document{Results: []Result{
+		{Stack: "a", SizeBytes: 1e6, SamplesS: []float64{0.9, 1, 4.2}, MinS: 0.9, MaxS: 4.2, LimitS: 0.36},
+		{Stack: "a", SizeBytes: 2e6, SamplesS: []float64{0.9, 1, 1.2}, MinS: 0.9, MaxS: 1.2, LimitS: 0.5},
+	}}
+	doc.Metadata.Profile.Down.Loss, doc.Metadata.Profile.Up.Loss = "none", "none"
+	g, err := doc.Figure()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, wantLog := range []bool{true, false} {
+		box := g.Cells[2*i].(report.BoxPanel)
+		cdf := g.Cells[2*i+1].(report.Panel)
+		if box.LogY != wantLog || cdf.LogX != wantLog {
+			t.Errorf("row %d: log axes %v and %v, want %v", i, box.LogY, cdf.LogX, wantLog)
+		}
+		// The limit's step stays inside the axis, the legend's room on
+		// its right.
+		if cdf.X.Min <= 0 || cdf.X.Min >= doc.Results[i].LimitS || cdf.X.Max <= doc.Results[i].MaxS {
+			t.Errorf("row %d: CDF axis %+v", i, cdf.X)
+		}
+	}
+	g.DPI = 30
+	if err := g.WritePNG(&bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -146,12 +146,28 @@ func (d Document) figure(sizes []int64) (report.Grid, error) {
 		// A margin keeps the limit's step off the frame, and a wider
 		// one on the right leaves the bottom right corner, where every
 		// curve has risen, to the legend.
-		span := max(hi-lo, hi*0.01)
-		cdf.X = report.Range{Min: lo - cdfLeftMargin*span, Max: hi + cdfRightMargin(cdf.Series, g.PanelWidth)*span}
+		right := cdfRightMargin(cdf.Series, g.PanelWidth)
+		if lo > 0 && hi/lo >= logSpread {
+			// Runs many times the limit: a log axis keeps the runs near
+			// the limit apart, and the margins become ratios.
+			box.LogY, cdf.LogX = true, true
+			box.YLabel, cdf.XLabel = "seconds (log scale)", "seconds (log scale)"
+			span := math.Log(hi / lo)
+			cdf.X = report.Range{Min: lo * math.Exp(-cdfLeftMargin*span), Max: hi * math.Exp(right*span)}
+		} else {
+			span := max(hi-lo, hi*0.01)
+			cdf.X = report.Range{Min: lo - cdfLeftMargin*span, Max: hi + right*span}
+		}
 		g.Cells = append(g.Cells, box, cdf)
 	}
 	return g, nil
 }
+
+// logSpread is the ratio of the slowest run (or limit) to the fastest
+// above which a size's panels use logarithmic time axes: with runs at ten
+// times the limit, a linear axis squeezes every good run into its bottom
+// tenth.
+const logSpread = 4
 
 // cdfLeftMargin is the share of the data's span left free before the
 // first limit of a CDF panel.

@@ -53,6 +53,9 @@ type Panel struct {
 	// LegendLeft and LegendBottom move the legend away from the default
 	// top right corner, where it may hide the data.
 	LegendLeft, LegendBottom bool
+	// LogX makes the X axis logarithmic (for a CDF, the values' axis);
+	// every X value and the X range must then be above 0.
+	LogX bool
 }
 
 // Figure is a grid of panels saved as one PNG.
@@ -152,9 +155,15 @@ func (p Panel) build(withLegend bool) (*plot.Plot, error) {
 	pl.Legend.TextStyle.Font.Size = vg.Points(10)
 	pl.Add(plotter.NewGrid())
 	for i, s := range p.Series {
-		if err := addSeries(pl, p.Kind, i, s); err != nil {
+		if err := addSeries(pl, p.Kind, i, s, p.LogX); err != nil {
 			return nil, fmt.Errorf("series %q: %w", s.Name, err)
 		}
+	}
+	if p.LogX {
+		if p.X.set() && !(p.X.Min > 0) {
+			return nil, fmt.Errorf("X range from %v: %w", p.X.Min, errNotPositive)
+		}
+		setLogAxis(&pl.X)
 	}
 	if !withLegend {
 		pl.Legend = plot.NewLegend()
@@ -191,10 +200,17 @@ func seriesStyle(i int) (draw.LineStyle, draw.GlyphStyle) {
 	return line, glyph
 }
 
-func addSeries(pl *plot.Plot, kind PanelKind, i int, s Series) error {
+func addSeries(pl *plot.Plot, kind PanelKind, i int, s Series, logX bool) error {
 	xys, err := seriesPoints(kind, s)
 	if err != nil {
 		return err
+	}
+	if logX {
+		for _, p := range xys {
+			if !(p.X > 0) {
+				return fmt.Errorf("x value %v: %w", p.X, errNotPositive)
+			}
+		}
 	}
 	lineStyle, glyphStyle := seriesStyle(i)
 	switch kind {

@@ -39,6 +39,9 @@ type BoxPanel struct {
 	// Points also draws every value, spread across the box's slot, which
 	// shows how few values a box of a small run rests on.
 	Points bool
+	// LogY makes the value axis logarithmic; every value and the range
+	// must then be above 0.
+	LogY bool
 }
 
 // Cell is one panel of a Grid: a Panel or a BoxPanel.
@@ -175,6 +178,13 @@ func (b BoxPanel) plot(cellWidth vg.Length) (*plot.Plot, error) {
 				return nil, fmt.Errorf("box %q: value %v is not finite", box.Name, v)
 			}
 		}
+		if b.LogY {
+			for _, v := range box.Values {
+				if !(v > 0) {
+					return nil, fmt.Errorf("box %q: value %v: %w", box.Name, v, errNotPositive)
+				}
+			}
+		}
 		line, glyph := seriesStyle(i)
 		bp, err := plotter.NewBoxPlot(width, float64(i), plotter.Values(box.Values))
 		if err != nil {
@@ -209,9 +219,20 @@ func (b BoxPanel) plot(cellWidth vg.Length) (*plot.Plot, error) {
 	pl.NominalX(names...)
 	pl.X.Min, pl.X.Max = -0.5, float64(len(b.Boxes))-0.5
 	pl.Legend.Top = true
-	if b.Y.set() {
+	switch {
+	case b.Y.set():
+		if b.LogY && !(b.Y.Min > 0) {
+			return nil, fmt.Errorf("Y range from %v: %w", b.Y.Min, errNotPositive)
+		}
 		pl.Y.Min, pl.Y.Max = b.Y.Min, b.Y.Max
-	} else {
+	case b.LogY:
+		// The same margin as below, as a ratio.
+		pad := math.Pow(pl.Y.Max/pl.Y.Min, 0.05)
+		if pad <= 1 {
+			pad = 1.05
+		}
+		pl.Y.Min, pl.Y.Max = pl.Y.Min/pad, pl.Y.Max*pad
+	default:
 		// A margin keeps the reference marks and the extreme values off
 		// the axes.
 		pad := (pl.Y.Max - pl.Y.Min) * 0.05
@@ -219,6 +240,9 @@ func (b BoxPanel) plot(cellWidth vg.Length) (*plot.Plot, error) {
 			pad = math.Abs(pl.Y.Max)*0.05 + 1e-9
 		}
 		pl.Y.Min, pl.Y.Max = pl.Y.Min-pad, pl.Y.Max+pad
+	}
+	if b.LogY {
+		setLogAxis(&pl.Y)
 	}
 	return pl, nil
 }
