@@ -100,34 +100,15 @@ func Download(cfg DownloadConfig) (Result, error) {
 	if cfg.Size < 0 {
 		return Result{}, fmt.Errorf("quicsim: negative size %d", cfg.Size)
 	}
-	limit := cfg.Limit
-	if limit <= 0 {
-		limit = time.Hour
-	}
-	ccfg, scfg, err := configs(cfg)
+	w, err := newWorld(cfg)
 	if err != nil {
 		return Result{}, err
 	}
-	n := netsim.NewNetwork(netsim.NetworkConfig{Seed: cfg.Seed})
-	path, err := n.AddProfilePath(clientAddr.Addr(), serverAddr.Addr(), cfg.Profile)
-	if err != nil {
-		return Result{}, fmt.Errorf("quicsim: %w", err)
-	}
-	cconn, err := core.NewClientConn(ccfg, 0, serverAddr)
-	if err != nil {
-		return Result{}, fmt.Errorf("quicsim: client: %w", err)
-	}
+	cconn, sv, n := w.cconn, w.sv, w.n
 	cl := &client{endpoint: endpoint{conn: cconn, peer: serverAddr}, size: cfg.Size, buf: make([]byte, 64<<10)}
-	sv := &server{endpoint: endpoint{peer: clientAddr}, cfg: scfg}
-	cl.app, sv.app = cl.step, sv.step
-	if err := n.Attach(serverAddr, sv); err != nil {
-		return Result{}, err
-	}
-	if err := n.Attach(clientAddr, cl); err != nil {
-		return Result{}, err
-	}
-	runErr := n.RunUntil(func() bool { return cl.done || cl.err != nil || sv.err != nil }, limit)
-	up, down := path.Stats()
+	cl.app = cl.step
+	runErr := w.run(cl, func() bool { return cl.done || cl.err != nil || sv.err != nil })
+	up, down := w.path.Stats()
 	res := Result{Elapsed: cl.doneAt, Handshake: cl.handshakeAt, Bytes: cl.got, Up: up, Down: down}
 	if sv.conn != nil {
 		st := sv.conn.Stats()
@@ -147,6 +128,49 @@ func Download(cfg DownloadConfig) (Result, error) {
 		return res, fmt.Errorf("quicsim: received %d bytes, want %d", cl.got, cfg.Size)
 	}
 	return res, nil
+}
+
+// world is one simulated path with a client connection and a server that
+// creates its connection from the client's first datagram.
+type world struct {
+	n     *netsim.Network
+	path  *netsim.Path
+	cconn *core.Conn
+	sv    *server
+	limit time.Duration
+}
+
+// newWorld builds the path and both ends of cfg.
+func newWorld(cfg DownloadConfig) (*world, error) {
+	ccfg, scfg, err := configs(cfg)
+	if err != nil {
+		return nil, err
+	}
+	w := &world{n: netsim.NewNetwork(netsim.NetworkConfig{Seed: cfg.Seed}), limit: cfg.Limit}
+	if w.limit <= 0 {
+		w.limit = time.Hour
+	}
+	if w.path, err = w.n.AddProfilePath(clientAddr.Addr(), serverAddr.Addr(), cfg.Profile); err != nil {
+		return nil, fmt.Errorf("quicsim: %w", err)
+	}
+	if w.cconn, err = core.NewClientConn(ccfg, 0, serverAddr); err != nil {
+		return nil, fmt.Errorf("quicsim: client: %w", err)
+	}
+	w.sv = &server{endpoint: endpoint{peer: clientAddr}, cfg: scfg}
+	w.sv.app = w.sv.step
+	return w, nil
+}
+
+// run attaches the server and the client application cl, which drives
+// w.cconn, and runs the network until done or the limit.
+func (w *world) run(cl netsim.Endpoint, done func() bool) error {
+	if err := w.n.Attach(serverAddr, w.sv); err != nil {
+		return err
+	}
+	if err := w.n.Attach(clientAddr, cl); err != nil {
+		return err
+	}
+	return w.n.RunUntil(done, w.limit)
 }
 
 func configs(cfg DownloadConfig) (client, server *core.Config, err error) {

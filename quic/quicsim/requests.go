@@ -45,35 +45,16 @@ func Requests(cfg RequestsConfig) (RequestsResult, error) {
 	if cfg.Size < 0 || cfg.Requests < 1 || cfg.Gap < 0 {
 		return RequestsResult{}, fmt.Errorf("quicsim: %d requests of %d bytes, gap %v", cfg.Requests, cfg.Size, cfg.Gap)
 	}
-	limit := cfg.Limit
-	if limit <= 0 {
-		limit = time.Hour
-	}
-	ccfg, scfg, err := configs(cfg.DownloadConfig)
+	w, err := newWorld(cfg.DownloadConfig)
 	if err != nil {
 		return RequestsResult{}, err
 	}
-	n := netsim.NewNetwork(netsim.NetworkConfig{Seed: cfg.Seed})
-	path, err := n.AddProfilePath(clientAddr.Addr(), serverAddr.Addr(), cfg.Profile)
-	if err != nil {
-		return RequestsResult{}, fmt.Errorf("quicsim: %w", err)
-	}
-	cconn, err := core.NewClientConn(ccfg, 0, serverAddr)
-	if err != nil {
-		return RequestsResult{}, fmt.Errorf("quicsim: client: %w", err)
-	}
+	cconn, sv, n := w.cconn, w.sv, w.n
 	cl := &requester{endpoint: endpoint{conn: cconn, peer: serverAddr}, cfg: cfg, buf: make([]byte, 64<<10)}
-	sv := &server{endpoint: endpoint{peer: clientAddr}, cfg: scfg}
-	cl.app, sv.app = cl.step, sv.step
-	if err := n.Attach(serverAddr, sv); err != nil {
-		return RequestsResult{}, err
-	}
-	if err := n.Attach(clientAddr, cl); err != nil {
-		return RequestsResult{}, err
-	}
-	runErr := n.RunUntil(func() bool { return cl.done || cl.err != nil || sv.err != nil }, limit)
+	cl.app = cl.step
+	runErr := w.run(cl, func() bool { return cl.done || cl.err != nil || sv.err != nil })
 	res := RequestsResult{Times: cl.times, Handshake: cl.handshakeAt, Client: cconn.Stats()}
-	res.Up, res.Down = path.Stats()
+	res.Up, res.Down = w.path.Stats()
 	if sv.conn != nil {
 		res.Server = sv.conn.Stats()
 	}
