@@ -46,8 +46,12 @@ func (o *quicOptions) register(fs *flag.FlagSet) {
 
 func (o *fecOptions) register(fs *flag.FlagSet) {
 	o.policy, o.controller, o.maxOverhead, o.window = quic.FECSignal, quic.FECAdaptive, 0.25, 1024
-	fs.BoolFunc("no-fec", "do not offer forward erasure correction (it runs only when both ends offer it)", func(string) error {
-		o.off = true
+	fs.BoolFunc("no-fec", "do not offer forward erasure correction (it runs only when both ends offer it)", func(v string) error {
+		off, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("want true or false")
+		}
+		o.off = off
 		return nil
 	})
 	fs.Func("fec-policy", "what packets the peer rebuilt with FEC mean to congestion control: signal (a loss, the default) or hide (paths that lose packets without congestion)", func(v string) error {
