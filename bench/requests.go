@@ -3,6 +3,8 @@ package bench
 import (
 	"context"
 	"fmt"
+	"io"
+	"slices"
 	"strconv"
 	"time"
 
@@ -30,6 +32,8 @@ type RequestsConfig struct {
 	Seed     uint64
 	// Stacks are satquic stacks (satquic, satquic-signal, satquic-nofec).
 	Stacks []string
+	// Progress, if set, receives a line per run.
+	Progress io.Writer
 }
 
 // RequestsResult summarizes one stack's request completion times.
@@ -100,6 +104,9 @@ func (s *satquicStack) requests(ctx context.Context, cfg RequestsConfig) (Reques
 		}
 		for _, t := range out.Times {
 			times = append(times, float64(t)/float64(time.Millisecond))
+		}
+		if cfg.Progress != nil {
+			fmt.Fprintf(cfg.Progress, "run %d/%d  %-14s %d requests, slowest %v\n", r+1, cfg.Runs, s.name, len(out.Times), slices.Max(out.Times).Round(time.Millisecond))
 		}
 		sources += out.Server.FEC.SourcesSent
 		repairs += out.Server.FEC.RepairsSent

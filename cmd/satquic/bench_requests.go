@@ -65,6 +65,7 @@ func runBenchRequests(args []string, stdout, stderr io.Writer) error {
 	if len(cfg.Stacks) == 0 {
 		return usageErr("--stacks names no stack")
 	}
+	cfg.Progress = stderr
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	results, err := bench.RunRequests(ctx, cfg)
