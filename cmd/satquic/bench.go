@@ -237,23 +237,9 @@ func warnAboutEmulator(w io.Writer, e bench.EmulatorInfo) {
 }
 
 func writeBenchFiles(o *benchDownloadOptions, doc bench.Document) error {
-	write := func(path string, fn func(io.Writer) error) error {
-		if path == "" {
-			return nil
-		}
-		f, err := os.Create(path)
-		if err != nil {
-			return err
-		}
-		if err := fn(f); err != nil {
-			f.Close()
-			return fmt.Errorf("%s: %w", path, err)
-		}
-		return f.Close()
-	}
 	var errs []error
-	errs = append(errs, write(o.jsonPath, doc.WriteJSON))
-	errs = append(errs, write(o.csvPath, doc.RunsTable().WriteCSV))
+	errs = append(errs, writeOutput(o.jsonPath, doc.WriteJSON))
+	errs = append(errs, writeOutput(o.csvPath, doc.RunsTable().WriteCSV))
 	switch {
 	case o.png == "":
 	case plotToFile(o.png):

@@ -207,21 +207,7 @@ func benchLoadServers(o *benchLoadOptions, dir string, stderr io.Writer) ([]load
 }
 
 func writeBenchLoadFiles(o *benchLoadOptions, doc loadcmp.Document) error {
-	write := func(path string, fn func(io.Writer) error) error {
-		if path == "" {
-			return nil
-		}
-		f, err := os.Create(path)
-		if err != nil {
-			return err
-		}
-		if err := fn(f); err != nil {
-			f.Close()
-			return fmt.Errorf("%s: %w", path, err)
-		}
-		return f.Close()
-	}
-	return errors.Join(write(o.jsonPath, doc.WriteJSON), write(o.csvPath, doc.RunsTable().WriteCSV))
+	return errors.Join(writeOutput(o.jsonPath, doc.WriteJSON), writeOutput(o.csvPath, doc.RunsTable().WriteCSV))
 }
 
 const benchLoadServerSynopsis = `bench load-server --addr HOST:PORT --cert FILE --key FILE [--cpuprofile FILE]

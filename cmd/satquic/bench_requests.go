@@ -4,7 +4,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"os"
 	"os/signal"
@@ -75,13 +74,6 @@ func runBenchRequests(args []string, stdout, stderr io.Writer) error {
 	if err := bench.RequestsTable(cfg, results).WriteText(stdout); err != nil {
 		return err
 	}
-	if jsonPath == "" {
-		return nil
-	}
-	f, err := os.Create(jsonPath)
-	if err != nil {
-		return err
-	}
 	doc := struct {
 		Experiment string                 `json:"experiment"`
 		Command    []string               `json:"command"`
@@ -89,9 +81,5 @@ func runBenchRequests(args []string, stdout, stderr io.Writer) error {
 		Machine    bench.MachineInfo      `json:"machine"`
 		Results    []bench.RequestsResult `json:"results"`
 	}{"requests", append([]string{"satquic", "bench", "requests"}, args...), version(), bench.Machine(), results}
-	if err := report.WriteJSON(f, doc); err != nil {
-		f.Close()
-		return fmt.Errorf("%s: %w", jsonPath, err)
-	}
-	return f.Close()
+	return writeOutput(jsonPath, func(w io.Writer) error { return report.WriteJSON(w, doc) })
 }

@@ -115,16 +115,5 @@ func (o *demoOptions) run(prof netsim.Profile, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintf(stdout, "\nPlot: %s\n", o.plotFile)
 	}
-	if o.jsonFile != "" {
-		f, err := os.Create(o.jsonFile)
-		if err != nil {
-			return err
-		}
-		if err := doc.WriteJSON(f); err != nil {
-			f.Close()
-			return fmt.Errorf("%s: %w", o.jsonFile, err)
-		}
-		return f.Close()
-	}
-	return nil
+	return writeOutput(o.jsonFile, doc.WriteJSON)
 }
