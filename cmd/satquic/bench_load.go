@@ -13,7 +13,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"runtime/pprof"
 	"strings"
 	"syscall"
 	"time"
@@ -246,22 +245,12 @@ func runBenchLoadServer(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("listening: %w", err)
 	}
-	if profile != "" {
-		f, err := os.Create(profile)
-		if err != nil {
-			udp.Close()
-			return fmt.Errorf("%w: --cpuprofile: %v", errUsage, err)
-		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			f.Close()
-			udp.Close()
-			return fmt.Errorf("--cpuprofile: %w", err)
-		}
-		defer func() {
-			pprof.StopCPUProfile()
-			f.Close()
-		}()
+	stopProfile, err := startCPUProfile(profile)
+	if err != nil {
+		udp.Close()
+		return err
 	}
+	defer stopProfile()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	srv := &http3.Server{
