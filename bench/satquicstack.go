@@ -27,8 +27,9 @@ import (
 // no headers to encode and no control streams, so its bytes on the wire are
 // the body and QUIC's own.
 //
-// FEC is not in the transport yet: "satquic" is plain QUIC for now. Once
-// FEC is, "satquic" will mean with FEC and "satquic-nofec" without.
+// "satquic" runs with FEC inside the transport (policy hide),
+// "satquic-signal" with FEC under the signal policy, "satquic-nofec"
+// without FEC.
 func init() {
 	// The experiment profiles lose packets without congestion, so the
 	// FEC stack hides recovered losses from congestion control; the
