@@ -187,6 +187,7 @@ func (s *Sender) onAcked(now time.Duration, sp *spaceState, space Space, rec *se
 		s.rate.onDelivered(rec, now)
 	}
 	s.res.Acked = append(s.res.Acked, rec.info(space))
+	s.observe(space, rec, true)
 	s.stats.PacketsAcked++
 	s.stats.BytesAcked += uint64(rec.bytes)
 }

@@ -34,7 +34,9 @@ type PacketInfo struct {
 	// limited, so its acknowledgement does not grow the window (RFC 9002
 	// section 7.8).
 	AppLimited bool
-	Ref        uint64
+	// PathProbe: the packet is a path MTU probe (MarkPathProbe).
+	PathProbe bool
+	Ref       uint64
 }
 
 // packetState is where a tracked packet is in its life.
@@ -65,6 +67,9 @@ const (
 	flagCovered
 	// flagHeld: a repair deadline has postponed the packet's loss.
 	flagHeld
+	// flagPathProbe: a path MTU probe, whose loss is no congestion
+	// signal (pathprobe.go).
+	flagPathProbe
 )
 
 // sentPacket is the Sender's record of a packet. It stays a plain value
@@ -102,6 +107,7 @@ func (p *sentPacket) info(space Space) PacketInfo {
 		AckEliciting: p.has(flagAckEliciting),
 		InFlight:     p.has(flagInFlight),
 		AppLimited:   p.has(flagAppLimited),
+		PathProbe:    p.has(flagPathProbe),
 		Ref:          p.ref,
 	}
 }

@@ -79,6 +79,9 @@ type Sender struct {
 	// delivered collects packets newly recovered by the peer, for the
 	// controller under FECHide.
 	delivered []PacketInfo
+	// observer learns which packets were acknowledged and lost
+	// (pathprobe.go).
+	observer PacketObserver
 }
 
 // New returns a Sender for cfg, or an error wrapping ErrInvalidConfig.
