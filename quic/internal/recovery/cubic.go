@@ -44,7 +44,8 @@ func newCubic(cfg *Config) *cubic {
 
 // OnPacketSent keeps idle time out of t: after a period with nothing in
 // flight the epoch moves forward by the idle time (section 5.8).
-func (c *cubic) OnPacketSent(now time.Duration, _ int, priorInFlight int64) {
+func (c *cubic) OnPacketSent(now time.Duration, bytes int, priorInFlight int64) {
+	c.onSent(bytes, priorInFlight)
 	if priorInFlight == 0 && c.hasEpoch && c.hasSent {
 		if idle := now - c.lastSend; idle > 0 {
 			c.epochStart = min(c.epochStart+idle, now)
@@ -54,7 +55,7 @@ func (c *cubic) OnPacketSent(now time.Duration, _ int, priorInFlight int64) {
 }
 
 func (c *cubic) OnAck(now time.Duration, ev *AckEvent) {
-	n := c.growable(ev)
+	n := c.growable(now, ev)
 	c.sync()
 	if c.InSlowStart() {
 		c.slowStart(now, ev, n)

@@ -24,11 +24,13 @@ func newNewReno(cfg *Config) *newReno {
 	return &newReno{windowBase: newWindowBase(cfg, NewReno)}
 }
 
-func (r *newReno) OnPacketSent(time.Duration, int, int64) {}
+func (r *newReno) OnPacketSent(_ time.Duration, bytes int, priorInFlight int64) {
+	r.onSent(bytes, priorInFlight)
+}
 
 // OnAck is appendix B.5's OnPacketsAcked.
 func (r *newReno) OnAck(now time.Duration, ev *AckEvent) {
-	n := r.growable(ev)
+	n := r.growable(now, ev)
 	if r.InSlowStart() {
 		r.slowStart(now, ev, n)
 		return

@@ -24,6 +24,7 @@ type windowBase struct {
 	inRecovery bool
 	reductions uint64
 	appLimited bool
+	use        windowUse
 
 	hs           hystart
 	lr           longRTT
@@ -89,11 +90,14 @@ func (w *windowBase) inCongestionRecovery(sentTime time.Duration) bool {
 
 // growable sums the acknowledged in-flight bytes that may grow the window:
 // not sent before the recovery period (appendix B.5), not sent while
-// application limited (section 7.8). The acknowledgement of a packet sent
-// after the recovery period began ends the period.
-func (w *windowBase) growable(ev *AckEvent) int64 {
+// application limited with the window underused (section 7.8, windowUse).
+// The acknowledgement of a packet sent after the recovery period began
+// ends the period.
+func (w *windowBase) growable(now time.Duration, ev *AckEvent) int64 {
 	var n int64
 	eligible, limited := false, true
+	used := w.use.used(w.cwnd, w.mds, w.InSlowStart())
+	var largestSent time.Duration
 	for i := range ev.Acked {
 		p := &ev.Acked[i]
 		if !p.InFlight {
@@ -107,7 +111,8 @@ func (w *windowBase) growable(ev *AckEvent) int64 {
 			w.endHold()
 		}
 		eligible = true
-		if p.AppLimited {
+		largestSent = max(largestSent, p.TimeSent)
+		if p.AppLimited && !used {
 			continue
 		}
 		limited = false
@@ -115,8 +120,15 @@ func (w *windowBase) growable(ev *AckEvent) int64 {
 	}
 	if eligible {
 		w.appLimited = limited
+		w.use.onAck(now, largestSent)
 	}
 	return n
+}
+
+// onSent records a packet sent with priorInFlight bytes already in
+// flight, for the window-use test (windowUse).
+func (w *windowBase) onSent(bytes int, priorInFlight int64) {
+	w.use.onSent(priorInFlight + int64(bytes))
 }
 
 // slowStart grows the window in slow start: on a long-RTT path with the
