@@ -14,19 +14,22 @@ import (
 )
 
 // The requests experiment is HIRT's HTTP benchmark (seed 002, figure 7):
-// small responses requested one after the other on a kept-alive
-// connection over a lossy path, and the tail of their completion times.
-// It runs satquic's stacks in virtual time: each run is one connection
-// making Requests requests over a fresh seeded path.
+// small responses requested on a kept-alive connection over a lossy path,
+// and the tail of their completion times. It runs satquic's stacks in
+// virtual time: each run is one connection making Requests requests over
+// a fresh seeded path, in Parallel flows of sequential requests (HIRT ran
+// wrk with 5), which the connection multiplexes as streams.
 
 // RequestsConfig describes a requests experiment.
 type RequestsConfig struct {
 	Profile netsim.Profile
 	// Size is the size of each response, Requests the requests per run
-	// (one connection each), Gap the pause between a response and the
-	// next request.
+	// (one connection each), Parallel the request flows under way at
+	// once (0: 1), Gap the pause between a response and the flow's next
+	// request.
 	Size     int64
 	Requests int
+	Parallel int
 	Gap      time.Duration
 	Runs     int
 	Seed     uint64
@@ -41,6 +44,8 @@ type RequestsResult struct {
 	Stack     string  `json:"stack"`
 	SizeBytes int64   `json:"size_bytes"`
 	Requests  int     `json:"requests"`
+	Parallel  int     `json:"parallel"`
+	GapMs     float64 `json:"gap_ms"`
 	MedianMs  float64 `json:"median_ms"`
 	P90Ms     float64 `json:"p90_ms"`
 	P99Ms     float64 `json:"p99_ms"`
@@ -58,8 +63,11 @@ type RequestsResult struct {
 
 // RunRequests runs the experiment for each stack.
 func RunRequests(ctx context.Context, cfg RequestsConfig) ([]RequestsResult, error) {
-	if cfg.Runs < 1 || cfg.Requests < 1 || cfg.Size < 0 || cfg.Gap < 0 {
-		return nil, fmt.Errorf("requests: %d runs of %d requests of %d bytes, gap %v", cfg.Runs, cfg.Requests, cfg.Size, cfg.Gap)
+	if cfg.Parallel == 0 {
+		cfg.Parallel = 1
+	}
+	if cfg.Runs < 1 || cfg.Requests < 1 || cfg.Size < 0 || cfg.Gap < 0 || cfg.Parallel < 1 {
+		return nil, fmt.Errorf("requests: %d runs of %d requests of %d bytes in %d flows, gap %v", cfg.Runs, cfg.Requests, cfg.Size, cfg.Parallel, cfg.Gap)
 	}
 	var out []RequestsResult
 	for _, name := range cfg.Stacks {
@@ -82,7 +90,7 @@ func RunRequests(ctx context.Context, cfg RequestsConfig) ([]RequestsResult, err
 
 // requests runs the experiment's runs for one satquic stack.
 func (s *satquicStack) requests(ctx context.Context, cfg RequestsConfig) (RequestsResult, error) {
-	res := RequestsResult{Stack: s.name, SizeBytes: cfg.Size}
+	res := RequestsResult{Stack: s.name, SizeBytes: cfg.Size, Parallel: cfg.Parallel, GapMs: float64(cfg.Gap) / float64(time.Millisecond)}
 	var times []float64
 	var sources, repairs uint64
 	for r := range cfg.Runs {
@@ -97,6 +105,7 @@ func (s *satquicStack) requests(ctx context.Context, cfg RequestsConfig) (Reques
 				FEC: s.fec, FECPolicy: s.fecPolicy,
 			},
 			Requests: cfg.Requests,
+			Parallel: cfg.Parallel,
 			Gap:      cfg.Gap,
 		})
 		if err != nil {
@@ -129,8 +138,8 @@ func (s *satquicStack) requests(ctx context.Context, cfg RequestsConfig) (Reques
 // RequestsTable lays the results out for a terminal.
 func RequestsTable(cfg RequestsConfig, results []RequestsResult) *report.Table {
 	t := &report.Table{
-		Title: fmt.Sprintf("Request completion time (ms), %d B responses, profile %s, %d runs x %d requests, gap %v, seed %d",
-			cfg.Size, cfg.Profile.Name, cfg.Runs, cfg.Requests, cfg.Gap, cfg.Seed),
+		Title: fmt.Sprintf("Request completion time (ms), %d B responses, profile %s, %d runs x %d requests in %d flows, gap %v, seed %d",
+			cfg.Size, cfg.Profile.Name, cfg.Runs, cfg.Requests, max(cfg.Parallel, 1), cfg.Gap, cfg.Seed),
 		Columns: []string{"stack", "requests", "median", "p90", "p99", "p99.9", "max", "fec overhead", "retransmitted", "ptos", "recovered"},
 	}
 	ms := func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }

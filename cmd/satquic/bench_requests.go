@@ -15,13 +15,17 @@ import (
 	"github.com/satquic/satquic/netsim"
 )
 
-const benchRequestsSynopsis = `bench requests [--profile P] [--size 10kB] [--requests N] [--runs N] [--gap D] [--seed S] [--stacks S1,S2] [--json FILE]
+const benchRequestsSynopsis = `bench requests [--profile P] [--size 10kB] [--requests N] [--parallel N] [--runs N] [--gap D] [--seed S] [--stacks S1,S2] [--json FILE]
 
 HIRT's HTTP benchmark (seed 002) in virtual time: each run is one
-connection that requests --size bytes --requests times, one after the
-other with --gap between a response and the next request, over a fresh
-seeded path; the table gives the distribution of request completion
-times over all runs, the FEC overhead and the server's retransmissions.
+connection that requests --size bytes --requests times over a fresh
+seeded path, in --parallel flows under way at once (default 5, as HIRT's
+wrk runs; HTTP/3 multiplexes them on the connection, so its FEC protects
+them together); each flow waits for its response, then --gap, before its
+next request (wrk waits for nothing: --gap 0). --parallel 1 makes the
+requests strictly one after the other. The table gives the distribution
+of request completion times over all runs, the FEC overhead and the
+server's retransmissions.
 Stacks: satquic (FEC, policy hide), satquic-signal, satquic-nofec.`
 
 func runBenchRequests(args []string, stdout, stderr io.Writer) error {
@@ -30,9 +34,10 @@ func runBenchRequests(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("bench requests", benchRequestsSynopsis, stderr)
 	fs.StringVar(&profile, "profile", "starlink", "network profile ("+strings.Join(netsim.ProfileNames(), ", ")+")")
 	fs.StringVar(&size, "size", "10kB", "response size")
-	fs.IntVar(&cfg.Requests, "requests", 1000, "requests per run (one connection)")
+	fs.IntVar(&cfg.Requests, "requests", 1000, "requests per run (one connection), over all flows")
+	fs.IntVar(&cfg.Parallel, "parallel", 5, "request flows under way at once on the connection (HIRT: 5)")
 	fs.IntVar(&cfg.Runs, "runs", 5, "runs per stack, each over its own seeded path")
-	fs.DurationVar(&cfg.Gap, "gap", 20*time.Millisecond, "pause between a response and the next request")
+	fs.DurationVar(&cfg.Gap, "gap", 20*time.Millisecond, "pause between a response and the flow's next request")
 	fs.Uint64Var(&cfg.Seed, "seed", 1, "seed of the runs")
 	fs.StringVar(&stacks, "stacks", "satquic,satquic-nofec", "comma-separated satquic stacks")
 	fs.StringVar(&jsonPath, "json", "", "also write the results to `FILE` as JSON")
@@ -51,6 +56,8 @@ func runBenchRequests(args []string, stdout, stderr io.Writer) error {
 	switch {
 	case cfg.Requests < 1:
 		return usageErr("--requests %d, want at least 1", cfg.Requests)
+	case cfg.Parallel < 1:
+		return usageErr("--parallel %d, want at least 1", cfg.Parallel)
 	case cfg.Runs < 1:
 		return usageErr("--runs %d, want at least 1", cfg.Runs)
 	case cfg.Gap < 0:

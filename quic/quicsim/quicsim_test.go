@@ -105,4 +105,57 @@ func TestRequestsOnOneConnection(t *testing.T) {
 	if _, err := Requests(RequestsConfig{DownloadConfig: DownloadConfig{Profile: prof, Size: 1}, Requests: 0}); err == nil {
 		t.Error("0 requests accepted")
 	}
+	if _, err := Requests(RequestsConfig{DownloadConfig: DownloadConfig{Profile: prof, Size: 1}, Requests: 1, Parallel: -1}); err == nil {
+		t.Error("-1 flows accepted")
+	}
+}
+
+// TestRequestsInParallelFlows runs flows at once on one connection: with
+// no gap each flow sends its next request as soon as its response is in,
+// so 4 flows finish 40 requests in about the time one flow takes for 10,
+// and no request waits more than a round trip for the others.
+func TestRequestsInParallelFlows(t *testing.T) {
+	prof, err := netsim.LookupProfile("p2p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(parallel, requests int) RequestsResult {
+		t.Helper()
+		res, err := Requests(RequestsConfig{
+			DownloadConfig: DownloadConfig{Profile: prof.WithSeed(1), Seed: 1, Size: 2_000, FEC: true},
+			Requests:       requests,
+			Parallel:       parallel,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Times) != requests {
+			t.Fatalf("%d flows: %d of %d requests completed", parallel, len(res.Times), requests)
+		}
+		return res
+	}
+	one, four := run(1, 10), run(4, 40)
+	var sumOne, sumFour time.Duration
+	for _, d := range one.Times {
+		sumOne += d
+	}
+	rtt := prof.RTT()
+	for i, d := range four.Times {
+		sumFour += d
+		if d < rtt || d > 2*rtt+20*time.Millisecond {
+			t.Errorf("request %d took %v, RTT %v", i+1, d, rtt)
+		}
+	}
+	// Each flow's requests follow each other (their times add up to about
+	// four times one flow's), and the flows overlap (the run takes about
+	// as long as one flow's).
+	if sumFour < 3*sumOne || sumFour > 5*sumOne {
+		t.Errorf("4 flows of 10 requests took %v in all, 1 flow %v", sumFour, sumOne)
+	}
+	if four.Elapsed > 2*one.Elapsed || one.Elapsed < sumOne {
+		t.Errorf("4 flows of 10 requests ran for %v, 1 flow for %v (its requests %v)", four.Elapsed, one.Elapsed, sumOne)
+	}
+	if got := four.Server.PacketsReceived; got == 0 {
+		t.Error("the server received nothing")
+	}
 }

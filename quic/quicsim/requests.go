@@ -10,28 +10,33 @@ import (
 	"github.com/satquic/satquic/quic/internal/core"
 )
 
-// RequestsConfig describes requests made one after the other on one
-// connection, as an HTTP load generator with a kept-alive connection makes
-// them (HIRT's wrk runs over Starlink): each request waits for the
-// previous response, then Gap.
+// RequestsConfig describes requests made on one connection as an HTTP
+// load generator with a kept-alive connection makes them (HIRT's wrk runs
+// over Starlink): Parallel flows, each waiting for its previous response,
+// then Gap, before its next request. HTTP/3 multiplexes the flows as
+// streams of the one connection, so its FEC protects them together, as
+// HIRT's tunnel protects its parallel flows together.
 type RequestsConfig struct {
 	// DownloadConfig gives the path, seeds, congestion control, datagram
 	// size, FEC and the limit in simulated time; its Size is the size of
 	// each response.
 	DownloadConfig
-	// Requests is how many requests are made.
+	// Requests is how many requests are made, over all flows.
 	Requests int
-	// Gap is the pause between a response and the next request.
+	// Parallel is the number of request flows under way at once (0: 1).
+	Parallel int
+	// Gap is the pause between a response and the flow's next request.
 	Gap time.Duration
 }
 
 // RequestsResult is the outcome of a run of requests.
 type RequestsResult struct {
 	// Times are the request completion times: from the request's
-	// sending to the last byte of its response, in order.
+	// sending to the last byte of its response, in order of completion.
 	Times []time.Duration
-	// Handshake is when the client's handshake completed.
-	Handshake time.Duration
+	// Handshake is when the client's handshake completed, Elapsed the
+	// time from the first request to the last response.
+	Handshake, Elapsed time.Duration
 	// Up and Down are what the links did.
 	Up, Down netsim.LinkStats
 	// Server and Client are the endpoints' connection statistics.
@@ -42,18 +47,21 @@ type RequestsResult struct {
 // on one connection. It fails when the connection closes, the network
 // goes idle or the limit passes first.
 func Requests(cfg RequestsConfig) (RequestsResult, error) {
-	if cfg.Size < 0 || cfg.Requests < 1 || cfg.Gap < 0 {
-		return RequestsResult{}, fmt.Errorf("quicsim: %d requests of %d bytes, gap %v", cfg.Requests, cfg.Size, cfg.Gap)
+	if cfg.Parallel == 0 {
+		cfg.Parallel = 1
+	}
+	if cfg.Size < 0 || cfg.Requests < 1 || cfg.Gap < 0 || cfg.Parallel < 1 {
+		return RequestsResult{}, fmt.Errorf("quicsim: %d requests of %d bytes in %d flows, gap %v", cfg.Requests, cfg.Size, cfg.Parallel, cfg.Gap)
 	}
 	w, err := newWorld(cfg.DownloadConfig)
 	if err != nil {
 		return RequestsResult{}, err
 	}
 	cconn, sv, n := w.cconn, w.sv, w.n
-	cl := &requester{endpoint: endpoint{conn: cconn, peer: serverAddr}, cfg: cfg, buf: make([]byte, 64<<10)}
+	cl := newRequester(cconn, cfg)
 	cl.app = cl.step
 	runErr := w.run(cl, func() bool { return cl.done || cl.err != nil || sv.err != nil })
-	res := RequestsResult{Times: cl.times, Handshake: cl.handshakeAt, Client: cconn.Stats()}
+	res := RequestsResult{Times: cl.times, Handshake: cl.handshakeAt, Elapsed: cl.lastAt - cl.firstAt, Client: cconn.Stats()}
 	res.Up, res.Down = w.path.Stats()
 	if sv.conn != nil {
 		res.Server = sv.conn.Stats()
@@ -69,28 +77,51 @@ func Requests(cfg RequestsConfig) (RequestsResult, error) {
 	return res, nil
 }
 
-// requester makes the requests of a RequestsConfig one after the other.
+// requester makes the requests of a RequestsConfig in cfg.Parallel flows.
 type requester struct {
 	endpoint
 	cfg         RequestsConfig
 	buf         []byte
 	handshakeAt time.Duration
-	stream      uint64
-	open        bool          // a request is outstanding
-	sentAt      time.Duration // when it was sent
-	nextAt      time.Duration // when the next one may go
-	got         int64
+	flows       []flow
+	sent        int // requests sent over all flows
+	firstAt     time.Duration
+	lastAt      time.Duration
 	times       []time.Duration
 	done        bool
 	err         error
 }
 
-// Poll wakes the requester at the end of a gap as well as at the
+// flow is one sequential request flow.
+type flow struct {
+	stream uint64
+	open   bool          // a request is outstanding
+	sentAt time.Duration // when it was sent
+	nextAt time.Duration // when the next one may go
+	got    int64
+}
+
+func newRequester(conn *core.Conn, cfg RequestsConfig) *requester {
+	return &requester{
+		endpoint: endpoint{conn: conn, peer: serverAddr},
+		cfg:      cfg,
+		buf:      make([]byte, 64<<10),
+		flows:    make([]flow, cfg.Parallel),
+	}
+}
+
+// Poll wakes the requester at the end of a flow's gap as well as at the
 // connection's timers.
 func (r *requester) Poll(now time.Duration) ([]netsim.Datagram, time.Duration, bool) {
 	out, next, ok := r.endpoint.Poll(now)
-	if !r.open && !r.done && r.err == nil && r.nextAt > now && (!ok || r.nextAt < next) {
-		return out, r.nextAt, true
+	if r.done || r.err != nil || r.sent == r.cfg.Requests {
+		return out, next, ok
+	}
+	for i := range r.flows {
+		f := &r.flows[i]
+		if !f.open && f.nextAt > now && (!ok || f.nextAt < next) {
+			next, ok = f.nextAt, true
+		}
 	}
 	return out, next, ok
 }
@@ -109,59 +140,87 @@ func (r *requester) step(now time.Duration, events []core.Event) {
 	if r.err != nil || r.done || !r.conn.HandshakeComplete() {
 		return
 	}
-	if !r.open {
-		if now < r.nextAt {
-			return
-		}
-		if r.err = r.send(now); r.err != nil {
+	for i := range r.flows {
+		if r.err = r.stepFlow(now, &r.flows[i]); r.err != nil || r.done {
 			return
 		}
 	}
+}
+
+// stepFlow sends a flow's next request when its gap is over and reads its
+// response; with no gap, the next request goes at once.
+func (r *requester) stepFlow(now time.Duration, f *flow) error {
+	for !r.done {
+		if !f.open {
+			if now < f.nextAt || r.sent == r.cfg.Requests {
+				return nil
+			}
+			if err := r.send(now, f); err != nil {
+				return err
+			}
+		}
+		complete, err := r.read(f)
+		if err != nil || !complete {
+			return err
+		}
+		if err := r.finish(now, f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// read takes in what arrived of a flow's response and reports whether it
+// is complete.
+func (r *requester) read(f *flow) (bool, error) {
 	for {
-		n, err := r.conn.StreamRead(r.stream, r.buf)
-		r.got += int64(n)
+		n, err := r.conn.StreamRead(f.stream, r.buf)
+		f.got += int64(n)
 		if err == io.EOF {
-			r.finish(now)
-			return
+			return true, nil
 		}
 		if err != nil {
-			r.err = fmt.Errorf("quicsim: reading response %d after %d bytes: %w", len(r.times)+1, r.got, err)
-			return
+			return false, fmt.Errorf("quicsim: reading a response after %d bytes: %w", f.got, err)
 		}
 		if n == 0 {
-			return
+			return false, nil
 		}
 	}
 }
 
 // send opens the next request's stream and writes the request.
-func (r *requester) send(now time.Duration) error {
+func (r *requester) send(now time.Duration, f *flow) error {
 	id, err := r.conn.OpenStream(true)
 	if err != nil {
-		return fmt.Errorf("quicsim: opening request %d: %w", len(r.times)+1, err)
+		return fmt.Errorf("quicsim: opening request %d: %w", r.sent+1, err)
 	}
 	req := "GET /" + strconv.FormatInt(r.cfg.Size, 10) + "\r\n"
 	if n, err := r.conn.StreamWrite(id, []byte(req)); err != nil || n != len(req) {
-		return fmt.Errorf("quicsim: writing request %d: %d of %d bytes, %v", len(r.times)+1, n, len(req), err)
+		return fmt.Errorf("quicsim: writing request %d: %d of %d bytes, %v", r.sent+1, n, len(req), err)
 	}
 	if err := r.conn.CloseWrite(id); err != nil {
-		return fmt.Errorf("quicsim: ending request %d: %w", len(r.times)+1, err)
+		return fmt.Errorf("quicsim: ending request %d: %w", r.sent+1, err)
 	}
-	r.stream, r.open, r.sentAt, r.got = id, true, now, 0
+	if r.sent == 0 {
+		r.firstAt = now
+	}
+	r.sent++
+	f.stream, f.open, f.sentAt, f.got = id, true, now, 0
 	return nil
 }
 
 // finish records a complete response.
-func (r *requester) finish(now time.Duration) {
-	if r.got != r.cfg.Size {
-		r.err = fmt.Errorf("quicsim: response %d has %d bytes, want %d", len(r.times)+1, r.got, r.cfg.Size)
-		return
+func (r *requester) finish(now time.Duration, f *flow) error {
+	if f.got != r.cfg.Size {
+		return fmt.Errorf("quicsim: a response has %d bytes, want %d", f.got, r.cfg.Size)
 	}
-	r.times = append(r.times, now-r.sentAt)
-	r.open = false
-	r.nextAt = now + r.cfg.Gap
+	r.times = append(r.times, now-f.sentAt)
+	r.lastAt = now
+	f.open = false
+	f.nextAt = now + r.cfg.Gap
 	if len(r.times) == r.cfg.Requests {
 		r.done = true
 		r.conn.Close(0, "")
 	}
+	return nil
 }
