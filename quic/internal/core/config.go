@@ -19,6 +19,8 @@ import (
 const (
 	DefaultConnIDLen                  = 8
 	DefaultMaxDatagramSize            = 1200
+	DefaultMaxProbeDatagramSize       = 1452
+	DefaultMaxReceiveDatagramSize     = 1500 - 28
 	DefaultHandshakeTimeout           = 20 * time.Second
 	DefaultIdleTimeout                = 30 * time.Second
 	DefaultMaxAckDelay                = 25 * time.Millisecond
@@ -76,9 +78,21 @@ type Config struct {
 	ResetKey *crypto.ResetKey
 
 	// MaxDatagramSize is the largest UDP payload sent (default 1200, the
-	// size every QUIC path carries). It is lowered to the peer's
-	// max_udp_payload_size.
+	// size every QUIC path carries) until path MTU discovery finds a
+	// larger one. It is lowered to the peer's max_udp_payload_size.
 	MaxDatagramSize int
+	// MaxProbeDatagramSize is the largest UDP payload path MTU discovery
+	// tries (default 1452: a 1500-byte MTU under IPv6 and UDP headers),
+	// bounded by the peer's max_udp_payload_size (pmtud.go).
+	MaxProbeDatagramSize int
+	// DisablePathMTUDiscovery keeps MaxDatagramSize for the whole
+	// connection.
+	DisablePathMTUDiscovery bool
+	// MaxReceiveDatagramSize is the largest UDP payload the driver can
+	// receive (default 1472, a 1500-byte IPv4 MTU, or MaxDatagramSize if
+	// larger), advertised as max_udp_payload_size (RFC 9000 section
+	// 18.2).
+	MaxReceiveDatagramSize int
 	// InitialRTT is the RTT assumed before the first sample (default
 	// 333 ms, RFC 9002 section 6.2.2).
 	InitialRTT time.Duration
@@ -214,6 +228,8 @@ func (c *Config) withDefaults() (Config, error) {
 	}
 	setDefault(&d.ConnIDLen, DefaultConnIDLen)
 	setDefault(&d.MaxDatagramSize, DefaultMaxDatagramSize)
+	setDefault(&d.MaxProbeDatagramSize, DefaultMaxProbeDatagramSize)
+	setDefault(&d.MaxReceiveDatagramSize, max(DefaultMaxReceiveDatagramSize, d.MaxDatagramSize))
 	setDefault(&d.InitialRTT, recovery.DefaultInitialRTT)
 	setDefault(&d.HandshakeTimeout, DefaultHandshakeTimeout)
 	setDefault(&d.IdleTimeout, DefaultIdleTimeout)
@@ -251,6 +267,8 @@ func (c *Config) validate() error {
 		{checkVersions(c.Versions), "unsupported QUIC version in Versions"},
 		{c.ConnIDLen >= 1 && c.ConnIDLen <= wire.MaxConnectionIDLen, "ConnIDLen out of [1, 20]"},
 		{c.MaxDatagramSize >= wire.MinMaxUDPPayloadSize && c.MaxDatagramSize <= wire.DefaultMaxUDPPayloadSize, "MaxDatagramSize out of [1200, 65527]"},
+		{validDatagramSize(c.MaxProbeDatagramSize), "MaxProbeDatagramSize out of [1200, 65527]"},
+		{validDatagramSize(c.MaxReceiveDatagramSize), "MaxReceiveDatagramSize out of [1200, 65527]"},
 		{c.InitialRTT > 0 && c.HandshakeTimeout > 0 && c.IdleTimeout > 0 && c.MaxAckDelay > 0 && c.KeepAlivePeriod >= 0, "negative duration"},
 		{c.MaxAckDelay < wire.MaxMaxAckDelayMs*time.Millisecond, "MaxAckDelay of 2^14 ms or more"},
 		{c.AckDelayExponent <= wire.MaxAckDelayExponent, "AckDelayExponent above 20"},

@@ -86,6 +86,8 @@ type Conn struct {
 	early    earlyState    // 0-RTT (early.go)
 
 	maxDatagram int // current max datagram size
+	// pmtu searches for a larger one (pmtud.go).
+	pmtu pmtuState
 
 	streams streamMap
 	flow    connFlow
@@ -240,6 +242,7 @@ func newConn(cfg *Config, now time.Duration, remote netip.AddrPort, isClient boo
 	for i := range c.spaces {
 		c.spaces[i] = newSpace(recovery.Space(i))
 	}
+	c.sender.SetPacketObserver(&c.pmtu)
 	c.streams.init(c)
 	c.ecn.init(c, d.DisableECN)
 	c.flow.init(&d)

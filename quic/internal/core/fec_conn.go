@@ -56,9 +56,9 @@ func (c *Conn) initFEC() error {
 }
 
 // fecMaxSymbol is the largest source symbol: a 1-RTT payload of the
-// largest datagram.
+// largest datagram either endpoint may send, path MTU discovery included.
 func (c *Conn) fecMaxSymbol() int {
-	return min(c.cfg.MaxDatagramSize, fec.MaxSymbolSize)
+	return min(c.cfg.largestDatagram(), fec.MaxSymbolSize)
 }
 
 // addFECParam offers FEC in the transport parameters.

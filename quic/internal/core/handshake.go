@@ -257,7 +257,9 @@ func (c *Conn) applyPeerParams(p *wire.TransportParameters) {
 func (c *Conn) buildLocalParams() wire.TransportParameters {
 	p := wire.DefaultTransportParameters()
 	p.MaxIdleTimeoutMs = uint64(c.cfg.IdleTimeout.Milliseconds())
-	p.MaxUDPPayloadSize = uint64(c.cfg.MaxDatagramSize)
+	// What the driver can receive, not what this endpoint sends: the
+	// peer's path MTU discovery stops there (RFC 9000 section 18.2).
+	p.MaxUDPPayloadSize = uint64(c.cfg.MaxReceiveDatagramSize)
 	p.InitialMaxData = c.flow.recv.limit
 	p.InitialMaxStreamDataBidiLocal = c.cfg.InitialStreamReceiveWindow
 	p.InitialMaxStreamDataBidiRemote = c.cfg.InitialStreamReceiveWindow

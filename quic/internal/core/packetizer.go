@@ -74,12 +74,20 @@ func (c *Conn) NextDatagram(now time.Duration, buf []byte) ([]byte, bool) {
 	if c.hsDiscardPending {
 		defer c.discardHandshakeAfterAck()
 	}
+	c.pmtuUpdate(now)
+	if c.state == stateClosing {
+		return c.closingDatagram(buf)
+	}
 	size := c.datagramBudget()
 	if size < minInitialDatagram {
 		c.updateAmplification()
 		return nil, false
 	}
 	c.maybeStartKeyUpdate()
+	if c.pmtuProbeDue(now) {
+		return c.probeDatagram(now, buf)
+	}
+	size = c.pmtuBudget(size)
 	permit := c.permit(now)
 	n, total, eliciting := c.planDatagram(now, size, &permit)
 	if !eliciting && permit.eliciting && c.handshakeComplete {
@@ -257,11 +265,12 @@ func hasEliciting(frames []sentFrame) bool {
 }
 
 // carriesData reports whether a lost packet had content that is sent
-// again: not only ACK and FEC frames (a lost repair is not repeated).
+// again: not only ACK and FEC frames (a lost repair is not repeated) or a
+// path MTU probe.
 func carriesData(frames []sentFrame) bool {
 	for i := range frames {
 		switch frames[i].kind {
-		case fkAck, fkFECRecovered, fkFECRepair, fkFECSourceID:
+		case fkAck, fkFECRecovered, fkFECRepair, fkFECSourceID, fkPathProbe:
 		default:
 			return true
 		}

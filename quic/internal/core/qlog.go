@@ -178,6 +178,7 @@ var sentFrameNames = [...]string{
 	fkNewConnID: "new_connection_id", fkRetireConnID: "retire_connection_id",
 	fkHandshakeDone: "handshake_done", fkPathResponse: "path_response", fkNewToken: "new_token",
 	fkFECSourceID: "fec_source_id", fkFECRepair: "fec_repair", fkFECRecovered: "fec_recovered",
+	fkPathProbe: "ping",
 }
 
 func appendSentFrame(b []byte, f sentFrame) []byte {

@@ -28,6 +28,9 @@ const (
 	fkFECSourceID  // id: sequence number
 	fkFECRepair    // id: first ESI, n: window
 	fkFECRecovered // id: largest sequence number reported
+	// fkPathProbe is the PING of a path MTU probe (pmtud.go): never sent
+	// again when lost.
+	fkPathProbe
 )
 
 // sentFrame is the record of one frame in a sent packet: enough to

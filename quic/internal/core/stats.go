@@ -44,6 +44,8 @@ type Stats struct {
 	FEC FECStats
 	// ECN is the state of ECN on the path and its counters.
 	ECN ECNStats
+	// PathMTU is the datagram size and the work of path MTU discovery.
+	PathMTU PathMTUStats
 }
 
 // connStats is the part of Stats the connection counts itself.
@@ -62,5 +64,6 @@ func (c *Conn) Stats() Stats {
 	s.SpuriousRetransmissions = s.Recovery.SpuriousLosses + s.Recovery.RecoveredAfterLoss
 	s.FEC = c.fecStats()
 	s.ECN = c.ecn.stats()
+	s.PathMTU = c.pathMTUStats()
 	return s
 }

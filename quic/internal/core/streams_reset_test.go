@@ -166,6 +166,8 @@ func TestStopSendingAfterAllData(t *testing.T) {
 // the stream is freed once the peer answers with RESET_STREAM.
 func TestStopSendingSizeKnown(t *testing.T) {
 	p := confirmedPair(t, 94)
+	// The losses below count datagrams: path MTU probes must be over.
+	p.mustRun(p.pmtuSettled, p.now+time.Second)
 	id, _ := p.client.OpenStream(false)
 	if _, err := p.client.StreamWrite(id, payload(3000, 6)); err != nil {
 		t.Fatal(err)

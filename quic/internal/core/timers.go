@@ -47,6 +47,7 @@ func (c *Conn) NextTimer() (time.Duration, bool) {
 	if c.sender.CanSend() && c.hasAnyData() {
 		d.add(c.sender.NextSendTime(c.now, c.maxDatagram), true)
 	}
+	d.add(c.pmtuTimer())
 	if d.ok && d.t < c.now {
 		d.t = c.now
 	}
@@ -96,4 +97,5 @@ func (c *Conn) HandleTimer(now time.Duration) {
 	if t, ok := c.sender.Deadline(); ok && now >= t {
 		c.onRecoveryResult(c.sender.OnTimeout(now))
 	}
+	c.pmtuUpdate(now)
 }

@@ -1,0 +1,19 @@
+package core
+
+import "strconv"
+
+// qlogMTUUpdated logs recovery:mtu_updated when path MTU discovery
+// changes the datagram size (old to new) or ends its search (done).
+func (c *Conn) qlogMTUUpdated(old, next int, done bool) {
+	if c.qlog == nil {
+		return
+	}
+	b := c.qlogBegin("recovery:mtu_updated")
+	b = append(b, `"old":`...)
+	b = strconv.AppendInt(b, int64(old), 10)
+	b = append(b, `,"new":`...)
+	b = strconv.AppendInt(b, int64(next), 10)
+	b = append(b, `,"done":`...)
+	b = strconv.AppendBool(b, done)
+	c.qlogEnd(b)
+}
