@@ -79,8 +79,15 @@ type Config struct {
 
 	// MaxDatagramSize is the largest UDP payload sent (default 1200, the
 	// size every QUIC path carries; the peer's max_udp_payload_size lowers
-	// it). 1452 suits an Ethernet path without tunnels.
+	// it) until path MTU discovery finds that the path carries more.
 	MaxDatagramSize int
+	// MaxProbeDatagramSize is the largest UDP payload path MTU discovery
+	// tries (default 1452: a 1500-byte Ethernet MTU under IPv6 and UDP
+	// headers), within the peer's max_udp_payload_size.
+	MaxProbeDatagramSize int
+	// DisablePathMTUDiscovery keeps MaxDatagramSize for the whole
+	// connection.
+	DisablePathMTUDiscovery bool
 	// CongestionControl is CUBIC (default) or NewReno.
 	CongestionControl string
 	// MaxCongestionWindow caps the congestion window (default 64 MiB).
@@ -190,6 +197,9 @@ func (c *Config) coreConfig(tlsConf *tls.Config) (core.Config, error) {
 		TLS:                        tlsConf,
 		Version:                    wire.Version(c.Version),
 		MaxDatagramSize:            c.MaxDatagramSize,
+		MaxProbeDatagramSize:       c.MaxProbeDatagramSize,
+		DisablePathMTUDiscovery:    c.DisablePathMTUDiscovery,
+		MaxReceiveDatagramSize:     maxPacketSize,
 		InitialRTT:                 c.InitialRTT,
 		HandshakeTimeout:           c.HandshakeTimeout,
 		IdleTimeout:                c.MaxIdleTimeout,
@@ -247,6 +257,9 @@ func (c *Config) coreConfig(tlsConf *tls.Config) (core.Config, error) {
 	}
 	if cc.MaxDatagramSize > maxPacketSize {
 		return core.Config{}, fmt.Errorf("%w: MaxDatagramSize %d above %d", errConfig, cc.MaxDatagramSize, maxPacketSize)
+	}
+	if cc.MaxProbeDatagramSize > maxPacketSize {
+		return core.Config{}, fmt.Errorf("%w: MaxProbeDatagramSize %d above %d", errConfig, cc.MaxProbeDatagramSize, maxPacketSize)
 	}
 	if err := cc.Check(); err != nil {
 		return core.Config{}, fmt.Errorf("quic: %w", err)

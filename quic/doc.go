@@ -44,6 +44,12 @@
 // loss would, and a path that clears or drops marks turns marking off
 // (Config.DisableECN, ConnectionStats.ECN).
 //
-// Not yet: connection migration, DATAGRAM frames and path MTU discovery
-// (MaxDatagramSize is fixed per connection).
+// Path MTU discovery (RFC 9000 section 14.3, RFC 8899) starts every
+// connection at Config.MaxDatagramSize (1200 bytes) and, once the
+// handshake is confirmed, probes up to Config.MaxProbeDatagramSize (1452)
+// with PING and PADDING packets whose loss is not taken for congestion;
+// a path that later stops carrying large datagrams brings the size back
+// (Config.DisablePathMTUDiscovery, ConnectionStats.MaxDatagramSize).
+//
+// Not yet: connection migration and DATAGRAM frames.
 package quic

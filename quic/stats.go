@@ -37,6 +37,14 @@ type ConnectionStats struct {
 	FEC FECStats
 	// ECN is the state of ECN on the path and its counters.
 	ECN ECNStats
+	// MaxDatagramSize is the largest UDP payload sent now: it grows as
+	// path MTU discovery finds the path carries more.
+	MaxDatagramSize int
+	// MTUProbesSent and MTUProbesLost count path MTU probes;
+	// MTUBlackHole: large datagrams stopped arriving and the size fell
+	// back to Config.MaxDatagramSize.
+	MTUProbesSent, MTUProbesLost uint64
+	MTUBlackHole                 bool
 }
 
 // ECNStats describe ECN on a connection's path (RFC 9000 section 13.4).
@@ -98,5 +106,9 @@ func (c *Conn) Stats() ConnectionStats {
 			CEReported:        s.ECN.CEReported,
 			CongestionSignals: s.Recovery.ECNCEIncreases,
 		},
+		MaxDatagramSize: s.PathMTU.MaxDatagramSize,
+		MTUProbesSent:   s.PathMTU.ProbesSent,
+		MTUProbesLost:   s.PathMTU.ProbesLost,
+		MTUBlackHole:    s.PathMTU.BlackHole,
 	}
 }
