@@ -118,6 +118,13 @@
 //     Once validated every 1-RTT datagram is marked, and recovery treats
 //     a CE increase as congestion (ECNValidator, RFC 9002 appendix B.7).
 //     Handshake datagrams are never marked.
+//   - pmtud*.go: path MTU discovery (RFC 9000 section 14.3, RFC 8899
+//     section 5). Once the handshake is confirmed, PING+PADDING probes
+//     search upwards from Config.MaxDatagramSize to MaxProbeDatagramSize
+//     (and the peer's max_udp_payload_size); an acknowledged probe raises
+//     the size, a lost one is no congestion signal (recovery's
+//     MarkPathProbe), and large packets lost while small ones get through
+//     send the size back to the start (a black hole).
 //   - qlog.go writes the JSON-SEQ qlog of Config.Qlog.
 //   - fec_*.go: forward erasure correction inside the connection
 //     (Config.FEC), offered by a transport parameter: 1-RTT packets with
