@@ -15,6 +15,11 @@ import (
 // symbols only to a peer that offered it too, so a peer without FEC (any
 // other QUIC stack) sees an unknown transport parameter and nothing else.
 
+// fecCleanLoss is the loss rate of a clean path: the adaptive controller's
+// prior, and the rate above which the sender spends more on small tails
+// (fec_tail.go).
+const fecCleanLoss = 0.002
+
 // Defaults of FECConfig.
 const (
 	DefaultFECMaxWindow   = 1024
@@ -102,14 +107,14 @@ func (f *FECConfig) newController(window int) (fec.Controller, error) {
 	if f.Controller == FECFixed {
 		return fec.NewFixedController(fec.FixedConfig{Sources: f.FixedSources, Repairs: f.FixedRepairs, Window: min(f.FixedSources, window)})
 	}
-	// The prior is a clean path (0.2% loss, worth 500 packets): a
+	// The prior is a clean path (fecCleanLoss, worth 500 packets): a
 	// connection starts with a few repairs per thousand packets, which
 	// slow start can afford, and learns the real loss within a few round
 	// trips.
 	return fec.NewAdaptiveController(fec.AdaptiveConfig{
 		MinWindow:    min(64, window),
 		MaxWindow:    window,
-		InitialLoss:  0.002,
+		InitialLoss:  fecCleanLoss,
 		PriorSources: 500,
 	})
 }

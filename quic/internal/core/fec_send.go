@@ -1,6 +1,7 @@
 package core
 
 import (
+	"math"
 	"time"
 
 	"github.com/satquic/satquic/fec"
@@ -53,25 +54,14 @@ type fecSender struct {
 	// credit is the overhead allowance, in repairs: each source adds
 	// MaxOverhead/(1-MaxOverhead), each repair takes one.
 	credit, perSource float64
-	// tailDone: a repair went out after the newest source.
-	tailDone bool
-	// tails are the recent repairs sent over the newest source, to react
-	// when their acknowledgement shows sources still missing.
-	tails []tailRepair
+	// maxSymbol is the largest source symbol, what a full repair costs.
+	maxSymbol int
+	// tail is the protection of the newest sources when the application
+	// stops sending (fec_tail.go).
+	tail  tailState
 	buf   []byte
 	stats FECStats
 }
-
-// tailRepair is a repair sent when its window ended at the newest source.
-type tailRepair struct {
-	pn       uint64 // the repair's packet
-	first    uint64 // the first and one past the last source it covers
-	end      uint64
-	answered bool
-}
-
-// maxTails bounds the tail repairs remembered.
-const maxTails = 16
 
 // newFECSender starts FEC toward a peer that decodes up to peerWindow
 // symbols.
@@ -93,7 +83,8 @@ func newFECSender(cfg FECConfig, peerWindow int, maxSymbol int) (*fecSender, err
 		cfg: cfg, enc: enc, ctrl: ctrl, mon: mon,
 		credit:    2, // enough to protect the tail of a first short burst
 		perSource: cfg.MaxOverhead / (1 - cfg.MaxOverhead),
-		tailDone:  true,
+		maxSymbol: maxSymbol,
+		tail:      tailState{done: true},
 	}, nil
 }
 
@@ -106,11 +97,11 @@ func (f *fecSender) onSourceSent(pn uint64, data []byte) error {
 	if _, err := f.enc.AddSource(data); err != nil {
 		return err
 	}
-	seq := f.src.push(pn)
+	seq := f.src.push(pn, len(data))
 	f.stats.SourcesSent++
 	f.credit = min(f.credit+f.perSource, fecMaxCredit)
 	f.owe(f.ctrl.OnSource(uint32(seq)))
-	f.tailDone = false
+	f.tail.done = false
 	return nil
 }
 
@@ -124,24 +115,6 @@ func (f *fecSender) owe(n int) {
 		f.credit--
 		f.owed++
 	}
-}
-
-// protectTail owes a repair over the newest sources when the application
-// has nothing more to send, so that a loss among the last packets is
-// repaired without waiting for a probe timeout; two when the measured loss
-// is high.
-func (f *fecSender) protectTail() {
-	if f.cfg.NoTailProtection || f.tailDone || f.owed > 0 || f.enc.Len() == 0 {
-		return
-	}
-	n := 1
-	if ad, ok := f.ctrl.(*fec.AdaptiveController); ok {
-		if loss, _ := ad.Estimate(); loss >= 0.02 {
-			n = 2
-		}
-	}
-	f.owe(n)
-	f.tailDone = true
 }
 
 // nextRepair builds the next owed repair's FEC_REPAIR frame data, or
@@ -169,41 +142,12 @@ func (f *fecSender) nextRepair() ([]byte, fec.RepairID, bool) {
 // window of id.
 func (f *fecSender) onRepairSent(pn uint64, id fec.RepairID, bytes int) {
 	f.owed--
-	f.tailDone = true
+	f.tail.done = true
 	f.stats.RepairsSent++
 	f.stats.RepairBytesSent += uint64(bytes)
 	first := f.src.extend(id.FirstESI)
 	if end := first + uint64(id.NSS); end == f.src.next {
-		if len(f.tails) == maxTails {
-			f.tails = append(f.tails[:0], f.tails[1:]...)
-		}
-		f.tails = append(f.tails, tailRepair{pn: pn, first: first, end: end})
-	}
-}
-
-// onTailAcked reacts to the acknowledgement of a tail repair: sources of
-// its window still outstanding were lost (a later packet arrived), and no
-// later source will end their loss run for the loss monitor, so repairs
-// go now, one per missing source beyond what the repair itself rebuilds.
-// Without it the end of a burst waits for the loss timer.
-func (f *fecSender) onTailAcked(pn uint64) {
-	for i := range f.tails {
-		t := &f.tails[i]
-		if t.pn != pn || t.answered {
-			continue
-		}
-		t.answered = true
-		if t.end != f.src.next {
-			return // newer sources went out: their ACKs tell the monitor
-		}
-		missing := 0
-		for seq := max(t.first, f.src.base); seq < t.end; seq++ {
-			if e := f.src.at(seq); e != nil && e.state == sourceOutstanding {
-				missing++
-			}
-		}
-		f.owe(missing - 1)
-		return
+		f.tail.remember(tailRepair{pn: pn, first: first, end: end})
 	}
 }
 
@@ -216,7 +160,7 @@ func (f *fecSender) onResult(res *recovery.Result) {
 		}
 	}
 	for _, p := range res.Acked {
-		if p.Space == spaceApp && len(f.tails) > 0 {
+		if p.Space == spaceApp && len(f.tail.repairs) > 0 {
 			f.onTailAcked(p.Number)
 		}
 	}
@@ -285,9 +229,11 @@ const (
 	sourceLost
 )
 
-// sourceEntry is a source symbol in flight: the packet that carried it.
+// sourceEntry is a source symbol in flight: the packet that carried it
+// and the symbol's length.
 type sourceEntry struct {
 	pn    uint64
+	size  uint16
 	state sourceState
 }
 
@@ -301,7 +247,7 @@ type sourceLog struct {
 	base, next uint64
 }
 
-func (l *sourceLog) push(pn uint64) uint64 {
+func (l *sourceLog) push(pn uint64, size int) uint64 {
 	if l.n == len(l.ring) {
 		ring := make([]sourceEntry, max(2*len(l.ring), 256))
 		for i := range l.n {
@@ -309,7 +255,7 @@ func (l *sourceLog) push(pn uint64) uint64 {
 		}
 		l.ring, l.head = ring, 0
 	}
-	l.ring[(l.head+l.n)%len(l.ring)] = sourceEntry{pn: pn, state: sourceOutstanding}
+	l.ring[(l.head+l.n)%len(l.ring)] = sourceEntry{pn: pn, size: uint16(min(size, math.MaxUint16)), state: sourceOutstanding}
 	l.n++
 	seq := l.next
 	l.next++
