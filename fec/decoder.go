@@ -226,7 +226,7 @@ func (d *Decoder) AddSource(esi uint32, payload []byte) []Recovered {
 	pivot, bound := s.pivot, s.bound
 	s.forget()
 	s.esi, s.state = esi, slotReceived
-	s.coded = appendCodedSymbol(s.coded, payload)
+	s.coded = putCodedSymbol(s.coded, payload, d.cfg.MaxSymbolSize)
 	if tracked {
 		d.substituteSource(esi, s.coded, pivot, bound)
 	}

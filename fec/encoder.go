@@ -167,7 +167,7 @@ func (e *Encoder) AddSource(payload []byte) (uint32, error) {
 	}
 	esi := e.next
 	slot := &e.ring[esi&e.mask]
-	*slot = appendCodedSymbol((*slot)[:0], payload)
+	*slot = putCodedSymbol(*slot, payload, e.cfg.MaxSymbolSize)
 	e.lens[esi&e.mask] = uint16(len(*slot))
 	e.next++
 	if int(e.next-e.oldest) > e.cfg.MaxWindow {
@@ -181,6 +181,24 @@ func (e *Encoder) AddSource(payload []byte) (uint32, error) {
 func appendCodedSymbol(dst, payload []byte) []byte {
 	dst = append(dst, byte(len(payload)>>8), byte(len(payload)))
 	return append(dst, payload...)
+}
+
+// putCodedSymbol overwrites a ring slot's buffer with payload in coded
+// form, allocating at most once for an empty slot. A buffer that was used
+// and proves too small is replaced by one that holds the largest symbol:
+// symbol lengths vary by a few bytes around allocation size classes, and
+// growing to fit each time made a slot reallocate again and again over a
+// connection. A slot that never held a symbol gets one of its exact size,
+// so a window of small symbols stays small.
+func putCodedSymbol(slot, payload []byte, maxSymbol int) []byte {
+	need := symbolLenSize + len(payload)
+	switch c := cap(slot); {
+	case c == 0:
+		slot = make([]byte, 0, need)
+	case c < need:
+		slot = make([]byte, 0, symbolLenSize+max(maxSymbol, len(payload)))
+	}
+	return appendCodedSymbol(slot[:0], payload)
 }
 
 // SetWindow limits repairs to the last n source symbols; n is clamped to
