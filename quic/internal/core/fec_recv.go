@@ -135,21 +135,19 @@ func (r *fecReceiver) onReportAcked(largest uint64) {
 }
 
 // processRecovered handles the frames of the symbols rebuilt while a
-// packet was processed.
+// packet was processed. It walks pending by index and keeps its capacity
+// (reslicing from the front would shrink it to nothing and make every
+// recovery allocate a new one), and gives every buffer back to spare.
 func (c *Conn) processRecovered(dcid wire.ConnectionID) error {
 	r := c.fec.recv
-	for len(r.pending) > 0 && c.state == stateActive {
-		sym := r.pending[0]
-		r.pending = r.pending[1:]
-		err := c.processRecoveredFrames(sym, dcid)
-		r.spare = append(r.spare, sym)
-		if err != nil {
-			r.pending = r.pending[:0]
-			return err
-		}
+	var err error
+	for i := 0; i < len(r.pending) && err == nil && c.state == stateActive; i++ {
+		err = c.processRecoveredFrames(r.pending[i], dcid)
 	}
+	r.spare = append(r.spare, r.pending...)
+	clear(r.pending)
 	r.pending = r.pending[:0]
-	return nil
+	return err
 }
 
 // processRecoveredFrames handles the frames of one rebuilt packet payload.
