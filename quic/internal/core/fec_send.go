@@ -179,8 +179,29 @@ func (f *fecSender) onResult(res *recovery.Result) {
 		if !ok {
 			break
 		}
-		f.owe(f.ctrl.OnFeedback(fb))
+		f.oweReaction(f.ctrl.OnFeedback(fb))
 	}
+}
+
+// oweReaction adds the n repairs of a reaction to sources known lost, all
+// of them or none. A reaction rebuilds nothing unless its repairs reach
+// the number of sources missing in their window: the retransmission of a
+// lost source is a new source, which does not help decode the old one
+// (RFC 8681 section 3 codes over the symbols as first sent). Part of a
+// reaction would cost its repairs and, worse, hold the lost packets from
+// loss recovery until the repairs' deadline (coverWindow), delaying the
+// retransmissions that must come anyway: after an outage, a whole flight
+// of sources waited more than a round trip for repairs that could not
+// rebuild them.
+func (f *fecSender) oweReaction(n int) {
+	if n <= 0 {
+		return
+	}
+	if float64(n) > f.credit {
+		f.stats.RepairsCapped += uint64(n)
+		return
+	}
+	f.owe(n)
 }
 
 // coverWindow asks loss recovery to hold the packets of the sources in

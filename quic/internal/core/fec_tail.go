@@ -153,7 +153,7 @@ func (f *fecSender) onTailAcked(pn uint64) {
 		if t.end != f.src.next {
 			return // newer sources went out: their ACKs tell the monitor
 		}
-		f.owe(f.trailingMissing(t.first, t.end) - 1)
+		f.oweReaction(f.trailingMissing(t.first, t.end) - 1)
 		return
 	}
 }

@@ -162,3 +162,48 @@ func TestFECTailAckedCountsTrailingLosses(t *testing.T) {
 		})
 	}
 }
+
+// TestFECReactionAllOrNothing: a reaction the allowance cannot pay in full
+// sends nothing (its repairs could not rebuild the sources, and their
+// deadline would hold the retransmissions); one it can pay goes whole.
+func TestFECReactionAllOrNothing(t *testing.T) {
+	f := testFECSender(t)
+	f.credit = 3.5
+	f.oweReaction(4)
+	if f.owed != 0 || f.stats.RepairsCapped != 4 || f.credit != 3.5 {
+		t.Errorf("reaction of 4 with 3.5 in hand: owed %d, capped %d, credit %v", f.owed, f.stats.RepairsCapped, f.credit)
+	}
+	f.oweReaction(3)
+	if f.owed != 3 || f.credit != 0.5 {
+		t.Errorf("reaction of 3 with 3.5 in hand: owed %d, credit %v", f.owed, f.credit)
+	}
+}
+
+// TestFECTailAckedLongRunLeftToRecovery: when the tail repair's
+// acknowledgement shows more sources missing than the allowance can
+// repair, as after an outage, no repair is owed for them.
+func TestFECTailAckedLongRunLeftToRecovery(t *testing.T) {
+	f := testFECSender(t)
+	sizes := make([]int, 20)
+	for i := range sizes {
+		sizes[i] = 1400
+	}
+	repairs, _ := sendTail(t, f, 1, sizes...)
+	if len(repairs) != 1 {
+		t.Fatalf("%d tail repairs", len(repairs))
+	}
+	// Sources 1-4 arrive, 5-20 are lost, the tail repair arrives.
+	res := &recovery.Result{}
+	for _, pn := range []uint64{1, 2, 3, 4, repairs[0]} {
+		res.Acked = append(res.Acked, recovery.PacketInfo{Space: spaceApp, Number: pn})
+	}
+	capped := f.stats.RepairsCapped
+	f.onTailAcked(repairs[0])
+	f.onResult(res)
+	if f.owed != 0 {
+		t.Errorf("%d repairs owed for 16 lost sources with %.1f in hand", f.owed, f.credit)
+	}
+	if f.stats.RepairsCapped < capped+15 {
+		t.Errorf("repairs capped %d, want at least %d", f.stats.RepairsCapped, capped+15)
+	}
+}
