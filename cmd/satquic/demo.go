@@ -32,7 +32,7 @@ const demoExplanation = `Each row is %d downloads over a fresh simulated %s path
 with its own seeded losses; times run from the client's first packet to the last
 byte. "limit" is the physical floor: the handshake and request round trips plus the
 size at the link rate. satquic-nofec is plain QUIC with CUBIC: each random loss is
-retransmitted and cuts its sending rate by 30%, so it rarely reaches the link's capacity.
+retransmitted and cuts its sending rate by 30%%, so it rarely reaches the link's capacity.
 satquic protects its packets with adaptive forward erasure correction: the receiver
 rebuilds a lost packet from repair packets sent alongside (a few percent of the
 traffic), the sender never retransmits it and, since this path loses packets without
