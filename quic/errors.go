@@ -150,11 +150,17 @@ func connError(err error) error {
 	return err
 }
 
-// streamError converts a core stream error; other errors pass unchanged.
+// streamError converts a core stream error, and the core's ErrWriteClosed
+// to the package's; other errors pass unchanged.
 func streamError(err error) error {
 	var se *core.StreamError
 	if errors.As(err, &se) {
 		return &StreamError{StreamID: StreamID(se.StreamID), ErrorCode: StreamErrorCode(se.Code), Remote: se.Remote}
+	}
+	if errors.Is(err, core.ErrWriteClosed) {
+		// The package's own value, so that errors.Is(err,
+		// ErrWriteClosed) holds for the caller.
+		return ErrWriteClosed
 	}
 	return err
 }

@@ -162,6 +162,24 @@ func TestStreamCancel(t *testing.T) {
 		if !errors.As(werr, &se) || !se.Remote || se.ErrorCode != 9 {
 			t.Errorf("Write after the peer's STOP_SENDING: %v", werr)
 		}
+
+		// Close after the peer's STOP_SENDING says so, with its code
+		// (RFC 9000 section 3.5), as Write does.
+		cst3, _ := c.OpenStream()
+		_, _ = cst3.Write([]byte("request"))
+		sst3, _ := s.AcceptStream(ctx)
+		sst3.CancelRead(11)
+		time.Sleep(100 * time.Millisecond)
+		if err := cst3.Close(); !errors.As(err, &se) || !se.Remote || se.ErrorCode != 11 {
+			t.Errorf("Close after the peer's STOP_SENDING: %v", err)
+		}
+
+		// A Write after Close is ErrWriteClosed, for errors.Is too.
+		cst4, _ := c.OpenStream()
+		_ = cst4.Close()
+		if _, err := cst4.Write([]byte("x")); !errors.Is(err, ErrWriteClosed) {
+			t.Errorf("Write after Close: %v", err)
+		}
 		_ = c.CloseWithError(0, "")
 	})
 }

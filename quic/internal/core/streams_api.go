@@ -76,6 +76,10 @@ func (c *Conn) CloseWrite(id uint64) error {
 	switch {
 	case sd == nil:
 		return ErrStreamDirection
+	case sd.stopped:
+		// The peer's STOP_SENDING reset the stream: its code says why,
+		// as StreamWrite reports it (RFC 9000 section 3.5).
+		return &StreamError{StreamID: id, Code: sd.stopCode, Remote: true}
 	case sd.reset:
 		return ErrWriteClosed
 	case sd.finQueue:
