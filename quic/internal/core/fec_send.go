@@ -56,6 +56,9 @@ type fecSender struct {
 	credit, perSource float64
 	// maxSymbol is the largest source symbol, what a full repair costs.
 	maxSymbol int
+	// givenUp: the outstanding sources before it are left to loss
+	// recovery (giveUp).
+	givenUp uint64
 	// tail is the protection of the newest sources when the application
 	// stops sending (fec_tail.go).
 	tail  tailState
@@ -179,12 +182,24 @@ func (f *fecSender) onResult(res *recovery.Result) {
 		if !ok {
 			break
 		}
-		f.oweReaction(f.ctrl.OnFeedback(fb))
+		if !f.oweReaction(f.ctrl.OnFeedback(fb)) && fb.Unrecovered > 0 {
+			f.giveUp(f.src.extend(fb.LastESI()) + 1)
+		}
 	}
 }
 
+// giveUp leaves the sources before end still outstanding to loss recovery:
+// they are known lost, and the repairs that could rebuild them were not
+// sent, so no later repair holds them from retransmission (coverWindow).
+// Without it every repair of the controller's widened window (it reaches
+// back to the oldest missing source) pushed their deadline on, and a
+// burst of nine waited a quarter of a second before its retransmission.
+func (f *fecSender) giveUp(end uint64) {
+	f.givenUp = max(f.givenUp, end)
+}
+
 // oweReaction adds the n repairs of a reaction to sources known lost, all
-// of them or none. A reaction rebuilds nothing unless its repairs reach
+// of them or none, and reports whether they are owed. A reaction rebuilds nothing unless its repairs reach
 // the number of sources missing in their window: the retransmission of a
 // lost source is a new source, which does not help decode the old one
 // (RFC 8681 section 3 codes over the symbols as first sent). Part of a
@@ -193,23 +208,24 @@ func (f *fecSender) onResult(res *recovery.Result) {
 // retransmissions that must come anyway: after an outage, a whole flight
 // of sources waited more than a round trip for repairs that could not
 // rebuild them.
-func (f *fecSender) oweReaction(n int) {
+func (f *fecSender) oweReaction(n int) bool {
 	if n <= 0 {
-		return
+		return true
 	}
 	if float64(n) > f.credit {
 		f.stats.RepairsCapped += uint64(n)
-		return
+		return false
 	}
 	f.owe(n)
+	return true
 }
 
 // coverWindow asks loss recovery to hold the packets of the sources in
 // id's window that are still outstanding until the repair could have
-// rebuilt them at the peer and the news come back.
+// rebuilt them at the peer and the news come back; not those given up.
 func (f *fecSender) coverWindow(s *recovery.Sender, id fec.RepairID, until time.Duration) {
 	first := f.src.extend(id.FirstESI)
-	for seq := max(first, f.src.base); seq < first+uint64(id.NSS) && seq < f.src.next; seq++ {
+	for seq := max(first, f.src.base, f.givenUp); seq < first+uint64(id.NSS) && seq < f.src.next; seq++ {
 		if e := f.src.at(seq); e != nil && e.state == sourceOutstanding {
 			_ = s.CoverPacket(spaceApp, e.pn, until) // only an unsent pn fails
 		}

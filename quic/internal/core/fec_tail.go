@@ -153,7 +153,9 @@ func (f *fecSender) onTailAcked(pn uint64) {
 		if t.end != f.src.next {
 			return // newer sources went out: their ACKs tell the monitor
 		}
-		f.oweReaction(f.trailingMissing(t.first, t.end) - 1)
+		if !f.oweReaction(f.trailingMissing(t.first, t.end) - 1) {
+			f.giveUp(t.end)
+		}
 		return
 	}
 }

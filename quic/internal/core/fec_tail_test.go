@@ -181,7 +181,8 @@ func TestFECReactionAllOrNothing(t *testing.T) {
 
 // TestFECTailAckedLongRunLeftToRecovery: when the tail repair's
 // acknowledgement shows more sources missing than the allowance can
-// repair, as after an outage, no repair is owed for them.
+// repair, as after an outage, no repair is owed for them and they are
+// left to loss recovery.
 func TestFECTailAckedLongRunLeftToRecovery(t *testing.T) {
 	f := testFECSender(t)
 	sizes := make([]int, 20)
@@ -205,5 +206,9 @@ func TestFECTailAckedLongRunLeftToRecovery(t *testing.T) {
 	}
 	if f.stats.RepairsCapped < capped+15 {
 		t.Errorf("repairs capped %d, want at least %d", f.stats.RepairsCapped, capped+15)
+	}
+	// No later repair holds them from retransmission.
+	if f.givenUp != 20 {
+		t.Errorf("sources given up to loss recovery: before %d, want 20", f.givenUp)
 	}
 }
