@@ -48,17 +48,24 @@ func (c *Conn) streamSendable(s *stream, credit uint64) bool {
 	return sd.finQueue && !sd.finSent && sd.buf.next == sd.buf.written
 }
 
-// fits appends f to b if it fits within avail bytes.
+// fits appends f to b if it fits within avail bytes. f escapes: frames
+// sent often come from the connection's frameScratch.
 func (c *Conn) fits(b []byte, avail int, f wire.Frame) ([]byte, bool) {
 	if len(b)+f.Len() > avail {
 		return b, false
 	}
 	out, err := f.Append(b)
 	if err != nil {
-		c.closeLocal(transportError(wire.CodeInternalError, 0, "%v frame: %v", f.Type(), err))
+		c.frameAppendFailed(f.Type(), err)
 		return b, false
 	}
 	return out, true
+}
+
+// frameAppendFailed closes the connection on a frame this endpoint could
+// not encode: a bug, never the peer's doing.
+func (c *Conn) frameAppendFailed(t wire.FrameType, err error) {
+	c.closeLocal(transportError(wire.CodeInternalError, 0, "%v frame: %v", t, err))
 }
 
 // appendControl appends the connection's control frames (RFC 9000 section
@@ -72,14 +79,16 @@ func (c *Conn) appendControl(b []byte, frames []sentFrame, avail int) ([]byte, [
 		}
 	}
 	if c.flow.limitPending {
-		if b, ok = c.fits(b, avail, &wire.MaxDataFrame{Maximum: c.flow.advertisedMax}); ok {
+		c.flowFrames.maxData = wire.MaxDataFrame{Maximum: c.flow.advertisedMax}
+		if b, ok = c.fits(b, avail, &c.flowFrames.maxData); ok {
 			c.flow.limitPending = false
 			c.flow.recv.limit = c.flow.advertisedMax
 			frames = append(frames, sentFrame{kind: fkMaxData, n: c.flow.advertisedMax})
 		}
 	}
 	if c.flow.blockedQueue {
-		if b, ok = c.fits(b, avail, &wire.DataBlockedFrame{Limit: c.flow.blockedAt}); ok {
+		c.flowFrames.dataBlocked = wire.DataBlockedFrame{Limit: c.flow.blockedAt}
+		if b, ok = c.fits(b, avail, &c.flowFrames.dataBlocked); ok {
 			c.flow.blockedQueue = false
 			frames = append(frames, sentFrame{kind: fkDataBlocked, n: c.flow.blockedAt})
 		}
@@ -111,7 +120,8 @@ func (c *Conn) appendStreamLimits(b []byte, frames []sentFrame, avail int) ([]by
 	for d := range 2 {
 		uni := d == 1
 		if m.maxPending[d] {
-			if b, ok = c.fits(b, avail, &wire.MaxStreamsFrame{Unidirectional: uni, Maximum: m.localMax[d]}); ok {
+			c.flowFrames.maxStreams = wire.MaxStreamsFrame{Unidirectional: uni, Maximum: m.localMax[d]}
+			if b, ok = c.fits(b, avail, &c.flowFrames.maxStreams); ok {
 				m.maxPending[d] = false
 				frames = append(frames, sentFrame{kind: fkMaxStreamsBidi + frameKind(d)})
 			}
@@ -186,7 +196,8 @@ func (c *Conn) appendOneStreamControl(s *stream, b []byte, frames []sentFrame, a
 	var ok bool
 	if r := s.recv; r != nil {
 		if r.limitPending && !r.hasFinal && !r.stopped {
-			if b, ok = c.fits(b, avail, &wire.MaxStreamDataFrame{StreamID: s.id, Maximum: r.win.limit}); ok {
+			c.flowFrames.maxStreamData = wire.MaxStreamDataFrame{StreamID: s.id, Maximum: r.win.limit}
+			if b, ok = c.fits(b, avail, &c.flowFrames.maxStreamData); ok {
 				r.limitPending = false
 				frames = append(frames, sentFrame{kind: fkMaxStreamData, id: s.id})
 			}
@@ -209,7 +220,8 @@ func (c *Conn) appendOneStreamControl(s *stream, b []byte, frames []sentFrame, a
 			}
 		}
 		if sd.blockedPending {
-			if b, ok = c.fits(b, avail, &wire.StreamDataBlockedFrame{StreamID: s.id, Limit: sd.blockedAt}); ok {
+			c.flowFrames.streamDataBlocked = wire.StreamDataBlockedFrame{StreamID: s.id, Limit: sd.blockedAt}
+			if b, ok = c.fits(b, avail, &c.flowFrames.streamDataBlocked); ok {
 				sd.blockedPending = false
 				frames = append(frames, sentFrame{kind: fkStreamDataBlocked, id: s.id, n: sd.blockedAt})
 			}
