@@ -15,12 +15,11 @@ import (
 const fecLockstepDrop = 11
 
 // fecAllocSlack is the most allocations the 300 measured steps may make in
-// all, a tenth of one per step. Outside FEC, the receiver's MAX_STREAM_DATA
-// frames allocate now and then (packetizer_app.go builds one through an
-// interface; the lossy transfer updates its windows unevenly): 3 to 9
-// over the run. One allocation per rebuilt source (about 156) or per
-// packet (over 3,000) exceeds the slack many times.
-const fecAllocSlack = 30
+// all: 0 or 1 are seen (flow control frames come from the connection's
+// frameScratch), and the slack leaves room for a rare growth of a queue
+// outside FEC. One allocation per rebuilt source (about 156) or per
+// packet (over 3,000) exceeds it many times.
+const fecAllocSlack = 10
 
 // newFECLockstep is newLockstep with FEC on at both ends, under the fixed
 // controller so that repairs go out at a known rate whatever the loss.
