@@ -261,3 +261,15 @@ func fecAvail(avail int) int { return avail - fecReserve }
 func (c *Conn) fecReportDue(s recovery.Space) bool {
 	return c.fec != nil && s == spaceApp && c.fec.recv.reportDue
 }
+
+// carriesRepair reports whether a packet's frames include a FEC_REPAIR: a
+// repair packet, whose loss the FECHide policy does not take for
+// congestion (recovery's fec_hide.go).
+func carriesRepair(frames []sentFrame) bool {
+	for i := range frames {
+		if frames[i].kind == fkFECRepair {
+			return true
+		}
+	}
+	return false
+}

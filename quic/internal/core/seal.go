@@ -108,6 +108,7 @@ func (c *Conn) onPacketSent(now time.Duration, p *plannedPacket, cp ECN) {
 	err := c.sender.OnPacketSent(now, recovery.SentPacket{
 		Space: p.space, Number: p.pn, Bytes: size,
 		AckEliciting: p.ackEliciting, InFlight: inFlight, Ref: p.pn,
+		Repair: p.space == spaceApp && carriesRepair(frames),
 	})
 	if err != nil {
 		c.closeLocal(transportError(wire.CodeInternalError, 0, "recording sent packet: %v", err))

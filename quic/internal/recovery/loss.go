@@ -34,7 +34,7 @@ func (s *Sender) detectAndSignal(now time.Duration, space Space, sp *spaceState)
 	}
 	s.signal(now, CongestionEvent{
 		Cause:           CauseLoss,
-		LostBytes:       prior - s.bytesInFlight - pathProbeBytes(lost),
+		LostBytes:       prior - s.bytesInFlight - unsignaledBytes(lost),
 		LargestSentTime: newest,
 		Persistent:      persistent,
 		PriorInFlight:   prior,
@@ -70,7 +70,7 @@ func (s *Sender) detectLost(now time.Duration, space Space, sp *spaceState) (new
 			if t, lost := s.lossTimeOf(now, sp, rec, delay); !lost {
 				sp.setLossTime(t)
 			} else {
-				if rec.has(flagInFlight) && !rec.has(flagPathProbe) {
+				if rec.has(flagInFlight) && !rec.lossUnsignaled() {
 					newest, inFlightLost = rec.timeSent, true
 				}
 				s.markLost(now, sp, space, rec, watch)
@@ -119,7 +119,7 @@ func (s *Sender) markLost(now time.Duration, sp *spaceState, space Space, rec *s
 	rec.deadline = now + watch
 	if rec.has(flagInFlight) {
 		s.removeFromFlight(sp, rec)
-		if !rec.has(flagPathProbe) {
+		if !rec.lossUnsignaled() {
 			s.rate.onLost(int64(rec.bytes))
 		}
 	}
@@ -145,7 +145,9 @@ func (s *Sender) persistentCongestion(sp *spaceState, lost []PacketInfo) bool {
 }
 
 func establishesPersistentCongestion(sp *spaceState, lost []PacketInfo, firstSample, duration time.Duration) bool {
-	candidate := func(p *PacketInfo) bool { return p.AckEliciting && !p.PathProbe && p.TimeSent > firstSample }
+	candidate := func(p *PacketInfo) bool {
+		return p.AckEliciting && !p.PathProbe && !p.HiddenRepair && p.TimeSent > firstSample
+	}
 	var first, last *PacketInfo
 	for i := range lost {
 		if candidate(&lost[i]) {

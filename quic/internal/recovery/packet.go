@@ -14,6 +14,10 @@ type SentPacket struct {
 	// InFlight: the packet counts toward bytes in flight and congestion
 	// control (ack-eliciting or padded; RFC 9002 section 2).
 	InFlight bool
+	// Repair: the packet carries FEC redundancy and no data of its own
+	// (a FEC_REPAIR frame, perhaps with ACK frames). Under FECHide its
+	// loss is no congestion signal (fec_hide.go).
+	Repair bool
 	// Ref is the core's own handle for what the packet carried (an index
 	// into its table of retransmittable frames, a stream offset, anything).
 	// The Sender stores it and gives it back when the packet is
@@ -36,7 +40,9 @@ type PacketInfo struct {
 	AppLimited bool
 	// PathProbe: the packet is a path MTU probe (MarkPathProbe).
 	PathProbe bool
-	Ref       uint64
+	// HiddenRepair: a repair packet sent under FECHide.
+	HiddenRepair bool
+	Ref          uint64
 }
 
 // packetState is where a tracked packet is in its life.
@@ -70,6 +76,9 @@ const (
 	// flagPathProbe: a path MTU probe, whose loss is no congestion
 	// signal (pathprobe.go).
 	flagPathProbe
+	// flagHiddenRepair: a repair packet under FECHide, whose loss is no
+	// congestion signal either (fec_hide.go).
+	flagHiddenRepair
 )
 
 // sentPacket is the Sender's record of a packet. It stays a plain value
@@ -108,6 +117,7 @@ func (p *sentPacket) info(space Space) PacketInfo {
 		InFlight:     p.has(flagInFlight),
 		AppLimited:   p.has(flagAppLimited),
 		PathProbe:    p.has(flagPathProbe),
+		HiddenRepair: p.has(flagHiddenRepair),
 		Ref:          p.ref,
 	}
 }

@@ -54,12 +54,13 @@ func (s *Sender) observe(space Space, rec *sentPacket, acked bool) {
 	}
 }
 
-// pathProbeBytes is the size of the probes among lost packets: they left
-// bytes in flight but are no congestion signal.
-func pathProbeBytes(lost []PacketInfo) int64 {
+// unsignaledBytes is the size of the lost packets whose loss is no
+// congestion signal (path probes, repairs under FECHide): they left bytes
+// in flight but do not count as lost bytes for the controller.
+func unsignaledBytes(lost []PacketInfo) int64 {
 	var n int64
 	for i := range lost {
-		if lost[i].PathProbe && lost[i].InFlight {
+		if (lost[i].PathProbe || lost[i].HiddenRepair) && lost[i].InFlight {
 			n += int64(lost[i].Bytes)
 		}
 	}

@@ -117,6 +117,9 @@ func (s *Sender) OnPacketSent(now time.Duration, p SentPacket) error {
 	s.stats.BytesSent += uint64(p.Bytes)
 	if p.InFlight {
 		s.sendInFlight(now, sp, rec, p.AckEliciting)
+		if p.Repair && s.cfg.FECPolicy == FECHide {
+			rec.flags |= flagHiddenRepair
+		}
 	}
 	s.setTimer(now)
 	return nil
