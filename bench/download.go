@@ -29,7 +29,8 @@ type DownloadConfig struct {
 	// (VirtualStack) instead of the emulator; times are simulated.
 	Virtual bool
 	// Timeout bounds one download; 0 means 30 s plus 20 times its
-	// physical limit.
+	// physical limit in real time, and 10 min plus 100 times it in
+	// simulated time.
 	Timeout time.Duration
 	// Progress, when set, receives a line per download.
 	Progress io.Writer

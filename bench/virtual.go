@@ -29,7 +29,11 @@ func virtualOnce(ctx context.Context, cfg DownloadConfig, rec RunRecord, st Virt
 	}
 	timeout := cfg.Timeout
 	if timeout <= 0 {
-		timeout = 30*time.Second + 20*limit
+		// Simulated time costs events, not seconds: a generous bound
+		// lets a loss-based controller crawl through a lossy GEO path
+		// (CUBIC at 1% loss and 600 ms moves about a Mbit/s), and
+		// still ends a connection that stopped making progress.
+		timeout = 10*time.Minute + 100*limit
 	}
 	d, err := st.DownloadVirtual(ctx, cfg.Profile.WithSeed(rec.Seed), rec.Seed, rec.SizeBytes, timeout)
 	if err != nil {

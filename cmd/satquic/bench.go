@@ -108,7 +108,7 @@ func parseBenchDownloadFlags(args []string, stderr io.Writer) (*benchDownloadOpt
 	fs.StringVar(&o.jsonPath, "json", "", "write the summaries, every run and the metadata to FILE as JSON")
 	fs.StringVar(&o.csvPath, "csv", "", "write every run to FILE as CSV")
 	fs.StringVar(&o.png, "plot", "", "draw boxplots and CDFs per size to FILE.png, or to DIR as one PNG per size and one of all")
-	fs.DurationVar(&o.timeout, "timeout", 0, "bound on one download (default: 30s + 20 x its physical limit)")
+	fs.DurationVar(&o.timeout, "timeout", 0, "bound on one download (default: 30s + 20 x its physical limit; with --virtual, 10m + 100 x it in simulated time)")
 	fs.BoolVar(&o.virtual, "virtual", false, "run in virtual time over the simulator instead of the emulator (satquic stacks only)")
 	quietUsage(fs, args, stderr)
 	if err := parseFlags(fs, args); err != nil {
