@@ -129,7 +129,10 @@ type Config struct {
 	// FECMaxHold bounds how long a repair deadline (CoverPacket) may delay
 	// a packet's loss declaration beyond the time the RFC 9002 time
 	// threshold would declare it: a safety net against a repair that
-	// never comes.
+	// never comes. A path whose smoothed RTT is longer holds for that
+	// instead: a repair's report takes a round trip to come back, and on
+	// a GEO path (600 ms) losses declared a few hundred milliseconds
+	// before it cut the window for losses the peer then rebuilt.
 	FECMaxHold time.Duration
 }
 

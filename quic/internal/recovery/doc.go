@@ -55,8 +55,8 @@
 // With forward erasure correction, a lost packet may be rebuilt by the peer
 // from a repair symbol sent after it. CoverPacket tells the loss detector
 // that packet N is covered by a repair expected by time T: N is not
-// declared lost before T (bounded by Config.FECMaxHold past the time
-// threshold), so the sender does not retransmit what the repair will
+// declared lost before T (bounded by Config.FECMaxHold, or the smoothed
+// RTT if longer, past the time threshold), so the sender does not retransmit what the repair will
 // rebuild. OnRecovered takes the peer's report of the packets it rebuilt:
 // they are delivered and never retransmitted; for congestion control they
 // count as a loss under FECSignal and as delivered under FECHide.

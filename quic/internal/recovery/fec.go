@@ -13,7 +13,7 @@ import (
 // smoothed RTT and the peer's ack delay). Until then the packet is not
 // declared lost, whatever the thresholds say: retransmitting what the
 // repair will rebuild wastes the path. The hold never lasts more than
-// Config.FECMaxHold past the time threshold. Covering a packet already
+// Config.FECMaxHold (or the smoothed RTT) past the time threshold. Covering a packet already
 // acknowledged, lost or recovered does nothing; several repairs keep the
 // latest deadline.
 func (s *Sender) CoverPacket(space Space, pn uint64, until time.Duration) error {

@@ -45,13 +45,40 @@ func TestFECCoveredPacketHeld(t *testing.T) {
 	}
 }
 
-// The hold is bounded: FECMaxHold (250 ms) past the time threshold.
+// The hold is bounded: FECMaxHold (250 ms) past the time threshold, or the
+// smoothed RTT if longer.
 func TestFECHoldBounded(t *testing.T) {
 	s := fecRun(t, FECSignal, 10*time.Second)
 	// 2 ms + 102.375 ms + 250 ms.
 	wantDeadline(t, s, 354375*time.Microsecond)
 	if res := s.OnTimeout(354375 * time.Microsecond); !equalNumbers(res.Lost, 2) {
 		t.Fatalf("lost %v, want [2]", numbers(res.Lost))
+	}
+}
+
+// On a long path the hold reaches a smoothed RTT past the time threshold:
+// a repair's report there takes longer than FECMaxHold to come back, and a
+// loss declared before it is a congestion signal for nothing.
+func TestFECHoldLongRTT(t *testing.T) {
+	cfg := testConfig(NewReno)
+	s := confirmed(t, cfg)
+	for pn := range uint64(10) {
+		send(t, s, time.Duration(pn)*ms, SpaceApplication, pn)
+	}
+	if err := s.CoverPacket(SpaceApplication, 2, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	// A 600 ms sample: the loss delay is 675 ms, the hold 600 ms more.
+	if res := ack(t, s, 609*ms, SpaceApplication, 0, rng(3, 9, 0, 1)); len(res.Lost) != 0 {
+		t.Fatalf("lost %v before the hold ended", numbers(res.Lost))
+	}
+	end := 2*ms + 675*ms + 600*ms
+	wantDeadline(t, s, end)
+	if res := s.OnTimeout(end - 1); len(res.Lost) != 0 {
+		t.Fatal("lost before the hold ended")
+	}
+	if res := s.OnTimeout(end); !equalNumbers(res.Lost, 2) {
+		t.Fatalf("lost %v at the end of the hold, want [2]", numbers(res.Lost))
 	}
 }
 

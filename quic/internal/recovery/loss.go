@@ -87,14 +87,15 @@ func (s *Sender) detectLost(now time.Duration, space Space, sp *spaceState) (new
 // lossTimeOf decides whether an outstanding packet is lost now (section
 // 6.1: packet or time threshold) and, if not, when it will be. A packet
 // covered by a repair in flight is held until the repair's deadline,
-// bounded by FECMaxHold past the time threshold.
+// bounded by FECMaxHold (or the smoothed RTT, if longer) past the time
+// threshold.
 func (s *Sender) lossTimeOf(now time.Duration, sp *spaceState, rec *sentPacket, delay time.Duration) (time.Duration, bool) {
 	byTime := rec.timeSent + delay
 	met := byTime <= now || sp.largestAcked >= rec.number+s.cfg.PacketThreshold
 	if !rec.has(flagCovered) {
 		return byTime, met
 	}
-	holdEnd := min(rec.deadline, byTime+s.cfg.FECMaxHold)
+	holdEnd := min(rec.deadline, byTime+max(s.cfg.FECMaxHold, s.rtt.SmoothedRTT()))
 	if met {
 		if now >= holdEnd {
 			return 0, true
