@@ -98,6 +98,9 @@ type CongestionEvent struct {
 	// PriorInFlight and BytesInFlight are the bytes in flight before and
 	// after the lost packets were removed.
 	PriorInFlight, BytesInFlight int64
+	// Handshake: the lost packets were Initial or Handshake packets
+	// (handshake_loss.go).
+	Handshake bool
 }
 
 // Phase is a controller's state, named as in qlog's congestion_state_updated

@@ -134,6 +134,10 @@ func (c *cubic) avoid(now time.Duration, acked float64, srtt time.Duration) {
 // OnCongestionEvent is sections 4.6 and 4.7, and 4.8 for persistent
 // congestion.
 func (c *cubic) OnCongestionEvent(now time.Duration, ev *CongestionEvent) {
+	if c.handshakeLoss(now, ev, cubicBeta) {
+		c.cwndF = float64(c.cwnd)
+		return
+	}
 	if c.reduce(now, ev) {
 		c.sync()
 		if c.fastConvergence && c.cwndF < c.wMax {

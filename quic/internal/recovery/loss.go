@@ -39,6 +39,7 @@ func (s *Sender) detectAndSignal(now time.Duration, space Space, sp *spaceState)
 		Persistent:      persistent,
 		PriorInFlight:   prior,
 		BytesInFlight:   s.bytesInFlight,
+		Handshake:       space == SpaceInitial || space == SpaceHandshake,
 	})
 }
 

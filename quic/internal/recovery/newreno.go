@@ -52,6 +52,9 @@ func (r *newReno) OnAck(now time.Duration, ev *AckEvent) {
 
 // OnCongestionEvent is appendix B.6 and B.8.
 func (r *newReno) OnCongestionEvent(now time.Duration, ev *CongestionEvent) {
+	if r.handshakeLoss(now, ev, float64(lossReductionNum)/lossReductionDen) {
+		return
+	}
 	if r.reduce(now, ev) {
 		r.ssthresh = r.cwnd * lossReductionNum / lossReductionDen
 		r.setWindow(int64(r.ssthresh))
