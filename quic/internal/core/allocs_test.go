@@ -28,23 +28,7 @@ type datagrams struct {
 
 func newLockstep(t testing.TB, upload bool) *lockstep {
 	ccfg, scfg := testConfigs(t, 3)
-	ccfg.MaxDatagramSize, scfg.MaxDatagramSize = 1452, 1452
-	p := newPair(t, ccfg, scfg, time.Millisecond)
-	p.mustRun(p.confirmed, time.Second)
-	l := &lockstep{t: t, now: p.now, snd: p.client, rcv: p.server, chunk: payload(48<<10, 3), out: make([]byte, 64<<10)}
-	if !upload {
-		l.snd, l.rcv = p.server, p.client
-	}
-	id, err := l.snd.OpenStream(false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l.id = id
-	for i := range l.data.bufs {
-		l.data.bufs[i] = make([]byte, 0, 2048)
-		l.acks.bufs[i] = make([]byte, 0, 2048)
-	}
-	return l
+	return lockstepFrom(t, upload, ccfg, scfg)
 }
 
 // receive hands c the datagrams of d.

@@ -32,7 +32,7 @@ func newFECLockstep(t testing.TB, upload bool) *lockstep {
 }
 
 // lockstepFrom builds a lockstep over a connected pair of the given
-// configurations, as newLockstep does.
+// configurations, with 1452-byte datagrams.
 func lockstepFrom(t testing.TB, upload bool, ccfg, scfg *Config) *lockstep {
 	ccfg.MaxDatagramSize, scfg.MaxDatagramSize = 1452, 1452
 	p := newPair(t, ccfg, scfg, time.Millisecond)
