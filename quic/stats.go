@@ -25,6 +25,10 @@ type ConnectionStats struct {
 	PacketsLost, PacketsRetransmitted, SpuriousLosses uint64
 	// StreamBytesRetransmitted counts stream bytes sent more than once.
 	StreamBytesRetransmitted uint64
+	// StreamBytesUnacked is the stream data written and not yet
+	// acknowledged by the peer (streams reset excepted): a server that
+	// drains before closing waits for it to reach zero.
+	StreamBytesUnacked uint64
 	// PTOs counts probe timeouts; PacketsDropped the received packets
 	// that could not be processed.
 	PTOs, PacketsDropped uint64
@@ -93,6 +97,7 @@ func (c *Conn) Stats() ConnectionStats {
 		PacketsRetransmitted:     s.PacketsRetransmitted,
 		SpuriousLosses:           s.Recovery.SpuriousLosses,
 		StreamBytesRetransmitted: s.StreamBytesRetransmitted,
+		StreamBytesUnacked:       s.StreamBytesUnacked,
 		PTOs:                     s.Recovery.PTOs,
 		PacketsDropped:           s.PacketsDropped,
 		KeyUpdates:               s.KeyUpdates,

@@ -49,10 +49,12 @@ func (s *fileServer) serveHQ(c *quic.Conn) {
 	<-done
 }
 
-// waitDelivered waits until the connection closes, or until nothing was
-// in flight for two round trips, by which time the peer has what the
-// streams sent (the quic package does not report when a stream's data
-// was acknowledged), or until kill is closed.
+// waitDelivered waits until the peer acknowledged every byte the streams
+// wrote and nothing was in flight for two round trips since (so that the
+// peer's own acknowledgements of our last packets are settled), until the
+// connection closes, or until kill is closed. Nothing in flight alone is
+// not enough: a client that stops reading for a while leaves the rest of
+// a response queued behind its flow control, with no packet in flight.
 func waitDelivered(c *quic.Conn, kill <-chan struct{}) {
 	var quiet time.Duration
 	last := time.Now()
@@ -61,7 +63,7 @@ func waitDelivered(c *quic.Conn, kill <-chan struct{}) {
 	for {
 		st := c.Stats()
 		now := time.Now()
-		if st.BytesInFlight == 0 {
+		if st.BytesInFlight == 0 && st.StreamBytesUnacked == 0 {
 			quiet += now.Sub(last)
 		} else {
 			quiet = 0

@@ -29,8 +29,12 @@ type Stats struct {
 	PacketsBuffered uint64
 	// StreamBytesRetransmitted counts stream bytes sent more than once.
 	StreamBytesRetransmitted uint64
-	ProbesSent               uint64
-	KeyUpdates               uint64
+	// StreamBytesUnacked is the stream data written and not yet
+	// acknowledged, over the streams whose sending part was not reset:
+	// zero once the peer has everything the application sent.
+	StreamBytesUnacked uint64
+	ProbesSent         uint64
+	KeyUpdates         uint64
 
 	// SpuriousRetransmissions counts packets whose content was sent again
 	// although the peer had it: declared lost and then acknowledged, or
@@ -65,5 +69,6 @@ func (c *Conn) Stats() Stats {
 	s.FEC = c.fecStats()
 	s.ECN = c.ecn.stats()
 	s.PathMTU = c.pathMTUStats()
+	s.StreamBytesUnacked = c.streams.unackedBytes()
 	return s
 }

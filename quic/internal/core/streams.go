@@ -231,3 +231,16 @@ func (m *streamMap) sendBufferLimit() uint64 {
 	cfg := &m.c.cfg
 	return uint64(min(max(2*m.c.sender.CongestionWindow(), cfg.MinSendBuffer), cfg.MaxSendBuffer))
 }
+
+// unackedBytes sums the stream data written and not yet acknowledged of
+// the streams whose sending part was not reset (a stream stays in m until
+// its data and FIN are acknowledged).
+func (m *streamMap) unackedBytes() uint64 {
+	var n uint64
+	for _, s := range m.m {
+		if sd := s.send; sd != nil && !sd.reset {
+			n += sd.buf.buffered()
+		}
+	}
+	return n
+}
