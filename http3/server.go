@@ -395,11 +395,12 @@ func (sc *serverConn) goAway() {
 	}
 }
 
-// closeDrained closes a connection whose requests are done after GOAWAY.
-// The quic package does not tell when the peer acknowledged a stream's
-// data, so the connection closes when the client closes it, or once
-// nothing was in flight for two round trips, by which time the client
-// has what was sent.
+// closeDrained closes a connection whose requests are done after GOAWAY:
+// when the client closes it, or once the client acknowledged every byte
+// the streams wrote and nothing was in flight for two round trips. Nothing
+// in flight alone is not enough: a client that stops reading for a while
+// leaves the rest of a response queued behind its flow control, with no
+// packet in flight.
 //
 // The goroutine is not in sc.wg, which serve may be waiting on already:
 // it ends when the connection does.
@@ -417,7 +418,7 @@ func (sc *serverConn) closeDrained() {
 		for !sc.closed() {
 			st := sc.qc.Stats()
 			now := time.Now()
-			if st.BytesInFlight == 0 {
+			if st.BytesInFlight == 0 && st.StreamBytesUnacked == 0 {
 				quiet += now.Sub(last)
 			} else {
 				quiet = 0
