@@ -24,7 +24,9 @@ import (
 // their loss monitor never sees a burst span two of them, so it measures
 // bursts of one packet whatever the path does. Both wait until the loss
 // measured exceeds a clean path's (fecCleanLoss, the controller's prior):
-// until then losses are rare enough that one repair does. Tail repairs take from the overhead allowance by their size: charged as
+// until then losses are rare enough that one repair does.
+//
+// Tail repairs take from the overhead allowance by their size: charged as
 // full repairs, the one repair after each small request would take three
 // requests' allowance, and two requests in three would go unprotected.
 
