@@ -109,6 +109,7 @@ func (c *Conn) onPacketSent(now time.Duration, p *plannedPacket, cp ECN) {
 		Space: p.space, Number: p.pn, Bytes: size,
 		AckEliciting: p.ackEliciting, InFlight: inFlight, Ref: p.pn,
 		Repair: p.space == spaceApp && carriesRepair(frames),
+		Source: p.fecSource,
 	})
 	if err != nil {
 		c.closeLocal(transportError(wire.CodeInternalError, 0, "recording sent packet: %v", err))

@@ -56,10 +56,14 @@
 // from a repair symbol sent after it. CoverPacket tells the loss detector
 // that packet N is covered by a repair expected by time T: N is not
 // declared lost before T (bounded by Config.FECMaxHold, or the smoothed
-// RTT if longer, past the time threshold), so the sender does not retransmit what the repair will
-// rebuild. OnRecovered takes the peer's report of the packets it rebuilt:
-// they are delivered and never retransmitted; for congestion control they
-// count as a loss under FECSignal and as delivered under FECHide.
+// RTT if longer, past the time threshold), so the sender does not
+// retransmit what the repair will rebuild. OnRecovered takes the peer's
+// report of the packets it rebuilt: they are delivered and never
+// retransmitted; for congestion control they count as a loss under
+// FECSignal and as delivered under FECHide. Under FECHide a source
+// declared lost before its rebuild was reported signals congestion only
+// if the report has not come a PTO period later (fec_defer.go); its
+// frames are sent again at once all the same.
 //
 // # Congestion control, and where BBR and Careful Resume go
 //

@@ -94,6 +94,7 @@ func (s *Sender) recoverRange(now time.Duration, sp *spaceState, space Space, r 
 		case stateLost:
 			rec.state = stateRecovered
 			s.stats.RecoveredAfterLoss++
+			s.undeferLoss(space, pn)
 		default:
 			continue
 		}

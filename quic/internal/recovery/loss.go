@@ -22,19 +22,21 @@ func (s *Sender) detectAndSignal(now time.Duration, space Space, sp *spaceState)
 	start := len(s.res.Lost)
 	prior := s.bytesInFlight
 	newest, ok := s.detectLost(now, space, sp)
+	lost := s.res.Lost[start:]
+	persistent := len(lost) > 0 && s.persistentCongestion(sp, lost)
+	deferred := s.deferredBytes(space, lost)
 	sp.compact()
-	if !ok {
+	defer s.fireDeferred(now)
+	if !ok && !persistent {
 		return
 	}
-	lost := s.res.Lost[start:]
-	persistent := s.persistentCongestion(sp, lost)
 	s.res.PersistentCongestion = s.res.PersistentCongestion || persistent
 	if persistent {
 		s.stats.PersistentCongestions++
 	}
 	s.signal(now, CongestionEvent{
 		Cause:           CauseLoss,
-		LostBytes:       prior - s.bytesInFlight - unsignaledBytes(lost),
+		LostBytes:       prior - s.bytesInFlight - unsignaledBytes(lost) - deferred,
 		LargestSentTime: newest,
 		Persistent:      persistent,
 		PriorInFlight:   prior,
@@ -71,7 +73,7 @@ func (s *Sender) detectLost(now time.Duration, space Space, sp *spaceState) (new
 			if t, lost := s.lossTimeOf(now, sp, rec, delay); !lost {
 				sp.setLossTime(t)
 			} else {
-				if rec.has(flagInFlight) && !rec.lossUnsignaled() {
+				if rec.has(flagInFlight) && !rec.lossUnsignaled() && !rec.has(flagDeferSignal) {
 					newest, inFlightLost = rec.timeSent, true
 				}
 				s.markLost(now, sp, space, rec, watch)
@@ -121,7 +123,10 @@ func (s *Sender) markLost(now time.Duration, sp *spaceState, space Space, rec *s
 	rec.deadline = now + watch
 	if rec.has(flagInFlight) {
 		s.removeFromFlight(sp, rec)
-		if !rec.lossUnsignaled() {
+		switch {
+		case rec.has(flagDeferSignal):
+			s.deferLoss(now, space, rec)
+		case !rec.lossUnsignaled():
 			s.rate.onLost(int64(rec.bytes))
 		}
 	}

@@ -18,6 +18,10 @@ type SentPacket struct {
 	// (a FEC_REPAIR frame, perhaps with ACK frames). Under FECHide its
 	// loss is no congestion signal (fec_hide.go).
 	Repair bool
+	// Source: the packet is a FEC source symbol, which the peer may yet
+	// rebuild after it is declared lost. Under FECHide its loss signals
+	// congestion only once the FEC report would have come (fec_defer.go).
+	Source bool
 	// Ref is the core's own handle for what the packet carried (an index
 	// into its table of retransmittable frames, a stream offset, anything).
 	// The Sender stores it and gives it back when the packet is
@@ -79,6 +83,9 @@ const (
 	// flagHiddenRepair: a repair packet under FECHide, whose loss is no
 	// congestion signal either (fec_hide.go).
 	flagHiddenRepair
+	// flagDeferSignal: a FEC source under FECHide, whose loss signals
+	// only if the peer does not report it rebuilt in time (fec_defer.go).
+	flagDeferSignal
 )
 
 // sentPacket is the Sender's record of a packet. It stays a plain value

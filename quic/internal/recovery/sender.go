@@ -82,6 +82,9 @@ type Sender struct {
 	// observer learns which packets were acknowledged and lost
 	// (pathprobe.go).
 	observer PacketObserver
+	// deferred are FEC sources declared lost whose congestion signal
+	// waits for the peer's FEC report (fec_defer.go).
+	deferred []deferredLoss
 }
 
 // New returns a Sender for cfg, or an error wrapping ErrInvalidConfig.
@@ -119,6 +122,9 @@ func (s *Sender) OnPacketSent(now time.Duration, p SentPacket) error {
 		s.sendInFlight(now, sp, rec, p.AckEliciting)
 		if p.Repair && s.cfg.FECPolicy == FECHide {
 			rec.flags |= flagHiddenRepair
+		}
+		if p.Source && s.cfg.FECPolicy == FECHide {
+			rec.flags |= flagDeferSignal
 		}
 	}
 	s.setTimer(now)

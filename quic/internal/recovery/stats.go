@@ -19,5 +19,9 @@ type Stats struct {
 	// ECN-CE, FEC under signal), whether or not they reduced the window.
 	CongestionSignals     uint64
 	PersistentCongestions uint64
-	ECNCEIncreases        uint64
+	// LossSignalsDeferred counts FEC sources declared lost under FECHide
+	// whose congestion signal waited for the peer's FEC report, and
+	// LossSignalsAvoided those the peer then reported rebuilt.
+	LossSignalsDeferred, LossSignalsAvoided uint64
+	ECNCEIncreases                          uint64
 }
