@@ -15,7 +15,10 @@ const (
 	// is still never retransmitted. The default.
 	FECSignal = "signal"
 	// FECHide counts it as delivered: for paths known to lose packets
-	// without congestion (LEO and GEO satellites, in-flight Wi-Fi).
+	// without congestion (LEO and GEO satellites, in-flight Wi-Fi). A
+	// lost repair packet is no congestion signal either, and a packet
+	// declared lost before its rebuild was reported signals only if the
+	// report does not come within a PTO period.
 	FECHide = "hide"
 )
 
