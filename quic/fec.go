@@ -18,7 +18,11 @@ const (
 	// without congestion (LEO and GEO satellites, in-flight Wi-Fi). A
 	// lost repair packet is no congestion signal either, and a packet
 	// declared lost before its rebuild was reported signals only if the
-	// report does not come within a PTO period.
+	// report does not come within a PTO period. On a path whose losses
+	// are its own queue overflowing, this delays or removes the response
+	// to them: in the p2p profile (25-packet queue, no random loss), 10 MB
+	// takes 9.5 s with FEC under hide, 8.5 s under signal, 8.3 s without
+	// FEC.
 	FECHide = "hide"
 )
 
