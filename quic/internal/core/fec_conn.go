@@ -46,7 +46,7 @@ func (c *Conn) initFEC() error {
 	if err != nil {
 		return err
 	}
-	recv, err := newFECReceiver(cfg.MaxWindow, c.fecMaxSymbol())
+	recv, err := newFECReceiver(cfg.MaxWindow, min(c.cfg.largestDatagram(), fec.MaxSymbolSize))
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
@@ -55,10 +55,13 @@ func (c *Conn) initFEC() error {
 	return nil
 }
 
-// fecMaxSymbol is the largest source symbol: a 1-RTT payload of the
-// largest datagram either endpoint may send, path MTU discovery included.
-func (c *Conn) fecMaxSymbol() int {
-	return min(c.cfg.largestDatagram(), fec.MaxSymbolSize)
+// fecMaxSendSymbol is the largest source symbol this endpoint sends: a
+// 1-RTT payload of the largest datagram it may send, path MTU discovery
+// included, within the peer's max_udp_payload_size. The sender's repair
+// costs are shares of it, so it must not be the receive size (9000 bytes
+// in the quic package), which would make a full repair look small.
+func (c *Conn) fecMaxSendSymbol(p *wire.TransportParameters) int {
+	return int(min(uint64(c.cfg.largestSend()), p.MaxUDPPayloadSize, fec.MaxSymbolSize))
 }
 
 // addFECParam offers FEC in the transport parameters.
@@ -88,7 +91,7 @@ func (c *Conn) startFECSender(p *wire.TransportParameters) error {
 		return nil
 	}
 	window := int(min(offer.MaxWindow, fec.MaxNSS))
-	send, err := newFECSender(c.fec.cfg, window, c.fecMaxSymbol())
+	send, err := newFECSender(c.fec.cfg, window, c.fecMaxSendSymbol(p))
 	if err != nil {
 		return transportError(wire.CodeInternalError, 0, "starting FEC: %v", err)
 	}

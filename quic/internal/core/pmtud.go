@@ -307,9 +307,14 @@ func (c *Conn) pathMTUStats() PathMTUStats {
 // on the connection: what this one may probe up to and what it can
 // receive. A FEC source symbol is at most that long.
 func (c *Config) largestDatagram() int {
-	n := max(c.MaxDatagramSize, c.MaxReceiveDatagramSize)
-	if !c.DisablePathMTUDiscovery {
-		n = max(n, c.MaxProbeDatagramSize)
+	return max(c.largestSend(), c.MaxReceiveDatagramSize)
+}
+
+// largestSend is the largest UDP payload this endpoint may send: its
+// starting size, or what path MTU discovery may probe up to.
+func (c *Config) largestSend() int {
+	if c.DisablePathMTUDiscovery {
+		return c.MaxDatagramSize
 	}
-	return n
+	return max(c.MaxDatagramSize, c.MaxProbeDatagramSize)
 }
