@@ -185,18 +185,22 @@ func appendCodedSymbol(dst, payload []byte) []byte {
 
 // putCodedSymbol overwrites a ring slot's buffer with payload in coded
 // form, allocating at most once for an empty slot. A buffer that was used
-// and proves too small is replaced by one that holds the largest symbol:
-// symbol lengths vary by a few bytes around allocation size classes, and
-// growing to fit each time made a slot reallocate again and again over a
-// connection. A slot that never held a symbol gets one of its exact size,
-// so a window of small symbols stays small.
+// and proves too small is replaced by one a quarter larger than needed,
+// up to the largest symbol: symbol lengths vary by a few bytes around
+// allocation size classes, and growing to fit each time made a slot
+// reallocate again and again over a connection. The margin, not the
+// largest symbol, bounds the memory: a decoder's largest symbol is what
+// its receive buffers allow (9000 bytes in the quic package), while the
+// symbols a path carries are a sixth of that. A slot that never held a
+// symbol gets one of its exact size, so a window of small symbols stays
+// small.
 func putCodedSymbol(slot, payload []byte, maxSymbol int) []byte {
 	need := symbolLenSize + len(payload)
 	switch c := cap(slot); {
 	case c == 0:
 		slot = make([]byte, 0, need)
 	case c < need:
-		slot = make([]byte, 0, symbolLenSize+max(maxSymbol, len(payload)))
+		slot = make([]byte, 0, max(need, min(need+need/4, symbolLenSize+maxSymbol)))
 	}
 	return appendCodedSymbol(slot[:0], payload)
 }
