@@ -63,13 +63,16 @@ type Config struct {
 	KeepAlivePeriod time.Duration
 
 	// InitialStreamReceiveWindow and MaxStreamReceiveWindow bound a
-	// stream's receive window (defaults 512 KiB and 64 MiB); it grows
+	// stream's receive window (defaults 512 KiB and 64 MiB; a client's
+	// initial window is 8 MiB, so that a server on a long path can send
+	// a bandwidth-delay product in its second round trip); it grows
 	// from the first toward the second when the application reads
 	// faster than a window lasts a round trip (auto-tuning).
 	InitialStreamReceiveWindow uint64
 	MaxStreamReceiveWindow     uint64
 	// InitialConnectionReceiveWindow and MaxConnectionReceiveWindow do the
-	// same for the connection (defaults 768 KiB and 96 MiB).
+	// same for the connection (defaults 768 KiB and 96 MiB; 16 MiB
+	// initially for a client).
 	InitialConnectionReceiveWindow uint64
 	MaxConnectionReceiveWindow     uint64
 	// MaxIncomingStreams and MaxIncomingUniStreams are how many streams

@@ -31,11 +31,14 @@ const (
 	DefaultMaxStreamReceiveWindow     = 64 << 20
 	DefaultInitialConnReceiveWindow   = 768 << 10
 	DefaultMaxConnReceiveWindow       = 96 << 20
-	DefaultMinSendBuffer              = 1 << 20
-	DefaultMaxSendBuffer              = 64 << 20
-	DefaultMaxIncomingStreams         = 100
-	DefaultMaxCryptoBuffer            = 64 << 10
-	DefaultActiveConnIDLimit          = 4
+	// A client's initial windows are larger: see clientWindows.
+	DefaultClientInitialStreamReceiveWindow = 8 << 20
+	DefaultClientInitialConnReceiveWindow   = 16 << 20
+	DefaultMinSendBuffer                    = 1 << 20
+	DefaultMaxSendBuffer                    = 64 << 20
+	DefaultMaxIncomingStreams               = 100
+	DefaultMaxCryptoBuffer                  = 64 << 10
+	DefaultActiveConnIDLimit                = 4
 )
 
 // ErrConfig reports an invalid Config.
@@ -293,6 +296,24 @@ func (c *Config) validate() error {
 		}
 	}
 	return nil
+}
+
+// clientWindows gives a client whose configuration left them unset the
+// client's initial receive windows. On a long path a satquic server sends
+// a bandwidth-delay product a round trip after its first flight (the
+// long-RTT slow start's jump, recovery.LongRTTConfig): 625 kB on seed-ifc,
+// 4 MB on a 50 Mbit/s GEO path. A window of 512 KiB, which the receiver
+// only raises once it has measured a round trip of reads, would stall that
+// round trip. A client commits the memory to its own downloads; a server,
+// which receives from many clients and mostly small requests, keeps the
+// small windows.
+func (d *Config) clientWindows(orig *Config) {
+	if orig.InitialStreamReceiveWindow == 0 {
+		d.InitialStreamReceiveWindow = min(DefaultClientInitialStreamReceiveWindow, d.MaxStreamReceiveWindow)
+	}
+	if orig.InitialConnReceiveWindow == 0 {
+		d.InitialConnReceiveWindow = min(DefaultClientInitialConnReceiveWindow, d.MaxConnReceiveWindow)
+	}
 }
 
 // recoveryConfig derives the loss recovery configuration.

@@ -223,6 +223,9 @@ func newConn(cfg *Config, now time.Duration, remote netip.AddrPort, isClient boo
 	if err != nil {
 		return nil, err
 	}
+	if isClient {
+		d.clientWindows(cfg)
+	}
 	sender, err := recovery.New(d.recoveryConfig(!isClient))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)

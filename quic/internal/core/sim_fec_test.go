@@ -70,7 +70,7 @@ func TestSimFECNegotiation(t *testing.T) {
 // middle of a transfer: FEC rebuilds them, nothing is retransmitted and no
 // probe timeout fires.
 func TestSimFECRepairsLossWithoutRetransmission(t *testing.T) {
-	prof := lossOnly(t, "drop:210,410,610")
+	prof := lossOnly(t, "drop:200,400,600")
 	ccfg, scfg := fecConfigs(t, 71, recovery.FECSignal)
 	sp, d := runDownload(t, prof, 2<<20, ccfg, scfg, 60*time.Second)
 	logStats(t, sp)

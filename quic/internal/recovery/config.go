@@ -206,6 +206,14 @@ type LongRTTConfig struct {
 	// known to be long, which Careful Resume (RFC 9959) takes much further
 	// with a remembered window.
 	ScaleInitialWindow bool
+	// Jump (default on, with ScaleInitialWindow and pacing) sends the
+	// scaled initial window as one burst, measures the bottleneck's rate
+	// from the spacing of its ACKs, and sets the window to that rate's
+	// bandwidth-delay product when the burst's ACKs are in: one round
+	// trip after the data began, where the growth above needs three or
+	// four. A path whose ACKs show jitter keeps that growth. The
+	// firstFlight type in firstflight.go gives the method and its guards.
+	Jump bool
 }
 
 // PacingConfig tunes the pacer (RFC 9002 section 7.7).
@@ -295,6 +303,7 @@ func DefaultConfig() Config {
 			ReferenceRTT:       DefaultLongRTTReference,
 			MaxFactor:          DefaultLongRTTMaxFactor,
 			ScaleInitialWindow: true,
+			Jump:               true,
 		},
 		Pacing: PacingConfig{
 			Enabled:      true,

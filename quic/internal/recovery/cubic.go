@@ -45,7 +45,7 @@ func newCubic(cfg *Config) *cubic {
 // OnPacketSent keeps idle time out of t: after a period with nothing in
 // flight the epoch moves forward by the idle time (section 5.8).
 func (c *cubic) OnPacketSent(now time.Duration, bytes int, priorInFlight int64) {
-	c.onSent(bytes, priorInFlight)
+	c.onSent(now, bytes, priorInFlight)
 	if priorInFlight == 0 && c.hasEpoch && c.hasSent {
 		if idle := now - c.lastSend; idle > 0 {
 			c.epochStart = min(c.epochStart+idle, now)

@@ -92,6 +92,11 @@ type longRTT struct {
 	holdRate uint64
 	target   int64
 	exitTime time.Duration
+
+	// flight measures the first flight for LongRTTConfig.Jump; jumped:
+	// the slow start ended on its measurement.
+	flight firstFlight
+	jumped bool
 }
 
 func newLongRTT(cfg *Config) longRTT {
@@ -121,6 +126,9 @@ func (l *longRTT) initialWindow(mds int, f float64) int64 {
 		return 0
 	}
 	l.iwScaled = true
+	if l.cfg.Jump && l.paced {
+		l.flight.arm()
+	}
 	iw := min(l.iwPackets*mds, max(l.iwLimit, 2*mds))
 	return int64(float64(iw) * f)
 }
@@ -140,6 +148,10 @@ func (l *longRTT) onAck(now time.Duration, ev *AckEvent, n int64, mds, cwnd int,
 	l.used = true
 	l.minRTT = ev.RTT.MinRTT()
 	l.trainSample(now, ev)
+	if rate, done := l.flight.onAck(now, ev, l.threshold(l.minRTT)); done && rate > 0 && l.jumpWindow(rate) > int64(cwnd) {
+		l.jump(now, rate)
+		return 0, true
+	}
 	if ev.HasRTTSample && l.sample(now, ev) {
 		l.exit(now, cwnd, f)
 		return 0, true
@@ -209,6 +221,24 @@ func (l *longRTT) exit(now time.Duration, cwnd int, f float64) {
 	bdp := float64(l.trainRate) * l.minRTT.Seconds()
 	l.target = int64(min(bdp*longRTTExitHeadroom, float64(cwnd)*(1+f)))
 	l.holdRate = l.trainRate
+	l.holding = l.paced
+	l.exitTime = now
+}
+
+// jumpWindow is the window a jump to rate sets.
+func (l *longRTT) jumpWindow(rate uint64) int64 {
+	return int64(float64(rate) * l.minRTT.Seconds() * longRTTExitHeadroom)
+}
+
+// jump ends the accelerated slow start on the first flight's measured
+// rate (firstFlight): the window becomes that rate's bandwidth-delay
+// product with longRTTExitHeadroom, and the next round trip is paced at
+// the rate, as after a delay exit.
+func (l *longRTT) jump(now time.Duration, rate uint64) {
+	l.active = false
+	l.jumped = true
+	l.target = l.jumpWindow(rate)
+	l.holdRate = rate
 	l.holding = l.paced
 	l.exitTime = now
 }

@@ -7,10 +7,13 @@ import (
 )
 
 // lrConfig is DefaultConfig with the long-RTT slow start, HyStart++'s
-// thresholds and pacing as a satquic endpoint has them.
+// thresholds and pacing as a satquic endpoint has them, but without the
+// first flight's jump (firstflight_test.go), so that the tests here see
+// the growth and the delay exit.
 func lrConfig(alg Algorithm) Config {
 	cfg := DefaultConfig()
 	cfg.Algorithm = alg
+	cfg.LongRTT.Jump = false
 	return cfg
 }
 

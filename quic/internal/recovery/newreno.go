@@ -24,8 +24,8 @@ func newNewReno(cfg *Config) *newReno {
 	return &newReno{windowBase: newWindowBase(cfg, NewReno)}
 }
 
-func (r *newReno) OnPacketSent(_ time.Duration, bytes int, priorInFlight int64) {
-	r.onSent(bytes, priorInFlight)
+func (r *newReno) OnPacketSent(now time.Duration, bytes int, priorInFlight int64) {
+	r.onSent(now, bytes, priorInFlight)
 }
 
 // OnAck is appendix B.5's OnPacketsAcked.

@@ -125,10 +125,11 @@ func (w *windowBase) growable(now time.Duration, ev *AckEvent) int64 {
 	return n
 }
 
-// onSent records a packet sent with priorInFlight bytes already in
-// flight, for the window-use test (windowUse).
-func (w *windowBase) onSent(bytes int, priorInFlight int64) {
+// onSent records a packet sent at now with priorInFlight bytes already in
+// flight, for the window-use test (windowUse) and the first flight.
+func (w *windowBase) onSent(now time.Duration, bytes int, priorInFlight int64) {
 	w.use.onSent(priorInFlight + int64(bytes))
+	w.lr.flight.onSent(now, bytes)
 }
 
 // slowStart grows the window in slow start: on a long-RTT path with the
@@ -206,6 +207,7 @@ func (w *windowBase) reduce(now time.Duration, ev *CongestionEvent) bool {
 		w.setWindow(int64(w.lr.lossWindow(w.cwnd)))
 	}
 	w.lr.active = false
+	w.lr.flight.state = flightOff
 	w.endHold()
 	w.recoveryStart = now
 	w.recoveryValid = true
@@ -217,6 +219,7 @@ func (w *windowBase) reduce(now time.Duration, ev *CongestionEvent) bool {
 // collapse is the response to persistent congestion (appendix B.8).
 func (w *windowBase) collapse() {
 	w.lr.active, w.lr.holding = false, false
+	w.lr.flight.state = flightOff
 	w.cwnd = w.minWindow()
 	w.recoveryValid = false
 	w.inRecovery = false

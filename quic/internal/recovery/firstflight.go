@@ -1,0 +1,209 @@
+package recovery
+
+import "time"
+
+// firstFlightMinPackets is the number of packets a rate sample of the
+// first flight must span (after the first ACK's): six transmission times
+// at the bottleneck, enough that the timing noise of one ACK moves the
+// rate by a few percent only. The burst is the pacer's bucket of ten
+// packets (PacingConfig.BurstPackets), the first ACK takes two, and a
+// lost ACK must not leave too few.
+const firstFlightMinPackets = 6
+
+// flightState is where the first-flight measurement is.
+type flightState uint8
+
+const (
+	// flightOff: disabled, or done (measured, or given up).
+	flightOff flightState = iota
+	// flightArmed: the initial window is scaled; the next packet sent in
+	// flight starts the flight.
+	flightArmed
+	// flightSending: the flight is leaving as a burst; no ACK of it yet.
+	flightSending
+	// flightMeasuring: the flight's ACKs are arriving.
+	flightMeasuring
+)
+
+// firstFlight measures the bottleneck's rate from the ACKs of the first
+// flight of the long-RTT slow start (LongRTTConfig.Jump), so that the
+// window can jump to that rate's bandwidth-delay product one round trip
+// after the data began, instead of after the three or four round trips of
+// (1+f)-fold growth that the delay exit (longRTT) needs.
+//
+// The flight is the scaled initial window, sent as one burst (RFC 9002
+// section 7.7 allows a burst of the initial window). The bottleneck sends
+// its packets on one transmission time apart, and the receiver's ACKs come
+// back with that spacing, so the bytes the flight's ACKs acknowledge over
+// the time they took to arrive are the bottleneck's rate: packet-train
+// dispersion. Each ACK after the first gives a sample, from the first ACK
+// to it; the largest sample over at least firstFlightMinAcks ACKs is the
+// rate, so that an ACK that the receiver delayed (an odd packet at the end
+// of the flight waiting for its ack timer) does not lower it.
+//
+// The jump only raises the window: a rate below what the window already
+// sends is either a slow bottleneck, which the delay exit finds a few
+// round trips later as before, or a measurement that path jitter spread
+// out, which must not cut the window. Guards, each of which leaves the
+// slow start as it was:
+//   - The flight's packets must have left at least twice as fast as they
+//     came back: a flight the application wrote slowly measures the
+//     application.
+//   - Every RTT sample of the flight must lie within the burst's own
+//     queue (its bytes at the measured rate) plus HyStart++'s threshold
+//     above the minimum RTT. Path jitter (in-flight Wi-Fi) bunches ACKs:
+//     when the first ones come late and the rest right behind them, the
+//     spacing reads as a rate far above the bottleneck's, and the late
+//     samples show it.
+//
+// Over a bottleneck that other flows share, the dispersion lies between
+// the free share and the capacity; a jump to more than the share
+// overshoots, and the loss response is then the one any slow start
+// overshoot gets.
+type firstFlight struct {
+	state flightState
+	// start is when the flight's first packet left; end is when its first
+	// ACK arrived: packets sent from then on are not part of it.
+	start, end time.Duration
+	// sent is the flight's in-flight bytes, in packets packets.
+	sent    int64
+	packets int64
+	// first is the first ACK: when it arrived, and the delivered count
+	// after it; before is the count before the flight.
+	firstAt        time.Duration
+	firstDelivered int64
+	before         int64
+	// firstSent and lastSent bound the send times of the flight's
+	// acknowledged packets.
+	firstSent, lastSent time.Duration
+	// rate is the largest sample (bytes per second), span the bytes of
+	// the longest;
+	// maxRTT is the largest RTT sample of the flight, less the ack delay.
+	rate   uint64
+	span   int64
+	maxRTT time.Duration
+}
+
+// arm starts waiting for the flight, when the initial window is scaled.
+func (f *firstFlight) arm() { f.state = flightArmed }
+
+// onSent counts an in-flight packet sent at now.
+func (f *firstFlight) onSent(now time.Duration, bytes int) {
+	switch f.state {
+	case flightArmed:
+		f.state, f.start = flightSending, now
+		f.sent, f.packets = int64(bytes), 1
+	case flightSending:
+		f.sent += int64(bytes)
+		f.packets++
+	}
+}
+
+// onAck takes an ACK. It reports done when the flight's ACKs are all in
+// (or a packet sent after it was acknowledged); rate is then the measured
+// rate, or zero when a guard failed or nothing was measured.
+func (f *firstFlight) onAck(now time.Duration, ev *AckEvent, threshold time.Duration) (rate uint64, done bool) {
+	switch f.state {
+	case flightSending:
+		if !f.acksFlight(ev) {
+			return 0, false
+		}
+		f.state, f.end = flightMeasuring, now
+		f.firstAt, f.firstDelivered = now, ev.Delivered
+		f.before = ev.Delivered - ev.AckedBytes
+		f.firstSent, f.lastSent = f.sentBounds(ev)
+		f.noteRTT(ev)
+		return 0, false
+	case flightMeasuring:
+	default:
+		return 0, false
+	}
+	after := false
+	for i := range ev.Acked {
+		p := &ev.Acked[i]
+		if !p.InFlight {
+			continue
+		}
+		if p.TimeSent >= f.end {
+			after = true
+			continue
+		}
+		f.firstSent = min(f.firstSent, p.TimeSent)
+		f.lastSent = max(f.lastSent, p.TimeSent)
+	}
+	burstOver := false
+	if ev.AckedBytes > 0 && !after {
+		f.noteRTT(ev)
+		burstOver = !f.sample(now, ev.Delivered) && f.rate > 0
+	}
+	// Done at the first ACK past the burst (the packets after it were
+	// paced and measure the pacer), or when the flight is all in.
+	if !after && !burstOver && ev.Delivered-f.before < f.sent {
+		return 0, false
+	}
+	f.state = flightOff
+	return f.verdict(ev.RTT.MinRTT(), threshold), true
+}
+
+// acksFlight reports whether an ACK acknowledges a packet of the flight.
+func (f *firstFlight) acksFlight(ev *AckEvent) bool {
+	for i := range ev.Acked {
+		if p := &ev.Acked[i]; p.InFlight && p.TimeSent >= f.start {
+			return true
+		}
+	}
+	return false
+}
+
+// sentBounds returns the earliest and latest send time of the flight's
+// packets an ACK acknowledges.
+func (f *firstFlight) sentBounds(ev *AckEvent) (first, last time.Duration) {
+	first, last = -1, -1
+	for i := range ev.Acked {
+		p := &ev.Acked[i]
+		if !p.InFlight || p.TimeSent < f.start {
+			continue
+		}
+		if first < 0 || p.TimeSent < first {
+			first = p.TimeSent
+		}
+		last = max(last, p.TimeSent)
+	}
+	return first, last
+}
+
+func (f *firstFlight) noteRTT(ev *AckEvent) {
+	if ev.HasRTTSample {
+		f.maxRTT = max(f.maxRTT, ev.RTT.AdjustedRTT())
+	}
+}
+
+// sample takes the rate from the first ACK to this one, once the span
+// holds firstFlightMinAcks ACKs, if the packets it covers left at least
+// twice as fast as their ACKs came back. It reports whether they did.
+func (f *firstFlight) sample(now time.Duration, delivered int64) bool {
+	span := now - f.firstAt
+	if 2*(f.lastSent-f.firstSent) > span {
+		return false
+	}
+	bytes := delivered - f.firstDelivered
+	if span > 0 && bytes > 0 && bytes*f.packets >= firstFlightMinPackets*f.sent {
+		f.rate = max(f.rate, mulDivSat(uint64(bytes), uint64(time.Second), uint64(span)))
+		f.span = max(f.span, bytes)
+	}
+	return true
+}
+
+// verdict applies the jitter guard to the measured rate.
+func (f *firstFlight) verdict(minRTT, threshold time.Duration) uint64 {
+	if f.rate == 0 || minRTT <= 0 {
+		return 0
+	}
+	// The burst queues behind itself: its last packet waits for the
+	// others, the sample's bytes plus the first ACK's at the rate.
+	queue := time.Duration(mulDivSat(uint64(f.span+f.firstDelivered-f.before), uint64(time.Second), f.rate))
+	if f.maxRTT > minRTT+queue+threshold {
+		return 0
+	}
+	return f.rate
+}

@@ -1,0 +1,163 @@
+package recovery
+
+import (
+	"testing"
+	"time"
+)
+
+// flightPath is a 100 ms path (growth factor 2, a scaled initial window of
+// 20 packets) behind a bottleneck that passes a packet every gap: the
+// first RTT sample arrives at 100 ms, the first flight leaves at 150 ms,
+// and the receiver acknowledges every other packet as it arrives.
+type flightPath struct {
+	*lrPath
+	gap time.Duration
+}
+
+const flightRTT = 100 * ms
+
+func newFlightPath(t *testing.T, gap time.Duration) *flightPath {
+	p := &flightPath{lrPath: newLRPath(t, DefaultConfig()), gap: gap}
+	p.burst(0, 1)
+	p.ackUpTo(flightRTT, 0)
+	if got := p.s.CongestionWindow(); got != 20*seg+2*seg {
+		t.Fatalf("window %d after the first sample, want the scaled 20 packets and 2 x 1 for the ACK", got)
+	}
+	return p
+}
+
+// sendFlight sends the flight: burst packets at 150 ms, then one packet
+// every spread.
+func (p *flightPath) sendFlight(burst, paced uint64, spread time.Duration) (first uint64) {
+	first = p.burst(150*ms, burst)
+	for i := range paced {
+		p.burst(150*ms+time.Duration(i+1)*spread, 1)
+	}
+	return first
+}
+
+// ackPair acknowledges packets up to pn, whose bottleneck position from
+// the flight's first packet is pos, with an RTT sample raised by extra.
+func (p *flightPath) ackPair(first, pn uint64, extra time.Duration) *Result {
+	pos := time.Duration(pn - first + 1)
+	return p.ackUpTo(150*ms+flightRTT+pos*p.gap+extra, pn)
+}
+
+// A 10-packet burst through 50 Mbit/s (a 1200-byte packet every 192 us):
+// the ACKs of packets 1-2 ... 9-10 come 384 us apart and measure the
+// rate, 6.25 MB/s. At the first ACK of a paced packet the window jumps to
+// 1.25 x 6.25 MB/s x 100 ms = 781,250 bytes, slow start ends, and the
+// sender paces at the measured rate for a round trip.
+func TestFirstFlightJump(t *testing.T) {
+	p := newFlightPath(t, 192*time.Microsecond)
+	first := p.sendFlight(10, 10, 2*ms)
+	for pn := first + 1; pn < first+10; pn += 2 {
+		p.ackPair(first, pn, 0)
+		if st := p.s.ControllerState(); st.Phase != PhaseSlowStart {
+			t.Fatalf("left slow start at the ACK of %d: %+v", pn, st)
+		}
+	}
+	// Packet 11 left 2 ms after the burst: its ACK shows the pacer.
+	p.ackUpTo(150*ms+flightRTT+2*ms+11*p.gap, first+10)
+	const rate = 6_250_000
+	want := int(rate * 0.1 * longRTTExitHeadroom)
+	st := p.s.ControllerState()
+	if st.Phase != PhaseCongestionAvoidance || st.Window != want || st.SSThresh != want || st.Reductions != 0 {
+		t.Fatalf("state %+v after the flight, want window and ssthresh %d, no reduction", st, want)
+	}
+	if got := p.s.PacingRate(); got != rate {
+		t.Fatalf("pacing %d after the jump, want the measured %d", got, rate)
+	}
+}
+
+// A flight through a bottleneck slower than its scaled window (1 Mbit/s,
+// a packet every 9.6 ms: 12.5 kB per round trip) measures less than the
+// window sends: no jump, which only raises; the delay exit finds the
+// bottleneck as before.
+func TestFirstFlightSlowBottleneckNoJump(t *testing.T) {
+	p := newFlightPath(t, 9600*time.Microsecond)
+	first := p.sendFlight(10, 0, 0)
+	for pn := first + 1; pn < first+10; pn += 2 {
+		p.ackPair(first, pn, 0)
+	}
+	if st := p.s.ControllerState(); st.Phase != PhaseSlowStart || st.Reductions != 0 {
+		t.Fatalf("state %+v, want slow start", st)
+	}
+}
+
+// Jitter that delays the head of the flight: the first two ACKs come
+// 40 ms late and the rest right behind them, 10 us apart. Their spacing
+// reads as a rate hundreds of times the bottleneck's; the late samples lie beyond the burst's queue at
+// that rate plus the 12.5 ms threshold, so there is no jump.
+func TestFirstFlightLateHeadNoJump(t *testing.T) {
+	p := newFlightPath(t, 192*time.Microsecond)
+	first := p.sendFlight(10, 10, 10*ms)
+	late := 150*ms + flightRTT + 40*ms
+	for pn := first + 1; pn < first+10; pn += 2 {
+		p.ackUpTo(late+time.Duration(pn-first)*5*time.Microsecond, pn)
+	}
+	for pn := first + 10; pn < first+20; pn++ {
+		k := time.Duration(pn - first - 9)
+		p.ackUpTo(max(late+100*time.Microsecond+k*10*time.Microsecond, 150*ms+flightRTT+k*10*ms+p.gap), pn)
+	}
+	if st := p.s.ControllerState(); st.Phase != PhaseSlowStart || st.SSThresh != InfiniteSSThresh {
+		t.Fatalf("state %+v, want slow start", st)
+	}
+}
+
+// Jitter: the third ACK of the flight came 40 ms late, and the ACKs after
+// it bunched behind it. Their spacing measured the jitter, not the
+// bottleneck: 270 kB/s instead of 6.25 MB/s, less than the window sends,
+// so there is no jump (which would cut the window), and slow start goes
+// on.
+func TestFirstFlightJitterKeepsSlowStart(t *testing.T) {
+	p := newFlightPath(t, 192*time.Microsecond)
+	first := p.sendFlight(10, 10, 10*ms)
+	late := 150*ms + flightRTT + 40*ms
+	for pn := first + 1; pn < first+10; pn += 2 {
+		if pn < first+5 {
+			p.ackPair(first, pn, 0)
+			continue
+		}
+		p.ackUpTo(late+time.Duration(pn-first)*time.Microsecond, pn)
+	}
+	// The paced rest of the flight, whose ACKs end the measurement.
+	for pn := first + 10; pn < first+20; pn++ {
+		k := time.Duration(pn - first - 9)
+		p.ackUpTo(max(late+k*10*time.Microsecond, 150*ms+flightRTT+k*10*ms+p.gap), pn)
+	}
+	if st := p.s.ControllerState(); st.Phase != PhaseSlowStart || st.SSThresh != InfiniteSSThresh || st.Reductions != 0 {
+		t.Fatalf("state %+v, want slow start", st)
+	}
+}
+
+// A flight the application wrote slowly (a packet every 2 ms, slower than
+// the bottleneck) measures the application: no sample passes, and slow
+// start goes on.
+func TestFirstFlightSlowWriterKeepsSlowStart(t *testing.T) {
+	p := newFlightPath(t, 192*time.Microsecond)
+	first := p.sendFlight(1, 19, 2*ms)
+	for pn := first + 1; pn < first+20; pn += 2 {
+		p.ackUpTo(150*ms+flightRTT+time.Duration(pn-first)*2*ms+p.gap, pn)
+	}
+	if st := p.s.ControllerState(); st.Phase != PhaseSlowStart || st.SSThresh != InfiniteSSThresh {
+		t.Fatalf("state %+v, want slow start", st)
+	}
+}
+
+// With Jump off, the same burst leaves the window to (1+f)-fold growth.
+func TestFirstFlightJumpOff(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.LongRTT.Jump = false
+	p := &flightPath{lrPath: newLRPath(t, cfg), gap: 192 * time.Microsecond}
+	p.burst(0, 1)
+	p.ackUpTo(flightRTT, 0)
+	first := p.sendFlight(10, 10, 2*ms)
+	for pn := first + 1; pn < first+10; pn += 2 {
+		p.ackPair(first, pn, 0)
+	}
+	p.ackUpTo(150*ms+flightRTT+2*ms+11*p.gap, first+10)
+	if st := p.s.ControllerState(); st.Phase != PhaseSlowStart {
+		t.Fatalf("state %+v, want slow start", st)
+	}
+}
