@@ -177,7 +177,10 @@ type HyStartConfig struct {
 // sustained RTT increase instead of a round later (HyStart++'s rounds),
 // and continues from the bottleneck rate it measured then; with
 // ScaleInitialWindow, the first RTT sample also raises the window to f
-// initial windows. The longRTT type in longrtt.go gives the reasons.
+// initial windows, and with Jump the ACKs of the first burst measure the
+// bottleneck's rate so that the window reaches its bandwidth-delay product
+// a round trip after the data began. The longRTT type in longrtt.go gives
+// the reasons.
 // After a loss the window is known and slow start is RFC 9002's, as
 // HyStart++ also applies only to the first slow start (RFC 9406 section
 // 4.3). Off, or on a shorter path, slow start is RFC 9002's with

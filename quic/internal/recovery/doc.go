@@ -74,13 +74,16 @@
 // persistent flag). NewReno and CUBIC share windowBase: slow start with
 // HyStart++, one reduction per recovery period, minimum and maximum window.
 //
-// On a path whose minimum RTT is 200 ms or more, the first slow start is
-// the long-RTT slow start (LongRTTConfig, longrtt.go): growth scaled by
-// minRTT/100 ms, the window paced as a train at the rate of the next round
-// trip, an exit on the first sustained RTT increase, and a window set from
-// the bottleneck rate the train measured. A GEO path fills in four round
-// trips instead of ten, without overflowing a buffer of one
-// bandwidth-delay product.
+// On a path whose minimum RTT is 80 ms or more, the first slow start is
+// the long-RTT slow start (LongRTTConfig, longrtt.go): the initial window
+// and the growth scaled by minRTT/50 ms, the window paced as a train at
+// the rate of the next round trip, an exit on the first sustained RTT
+// increase, and a window set from the bottleneck rate the train measured.
+// Before that, the first burst's ACKs measure the bottleneck's rate
+// (firstflight.go), and the window jumps to its bandwidth-delay product a
+// round trip after the data began. A GEO path fills in two round trips
+// instead of ten, without overflowing a buffer of one bandwidth-delay
+// product.
 //
 // BBR is a third Controller: AckEvent.Rate carries what it needs (delivered,
 // interval, delivery rate, application-limited flag, bytes in flight and
