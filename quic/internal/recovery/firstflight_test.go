@@ -80,15 +80,14 @@ func TestFirstFlightSlowBottleneckNoJump(t *testing.T) {
 	for pn := first + 1; pn < first+10; pn += 2 {
 		p.ackPair(first, pn, 0)
 	}
-	if st := p.s.ControllerState(); st.Phase != PhaseSlowStart || st.Reductions != 0 {
-		t.Fatalf("state %+v, want slow start", st)
-	}
+	p.wantSlowStart()
 }
 
 // Jitter that delays the head of the flight: the first two ACKs come
 // 40 ms late and the rest right behind them, 10 us apart. Their spacing
-// reads as a rate hundreds of times the bottleneck's; the late samples lie beyond the burst's queue at
-// that rate plus the 12.5 ms threshold, so there is no jump.
+// reads as a rate hundreds of times the bottleneck's; the late samples
+// lie beyond the burst's queue at that rate plus the 12.5 ms threshold,
+// so there is no jump.
 func TestFirstFlightLateHeadNoJump(t *testing.T) {
 	p := newFlightPath(t, 192*time.Microsecond)
 	first := p.sendFlight(10, 10, 10*ms)
@@ -96,13 +95,8 @@ func TestFirstFlightLateHeadNoJump(t *testing.T) {
 	for pn := first + 1; pn < first+10; pn += 2 {
 		p.ackUpTo(late+time.Duration(pn-first)*5*time.Microsecond, pn)
 	}
-	for pn := first + 10; pn < first+20; pn++ {
-		k := time.Duration(pn - first - 9)
-		p.ackUpTo(max(late+100*time.Microsecond+k*10*time.Microsecond, 150*ms+flightRTT+k*10*ms+p.gap), pn)
-	}
-	if st := p.s.ControllerState(); st.Phase != PhaseSlowStart || st.SSThresh != InfiniteSSThresh {
-		t.Fatalf("state %+v, want slow start", st)
-	}
+	p.ackPacedRest(first, late)
+	p.wantSlowStart()
 }
 
 // Jitter: the third ACK of the flight came 40 ms late, and the ACKs after
@@ -121,13 +115,25 @@ func TestFirstFlightJitterKeepsSlowStart(t *testing.T) {
 		}
 		p.ackUpTo(late+time.Duration(pn-first)*time.Microsecond, pn)
 	}
-	// The paced rest of the flight, whose ACKs end the measurement.
+	p.ackPacedRest(first, late)
+	p.wantSlowStart()
+}
+
+// ackPacedRest acknowledges the ten paced packets of a flight sent by
+// sendFlight(10, 10, 10*ms), one by one, no earlier than late: the
+// order-keeping path holds them behind a late ACK.
+func (p *flightPath) ackPacedRest(first uint64, late time.Duration) {
+	p.t.Helper()
 	for pn := first + 10; pn < first+20; pn++ {
 		k := time.Duration(pn - first - 9)
-		p.ackUpTo(max(late+k*10*time.Microsecond, 150*ms+flightRTT+k*10*ms+p.gap), pn)
+		p.ackUpTo(max(late+100*time.Microsecond+k*10*time.Microsecond, 150*ms+flightRTT+k*10*ms+p.gap), pn)
 	}
+}
+
+func (p *flightPath) wantSlowStart() {
+	p.t.Helper()
 	if st := p.s.ControllerState(); st.Phase != PhaseSlowStart || st.SSThresh != InfiniteSSThresh || st.Reductions != 0 {
-		t.Fatalf("state %+v, want slow start", st)
+		p.t.Fatalf("state %+v, want slow start", st)
 	}
 }
 
@@ -140,9 +146,7 @@ func TestFirstFlightSlowWriterKeepsSlowStart(t *testing.T) {
 	for pn := first + 1; pn < first+20; pn += 2 {
 		p.ackUpTo(150*ms+flightRTT+time.Duration(pn-first)*2*ms+p.gap, pn)
 	}
-	if st := p.s.ControllerState(); st.Phase != PhaseSlowStart || st.SSThresh != InfiniteSSThresh {
-		t.Fatalf("state %+v, want slow start", st)
-	}
+	p.wantSlowStart()
 }
 
 // With Jump off, the same burst leaves the window to (1+f)-fold growth.
@@ -157,7 +161,5 @@ func TestFirstFlightJumpOff(t *testing.T) {
 		p.ackPair(first, pn, 0)
 	}
 	p.ackUpTo(150*ms+flightRTT+2*ms+11*p.gap, first+10)
-	if st := p.s.ControllerState(); st.Phase != PhaseSlowStart {
-		t.Fatalf("state %+v, want slow start", st)
-	}
+	p.wantSlowStart()
 }
