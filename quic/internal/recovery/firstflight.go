@@ -31,15 +31,19 @@ const (
 // after the data began, instead of after the three or four round trips of
 // (1+f)-fold growth that the delay exit (longRTT) needs.
 //
-// The flight is the scaled initial window, sent as one burst (RFC 9002
-// section 7.7 allows a burst of the initial window). The bottleneck sends
-// its packets on one transmission time apart, and the receiver's ACKs come
-// back with that spacing, so the bytes the flight's ACKs acknowledge over
-// the time they took to arrive are the bottleneck's rate: packet-train
-// dispersion. Each ACK after the first gives a sample, from the first ACK
-// to it; the largest sample over at least firstFlightMinAcks ACKs is the
-// rate, so that an ACK that the receiver delayed (an odd packet at the end
-// of the flight waiting for its ack timer) does not lower it.
+// The flight starts with the pacer's burst (ten packets, the initial
+// window RFC 9002 section 7.7 allows as a burst). The bottleneck sends its
+// packets one transmission time apart, and the receiver's ACKs come back
+// with that spacing, so the bytes the burst's ACKs acknowledge over the
+// time they took to arrive are the bottleneck's rate: packet-train
+// dispersion. The rate is taken over the longest span, from the first ACK
+// to the last one of the burst: timing noise on the way back (a relay
+// that forwards ACKs in clumps, a sender that reads them in batches)
+// shortens some spans between ACKs and lengthens others, and the largest
+// of the shorter spans' rates would read it as a faster bottleneck. Each
+// ACK's time is less the ack delay it reports, so that an ACK the receiver
+// held for its ack timer (an odd packet at the end of the burst) does not
+// lower the rate.
 //
 // The jump only raises the window: a rate below what the window already
 // sends is either a slow bottleneck, which the delay exit finds a few
@@ -76,8 +80,8 @@ type firstFlight struct {
 	// firstSent and lastSent bound the send times of the flight's
 	// acknowledged packets.
 	firstSent, lastSent time.Duration
-	// rate is the largest sample (bytes per second), span the bytes of
-	// the longest;
+	// rate is the sample over the longest span (bytes per second), of
+	// span bytes;
 	// maxRTT is the largest RTT sample of the flight, less the ack delay.
 	rate   uint64
 	span   int64
@@ -109,7 +113,7 @@ func (f *firstFlight) onAck(now time.Duration, ev *AckEvent, threshold time.Dura
 			return 0, false
 		}
 		f.state, f.end = flightMeasuring, now
-		f.firstAt, f.firstDelivered = now, ev.Delivered
+		f.firstAt, f.firstDelivered = now-ackDelay(ev), ev.Delivered
 		f.before = ev.Delivered - ev.AckedBytes
 		f.firstSent, f.lastSent = f.sentBounds(ev)
 		f.noteRTT(ev)
@@ -134,7 +138,7 @@ func (f *firstFlight) onAck(now time.Duration, ev *AckEvent, threshold time.Dura
 	burstOver := false
 	if ev.AckedBytes > 0 && !after {
 		f.noteRTT(ev)
-		burstOver = !f.sample(now, ev.Delivered) && f.rate > 0
+		burstOver = !f.sample(now-ackDelay(ev), ev.Delivered) && f.rate > 0
 	}
 	// Done at the first ACK past the burst (the packets after it were
 	// paced and measure the pacer), or when the flight is all in.
@@ -172,6 +176,15 @@ func (f *firstFlight) sentBounds(ev *AckEvent) (first, last time.Duration) {
 	return first, last
 }
 
+// ackDelay is the delay the peer reported for an ACK that gave an RTT
+// sample, as far as the RTT estimator took it (RFC 9002 section 5.3).
+func ackDelay(ev *AckEvent) time.Duration {
+	if !ev.HasRTTSample {
+		return 0
+	}
+	return ev.RTT.LatestRTT() - ev.RTT.AdjustedRTT()
+}
+
 func (f *firstFlight) noteRTT(ev *AckEvent) {
 	if ev.HasRTTSample {
 		f.maxRTT = max(f.maxRTT, ev.RTT.AdjustedRTT())
@@ -188,8 +201,9 @@ func (f *firstFlight) sample(now time.Duration, delivered int64) bool {
 	}
 	bytes := delivered - f.firstDelivered
 	if span > 0 && bytes > 0 && bytes*f.packets >= firstFlightMinPackets*f.sent {
-		f.rate = max(f.rate, mulDivSat(uint64(bytes), uint64(time.Second), uint64(span)))
-		f.span = max(f.span, bytes)
+		if bytes > f.span {
+			f.rate, f.span = mulDivSat(uint64(bytes), uint64(time.Second), uint64(span)), bytes
+		}
 	}
 	return true
 }
