@@ -3,11 +3,10 @@ package recovery
 import "time"
 
 // firstFlightMinPackets is the number of packets a rate sample of the
-// first flight must span (after the first ACK's): six transmission times
-// at the bottleneck, enough that the timing noise of one ACK moves the
-// rate by a few percent only. The burst is the pacer's bucket of ten
-// packets (PacingConfig.BurstPackets), the first ACK takes two, and a
-// lost ACK must not leave too few.
+// first flight must span (after the second ACK's): six transmission times
+// at the bottleneck. The burst is the pacer's bucket of ten packets
+// (PacingConfig.BurstPackets), and the first two ACKs take two to four of
+// them.
 const firstFlightMinPackets = 6
 
 // flightState is where the first-flight measurement is.
@@ -36,14 +35,18 @@ const (
 // packets one transmission time apart, and the receiver's ACKs come back
 // with that spacing, so the bytes the burst's ACKs acknowledge over the
 // time they took to arrive are the bottleneck's rate: packet-train
-// dispersion. The rate is taken over the longest span, from the first ACK
-// to the last one of the burst: timing noise on the way back (a relay
-// that forwards ACKs in clumps, a sender that reads them in batches)
-// shortens some spans between ACKs and lengthens others, and the largest
-// of the shorter spans' rates would read it as a faster bottleneck. Each
-// ACK's time is less the ack delay it reports, so that an ACK the receiver
-// held for its ack timer (an odd packet at the end of the burst) does not
-// lower the rate.
+// dispersion. The rate is taken over the longest span, from the second ACK
+// to the last one of the burst, or from the first ACK when that span holds
+// too few packets (a lost ACK). The first ACK is the first packet the
+// sender receives after a round trip of silence, and a sender (or a relay
+// on the way) that was asleep wakes up late for it: over the emulator it
+// came 0.3-0.4 ms late, which read a 50 Mbit/s bottleneck as 60. Timing
+// noise on the way back (a relay that forwards ACKs in clumps, a sender
+// that reads them in batches) shortens some spans between ACKs and
+// lengthens others, and the largest of the shorter spans' rates would
+// read it as a faster bottleneck. Each ACK's time is less the ack delay it
+// reports, so that an ACK the receiver held for its ack timer (an odd
+// packet at the end of the burst) does not lower the rate.
 //
 // The jump only raises the window: a rate below what the window already
 // sends is either a slow bottleneck, which the delay exit finds a few
@@ -72,20 +75,33 @@ type firstFlight struct {
 	// sent is the flight's in-flight bytes, in packets packets.
 	sent    int64
 	packets int64
-	// first is the first ACK: when it arrived, and the delivered count
-	// after it; before is the count before the flight.
-	firstAt        time.Duration
-	firstDelivered int64
-	before         int64
+	// refs are the first two ACKs (nRefs of them so far), where the spans
+	// start; before is the delivered count before the flight.
+	refs   [2]ackRef
+	nRefs  int
+	before int64
 	// firstSent and lastSent bound the send times of the flight's
+	// packets acknowledged after the first ACK (sentAny: there are any;
+	// the first ACK's packets may include one sent before the burst,
+	// such as the one with HANDSHAKE_DONE, when the application took a
+	// moment to answer)
 	// acknowledged packets.
 	firstSent, lastSent time.Duration
-	// rate is the sample over the longest span (bytes per second), of
-	// span bytes;
+	sentAny             bool
+	// rate is the sample over the longest span (bytes per second), from
+	// refs[ref]; upTo is the flight's bytes acknowledged at its end;
 	// maxRTT is the largest RTT sample of the flight, less the ack delay.
 	rate   uint64
-	span   int64
+	ref    int
+	upTo   int64
 	maxRTT time.Duration
+}
+
+// ackRef is an ACK a span starts at: when it arrived, less its ack delay,
+// and the delivered count after it.
+type ackRef struct {
+	at        time.Duration
+	delivered int64
 }
 
 // arm starts waiting for the flight, when the initial window is scaled.
@@ -113,9 +129,8 @@ func (f *firstFlight) onAck(now time.Duration, ev *AckEvent, threshold time.Dura
 			return 0, false
 		}
 		f.state, f.end = flightMeasuring, now
-		f.firstAt, f.firstDelivered = now-ackDelay(ev), ev.Delivered
 		f.before = ev.Delivered - ev.AckedBytes
-		f.firstSent, f.lastSent = f.sentBounds(ev)
+		f.refs[0], f.nRefs = ackRef{now - ackDelay(ev), ev.Delivered}, 1
 		f.noteRTT(ev)
 		return 0, false
 	case flightMeasuring:
@@ -132,6 +147,9 @@ func (f *firstFlight) onAck(now time.Duration, ev *AckEvent, threshold time.Dura
 			after = true
 			continue
 		}
+		if !f.sentAny {
+			f.firstSent, f.lastSent, f.sentAny = p.TimeSent, p.TimeSent, true
+		}
 		f.firstSent = min(f.firstSent, p.TimeSent)
 		f.lastSent = max(f.lastSent, p.TimeSent)
 	}
@@ -139,6 +157,9 @@ func (f *firstFlight) onAck(now time.Duration, ev *AckEvent, threshold time.Dura
 	if ev.AckedBytes > 0 && !after {
 		f.noteRTT(ev)
 		burstOver = !f.sample(now-ackDelay(ev), ev.Delivered) && f.rate > 0
+		if f.nRefs == 1 {
+			f.refs[1], f.nRefs = ackRef{now - ackDelay(ev), ev.Delivered}, 2
+		}
 	}
 	// Done at the first ACK past the burst (the packets after it were
 	// paced and measure the pacer), or when the flight is all in.
@@ -159,23 +180,6 @@ func (f *firstFlight) acksFlight(ev *AckEvent) bool {
 	return false
 }
 
-// sentBounds returns the earliest and latest send time of the flight's
-// packets an ACK acknowledges.
-func (f *firstFlight) sentBounds(ev *AckEvent) (first, last time.Duration) {
-	first, last = -1, -1
-	for i := range ev.Acked {
-		p := &ev.Acked[i]
-		if !p.InFlight || p.TimeSent < f.start {
-			continue
-		}
-		if first < 0 || p.TimeSent < first {
-			first = p.TimeSent
-		}
-		last = max(last, p.TimeSent)
-	}
-	return first, last
-}
-
 // ackDelay is the delay the peer reported for an ACK that gave an RTT
 // sample, as far as the RTT estimator took it (RFC 9002 section 5.3).
 func ackDelay(ev *AckEvent) time.Duration {
@@ -191,19 +195,25 @@ func (f *firstFlight) noteRTT(ev *AckEvent) {
 	}
 }
 
-// sample takes the rate from the first ACK to this one, once the span
-// holds firstFlightMinAcks ACKs, if the packets it covers left at least
-// twice as fast as their ACKs came back. It reports whether they did.
-func (f *firstFlight) sample(now time.Duration, delivered int64) bool {
-	span := now - f.firstAt
-	if 2*(f.lastSent-f.firstSent) > span {
+// sample takes the rate over the span from the second ACK to this one,
+// or from the first when that span is too short, if the packets it covers
+// left at least twice as fast as their ACKs came back. It reports whether
+// they did.
+func (f *firstFlight) sample(at time.Duration, delivered int64) bool {
+	if 2*(f.lastSent-f.firstSent) > at-f.refs[0].at {
 		return false
 	}
-	bytes := delivered - f.firstDelivered
-	if span > 0 && bytes > 0 && bytes*f.packets >= firstFlightMinPackets*f.sent {
-		if bytes > f.span {
-			f.rate, f.span = mulDivSat(uint64(bytes), uint64(time.Second), uint64(span)), bytes
+	for i := f.nRefs - 1; i >= 0; i-- {
+		r := f.refs[i]
+		span, bytes := at-r.at, delivered-r.delivered
+		if span <= 0 || bytes <= 0 || bytes*f.packets < firstFlightMinPackets*f.sent {
+			continue
 		}
+		if i >= f.ref || f.rate == 0 {
+			f.rate = mulDivSat(uint64(bytes), uint64(time.Second), uint64(span))
+			f.ref, f.upTo = i, delivered-f.before
+		}
+		break
 	}
 	return true
 }
@@ -214,8 +224,8 @@ func (f *firstFlight) verdict(minRTT, threshold time.Duration) uint64 {
 		return 0
 	}
 	// The burst queues behind itself: its last packet waits for the
-	// others, the sample's bytes plus the first ACK's at the rate.
-	queue := time.Duration(mulDivSat(uint64(f.span+f.firstDelivered-f.before), uint64(time.Second), f.rate))
+	// others, the bytes before it at the rate.
+	queue := time.Duration(mulDivSat(uint64(f.upTo), uint64(time.Second), f.rate))
 	if f.maxRTT > minRTT+queue+threshold {
 		return 0
 	}
