@@ -70,6 +70,40 @@ func TestFirstFlightJump(t *testing.T) {
 	}
 }
 
+// The first ACK of the burst came 0.4 ms late (a sender, or a relay,
+// that slept through the silent round trip wakes up late for it): the
+// spans start at the second ACK, so the rate is still exactly 6.25 MB/s,
+// where a span from the first would read 6.9 MB/s.
+func TestFirstFlightLateFirstAck(t *testing.T) {
+	p := newFlightPath(t, 192*time.Microsecond)
+	first := p.sendFlight(10, 10, 2*ms)
+	p.ackPair(first, first+1, 400*time.Microsecond)
+	for pn := first + 3; pn < first+10; pn += 2 {
+		p.ackPair(first, pn, 0)
+	}
+	p.ackUpTo(150*ms+flightRTT+2*ms+11*p.gap, first+10)
+	if got, want := p.s.CongestionWindow(), int(6_250_000*0.1*longRTTExitHeadroom); got != want {
+		t.Fatalf("window %d after the jump, want %d", got, want)
+	}
+}
+
+// A packet that left 1 ms before the burst (HANDSHAKE_DONE, while the
+// application prepared its answer) starts the flight, and the first ACK
+// acknowledges it with the burst's first packets. The burst still left
+// faster than it came back, and the window jumps.
+func TestFirstFlightEarlierPacketStillJumps(t *testing.T) {
+	p := newFlightPath(t, 192*time.Microsecond)
+	p.burst(149*ms, 1)
+	first := p.sendFlight(10, 10, 2*ms)
+	for pn := first + 1; pn < first+10; pn += 2 {
+		p.ackPair(first, pn, 0)
+	}
+	p.ackUpTo(150*ms+flightRTT+2*ms+11*p.gap, first+10)
+	if got, want := p.s.CongestionWindow(), int(6_250_000*0.1*longRTTExitHeadroom); got != want {
+		t.Fatalf("window %d after the jump, want %d", got, want)
+	}
+}
+
 // A flight through a bottleneck slower than its scaled window (1 Mbit/s,
 // a packet every 9.6 ms: 12.5 kB per round trip) measures less than the
 // window sends: no jump, which only raises; the delay exit finds the
