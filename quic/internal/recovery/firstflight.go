@@ -72,7 +72,7 @@ type firstFlight struct {
 	// start is when the flight's first packet left; end is when its first
 	// ACK arrived: packets sent from then on are not part of it.
 	start, end time.Duration
-	// sent is the flight's in-flight bytes, in packets packets.
+	// sent is the flight's in-flight bytes, and packets their count.
 	sent    int64
 	packets int64
 	// refs are the first two ACKs (nRefs of them so far), where the spans
@@ -84,8 +84,7 @@ type firstFlight struct {
 	// packets acknowledged after the first ACK (sentAny: there are any;
 	// the first ACK's packets may include one sent before the burst,
 	// such as the one with HANDSHAKE_DONE, when the application took a
-	// moment to answer)
-	// acknowledged packets.
+	// moment to answer).
 	firstSent, lastSent time.Duration
 	sentAny             bool
 	// rate is the sample over the longest span (bytes per second), from
@@ -106,6 +105,10 @@ type ackRef struct {
 
 // arm starts waiting for the flight, when the initial window is scaled.
 func (f *firstFlight) arm() { f.state = flightArmed }
+
+// stop ends the measurement: it is done, or a congestion event came
+// first.
+func (f *firstFlight) stop() { f.state = flightOff }
 
 // onSent counts an in-flight packet sent at now.
 func (f *firstFlight) onSent(now time.Duration, bytes int) {
@@ -166,7 +169,7 @@ func (f *firstFlight) onAck(now time.Duration, ev *AckEvent, threshold time.Dura
 	if !after && !burstOver && ev.Delivered-f.before < f.sent {
 		return 0, false
 	}
-	f.state = flightOff
+	f.stop()
 	return f.verdict(ev.RTT.MinRTT(), threshold), true
 }
 

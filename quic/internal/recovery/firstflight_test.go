@@ -43,6 +43,44 @@ func (p *flightPath) ackPair(first, pn uint64, extra time.Duration) *Result {
 	return p.ackUpTo(150*ms+flightRTT+pos*p.gap+extra, pn)
 }
 
+// ackBurst acknowledges the burst of a flight sent by sendFlight(10, ...),
+// every other packet, from the ACK of packet from on.
+func (p *flightPath) ackBurst(first, from uint64) {
+	p.t.Helper()
+	for pn := from; pn < first+10; pn += 2 {
+		p.ackPair(first, pn, 0)
+		if st := p.s.ControllerState(); st.Phase != PhaseSlowStart {
+			p.t.Fatalf("left slow start at the ACK of %d: %+v", pn, st)
+		}
+	}
+}
+
+// ackFirstPaced acknowledges the first paced packet of a flight sent by
+// sendFlight(10, 10, 2*ms): it left 2 ms after the burst, and its ACK
+// shows the pacer.
+func (p *flightPath) ackFirstPaced(first uint64) {
+	p.t.Helper()
+	p.ackUpTo(150*ms+flightRTT+2*ms+11*p.gap, first+10)
+}
+
+// flightRate is the rate of flightPath's bottleneck at a 192 us gap.
+const flightRate = 6_250_000
+
+// wantJump checks the state after a jump to flightRate: window and
+// ssthresh 1.25 x 6.25 MB/s x 100 ms = 781,250 bytes, congestion
+// avoidance, no reduction, and pacing at the measured rate.
+func (p *flightPath) wantJump() {
+	p.t.Helper()
+	want := int(flightRate * 0.1 * longRTTExitHeadroom)
+	st := p.s.ControllerState()
+	if st.Phase != PhaseCongestionAvoidance || st.Window != want || st.SSThresh != want || st.Reductions != 0 {
+		p.t.Fatalf("state %+v after the flight, want window and ssthresh %d, no reduction", st, want)
+	}
+	if got := p.s.PacingRate(); got != flightRate {
+		p.t.Fatalf("pacing %d after the jump, want the measured %d", got, flightRate)
+	}
+}
+
 // A 10-packet burst through 50 Mbit/s (a 1200-byte packet every 192 us):
 // the ACKs of packets 1-2 ... 9-10 come 384 us apart and measure the
 // rate, 6.25 MB/s. At the first ACK of a paced packet the window jumps to
@@ -51,23 +89,9 @@ func (p *flightPath) ackPair(first, pn uint64, extra time.Duration) *Result {
 func TestFirstFlightJump(t *testing.T) {
 	p := newFlightPath(t, 192*time.Microsecond)
 	first := p.sendFlight(10, 10, 2*ms)
-	for pn := first + 1; pn < first+10; pn += 2 {
-		p.ackPair(first, pn, 0)
-		if st := p.s.ControllerState(); st.Phase != PhaseSlowStart {
-			t.Fatalf("left slow start at the ACK of %d: %+v", pn, st)
-		}
-	}
-	// Packet 11 left 2 ms after the burst: its ACK shows the pacer.
-	p.ackUpTo(150*ms+flightRTT+2*ms+11*p.gap, first+10)
-	const rate = 6_250_000
-	want := int(rate * 0.1 * longRTTExitHeadroom)
-	st := p.s.ControllerState()
-	if st.Phase != PhaseCongestionAvoidance || st.Window != want || st.SSThresh != want || st.Reductions != 0 {
-		t.Fatalf("state %+v after the flight, want window and ssthresh %d, no reduction", st, want)
-	}
-	if got := p.s.PacingRate(); got != rate {
-		t.Fatalf("pacing %d after the jump, want the measured %d", got, rate)
-	}
+	p.ackBurst(first, first+1)
+	p.ackFirstPaced(first)
+	p.wantJump()
 }
 
 // The first ACK of the burst came 0.4 ms late (a sender, or a relay,
@@ -78,13 +102,9 @@ func TestFirstFlightLateFirstAck(t *testing.T) {
 	p := newFlightPath(t, 192*time.Microsecond)
 	first := p.sendFlight(10, 10, 2*ms)
 	p.ackPair(first, first+1, 400*time.Microsecond)
-	for pn := first + 3; pn < first+10; pn += 2 {
-		p.ackPair(first, pn, 0)
-	}
-	p.ackUpTo(150*ms+flightRTT+2*ms+11*p.gap, first+10)
-	if got, want := p.s.CongestionWindow(), int(6_250_000*0.1*longRTTExitHeadroom); got != want {
-		t.Fatalf("window %d after the jump, want %d", got, want)
-	}
+	p.ackBurst(first, first+3)
+	p.ackFirstPaced(first)
+	p.wantJump()
 }
 
 // A packet that left 1 ms before the burst (HANDSHAKE_DONE, while the
@@ -95,13 +115,9 @@ func TestFirstFlightEarlierPacketStillJumps(t *testing.T) {
 	p := newFlightPath(t, 192*time.Microsecond)
 	p.burst(149*ms, 1)
 	first := p.sendFlight(10, 10, 2*ms)
-	for pn := first + 1; pn < first+10; pn += 2 {
-		p.ackPair(first, pn, 0)
-	}
-	p.ackUpTo(150*ms+flightRTT+2*ms+11*p.gap, first+10)
-	if got, want := p.s.CongestionWindow(), int(6_250_000*0.1*longRTTExitHeadroom); got != want {
-		t.Fatalf("window %d after the jump, want %d", got, want)
-	}
+	p.ackBurst(first, first+1)
+	p.ackFirstPaced(first)
+	p.wantJump()
 }
 
 // A flight through a bottleneck slower than its scaled window (1 Mbit/s,
@@ -111,9 +127,7 @@ func TestFirstFlightEarlierPacketStillJumps(t *testing.T) {
 func TestFirstFlightSlowBottleneckNoJump(t *testing.T) {
 	p := newFlightPath(t, 9600*time.Microsecond)
 	first := p.sendFlight(10, 0, 0)
-	for pn := first + 1; pn < first+10; pn += 2 {
-		p.ackPair(first, pn, 0)
-	}
+	p.ackBurst(first, first+1)
 	p.wantSlowStart()
 }
 
@@ -126,9 +140,7 @@ func TestFirstFlightLateHeadNoJump(t *testing.T) {
 	p := newFlightPath(t, 192*time.Microsecond)
 	first := p.sendFlight(10, 10, 10*ms)
 	late := 150*ms + flightRTT + 40*ms
-	for pn := first + 1; pn < first+10; pn += 2 {
-		p.ackUpTo(late+time.Duration(pn-first)*5*time.Microsecond, pn)
-	}
+	p.ackBurstLate(first, first, late, 5*time.Microsecond)
 	p.ackPacedRest(first, late)
 	p.wantSlowStart()
 }
@@ -142,15 +154,23 @@ func TestFirstFlightJitterKeepsSlowStart(t *testing.T) {
 	p := newFlightPath(t, 192*time.Microsecond)
 	first := p.sendFlight(10, 10, 10*ms)
 	late := 150*ms + flightRTT + 40*ms
+	p.ackBurstLate(first, first+5, late, time.Microsecond)
+	p.ackPacedRest(first, late)
+	p.wantSlowStart()
+}
+
+// ackBurstLate acknowledges the burst of a flight sent by sendFlight(10,
+// ...), every other packet: on time before packet lateFrom, and from it on
+// bunched behind a late ACK, at late plus step per packet.
+func (p *flightPath) ackBurstLate(first, lateFrom uint64, late, step time.Duration) {
+	p.t.Helper()
 	for pn := first + 1; pn < first+10; pn += 2 {
-		if pn < first+5 {
+		if pn < lateFrom {
 			p.ackPair(first, pn, 0)
 			continue
 		}
-		p.ackUpTo(late+time.Duration(pn-first)*time.Microsecond, pn)
+		p.ackUpTo(late+time.Duration(pn-first)*step, pn)
 	}
-	p.ackPacedRest(first, late)
-	p.wantSlowStart()
 }
 
 // ackPacedRest acknowledges the ten paced packets of a flight sent by
@@ -191,9 +211,7 @@ func TestFirstFlightJumpOff(t *testing.T) {
 	p.burst(0, 1)
 	p.ackUpTo(flightRTT, 0)
 	first := p.sendFlight(10, 10, 2*ms)
-	for pn := first + 1; pn < first+10; pn += 2 {
-		p.ackPair(first, pn, 0)
-	}
-	p.ackUpTo(150*ms+flightRTT+2*ms+11*p.gap, first+10)
+	p.ackBurst(first, first+1)
+	p.ackFirstPaced(first)
 	p.wantSlowStart()
 }

@@ -93,10 +93,8 @@ type longRTT struct {
 	target   int64
 	exitTime time.Duration
 
-	// flight measures the first flight for LongRTTConfig.Jump; jumped:
-	// the slow start ended on its measurement.
+	// flight measures the first flight for LongRTTConfig.Jump.
 	flight firstFlight
-	jumped bool
 }
 
 func newLongRTT(cfg *Config) longRTT {
@@ -236,7 +234,6 @@ func (l *longRTT) jumpWindow(rate uint64) int64 {
 // the rate, as after a delay exit.
 func (l *longRTT) jump(now time.Duration, rate uint64) {
 	l.active = false
-	l.jumped = true
 	l.target = l.jumpWindow(rate)
 	l.holdRate = rate
 	l.holding = l.paced

@@ -207,7 +207,7 @@ func (w *windowBase) reduce(now time.Duration, ev *CongestionEvent) bool {
 		w.setWindow(int64(w.lr.lossWindow(w.cwnd)))
 	}
 	w.lr.active = false
-	w.lr.flight.state = flightOff
+	w.lr.flight.stop()
 	w.endHold()
 	w.recoveryStart = now
 	w.recoveryValid = true
@@ -219,7 +219,7 @@ func (w *windowBase) reduce(now time.Duration, ev *CongestionEvent) bool {
 // collapse is the response to persistent congestion (appendix B.8).
 func (w *windowBase) collapse() {
 	w.lr.active, w.lr.holding = false, false
-	w.lr.flight.state = flightOff
+	w.lr.flight.stop()
 	w.cwnd = w.minWindow()
 	w.recoveryValid = false
 	w.inRecovery = false
