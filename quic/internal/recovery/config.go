@@ -52,9 +52,13 @@ func (p FECPolicy) String() string {
 }
 
 // Config holds every tunable of loss recovery, congestion control and
-// pacing. Durations are times; windows are bytes. DefaultConfig returns the
-// RFC values; New rejects a field out of range instead of guessing, so
-// start from DefaultConfig and change what the path needs.
+// pacing. Durations are times; windows are bytes. A zero field selects its
+// default, the RFC value, once WithDefaults filled it in (DefaultConfig is
+// the zero Config filled in); New takes the Config as it is and rejects a
+// field out of range instead of guessing. A field whose zero is a value of
+// its own (MaxAckDelay, MinPTO, InitialWindowLimit, FECMaxHold, BurstTime,
+// LongRTT.MinRTT) takes that value only in a Config given to New without
+// WithDefaults.
 type Config struct {
 	// IsServer selects the endpoint's role. A server never arms the
 	// client's anti-deadlock PTO (RFC 9002 section 6.2.2.1) and considers
@@ -138,16 +142,17 @@ type Config struct {
 
 // CUBICConfig tunes CUBIC (RFC 9438).
 type CUBICConfig struct {
-	// FastConvergence releases bandwidth faster when a new flow joins
-	// (RFC 9438 section 4.7).
-	FastConvergence bool
+	// NoFastConvergence turns off fast convergence, which releases
+	// bandwidth faster when a new flow joins (RFC 9438 section 4.7).
+	NoFastConvergence bool
 }
 
 // HyStartConfig tunes HyStart++ (RFC 9406 section 4.3). The defaults are
 // the RFC's constants.
 type HyStartConfig struct {
-	// Enabled turns HyStart++ on for the first slow start.
-	Enabled bool
+	// Disabled turns HyStart++ off; it is on for the first slow start by
+	// default.
+	Disabled bool
 	// MinRTTThresh and MaxRTTThresh bound the RTT increase that ends slow
 	// start: 4 ms and 16 ms.
 	MinRTTThresh, MaxRTTThresh time.Duration
@@ -175,10 +180,10 @@ type HyStartConfig struct {
 // trip's window as a train at (1+f) x cwnd/srtt so that the bottleneck's
 // queue shows a round trip before the window reaches it, ends on the first
 // sustained RTT increase instead of a round later (HyStart++'s rounds),
-// and continues from the bottleneck rate it measured then; with
-// ScaleInitialWindow, the first RTT sample also raises the window to f
-// initial windows, and with Jump the ACKs of the first burst measure the
-// bottleneck's rate so that the window reaches its bandwidth-delay product
+// and continues from the bottleneck rate it measured then; unless
+// NoScaleInitialWindow, the first RTT sample also raises the window to f
+// initial windows, and unless NoJump the ACKs of the first burst measure
+// the bottleneck's rate so that the window reaches its bandwidth-delay product
 // a round trip after the data began. The longRTT type in longrtt.go gives
 // the reasons.
 // After a loss the window is known and slow start is RFC 9002's, as
@@ -186,9 +191,9 @@ type HyStartConfig struct {
 // 4.3). Off, or on a shorter path, slow start is RFC 9002's with
 // HyStart++.
 type LongRTTConfig struct {
-	// Enabled turns the acceleration on (default on: satquic's paths are
-	// satellite paths).
-	Enabled bool
+	// Disabled turns the acceleration off (it is on by default:
+	// satquic's paths are satellite paths).
+	Disabled bool
 	// MinRTT is the shortest minimum RTT accelerated: 80 ms, the round
 	// trip of in-flight and GEO paths and of the longest terrestrial ones
 	// (Starlink's 20-60 ms is left to RFC 9002's slow start).
@@ -202,28 +207,28 @@ type LongRTTConfig struct {
 	// a path with a pathological RTT (a standing queue of seconds) is not
 	// flooded.
 	MaxFactor float64
-	// ScaleInitialWindow raises the window to f initial windows at the
-	// first RTT sample (default on): ten packets per ReferenceRTT, paced,
-	// instead of ten per round trip. RFC 9002 section 7.2 recommends ten
-	// packets whatever the RTT; this is a deliberate departure for paths
+	// NoScaleInitialWindow keeps the initial window at the first RTT
+	// sample, which by default raises it to f initial windows: ten
+	// packets per ReferenceRTT, paced, instead of ten per round trip. RFC
+	// 9002 section 7.2 recommends ten packets whatever the RTT; this is a deliberate departure for paths
 	// known to be long, which Careful Resume (RFC 9959) takes much further
 	// with a remembered window.
-	ScaleInitialWindow bool
-	// Jump (default on, with ScaleInitialWindow and pacing) sends the
-	// scaled initial window as one burst, measures the bottleneck's rate
-	// from the spacing of its ACKs, and sets the window to that rate's
-	// bandwidth-delay product when the burst's ACKs are in: one round
-	// trip after the data began, where the growth above needs three or
+	NoScaleInitialWindow bool
+	// NoJump turns off the jump, which (with the scaled initial window
+	// and pacing) sends the scaled initial window as one burst, measures
+	// the bottleneck's rate from the spacing of its ACKs, and sets the
+	// window to that rate's bandwidth-delay product when the burst's ACKs
+	// are in: one round trip after the data began, where the growth above needs three or
 	// four. A path whose ACKs show jitter keeps that growth. The
 	// firstFlight type in firstflight.go gives the method and its guards.
-	Jump bool
+	NoJump bool
 }
 
 // PacingConfig tunes the pacer (RFC 9002 section 7.7).
 type PacingConfig struct {
-	// Enabled turns pacing on. Without pacing, RFC 9002 section 7.7
+	// Disabled turns pacing off. Without pacing, RFC 9002 section 7.7
 	// requires another way to limit bursts to the initial window.
-	Enabled bool
+	Disabled bool
 	// Factor is N in rate = N * cwnd / smoothed_rtt: 1.25.
 	Factor float64
 	// BurstPackets is the smallest bucket, in packets of MaxDatagramSize:
@@ -271,51 +276,66 @@ const (
 
 // DefaultConfig returns the RFC 9002, RFC 9438 and RFC 9406 values, the
 // client role, CUBIC with HyStart++, the long-RTT slow start, pacing on,
-// and FEC policy signal.
-func DefaultConfig() Config {
-	return Config{
-		InitialRTT:                    DefaultInitialRTT,
-		MaxAckDelay:                   DefaultMaxAckDelay,
-		Granularity:                   DefaultGranularity,
-		PacketThreshold:               3,
-		TimeThresholdNum:              9,
-		TimeThresholdDen:              8,
-		PersistentCongestionThreshold: 3,
-		MinPTO:                        DefaultGranularity,
-		MaxPTO:                        DefaultMaxPTO,
-		PTOProbes:                     2,
-		MaxDatagramSize:               DefaultMaxDatagramSize,
-		InitialWindowPackets:          10,
-		InitialWindowLimit:            14720,
-		MinWindowPackets:              2,
-		MaxWindow:                     DefaultMaxWindow,
-		Algorithm:                     CUBIC,
-		CUBIC:                         CUBICConfig{FastConvergence: true},
-		HyStart: HyStartConfig{
-			Enabled:          true,
-			MinRTTThresh:     4 * time.Millisecond,
-			MaxRTTThresh:     16 * time.Millisecond,
-			MinRTTDivisor:    8,
-			NRTTSample:       8,
-			CSSGrowthDivisor: 4,
-			CSSRounds:        5,
-		},
-		LongRTT: LongRTTConfig{
-			Enabled:            true,
-			MinRTT:             DefaultLongRTTMin,
-			ReferenceRTT:       DefaultLongRTTReference,
-			MaxFactor:          DefaultLongRTTMaxFactor,
-			ScaleInitialWindow: true,
-			Jump:               true,
-		},
-		Pacing: PacingConfig{
-			Enabled:      true,
-			Factor:       1.25,
-			BurstPackets: 10,
-			BurstTime:    DefaultPacingBurstTime,
-		},
-		FECPolicy:  FECSignal,
-		FECMaxHold: DefaultFECMaxHold,
+// and FEC policy signal: the zero Config with its defaults filled in.
+func DefaultConfig() Config { return Config{}.WithDefaults() }
+
+// WithDefaults returns c with every zero field set to its default (the
+// Default constants, and the RFCs' values named in the field comments).
+// Flags are off when zero: the defaults of CUBIC, HyStart++, the long-RTT
+// slow start and pacing are on.
+func (c Config) WithDefaults() Config {
+	setDefault(&c.InitialRTT, DefaultInitialRTT)
+	setDefault(&c.MaxAckDelay, DefaultMaxAckDelay)
+	setDefault(&c.Granularity, DefaultGranularity)
+	setDefault(&c.PacketThreshold, 3)
+	if c.TimeThresholdNum == 0 && c.TimeThresholdDen == 0 {
+		c.TimeThresholdNum, c.TimeThresholdDen = 9, 8
+	}
+	setDefault(&c.PersistentCongestionThreshold, 3)
+	setDefault(&c.MinPTO, DefaultGranularity)
+	setDefault(&c.MaxPTO, DefaultMaxPTO)
+	setDefault(&c.PTOProbes, 2)
+	setDefault(&c.MaxDatagramSize, DefaultMaxDatagramSize)
+	setDefault(&c.InitialWindowPackets, 10)
+	setDefault(&c.InitialWindowLimit, 14720)
+	setDefault(&c.MinWindowPackets, 2)
+	setDefault(&c.MaxWindow, DefaultMaxWindow)
+	setDefault(&c.FECMaxHold, DefaultFECMaxHold)
+	c.HyStart = c.HyStart.withDefaults()
+	c.LongRTT = c.LongRTT.withDefaults()
+	c.Pacing = c.Pacing.withDefaults()
+	return c
+}
+
+// withDefaults fills in RFC 9406 section 4.3's constants.
+func (h HyStartConfig) withDefaults() HyStartConfig {
+	setDefault(&h.MinRTTThresh, 4*time.Millisecond)
+	setDefault(&h.MaxRTTThresh, 16*time.Millisecond)
+	setDefault(&h.MinRTTDivisor, 8)
+	setDefault(&h.NRTTSample, 8)
+	setDefault(&h.CSSGrowthDivisor, 4)
+	setDefault(&h.CSSRounds, 5)
+	return h
+}
+
+func (l LongRTTConfig) withDefaults() LongRTTConfig {
+	setDefault(&l.MinRTT, DefaultLongRTTMin)
+	setDefault(&l.ReferenceRTT, DefaultLongRTTReference)
+	setDefault(&l.MaxFactor, DefaultLongRTTMaxFactor)
+	return l
+}
+
+func (p PacingConfig) withDefaults() PacingConfig {
+	setDefault(&p.Factor, 1.25)
+	setDefault(&p.BurstPackets, 10)
+	setDefault(&p.BurstTime, DefaultPacingBurstTime)
+	return p
+}
+
+func setDefault[T comparable](p *T, v T) {
+	var zero T
+	if *p == zero {
+		*p = v
 	}
 }
 
@@ -354,16 +374,16 @@ func (c *Config) checks() []check {
 		{c.InitialWindowPackets >= 1, "InitialWindowPackets must be at least 1"},
 		{c.InitialWindowLimit >= 0, "InitialWindowLimit must not be negative"},
 		{c.MinWindowPackets >= 1, "MinWindowPackets must be at least 1"},
-		{c.MaxWindow >= c.MinWindowPackets*c.MaxDatagramSize, "MaxWindow must hold the minimum window"},
+		{c.MaxWindow >= c.MinWindowPackets*c.MaxDatagramSize, "MaxWindow, the congestion window's cap, must hold the minimum window"},
 		{c.Algorithm == CUBIC || c.Algorithm == NewReno, "Algorithm is unknown"},
-		{!h.Enabled || (h.MinRTTThresh > 0 && h.MaxRTTThresh >= h.MinRTTThresh), "HyStart RTT thresholds must be positive and ordered"},
-		{!h.Enabled || (h.MinRTTDivisor > 0 && h.NRTTSample > 0 && h.CSSGrowthDivisor > 0 && h.CSSRounds > 0), "HyStart divisors, sample count and rounds must be positive"},
-		{!c.LongRTT.Enabled || (c.LongRTT.ReferenceRTT > 0 && c.LongRTT.MinRTT >= 0), "LongRTT.ReferenceRTT must be positive and MinRTT not negative"},
-		{!c.LongRTT.Enabled || (c.LongRTT.MaxFactor >= 1 && c.LongRTT.MaxFactor <= 100), "LongRTT.MaxFactor must be in [1, 100]"},
-		{!c.LongRTT.Enabled || (h.MinRTTThresh > 0 && h.MaxRTTThresh >= h.MinRTTThresh && h.MinRTTDivisor > 0), "LongRTT ends on HyStart's RTT thresholds: they must be positive and ordered"},
-		{!p.Enabled || (p.Factor >= 1 && p.Factor <= 100), "Pacing.Factor must be in [1, 100]"},
-		{!p.Enabled || p.BurstPackets >= 1, "Pacing.BurstPackets must be at least 1"},
-		{!p.Enabled || p.BurstTime >= 0, "Pacing.BurstTime must not be negative"},
+		{h.Disabled || (h.MinRTTThresh > 0 && h.MaxRTTThresh >= h.MinRTTThresh), "HyStart RTT thresholds must be positive and ordered"},
+		{h.Disabled || (h.MinRTTDivisor > 0 && h.NRTTSample > 0 && h.CSSGrowthDivisor > 0 && h.CSSRounds > 0), "HyStart divisors, sample count and rounds must be positive"},
+		{c.LongRTT.Disabled || (c.LongRTT.ReferenceRTT > 0 && c.LongRTT.MinRTT >= 0), "LongRTT.ReferenceRTT must be positive and MinRTT not negative"},
+		{c.LongRTT.Disabled || (c.LongRTT.MaxFactor >= 1 && c.LongRTT.MaxFactor <= 100), "LongRTT.MaxFactor must be in [1, 100]"},
+		{c.LongRTT.Disabled || (h.MinRTTThresh > 0 && h.MaxRTTThresh >= h.MinRTTThresh && h.MinRTTDivisor > 0), "LongRTT ends on HyStart's RTT thresholds: they must be positive and ordered"},
+		{p.Disabled || (p.Factor >= 1 && p.Factor <= 100), "Pacing.Factor must be in [1, 100]"},
+		{p.Disabled || p.BurstPackets >= 1, "Pacing.BurstPackets must be at least 1"},
+		{p.Disabled || p.BurstTime >= 0, "Pacing.BurstTime must not be negative"},
 		{c.FECPolicy == FECSignal || c.FECPolicy == FECHide, "FECPolicy is unknown"},
 		{c.FECMaxHold >= 0, "FECMaxHold must not be negative"},
 	}

@@ -37,7 +37,7 @@ type cubic struct {
 }
 
 func newCubic(cfg *Config) *cubic {
-	c := &cubic{windowBase: newWindowBase(cfg, CUBIC), fastConvergence: cfg.CUBIC.FastConvergence}
+	c := &cubic{windowBase: newWindowBase(cfg, CUBIC), fastConvergence: !cfg.CUBIC.NoFastConvergence}
 	c.cwndF = float64(c.cwnd)
 	return c
 }

@@ -13,7 +13,7 @@ const seg = DefaultMaxDatagramSize
 func cubicAt(t *testing.T, cwndSegs float64, fastConvergence bool) *cubic {
 	t.Helper()
 	cfg := testConfig(CUBIC)
-	cfg.CUBIC.FastConvergence = fastConvergence
+	cfg.CUBIC.NoFastConvergence = !fastConvergence
 	c := newCubic(&cfg)
 	c.cwndF = cwndSegs * seg
 	c.cwnd = int(c.cwndF)

@@ -25,10 +25,11 @@ const (
 )
 
 // firstFlight measures the bottleneck's rate from the ACKs of the first
-// flight of the long-RTT slow start (LongRTTConfig.Jump), so that the
-// window can jump to that rate's bandwidth-delay product one round trip
-// after the data began, instead of after the three or four round trips of
-// (1+f)-fold growth that the delay exit (longRTT) needs.
+// flight of the long-RTT slow start (the jump, which LongRTTConfig.NoJump
+// turns off), so that the window can jump to that rate's bandwidth-delay
+// product one round trip after the data began, instead of after the three
+// or four round trips of (1+f)-fold growth that the delay exit (longRTT)
+// needs.
 //
 // The flight starts with the pacer's burst (ten packets, the initial
 // window RFC 9002 section 7.7 allows as a burst). The bottleneck sends its

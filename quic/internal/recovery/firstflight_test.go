@@ -206,7 +206,7 @@ func TestFirstFlightSlowWriterKeepsSlowStart(t *testing.T) {
 // With Jump off, the same burst leaves the window to (1+f)-fold growth.
 func TestFirstFlightJumpOff(t *testing.T) {
 	cfg := DefaultConfig()
-	cfg.LongRTT.Jump = false
+	cfg.LongRTT.NoJump = true
 	p := &flightPath{lrPath: newLRPath(t, cfg), gap: 192 * time.Microsecond}
 	p.burst(0, 1)
 	p.ackUpTo(flightRTT, 0)

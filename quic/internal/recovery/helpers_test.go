@@ -15,9 +15,9 @@ const ms = time.Millisecond
 func testConfig(alg Algorithm) Config {
 	cfg := DefaultConfig()
 	cfg.Algorithm = alg
-	cfg.Pacing.Enabled = false
-	cfg.HyStart.Enabled = false
-	cfg.LongRTT.Enabled = false
+	cfg.Pacing.Disabled = true
+	cfg.HyStart.Disabled = true
+	cfg.LongRTT.Disabled = true
 	return cfg
 }
 

@@ -45,7 +45,7 @@ type hystart struct {
 func newHystart(cfg HyStartConfig, paced bool) hystart {
 	return hystart{
 		cfg:             cfg,
-		enabled:         cfg.Enabled,
+		enabled:         !cfg.Disabled,
 		paced:           paced,
 		lastRoundMin:    noRTT,
 		currentRoundMin: noRTT,

@@ -31,8 +31,8 @@ func (f *flights) round(rtt time.Duration) {
 
 func hystartSender(t *testing.T) *flights {
 	cfg := testConfig(NewReno)
-	cfg.HyStart.Enabled = true
-	cfg.Pacing.Enabled = true // L = infinity (RFC 9406 section 4.3)
+	cfg.HyStart.Disabled = false
+	cfg.Pacing.Disabled = false // L = infinity (RFC 9406 section 4.3)
 	return &flights{t: t, s: confirmed(t, cfg)}
 }
 

@@ -16,8 +16,8 @@ const longRTTExitHeadroom = 1.25
 //
 // Growth (window.go, slowStart): each acknowledged byte grows the window
 // by f bytes, f = min(minRTT/ReferenceRTT, MaxFactor), so the window grows
-// (1+f)-fold per round trip, sevenfold on a GEO path; with
-// ScaleInitialWindow the first RTT sample raises the window to f initial
+// (1+f)-fold per round trip, sevenfold on a GEO path; unless
+// NoScaleInitialWindow the first RTT sample raises the window to f initial
 // windows, the rate a 10-packet window has on a ReferenceRTT path.
 //
 // Pacing: the window is paced at (1+f) x cwnd/srtt instead of RFC 9002's
@@ -93,7 +93,8 @@ type longRTT struct {
 	target   int64
 	exitTime time.Duration
 
-	// flight measures the first flight for LongRTTConfig.Jump.
+	// flight measures the first flight for the jump (LongRTTConfig.NoJump
+	// turns it off).
 	flight firstFlight
 }
 
@@ -101,8 +102,8 @@ func newLongRTT(cfg *Config) longRTT {
 	return longRTT{
 		cfg:       cfg.LongRTT,
 		hs:        cfg.HyStart,
-		active:    cfg.LongRTT.Enabled,
-		paced:     cfg.Pacing.Enabled,
+		active:    !cfg.LongRTT.Disabled,
+		paced:     !cfg.Pacing.Disabled,
 		iwPackets: cfg.InitialWindowPackets,
 		iwLimit:   cfg.InitialWindowLimit,
 	}
@@ -120,11 +121,11 @@ func (l *longRTT) factor(rtt *RTTStats) float64 {
 // initialWindow is the scaled initial window for growth factor f, or 0
 // when it does not apply.
 func (l *longRTT) initialWindow(mds int, f float64) int64 {
-	if !l.cfg.ScaleInitialWindow || l.iwScaled {
+	if l.cfg.NoScaleInitialWindow || l.iwScaled {
 		return 0
 	}
 	l.iwScaled = true
-	if l.cfg.Jump && l.paced {
+	if !l.cfg.NoJump && l.paced {
 		l.flight.arm()
 	}
 	iw := min(l.iwPackets*mds, max(l.iwLimit, 2*mds))

@@ -13,7 +13,7 @@ import (
 func lrConfig(alg Algorithm) Config {
 	cfg := DefaultConfig()
 	cfg.Algorithm = alg
-	cfg.LongRTT.Jump = false
+	cfg.LongRTT.NoJump = true
 	return cfg
 }
 
@@ -93,7 +93,7 @@ func TestLongRTTShortPathUnchanged(t *testing.T) {
 	}
 	// And off, a GEO path too.
 	cfg := lrConfig(CUBIC)
-	cfg.LongRTT.Enabled = false
+	cfg.LongRTT.Disabled = true
 	p = newLRPath(t, cfg)
 	p.burst(0, 10)
 	p.ackUpTo(600*ms, 9)
@@ -377,7 +377,7 @@ func TestLongRTTModelGEOPath(t *testing.T) {
 		t.Fatalf("utilization %.3f over 0-5 s", u)
 	}
 	cfg := lrConfig(CUBIC)
-	cfg.LongRTT.Enabled = false
+	cfg.LongRTT.Disabled = true
 	off := runModel(t, cfg, geoPath(), 5*time.Second)
 	if uo := off.utilization(b.rate, 0, 5*time.Second); uo*5 > u {
 		t.Fatalf("utilization %.3f with LongRTT off, want less than a fifth of %.3f", uo, u)
@@ -390,14 +390,14 @@ func TestLongRTTConfigValidation(t *testing.T) {
 		func(c *Config) { c.LongRTT.MinRTT = -time.Millisecond },
 		func(c *Config) { c.LongRTT.MaxFactor = 0.5 },
 		func(c *Config) { c.LongRTT.MaxFactor = 101 },
-		func(c *Config) { c.HyStart.Enabled, c.HyStart.MaxRTTThresh = false, 0 },
+		func(c *Config) { c.HyStart.Disabled, c.HyStart.MaxRTTThresh = true, 0 },
 	} {
 		cfg := DefaultConfig()
 		mod(&cfg)
 		if _, err := New(cfg); !errors.Is(err, ErrInvalidConfig) {
 			t.Fatalf("New(%+v) = %v, want ErrInvalidConfig", cfg.LongRTT, err)
 		}
-		cfg.LongRTT.Enabled = false
+		cfg.LongRTT.Disabled = true
 		if _, err := New(cfg); err != nil {
 			t.Fatalf("LongRTT off: %v", err)
 		}

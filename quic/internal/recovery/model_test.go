@@ -203,8 +203,8 @@ func TestModelNewRenoGEOPath(t *testing.T) {
 	b := geoPath()
 	cfg := DefaultConfig()
 	cfg.Algorithm = NewReno
-	cfg.HyStart.Enabled = false
-	cfg.LongRTT.Enabled = false
+	cfg.HyStart.Disabled = true
+	cfg.LongRTT.Disabled = true
 	run := runModel(t, cfg, b, 30*time.Second)
 	t.Logf("utilization 0-10 s %.3f, 10-30 s %.3f; dropped %d, final window %d",
 		run.utilization(b.rate, 0, 10*time.Second), run.utilization(b.rate, 10*time.Second, 30*time.Second),

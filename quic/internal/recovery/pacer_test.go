@@ -151,7 +151,7 @@ func TestPacerIdleAndDebt(t *testing.T) {
 // The Sender paces at 1.25 * cwnd / smoothed_rtt (RFC 9002 section 7.7).
 func TestSenderPacingRate(t *testing.T) {
 	cfg := testConfig(CUBIC)
-	cfg.Pacing.Enabled = true
+	cfg.Pacing.Disabled = false
 	s := confirmed(t, cfg)
 	// 1.25 * 12000 B / 333 ms = 45045.04 B/s.
 	if got := s.PacingRate(); got != 45045 {

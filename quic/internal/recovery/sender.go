@@ -200,7 +200,7 @@ func (s *Sender) sendInFlight(now time.Duration, sp *spaceState, rec *sentPacket
 		}
 	}
 	s.cc.OnPacketSent(now, int(rec.bytes), prior)
-	if s.cfg.Pacing.Enabled {
+	if !s.cfg.Pacing.Disabled {
 		rate := s.cc.PacingRate(&s.rtt)
 		s.pacer.OnSent(now, int(rec.bytes), rate, s.burstCapacity(rate))
 	}
@@ -223,7 +223,7 @@ func (s *Sender) SendWindow() int {
 // under pacing: now or later. Probes are not paced. Packets that carry only
 // ACK frames should not be paced either (RFC 9002 section 7.7).
 func (s *Sender) NextSendTime(now time.Duration, size int) time.Duration {
-	if !s.cfg.Pacing.Enabled || s.probesPending() > 0 {
+	if s.cfg.Pacing.Disabled || s.probesPending() > 0 {
 		return now
 	}
 	rate := s.cc.PacingRate(&s.rtt)

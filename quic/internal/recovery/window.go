@@ -39,7 +39,7 @@ func newWindowBase(cfg *Config, alg Algorithm) windowBase {
 		mds:          cfg.MaxDatagramSize,
 		minPkts:      cfg.MinWindowPackets,
 		maxWindow:    cfg.MaxWindow,
-		hs:           newHystart(cfg.HyStart, cfg.Pacing.Enabled),
+		hs:           newHystart(cfg.HyStart, !cfg.Pacing.Disabled),
 		lr:           newLongRTT(cfg),
 		pacingFactor: cfg.Pacing.Factor,
 	}
