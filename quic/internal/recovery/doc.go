@@ -37,7 +37,8 @@
 //
 // Every time-derived constant (initial RTT, max_ack_delay, granularity,
 // thresholds, PTO bounds, windows, HyStart++ thresholds, the FEC hold) is a
-// Config field. DefaultConfig gives the RFC values; satellite paths change
+// Config field. A zero field takes the RFC value (Config.WithDefaults;
+// DefaultConfig is the zero Config filled in); satellite paths change
 // InitialRTT (a resumed connection may reuse its smoothed RTT) and keep the
 // large default MaxWindow (64 MiB: 250 Mbit/s x 600 ms is 18.75 MB).
 //
