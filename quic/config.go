@@ -8,6 +8,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/satquic/satquic/fec"
 	"github.com/satquic/satquic/quic/internal/core"
 	"github.com/satquic/satquic/quic/internal/recovery"
 	"github.com/satquic/satquic/quic/internal/wire"
@@ -196,14 +197,22 @@ func (c *Config) coreConfig(tlsConf *tls.Config) (core.Config, error) {
 	if c == nil {
 		c = &Config{}
 	}
+	alg, err := congestionController(c.CongestionControl)
+	if err != nil {
+		return core.Config{}, err
+	}
+	fecCfg, fecPolicy, err := c.FEC.coreFEC()
+	if err != nil {
+		return core.Config{}, err
+	}
 	cc := core.Config{
 		TLS:                        tlsConf,
 		Version:                    wire.Version(c.Version),
+		Versions:                   coreVersions(c.Versions),
 		MaxDatagramSize:            c.MaxDatagramSize,
 		MaxProbeDatagramSize:       c.MaxProbeDatagramSize,
 		DisablePathMTUDiscovery:    c.DisablePathMTUDiscovery,
 		MaxReceiveDatagramSize:     maxPacketSize,
-		InitialRTT:                 c.InitialRTT,
 		HandshakeTimeout:           c.HandshakeTimeout,
 		IdleTimeout:                c.MaxIdleTimeout,
 		MaxAckDelay:                c.MaxAckDelay,
@@ -215,37 +224,60 @@ func (c *Config) coreConfig(tlsConf *tls.Config) (core.Config, error) {
 		MaxConnReceiveWindow:       c.MaxConnectionReceiveWindow,
 		MaxIncomingStreamsBidi:     c.MaxIncomingStreams,
 		MaxIncomingStreamsUni:      c.MaxIncomingUniStreams,
-		MaxCongestionWindow:        c.MaxCongestionWindow,
-		DisablePacing:              c.DisablePacing,
-		DisableLongRTTSlowStart:    c.DisableLongRTTSlowStart,
-		DisableECN:                 c.DisableECN,
+		TokenStore:                 c.TokenStore,
 		ResumeRTT:                  c.ResumeRTT,
 		KeyUpdateInterval:          c.KeyUpdateInterval,
-	}
-	if c.TokenStore != nil {
-		cc.TokenStore = c.TokenStore
-	}
-	fecCfg, err := c.FEC.coreFEC()
-	if err != nil {
-		return core.Config{}, err
-	}
-	cc.FEC = fecCfg
-	for _, v := range c.Versions {
-		cc.Versions = append(cc.Versions, wire.Version(v))
+		Recovery: recovery.Config{
+			InitialRTT: c.InitialRTT,
+			Algorithm:  alg,
+			MaxWindow:  c.MaxCongestionWindow,
+			Pacing:     recovery.PacingConfig{Disabled: c.DisablePacing},
+			LongRTT:    recovery.LongRTTConfig{Disabled: c.DisableLongRTTSlowStart},
+			FECPolicy:  fecPolicy,
+		},
+		DisableECN: c.DisableECN,
+		FEC:        fecCfg,
 	}
 	if cc.Version == 0 && len(cc.Versions) > 0 {
 		cc.Version = cc.Versions[0]
 	}
-	switch c.CongestionControl {
-	case "", CUBIC:
-		cc.CongestionControl = recovery.CUBIC
-	case NewReno:
-		cc.CongestionControl = recovery.NewReno
-	default:
-		return core.Config{}, fmt.Errorf("%w: unknown congestion controller %q", errConfig, c.CongestionControl)
+	windowsFollowMax(&cc)
+	if cc.MaxDatagramSize > maxPacketSize {
+		return core.Config{}, fmt.Errorf("%w: MaxDatagramSize %d above %d", errConfig, cc.MaxDatagramSize, maxPacketSize)
 	}
-	// The initial windows follow a larger maximum, so that setting only
-	// the maximum below the default initial window is not an error.
+	if cc.MaxProbeDatagramSize > maxPacketSize {
+		return core.Config{}, fmt.Errorf("%w: MaxProbeDatagramSize %d above %d", errConfig, cc.MaxProbeDatagramSize, maxPacketSize)
+	}
+	if err := cc.Check(); err != nil {
+		return core.Config{}, fmt.Errorf("quic: %w", err)
+	}
+	return cc, nil
+}
+
+// congestionController names Config.CongestionControl's controller.
+func congestionController(name string) (recovery.Algorithm, error) {
+	switch name {
+	case "", CUBIC:
+		return recovery.CUBIC, nil
+	case NewReno:
+		return recovery.NewReno, nil
+	}
+	return 0, fmt.Errorf("%w: unknown congestion controller %q", errConfig, name)
+}
+
+func coreVersions(vs []Version) []wire.Version {
+	var out []wire.Version
+	for _, v := range vs {
+		out = append(out, wire.Version(v))
+	}
+	return out
+}
+
+// windowsFollowMax makes an initial receive window left unset follow a
+// maximum set below the default initial window, and a maximum left unset
+// follow an initial window set above the default maximum, so that setting
+// only one of them is not an error.
+func windowsFollowMax(cc *core.Config) {
 	if cc.MaxStreamReceiveWindow != 0 && cc.InitialStreamReceiveWindow == 0 {
 		cc.InitialStreamReceiveWindow = min(core.DefaultInitialStreamReceiveWindow, cc.MaxStreamReceiveWindow)
 	}
@@ -258,16 +290,35 @@ func (c *Config) coreConfig(tlsConf *tls.Config) (core.Config, error) {
 	if cc.InitialConnReceiveWindow > core.DefaultMaxConnReceiveWindow && cc.MaxConnReceiveWindow == 0 {
 		cc.MaxConnReceiveWindow = cc.InitialConnReceiveWindow
 	}
-	if cc.MaxDatagramSize > maxPacketSize {
-		return core.Config{}, fmt.Errorf("%w: MaxDatagramSize %d above %d", errConfig, cc.MaxDatagramSize, maxPacketSize)
+}
+
+// coreFEC maps the FEC configuration onto the core's, and its Policy onto
+// loss recovery's FEC policy.
+func (f *FECConfig) coreFEC() (*core.FECConfig, recovery.FECPolicy, error) {
+	if f == nil {
+		return nil, recovery.FECSignal, nil
 	}
-	if cc.MaxProbeDatagramSize > maxPacketSize {
-		return core.Config{}, fmt.Errorf("%w: MaxProbeDatagramSize %d above %d", errConfig, cc.MaxProbeDatagramSize, maxPacketSize)
+	cf := &core.FECConfig{
+		MaxWindow:        f.MaxWindow,
+		Fixed:            fec.FixedConfig{Sources: f.FixedSources, Repairs: f.FixedRepairs},
+		MaxOverhead:      f.MaxOverhead,
+		NoTailProtection: f.DisableTailProtection,
 	}
-	if err := cc.Check(); err != nil {
-		return core.Config{}, fmt.Errorf("quic: %w", err)
+	switch f.Controller {
+	case "", FECAdaptive:
+		cf.Controller = core.FECAdaptive
+	case FECFixed:
+		cf.Controller = core.FECFixed
+	default:
+		return nil, 0, fmt.Errorf("%w: unknown FEC controller %q (adaptive or fixed)", errConfig, f.Controller)
 	}
-	return cc, nil
+	switch f.Policy {
+	case "", FECSignal:
+		return cf, recovery.FECSignal, nil
+	case FECHide:
+		return cf, recovery.FECHide, nil
+	}
+	return nil, 0, fmt.Errorf("%w: unknown FEC policy %q (signal or hide)", errConfig, f.Policy)
 }
 
 // maxPacketSize bounds the datagrams the driver sends and receives: an

@@ -1,11 +1,6 @@
 package quic
 
-import (
-	"fmt"
-
-	"github.com/satquic/satquic/quic/internal/core"
-	"github.com/satquic/satquic/quic/internal/recovery"
-)
+import "github.com/satquic/satquic/quic/internal/core"
 
 // FEC policies for FECConfig.Policy: whether a packet the peer rebuilt
 // with FEC, and so never received, counts as congestion.
@@ -63,37 +58,6 @@ type FECConfig struct {
 	// has nothing more to send, which otherwise spare the last packets
 	// of a response a probe timeout.
 	DisableTailProtection bool
-}
-
-// coreFEC maps the FEC configuration onto the core's.
-func (f *FECConfig) coreFEC() (*core.FECConfig, error) {
-	if f == nil {
-		return nil, nil
-	}
-	cf := &core.FECConfig{
-		MaxWindow:        f.MaxWindow,
-		FixedSources:     f.FixedSources,
-		FixedRepairs:     f.FixedRepairs,
-		MaxOverhead:      f.MaxOverhead,
-		NoTailProtection: f.DisableTailProtection,
-	}
-	switch f.Controller {
-	case "", FECAdaptive:
-		cf.Controller = core.FECAdaptive
-	case FECFixed:
-		cf.Controller = core.FECFixed
-	default:
-		return nil, fmt.Errorf("%w: unknown FEC controller %q (adaptive or fixed)", errConfig, f.Controller)
-	}
-	switch f.Policy {
-	case "", FECSignal:
-		cf.Policy = recovery.FECSignal
-	case FECHide:
-		cf.Policy = recovery.FECHide
-	default:
-		return nil, fmt.Errorf("%w: unknown FEC policy %q (signal or hide)", errConfig, f.Policy)
-	}
-	return cf, nil
 }
 
 // FECStats are a connection's FEC counters.

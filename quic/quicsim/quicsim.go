@@ -174,12 +174,12 @@ func (w *world) run(cl netsim.Endpoint, done func() bool) error {
 }
 
 func configs(cfg DownloadConfig) (client, server *core.Config, err error) {
-	var cc recovery.Algorithm
+	var rc recovery.Config
 	switch cfg.CongestionControl {
 	case "", "cubic":
-		cc = recovery.CUBIC
+		rc.Algorithm = recovery.CUBIC
 	case "newreno":
-		cc = recovery.NewReno
+		rc.Algorithm = recovery.NewReno
 	default:
 		return nil, nil, fmt.Errorf("quicsim: unknown congestion controller %q", cfg.CongestionControl)
 	}
@@ -188,9 +188,9 @@ func configs(cfg DownloadConfig) (client, server *core.Config, err error) {
 		fecCfg = &core.FECConfig{}
 		switch cfg.FECPolicy {
 		case "", "signal":
-			fecCfg.Policy = recovery.FECSignal
+			rc.FECPolicy = recovery.FECSignal
 		case "hide":
-			fecCfg.Policy = recovery.FECHide
+			rc.FECPolicy = recovery.FECHide
 		default:
 			return nil, nil, fmt.Errorf("quicsim: unknown FEC policy %q", cfg.FECPolicy)
 		}
@@ -202,18 +202,18 @@ func configs(cfg DownloadConfig) (client, server *core.Config, err error) {
 		return nil, nil, err
 	}
 	client = &core.Config{
-		TLS:               &tls.Config{RootCAs: pool, ServerName: serverName, NextProtos: []string{ALPN}, MinVersion: tls.VersionTLS13},
-		Rand:              seeded(cfg.Seed, 1),
-		MaxDatagramSize:   cfg.MaxDatagramSize,
-		CongestionControl: cc,
-		FEC:               fecCfg,
+		TLS:             &tls.Config{RootCAs: pool, ServerName: serverName, NextProtos: []string{ALPN}, MinVersion: tls.VersionTLS13},
+		Rand:            seeded(cfg.Seed, 1),
+		MaxDatagramSize: cfg.MaxDatagramSize,
+		Recovery:        rc,
+		FEC:             fecCfg,
 	}
 	server = &core.Config{
-		TLS:               &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{ALPN}, MinVersion: tls.VersionTLS13, SessionTicketsDisabled: true},
-		Rand:              seeded(cfg.Seed, 2),
-		MaxDatagramSize:   cfg.MaxDatagramSize,
-		CongestionControl: cc,
-		FEC:               fecCfg,
+		TLS:             &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{ALPN}, MinVersion: tls.VersionTLS13, SessionTicketsDisabled: true},
+		Rand:            seeded(cfg.Seed, 2),
+		MaxDatagramSize: cfg.MaxDatagramSize,
+		Recovery:        rc,
+		FEC:             fecCfg,
 	}
 	for _, c := range []*core.Config{client, server} {
 		if err := c.Check(); err != nil {

@@ -96,9 +96,6 @@ type Config struct {
 	// larger), advertised as max_udp_payload_size (RFC 9000 section
 	// 18.2).
 	MaxReceiveDatagramSize int
-	// InitialRTT is the RTT assumed before the first sample (default
-	// 333 ms, RFC 9002 section 6.2.2).
-	InitialRTT time.Duration
 	// HandshakeTimeout bounds the handshake (default 20 s).
 	HandshakeTimeout time.Duration
 	// IdleTimeout is max_idle_timeout (default 30 s); the effective
@@ -168,8 +165,8 @@ type Config struct {
 	Allow0RTT bool
 	// ResumeRTT starts a resumed client connection from the smoothed RTT
 	// of the connection that gave its session ticket instead of
-	// InitialRTT (RFC 9002 section 6.2.2): on a 600 ms GEO path, probes
-	// and pacing of the first flight then follow the real RTT.
+	// Recovery.InitialRTT (RFC 9002 section 6.2.2): on a 600 ms GEO path,
+	// probes and pacing of the first flight then follow the real RTT.
 	ResumeRTT bool
 	// Qlog, if set, receives the connection's qlog in the JSON-SEQ
 	// serialization (one record per event: transport:packet_sent and
@@ -183,16 +180,17 @@ type Config struct {
 	// the AEAD confidentiality limit.
 	KeyUpdateInterval uint64
 
-	// CongestionControl selects the congestion controller (CUBIC by
-	// default).
-	CongestionControl recovery.Algorithm
-	// MaxCongestionWindow caps the congestion window (default 64 MiB).
-	MaxCongestionWindow int
-	// DisablePacing turns the pacer off.
-	DisablePacing bool
-	// DisableLongRTTSlowStart keeps RFC 9002's slow start with HyStart++
-	// on long-RTT paths too (recovery.LongRTTConfig).
-	DisableLongRTTSlowStart bool
+	// Recovery configures loss recovery, congestion control and pacing:
+	// the initial RTT (333 ms, RFC 9002 section 6.2.2), the congestion
+	// controller (CUBIC), the congestion window's cap (64 MiB), pacing,
+	// the long-RTT slow start, and how packets the peer rebuilt with FEC
+	// count (FECPolicy). Its zero fields take recovery's defaults
+	// (recovery.Config.WithDefaults). The connection sets its IsServer
+	// (the role) and its MaxDatagramSize (MaxDatagramSize above, which
+	// path MTU discovery raises). Its MaxAckDelay is the peer's
+	// max_ack_delay until the peer's transport parameters arrive (RFC
+	// 9000 section 18.2's default), not this endpoint's MaxAckDelay.
+	Recovery recovery.Config
 	// DisableECN turns ECN off: datagrams go out Not-ECT and the
 	// codepoints of received ones are neither counted nor reported. A
 	// driver whose socket cannot read or set codepoints sets it. With
@@ -203,14 +201,8 @@ type Config struct {
 	DisableECN bool
 	// FEC, if set, offers forward erasure correction to the peer and
 	// protects what this endpoint sends when the peer offers it too
-	// (FECConfig). Its Policy becomes the loss recovery's FECPolicy.
+	// (FECConfig).
 	FEC *FECConfig
-
-	// Recovery, if set, is the base of the loss recovery configuration;
-	// CongestionControl, MaxCongestionWindow, DisablePacing,
-	// DisableLongRTTSlowStart and InitialRTT are then ignored. The core still sets the role, the datagram size
-	// and the peer's max_ack_delay.
-	Recovery *recovery.Config
 }
 
 // withDefaults returns a copy of c with defaults filled in, or an error
@@ -233,7 +225,6 @@ func (c *Config) withDefaults() (Config, error) {
 	setDefault(&d.MaxDatagramSize, DefaultMaxDatagramSize)
 	setDefault(&d.MaxProbeDatagramSize, DefaultMaxProbeDatagramSize)
 	setDefault(&d.MaxReceiveDatagramSize, max(DefaultMaxReceiveDatagramSize, d.MaxDatagramSize))
-	setDefault(&d.InitialRTT, recovery.DefaultInitialRTT)
 	setDefault(&d.HandshakeTimeout, DefaultHandshakeTimeout)
 	setDefault(&d.IdleTimeout, DefaultIdleTimeout)
 	setDefault(&d.MaxAckDelay, DefaultMaxAckDelay)
@@ -250,7 +241,8 @@ func (c *Config) withDefaults() (Config, error) {
 	setDefault(&d.MaxIncomingStreamsUni, DefaultMaxIncomingStreams)
 	setDefault(&d.MaxCryptoBuffer, DefaultMaxCryptoBuffer)
 	setDefault(&d.ActiveConnIDLimit, DefaultActiveConnIDLimit)
-	setDefault(&d.MaxCongestionWindow, recovery.DefaultMaxWindow)
+	d.Recovery = d.Recovery.WithDefaults()
+	d.Recovery.MaxDatagramSize = d.MaxDatagramSize
 	return d, d.validate()
 }
 
@@ -272,7 +264,7 @@ func (c *Config) validate() error {
 		{c.MaxDatagramSize >= wire.MinMaxUDPPayloadSize && c.MaxDatagramSize <= wire.DefaultMaxUDPPayloadSize, "MaxDatagramSize out of [1200, 65527]"},
 		{validDatagramSize(c.MaxProbeDatagramSize), "MaxProbeDatagramSize out of [1200, 65527]"},
 		{validDatagramSize(c.MaxReceiveDatagramSize), "MaxReceiveDatagramSize out of [1200, 65527]"},
-		{c.InitialRTT > 0 && c.HandshakeTimeout > 0 && c.IdleTimeout > 0 && c.MaxAckDelay > 0 && c.KeepAlivePeriod >= 0, "negative duration"},
+		{c.HandshakeTimeout > 0 && c.IdleTimeout > 0 && c.MaxAckDelay > 0 && c.KeepAlivePeriod >= 0, "negative duration"},
 		{c.MaxAckDelay < wire.MaxMaxAckDelayMs*time.Millisecond, "MaxAckDelay of 2^14 ms or more"},
 		{c.AckDelayExponent <= wire.MaxAckDelayExponent, "AckDelayExponent above 20"},
 		{c.AckElicitingThreshold >= 1 && c.MaxAckRanges >= 1, "AckElicitingThreshold or MaxAckRanges below 1"},
@@ -283,12 +275,14 @@ func (c *Config) validate() error {
 		{c.MaxIncomingStreamsBidi <= wire.MaxStreamsLimit && c.MaxIncomingStreamsUni <= wire.MaxStreamsLimit, "stream limit above 2^60"},
 		{c.MaxCryptoBuffer > 0, "MaxCryptoBuffer below 1"},
 		{c.ActiveConnIDLimit >= wire.MinActiveConnectionIDLimit && c.ActiveConnIDLimit <= 64, "ActiveConnIDLimit out of [2, 64]"},
-		{c.MaxCongestionWindow > 0, "MaxCongestionWindow below 1"},
 	}
 	for _, chk := range checks {
 		if !chk.ok {
 			return fmt.Errorf("%w: %s", ErrConfig, chk.msg)
 		}
+	}
+	if err := c.Recovery.Validate(); err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	if c.FEC != nil {
 		if _, err := c.FEC.withDefaults(); err != nil {
@@ -316,24 +310,11 @@ func (d *Config) clientWindows(orig *Config) {
 	}
 }
 
-// recoveryConfig derives the loss recovery configuration.
+// recoveryConfig is the loss recovery configuration of an endpoint in
+// the role isServer, from a Config with its defaults filled in.
 func (c *Config) recoveryConfig(isServer bool) recovery.Config {
-	var rc recovery.Config
-	if c.Recovery != nil {
-		rc = *c.Recovery
-	} else {
-		rc = recovery.DefaultConfig()
-		rc.InitialRTT = c.InitialRTT
-		rc.Algorithm = c.CongestionControl
-		rc.MaxWindow = c.MaxCongestionWindow
-		rc.Pacing.Enabled = !c.DisablePacing
-		rc.LongRTT.Enabled = !c.DisableLongRTTSlowStart
-	}
+	rc := c.Recovery
 	rc.IsServer = isServer
-	rc.MaxDatagramSize = c.MaxDatagramSize
-	if c.FEC != nil {
-		rc.FECPolicy = c.FEC.Policy
-	}
 	return rc
 }
 

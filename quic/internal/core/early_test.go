@@ -247,8 +247,8 @@ func TestResumeRTT(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := c2.Stats().SmoothedRTT; got != c2.cfg.InitialRTT {
-		t.Errorf("without ResumeRTT: %v, want %v", got, c2.cfg.InitialRTT)
+	if got := c2.Stats().SmoothedRTT; got != c2.cfg.Recovery.InitialRTT {
+		t.Errorf("without ResumeRTT: %v, want %v", got, c2.cfg.Recovery.InitialRTT)
 	}
 }
 

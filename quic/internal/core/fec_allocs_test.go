@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/satquic/satquic/fec"
 	"github.com/satquic/satquic/quic/internal/recovery"
 )
 
@@ -26,7 +27,8 @@ const fecAllocSlack = 10
 func newFECLockstep(t testing.TB, upload bool) *lockstep {
 	ccfg, scfg := testConfigs(t, 3)
 	for _, cfg := range []*Config{ccfg, scfg} {
-		cfg.FEC = &FECConfig{Controller: FECFixed, FixedSources: 16, FixedRepairs: 2, Policy: recovery.FECHide}
+		cfg.FEC = &FECConfig{Controller: FECFixed, Fixed: fec.FixedConfig{Sources: 16, Repairs: 2}}
+		cfg.Recovery.FECPolicy = recovery.FECHide
 	}
 	return lockstepFrom(t, upload, ccfg, scfg)
 }

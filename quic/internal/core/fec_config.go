@@ -1,11 +1,11 @@
 package core
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 
 	"github.com/satquic/satquic/fec"
-	"github.com/satquic/satquic/quic/internal/recovery"
 	"github.com/satquic/satquic/quic/internal/wire"
 )
 
@@ -24,6 +24,17 @@ const fecCleanLoss = 0.002
 const (
 	DefaultFECMaxWindow   = 1024
 	DefaultFECMaxOverhead = 0.25
+	// DefaultFECFixedSources and DefaultFECFixedRepairs are the fixed
+	// controller's code rate: one repair every 20 sources.
+	DefaultFECFixedSources = 20
+	DefaultFECFixedRepairs = 1
+	// The adaptive controller starts from a clean path (fecCleanLoss),
+	// a prior worth DefaultFECAdaptivePrior sources: a connection starts
+	// with a few repairs per thousand packets, which slow start can
+	// afford, and learns the real loss within a few round trips. Its
+	// proactive window starts at DefaultFECAdaptiveMinWindow sources.
+	DefaultFECAdaptivePrior     = 500
+	DefaultFECAdaptiveMinWindow = 64
 )
 
 // FECController names a redundancy controller of package fec.
@@ -54,6 +65,8 @@ func (c FECController) String() string {
 // carry stream data become source symbols of the RFC 8681 sliding-window
 // code, and repair symbols travel in FEC_REPAIR frames, congestion
 // controlled and paced like any packet. Zero fields take their defaults.
+// Whether packets the peer rebuilt count as congestion is loss recovery's
+// to say (Config.Recovery.FECPolicy).
 type FECConfig struct {
 	// MaxWindow bounds the source symbols a repair covers, and is the
 	// window this endpoint offers to decode (default 1024, at most 4095).
@@ -62,18 +75,20 @@ type FECConfig struct {
 	MaxWindow int
 	// Controller selects the redundancy controller (adaptive by default).
 	Controller FECController
-	// FixedSources and FixedRepairs are the code rate of the fixed
-	// controller (default 20 and 1).
-	FixedSources, FixedRepairs int
+	// Fixed configures the fixed controller: its code rate (Sources and
+	// Repairs, default 20 and 1) and the sources a repair covers (Window,
+	// default Sources). The sending window bounds Window.
+	Fixed fec.FixedConfig
+	// Adaptive configures the adaptive controller. Its zero fields take
+	// package fec's defaults, except the prior, a clean path
+	// (InitialLoss 0.002 worth PriorSources 500), and MinWindow (64). The
+	// sending window bounds MaxWindow (the sending window if zero), which
+	// bounds MinWindow.
+	Adaptive fec.AdaptiveConfig
 	// MaxOverhead caps repair symbols as a share of the source and
 	// repair symbols sent (default 0.25): a controller that asks for more
 	// is held back.
 	MaxOverhead float64
-	// Policy says whether packets the peer recovered count as congestion
-	// (recovery.FECSignal, the default, as RFC 9265 recommends) or not
-	// (recovery.FECHide, for paths known to lose packets without
-	// congestion).
-	Policy recovery.FECPolicy
 	// NoTailProtection turns off the repairs sent when the application
 	// stops sending (default on), which spare the last packets of a
 	// burst a probe timeout.
@@ -83,40 +98,39 @@ type FECConfig struct {
 func (f *FECConfig) withDefaults() (FECConfig, error) {
 	d := *f
 	setDefault(&d.MaxWindow, DefaultFECMaxWindow)
-	setDefault(&d.FixedSources, 20)
-	setDefault(&d.FixedRepairs, 1)
+	setDefault(&d.Fixed.Sources, DefaultFECFixedSources)
+	setDefault(&d.Fixed.Repairs, DefaultFECFixedRepairs)
+	setDefault(&d.Adaptive.MinWindow, DefaultFECAdaptiveMinWindow)
+	setDefault(&d.Adaptive.InitialLoss, fecCleanLoss)
+	setDefault(&d.Adaptive.PriorSources, DefaultFECAdaptivePrior)
 	setDefault(&d.MaxOverhead, DefaultFECMaxOverhead)
 	switch {
 	case d.MaxWindow < 1 || d.MaxWindow > fec.MaxNSS:
 		return d, fmt.Errorf("%w: FEC MaxWindow %d out of [1, %d]", ErrConfig, d.MaxWindow, fec.MaxNSS)
 	case d.Controller != FECAdaptive && d.Controller != FECFixed:
 		return d, fmt.Errorf("%w: unknown FEC controller %d", ErrConfig, d.Controller)
-	case d.FixedSources < 1 || d.FixedRepairs < 0:
-		return d, fmt.Errorf("%w: FEC fixed rate %d:%d", ErrConfig, d.FixedSources, d.FixedRepairs)
+	case d.Fixed.Sources < 1 || d.Fixed.Repairs < 0:
+		return d, fmt.Errorf("%w: FEC fixed rate %d:%d", ErrConfig, d.Fixed.Sources, d.Fixed.Repairs)
+	case d.Fixed.Window < 0 || d.Adaptive.MinWindow < 0 || d.Adaptive.MaxWindow < 0:
+		return d, fmt.Errorf("%w: negative FEC controller window", ErrConfig)
 	case math.IsNaN(d.MaxOverhead) || d.MaxOverhead <= 0 || d.MaxOverhead >= 1:
 		return d, fmt.Errorf("%w: FEC MaxOverhead %v out of (0, 1)", ErrConfig, d.MaxOverhead)
-	case d.Policy != recovery.FECSignal && d.Policy != recovery.FECHide:
-		return d, fmt.Errorf("%w: unknown FEC policy %d", ErrConfig, d.Policy)
 	}
 	return d, nil
 }
 
 // newController builds the redundancy controller for a sending window of
-// window symbols.
+// window symbols, the smaller of MaxWindow and the peer's.
 func (f *FECConfig) newController(window int) (fec.Controller, error) {
 	if f.Controller == FECFixed {
-		return fec.NewFixedController(fec.FixedConfig{Sources: f.FixedSources, Repairs: f.FixedRepairs, Window: min(f.FixedSources, window)})
+		c := f.Fixed
+		c.Window = min(cmp.Or(c.Window, c.Sources), window)
+		return fec.NewFixedController(c)
 	}
-	// The prior is a clean path (fecCleanLoss, worth 500 packets): a
-	// connection starts with a few repairs per thousand packets, which
-	// slow start can afford, and learns the real loss within a few round
-	// trips.
-	return fec.NewAdaptiveController(fec.AdaptiveConfig{
-		MinWindow:    min(64, window),
-		MaxWindow:    window,
-		InitialLoss:  fecCleanLoss,
-		PriorSources: 500,
-	})
+	c := f.Adaptive
+	c.MaxWindow = min(cmp.Or(c.MaxWindow, window), window)
+	c.MinWindow = min(c.MinWindow, c.MaxWindow)
+	return fec.NewAdaptiveController(c)
 }
 
 // fecLocalParam is the value of the FEC transport parameter this endpoint

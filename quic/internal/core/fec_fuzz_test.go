@@ -11,8 +11,8 @@ import (
 // fecPair is a confirmed connection pair with FEC on both ends.
 func fecPair(t testing.TB, seed uint64) *pair {
 	ccfg, scfg := testConfigs(t, seed)
-	ccfg.FEC = &FECConfig{Policy: recovery.FECHide}
-	scfg.FEC = &FECConfig{Policy: recovery.FECHide}
+	ccfg.FEC, ccfg.Recovery.FECPolicy = &FECConfig{}, recovery.FECHide
+	scfg.FEC, scfg.Recovery.FECPolicy = &FECConfig{}, recovery.FECHide
 	p := newPair(t, ccfg, scfg, 5*time.Millisecond)
 	p.mustRun(p.confirmed, 5*time.Second)
 	return p

@@ -30,7 +30,7 @@ func TestTailRepairsFor(t *testing.T) {
 // decoding 1024 symbols of up to 1400 bytes.
 func testFECSender(t *testing.T) *fecSender {
 	t.Helper()
-	cfg, err := (&FECConfig{Policy: recovery.FECHide}).withDefaults()
+	cfg, err := (&FECConfig{}).withDefaults()
 	if err != nil {
 		t.Fatal(err)
 	}

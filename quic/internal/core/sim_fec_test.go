@@ -14,8 +14,8 @@ import (
 // fecConfigs returns client and server configurations with FEC on.
 func fecConfigs(t *testing.T, seed uint64, policy recovery.FECPolicy) (client, server *Config) {
 	ccfg, scfg := testConfigs(t, seed)
-	ccfg.FEC = &FECConfig{Policy: policy}
-	scfg.FEC = &FECConfig{Policy: policy}
+	ccfg.FEC, ccfg.Recovery.FECPolicy = &FECConfig{}, policy
+	scfg.FEC, scfg.Recovery.FECPolicy = &FECConfig{}, policy
 	return ccfg, scfg
 }
 

@@ -50,9 +50,9 @@ func TestSimGeoLongRTTOption(t *testing.T) {
 	var took [2]time.Duration
 	for i, disable := range []bool{false, true} {
 		ccfg, scfg := testConfigs(t, 51)
-		scfg.DisableLongRTTSlowStart = disable
-		if got := scfg.recoveryConfig(true).LongRTT.Enabled; got == disable {
-			t.Fatalf("DisableLongRTTSlowStart %v: LongRTT.Enabled %v", disable, got)
+		scfg.Recovery.LongRTT.Disabled = disable
+		if d, err := scfg.withDefaults(); err != nil || d.recoveryConfig(true).LongRTT.Disabled != disable {
+			t.Fatalf("LongRTT.Disabled %v: %v", disable, err)
 		}
 		_, d := runDownload(t, prof, size, ccfg, scfg, 60*time.Second)
 		took[i] = d.doneAt
