@@ -46,7 +46,7 @@ const (
 	// reactive repairs aimed at what is still missing
 	// (fec.AdaptiveController).
 	FECAdaptive FECController = iota
-	// FECFixed sends FixedRepairs repairs every FixedSources sources
+	// FECFixed sends Fixed.Repairs repairs every Fixed.Sources sources
 	// (fec.FixedController), whatever the loss.
 	FECFixed
 )
