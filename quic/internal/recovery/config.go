@@ -52,9 +52,9 @@ func (p FECPolicy) String() string {
 }
 
 // Config holds every tunable of loss recovery, congestion control and
-// pacing. Durations are times; windows are bytes. A zero field selects its
-// default, the RFC value, once WithDefaults filled it in (DefaultConfig is
-// the zero Config filled in); New takes the Config as it is and rejects a
+// pacing. Durations are times; windows are bytes. WithDefaults replaces
+// each zero field with its default, the RFC value (DefaultConfig is the
+// zero Config so filled in); New takes the Config as it is and rejects a
 // field out of range instead of guessing. A field whose zero is a value of
 // its own (MaxAckDelay, MinPTO, InitialWindowLimit, FECMaxHold, BurstTime,
 // LongRTT.MinRTT) takes that value only in a Config given to New without
