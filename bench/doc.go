@@ -1,6 +1,7 @@
 // Package bench runs satquic's experiments, the reproductions of the seed
-// results of DESIGN.md ("Experiments"), and turns their measurements into
-// tables, CSV, JSON and figures (through package bench/report).
+// results (docs/architecture.md, "Experiments"), and turns their
+// measurements into tables, CSV, JSON and figures (through package
+// bench/report).
 //
 // The download experiment (seed 000) measures download completion time:
 // from the start of a fresh connection, handshakes included, to the last
@@ -13,10 +14,11 @@
 //
 // A transport under test is a Stack: it starts a server in the server's
 // namespace and downloads from it in the client's (Env). The kernel TCP
-// stacks (tcp-cubic, tcp-bbr) are HTTPS over kernel TCP; the satquic stack
-// is satquic's QUIC with CUBIC, asked for N bytes with an hq-interop style
-// request, so that only the transport is measured (FEC is not yet in the
-// transport). The quic-go stack is quic-go's HTTP/3 server and client with
+// stacks (tcp-cubic, tcp-bbr) are HTTPS over kernel TCP; the satquic stacks
+// are satquic's QUIC with CUBIC, with FEC under the hide policy (satquic) or
+// the signal policy (satquic-signal) or without FEC (satquic-nofec), asked
+// for N bytes with an hq-interop style request, so that only the transport
+// is measured. The quic-go stack is quic-go's HTTP/3 server and client with
 // their default configuration, run as a separate program so that quic-go
 // stays out of satquic's own dependencies. A stack plugs in with one file that implements Stack and
 // registers itself from init.

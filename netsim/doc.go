@@ -46,10 +46,11 @@
 //
 // # Profiles
 //
-// Profiles is the table of named paths of DESIGN.md (seed-ifc, starlink,
-// geo, geo-large, geo-lossy, geo-interop, geo-interop-lossy, ifc-geo, p2p),
-// each a Down (server to client) and an Up LinkConfig; LookupProfile finds
-// one by name and WithSeed seeds both directions.
+// Profiles is the table of named paths (seed-ifc, starlink, geo, geo-large,
+// geo-lossy, geo-interop, geo-interop-lossy, ifc-geo, p2p), the one place
+// they are defined (docs/architecture.md, "Network profiles"), each a Down
+// (server to client) and an Up LinkConfig; LookupProfile finds one by name
+// and WithSeed seeds both directions.
 //
 // # Simulator
 //

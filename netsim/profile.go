@@ -7,8 +7,8 @@ import (
 )
 
 // Profile is a named network path: Down carries server-to-client traffic,
-// Up client-to-server. The table (DESIGN.md, "Network profiles") is shared by
-// the simulator, the emulator and the experiments.
+// Up client-to-server. The table, Profiles, is shared by the simulator, the
+// emulator and the experiments (docs/architecture.md, "Network profiles").
 type Profile struct {
 	Name, Description string
 	Down, Up          LinkConfig

@@ -175,7 +175,8 @@ func (r *modelRun) record(s *Sender, at time.Duration, res *Result) {
 }
 
 // geoPath is 50 Mbit/s with a 600 ms round trip and a buffer of one
-// bandwidth-delay product (3.75 MB), the geo profile of DESIGN.md.
+// bandwidth-delay product (3.75 MB): a GEO path like netsim's geo profile
+// (docs/architecture.md, "Network profiles"), whose round trip is 650 ms.
 func geoPath() *bottleneck {
 	return &bottleneck{rate: 50_000_000 / 8, oneWay: 300 * ms, buffer: 50_000_000 / 8 * 6 / 10}
 }
