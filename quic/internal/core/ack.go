@@ -1,5 +1,12 @@
 package core
 
+// The receive path, stage 6 of 6: the acknowledgement of a processed
+// packet. ackState records its packet number, for duplicate detection and
+// ACK frames, and decides when the next ACK frame is due (RFC 9000 section
+// 13.2), with the threshold of ackrate.go. This is where receiving ends:
+// the packet writer (packetizer.go) asks whether an ACK is due and builds
+// the frame.
+
 import (
 	"time"
 

@@ -214,7 +214,7 @@ func (c *Conn) handle0RTT(now time.Duration, pkt []byte, h *wire.LongHeader, pnO
 		c.onDecryptFailure(err)
 		return false
 	}
-	return c.onPacket(now, spaceApp, wire.PacketType0RTT, pn, pkt[0], payload, h.DstConnID)
+	return c.onOpened(now, spaceApp, wire.PacketType0RTT, pn, pkt[0], payload, h.DstConnID)
 }
 
 // onOneRTTReceived arms the discard of a server's 0-RTT keys at its first
