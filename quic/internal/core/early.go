@@ -196,7 +196,7 @@ func (c *Conn) handle0RTT(now time.Duration, pkt []byte, h *wire.LongHeader, pnO
 	}
 	switch c.keysFor(wire.PacketType0RTT) {
 	case keysPending:
-		return c.hold(pkt, wire.PacketType0RTT)
+		return c.hold(now, pkt, wire.PacketType0RTT)
 	case keysGone:
 		return false
 	}

@@ -13,13 +13,15 @@ package core
 // acknowledgement.
 
 import (
+	"time"
+
 	"github.com/satquic/satquic/quic/internal/recovery"
 	"github.com/satquic/satquic/quic/internal/wire"
 )
 
 // onAckFrame feeds an ACK frame to loss recovery (RFC 9002 appendix A.7)
 // and acts on what it acknowledged and declared lost.
-func (c *Conn) onAckFrame(s recovery.Space, f *wire.AckFrame) error {
+func (c *Conn) onAckFrame(now time.Duration, s recovery.Space, f *wire.AckFrame) error {
 	exp := uint8(wire.DefaultAckDelayExponent)
 	if c.hasPeer {
 		exp = uint8(c.peerParams.AckDelayExponent)
@@ -28,7 +30,7 @@ func (c *Conn) onAckFrame(s recovery.Space, f *wire.AckFrame) error {
 	if f.HasECN {
 		ack.ECN = &f.ECN
 	}
-	res, err := c.sender.OnAck(c.now, s, &ack)
+	res, err := c.sender.OnAck(now, s, &ack)
 	if err != nil {
 		return transportError(wire.CodeProtocolViolation, f.Type(), "%v", err)
 	}
@@ -36,7 +38,7 @@ func (c *Conn) onAckFrame(s recovery.Space, f *wire.AckFrame) error {
 	if l := f.Ranges[0].Largest; sp.largestAcked == wire.InvalidPacketNumber || l > sp.largestAcked {
 		sp.largestAcked = l
 	}
-	c.onRecoveryResult(res)
+	c.onRecoveryResult(now, res)
 	return nil
 }
 
@@ -44,7 +46,7 @@ func (c *Conn) onAckFrame(s recovery.Space, f *wire.AckFrame) error {
 // are done, lost ones are queued again (RFC 9000 section 13.3), probes
 // are owed. The Result is copied first because handling it may call the
 // Sender again.
-func (c *Conn) onRecoveryResult(res *recovery.Result) {
+func (c *Conn) onRecoveryResult(now time.Duration, res *recovery.Result) {
 	if c.fec != nil && c.fec.send != nil {
 		c.fec.send.onResult(res)
 	}
@@ -61,7 +63,7 @@ func (c *Conn) onRecoveryResult(res *recovery.Result) {
 		}
 	}
 	for _, p := range lost {
-		c.onPacketLost(p)
+		c.onPacketLost(now, p)
 	}
 	if probe.Count > 0 {
 		c.onProbe(probe)
@@ -93,7 +95,7 @@ func (c *Conn) onPacketAcked(p recovery.PacketInfo) bool {
 }
 
 // onPacketLost queues again what a lost packet carried.
-func (c *Conn) onPacketLost(p recovery.PacketInfo) {
+func (c *Conn) onPacketLost(now time.Duration, p recovery.PacketInfo) {
 	sp := c.spaces[p.Space]
 	if sp.discarded {
 		return
@@ -103,7 +105,7 @@ func (c *Conn) onPacketLost(p recovery.PacketInfo) {
 	}
 	frames := sp.sent.take(p.Number)
 	if c.debugf != nil {
-		c.debugf("%v lost %v pn %d frames %v", c.now, p.Space, p.Number, frames)
+		c.debugf("%v lost %v pn %d frames %v", now, p.Space, p.Number, frames)
 	}
 	c.qlogPacketLost(p)
 	if carriesData(frames) {

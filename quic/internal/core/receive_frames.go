@@ -29,7 +29,7 @@ func (c *Conn) processPacket(now time.Duration, s recovery.Space, pt wire.Packet
 	ce := c.ecn.onReceived(s)
 	c.idle.onReceive(now)
 	cryptoBefore := sp.cryptoRecv.received()
-	eliciting, err := c.processFrames(s, pt, payload, dcid)
+	eliciting, err := c.processFrames(now, s, pt, payload, dcid)
 	c.qlogPacketReceived(pt, pn)
 	if err == nil && eliciting && s != spaceApp && !sp.discarded && sp.cryptoRecv.received() == cryptoBefore {
 		c.onPeerProbe() // handshake_speedup.go
@@ -52,7 +52,7 @@ func (c *Conn) processPacket(now time.Duration, s recovery.Space, pt wire.Packet
 	if sp.discarded {
 		return // the packet confirmed the handshake and dropped its space
 	}
-	sp.acks.onPacket(now, pn, eliciting, c.ackPolicy(s))
+	sp.acks.onPacket(now, pn, eliciting, c.ackPolicy(now, s))
 	if ce && eliciting {
 		// RFC 9000 section 13.2.1: a CE-marked packet is acknowledged
 		// at once, so that the peer reacts to congestion sooner.
@@ -64,10 +64,10 @@ func (c *Conn) processPacket(now time.Duration, s recovery.Space, pt wire.Packet
 // are acknowledged at once (RFC 9000 section 13.2.1).
 // 1-RTT packets are acknowledged after AckElicitingThreshold of them, or
 // more on fast paths (ackrate.go).
-func (c *Conn) ackPolicy(s recovery.Space) ackPolicy {
+func (c *Conn) ackPolicy(now time.Duration, s recovery.Space) ackPolicy {
 	threshold := c.cfg.AckElicitingThreshold
 	if s == spaceApp && !c.cfg.NoAckRateAdaptation {
-		c.ackRate.onPacket(c.now, c.sender.RTT().SmoothedRTT())
+		c.ackRate.onPacket(now, c.sender.RTT().SmoothedRTT())
 		threshold = c.ackRate.threshold(threshold)
 	}
 	return ackPolicy{
@@ -79,7 +79,7 @@ func (c *Conn) ackPolicy(s recovery.Space) ackPolicy {
 
 // processFrames handles the frames of a decrypted payload and reports
 // whether the packet was ack-eliciting.
-func (c *Conn) processFrames(s recovery.Space, pt wire.PacketType, payload []byte, dcid wire.ConnectionID) (bool, error) {
+func (c *Conn) processFrames(now time.Duration, s recovery.Space, pt wire.PacketType, payload []byte, dcid wire.ConnectionID) (bool, error) {
 	if len(payload) == 0 {
 		// RFC 9000 section 12.4: a packet must hold a frame.
 		return false, transportError(wire.CodeProtocolViolation, 0, "packet without frames")
@@ -97,13 +97,13 @@ func (c *Conn) processFrames(s recovery.Space, pt wire.PacketType, payload []byt
 		}
 		eliciting = eliciting || ft.IsAckEliciting()
 		if c.debugf != nil {
-			c.debugf("%v recv %v frame %v", c.now, s, ft)
+			c.debugf("%v recv %v frame %v", now, s, ft)
 		}
 		c.qlogFrame(f)
 		if ft.IsFEC() {
 			err = c.onFECFrame(f, first)
 		} else {
-			err = c.handleFrame(s, f, dcid)
+			err = c.handleFrame(now, s, f, dcid)
 		}
 		if err != nil {
 			return eliciting, err
@@ -117,14 +117,15 @@ func (c *Conn) processFrames(s recovery.Space, pt wire.PacketType, payload []byt
 	return eliciting, nil
 }
 
-// handleFrame dispatches one frame (RFC 9000 section 19).
-func (c *Conn) handleFrame(s recovery.Space, f wire.Frame, dcid wire.ConnectionID) error {
+// handleFrame dispatches one frame (RFC 9000 section 19) of a packet of
+// space s received at now.
+func (c *Conn) handleFrame(now time.Duration, s recovery.Space, f wire.Frame, dcid wire.ConnectionID) error {
 	switch f := f.(type) {
 	case *wire.PaddingFrame, *wire.PingFrame, *wire.DataBlockedFrame, *wire.PathResponseFrame:
 		// Nothing to do beyond acknowledging the packet. An unexpected
 		// PATH_RESPONSE may be ignored (RFC 9000 section 19.18).
 	case *wire.AckFrame:
-		return c.onAckFrame(s, f)
+		return c.onAckFrame(now, s, f)
 	case *wire.CryptoFrame:
 		return c.onCryptoFrame(s, f)
 	case *wire.StreamFrame:

@@ -54,7 +54,7 @@ func (c *Conn) handleLong(now time.Duration, pkt []byte, h *wire.LongHeader, pnO
 		return false
 	}
 	if sp.read == nil {
-		return c.hold(pkt, h.Type) // RFC 9001 section 5.7
+		return c.hold(now, pkt, h.Type) // RFC 9001 section 5.7
 	}
 	if !c.isClient && h.Type == wire.PacketTypeInitial && c.rxDatagramLen < minInitialDatagram {
 		// RFC 9000 section 14.1: a server drops an Initial packet in a
@@ -84,7 +84,7 @@ func (c *Conn) handleShort(now time.Duration, pkt []byte) bool {
 	if c.keysFor(wire.PacketType1RTT) != keysReady {
 		// RFC 9001 section 5.7: no 1-RTT processing before the keys
 		// arrive, nor at a server before its handshake completes.
-		return c.hold(pkt, wire.PacketType1RTT)
+		return c.hold(now, pkt, wire.PacketType1RTT)
 	}
 	return c.openShort(now, pkt, pnOffset, h.DstConnID)
 }
@@ -117,7 +117,7 @@ type undecryptableQueue struct {
 
 // hold keeps a copy of a packet whose keys are not there yet, and reports
 // whether it was kept: the queue is bounded in packets and bytes.
-func (c *Conn) hold(pkt []byte, typ wire.PacketType) bool {
+func (c *Conn) hold(now time.Duration, pkt []byte, typ wire.PacketType) bool {
 	q := &c.undecryptable
 	if len(q.pkts) >= maxUndecryptablePackets || q.bytes+len(pkt) > maxUndecryptableBytes {
 		return false
@@ -126,7 +126,7 @@ func (c *Conn) hold(pkt []byte, typ wire.PacketType) bool {
 	q.bytes += len(pkt)
 	c.stats.PacketsBuffered++
 	if c.debugf != nil {
-		c.debugf("%v held %v packet of %d bytes until its keys arrive", c.now, typ, len(pkt))
+		c.debugf("%v held %v packet of %d bytes until its keys arrive", now, typ, len(pkt))
 	}
 	return true
 }
