@@ -66,6 +66,16 @@ func (a *ackState) isDuplicate(pn uint64) bool {
 	return pn < a.floor || a.received.contains(pn)
 }
 
+// largestReceived is the largest packet number received, the base of
+// packet number decoding (RFC 9000 appendix A.3), or
+// wire.InvalidPacketNumber before the first.
+func (a *ackState) largestReceived() uint64 {
+	if !a.hasLargest {
+		return wire.InvalidPacketNumber
+	}
+	return a.largest
+}
+
 // onPacket records a packet that was processed (RFC 9000 section 13.2.1).
 func (a *ackState) onPacket(now time.Duration, pn uint64, ackEliciting bool, p ackPolicy) {
 	outOfOrder := a.hasLargest && (pn < a.largest || pn > a.largest+1)

@@ -205,7 +205,7 @@ func (c *Conn) handle0RTT(now time.Duration, pkt []byte, h *wire.LongHeader, pnO
 	if err != nil {
 		return false
 	}
-	pn, err := wire.DecodePacketNumber(c.largestReceived(sp), truncated, pnLen)
+	pn, err := wire.DecodePacketNumber(sp.acks.largestReceived(), truncated, pnLen)
 	if err != nil {
 		return false
 	}

@@ -10,8 +10,8 @@ package core
 // Next, stage 5: the frame handlers, grouped by concern: ACK frames in
 // receive_ack.go; stream frames in streams*.go; flow control in flow.go;
 // connection IDs in cid.go; NEW_TOKEN in tokens.go; CONNECTION_CLOSE in
-// close.go; CRYPTO and HANDSHAKE_DONE in handshake.go (once buffered
-// here); FEC frames in fec_conn.go. Then stage 6, the packet's
+// close.go; CRYPTO in space.go and handshake.go, HANDSHAKE_DONE in
+// handshake.go; FEC frames in fec_conn.go. Then stage 6, the packet's
 // acknowledgement: ack.go and ackrate.go.
 
 import (
@@ -52,28 +52,11 @@ func (c *Conn) processPacket(now time.Duration, s recovery.Space, pt wire.Packet
 	if sp.discarded {
 		return // the packet confirmed the handshake and dropped its space
 	}
-	sp.acks.onPacket(now, pn, eliciting, c.ackPolicy(now, s))
+	sp.acks.onPacket(now, pn, eliciting, c.ackRate.policy(now, s, &c.cfg, c.sender.RTT()))
 	if ce && eliciting {
 		// RFC 9000 section 13.2.1: a CE-marked packet is acknowledged
 		// at once, so that the peer reacts to congestion sooner.
 		sp.acks.ackNow()
-	}
-}
-
-// ackPolicy is the ACK policy of a space: Initial and Handshake packets
-// are acknowledged at once (RFC 9000 section 13.2.1).
-// 1-RTT packets are acknowledged after AckElicitingThreshold of them, or
-// more on fast paths (ackrate.go).
-func (c *Conn) ackPolicy(now time.Duration, s recovery.Space) ackPolicy {
-	threshold := c.cfg.AckElicitingThreshold
-	if s == spaceApp && !c.cfg.NoAckRateAdaptation {
-		c.ackRate.onPacket(now, c.sender.RTT().SmoothedRTT())
-		threshold = c.ackRate.threshold(threshold)
-	}
-	return ackPolicy{
-		immediate: s != spaceApp,
-		maxDelay:  c.cfg.MaxAckDelay,
-		threshold: threshold,
 	}
 }
 
@@ -127,7 +110,10 @@ func (c *Conn) handleFrame(now time.Duration, s recovery.Space, f wire.Frame, dc
 	case *wire.AckFrame:
 		return c.onAckFrame(now, s, f)
 	case *wire.CryptoFrame:
-		return c.onCryptoFrame(s, f)
+		if err := c.spaces[s].onCryptoFrame(f, c.cfg.MaxCryptoBuffer); err != nil {
+			return err
+		}
+		c.onCryptoData(s)
 	case *wire.StreamFrame:
 		return c.streams.onStreamFrame(f)
 	case *wire.ResetStreamFrame:
@@ -167,19 +153,5 @@ func (c *Conn) handleFrame(now time.Duration, s recovery.Space, f wire.Frame, dc
 	default:
 		return transportError(wire.CodeFrameEncodingError, f.Type(), "unexpected frame type")
 	}
-	return nil
-}
-
-// onCryptoFrame buffers handshake data and hands what is in order to TLS
-// (RFC 9000 section 19.6).
-func (c *Conn) onCryptoFrame(s recovery.Space, f *wire.CryptoFrame) error {
-	sp := c.spaces[s]
-	end := f.Offset + uint64(len(f.Data))
-	if end > sp.cryptoRecv.readOff+uint64(c.cfg.MaxCryptoBuffer) {
-		// Section 7.5: too much data beyond what TLS consumed.
-		return transportError(wire.CodeCryptoBufferExceeded, wire.FrameTypeCrypto, "CRYPTO data up to %d, %d read", end, sp.cryptoRecv.readOff)
-	}
-	sp.cryptoRecv.push(f.Offset, f.Data)
-	c.onCryptoData(s)
 	return nil
 }

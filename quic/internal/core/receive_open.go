@@ -25,7 +25,7 @@ import (
 // ID is the one its later long headers must carry (RFC 9000 section 7.2).
 func (c *Conn) openLong(now time.Duration, s recovery.Space, pkt []byte, h *wire.LongHeader, pnOffset int) bool {
 	sp := c.spaces[s]
-	pn, hdrLen, err := unprotectHeader(sp.read.Header(), c.largestReceived(sp), pkt, pnOffset)
+	pn, hdrLen, err := unprotectHeader(sp.read.Header(), sp.acks.largestReceived(), pkt, pnOffset)
 	if err != nil {
 		return false
 	}
@@ -45,7 +45,7 @@ func (c *Conn) openLong(now time.Duration, s recovery.Space, pkt []byte, h *wire
 // section 6.3). A duplicate is dropped before its key phase is looked at.
 func (c *Conn) openShort(now time.Duration, pkt []byte, pnOffset int, dcid wire.ConnectionID) bool {
 	sp := c.spaces[spaceApp]
-	pn, hdrLen, err := unprotectHeader(c.appRead.Header(), c.largestReceived(sp), pkt, pnOffset)
+	pn, hdrLen, err := unprotectHeader(c.appRead.Header(), sp.acks.largestReceived(), pkt, pnOffset)
 	if err != nil {
 		return false
 	}
@@ -82,15 +82,6 @@ func unprotectHeader(hk *crypto.HeaderKey, largest uint64, pkt []byte, pnOffset 
 		return 0, 0, err
 	}
 	return pn, pnOffset + pnLen, nil
-}
-
-// largestReceived is the largest packet number received in a space, for
-// packet number decoding (RFC 9000 appendix A.3).
-func (c *Conn) largestReceived(sp *pnSpace) uint64 {
-	if !sp.acks.hasLargest {
-		return wire.InvalidPacketNumber
-	}
-	return sp.acks.largest
 }
 
 // onDecryptFailure counts packets that failed authentication; reaching the
