@@ -1,5 +1,12 @@
 package core
 
+// The receive path, stage 6 of 6: the acknowledgement of a processed
+// packet. ackState records its packet number, for duplicate detection and
+// ACK frames, and decides when the next ACK frame is due (RFC 9000 section
+// 13.2), with the threshold of ackrate.go. This is where receiving ends:
+// the packet writer (packetizer.go) asks whether an ACK is due and builds
+// the frame.
+
 import (
 	"time"
 
@@ -57,6 +64,16 @@ type ackPolicy struct {
 // isDuplicate reports whether pn was received before or is too old.
 func (a *ackState) isDuplicate(pn uint64) bool {
 	return pn < a.floor || a.received.contains(pn)
+}
+
+// largestReceived is the largest packet number received, the base of
+// packet number decoding (RFC 9000 appendix A.3), or
+// wire.InvalidPacketNumber before the first.
+func (a *ackState) largestReceived() uint64 {
+	if !a.hasLargest {
+		return wire.InvalidPacketNumber
+	}
+	return a.largest
 }
 
 // onPacket records a packet that was processed (RFC 9000 section 13.2.1).

@@ -1,6 +1,10 @@
 package core
 
-import "time"
+import (
+	"time"
+
+	"github.com/satquic/satquic/quic/internal/recovery"
+)
 
 // ACK frequency on fast paths. RFC 9000 section 13.2.2 asks for an ACK
 // every second ack-eliciting packet. On an asymmetric satellite path that
@@ -53,4 +57,22 @@ func (r *ackRate) onPacket(now, rtt time.Duration) {
 // threshold is the ACK threshold in force given the configured one.
 func (r *ackRate) threshold(configured int) int {
 	return max(configured, min(r.perRTT/ackTargetPerRTT, ackMaxThreshold))
+}
+
+// policy is the ACK policy of space s for a packet received at now.
+// Initial and Handshake packets are acknowledged at once (RFC 9000 section
+// 13.2.1); 1-RTT packets after cfg.AckElicitingThreshold of them, or more
+// on fast paths, where the packet is counted for the rate (rtt gives the
+// smoothed RTT).
+func (r *ackRate) policy(now time.Duration, s recovery.Space, cfg *Config, rtt *recovery.RTTStats) ackPolicy {
+	threshold := cfg.AckElicitingThreshold
+	if s == spaceApp && !cfg.NoAckRateAdaptation {
+		r.onPacket(now, rtt.SmoothedRTT())
+		threshold = r.threshold(threshold)
+	}
+	return ackPolicy{
+		immediate: s != spaceApp,
+		maxDelay:  cfg.MaxAckDelay,
+		threshold: threshold,
+	}
 }

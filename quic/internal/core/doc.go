@@ -64,9 +64,20 @@
 //     connection IDs authenticated (RFC 9000 section 7.3); Initial and
 //     Handshake keys are discarded as RFC 9001 section 4.9 says, and the
 //     server confirms with HANDSHAKE_DONE.
-//   - receive.go splits coalesced packets, removes header and packet
-//     protection, checks connection IDs and reserved bits, and hands the
-//     frames to frames.go; packetizer.go and seal.go build datagrams:
+//   - The receive path has a file per stage, in the order a datagram
+//     goes through them, each saying at its top what it does and what
+//     comes next: receive.go takes a datagram, counts it and splits its
+//     coalesced packets, or finds it a Stateless Reset;
+//     receive_packet.go parses a packet's header, checks its connection
+//     IDs, and holds a packet that arrives before its keys (RFC 9001
+//     section 5.7); receive_open.go removes header and packet
+//     protection, decodes the packet number, drops duplicates, follows
+//     the key phase and checks the reserved bits; receive_frames.go runs
+//     the frame loop and dispatches each frame to its handler, with the
+//     state it concerns (ACK frames in receive_ack.go, streams*.go,
+//     flow.go, cid.go, tokens.go, close.go, handshake.go, fec_conn.go);
+//     last, ack.go records the packet for acknowledgement.
+//   - packetizer.go and seal.go build datagrams:
 //     Initial, Handshake and 1-RTT packets coalesced, client Initials
 //     padded to 1200 bytes, the server held to three times what it received
 //     until the client's address is validated (RFC 9000 section 8.1).
@@ -76,9 +87,9 @@
 //     13.2), with bounded ranges.
 //   - Loss recovery and congestion control are package recovery's Sender.
 //     Every sent packet has a record of its frames (sentlog.go); when the
-//     Sender reports it acknowledged or lost, frames.go completes the frames
-//     or queues their content again (RFC 9000 section 13.3), and probe
-//     timeouts resend handshake data or the oldest data in flight.
+//     Sender reports it acknowledged or lost, receive_ack.go completes the
+//     frames or queues their content again (RFC 9000 section 13.3), and
+//     probe timeouts resend handshake data or the oldest data in flight.
 //   - streams*.go implement stream states, IDs and limits (MAX_STREAMS is
 //     raised as the peer's streams finish), reassembly (recvbuf.go), send
 //     buffers with retransmission ranges (sendbuf.go), final sizes, RESET_STREAM
@@ -94,9 +105,8 @@
 //     closes; idle.go the idle timeout; cid.go connection IDs
 //     (NEW_CONNECTION_ID, RETIRE_CONNECTION_ID, active_connection_id_limit)
 //     and stateless reset detection; keyupdate.go 1-RTT key updates.
-//   - undecryptable.go holds packets that arrive before their keys (RFC
-//     9001 section 5.7); handshake_discard.go has the server acknowledge
-//     the client's Finished before it drops its Handshake keys.
+//   - handshake_discard.go has the server acknowledge the client's
+//     Finished before it drops its Handshake keys.
 //   - version.go: Version Negotiation packets, the client's restart or
 //     *VersionError, version_information and compatible v1/v2
 //     negotiation (RFC 9368, RFC 9369); retry.go and refuse.go: Retry,

@@ -196,7 +196,7 @@ func (c *Conn) handle0RTT(now time.Duration, pkt []byte, h *wire.LongHeader, pnO
 	}
 	switch c.keysFor(wire.PacketType0RTT) {
 	case keysPending:
-		return c.hold(pkt, wire.PacketType0RTT)
+		return c.hold(now, pkt, wire.PacketType0RTT)
 	case keysGone:
 		return false
 	}
@@ -205,7 +205,7 @@ func (c *Conn) handle0RTT(now time.Duration, pkt []byte, h *wire.LongHeader, pnO
 	if err != nil {
 		return false
 	}
-	pn, err := wire.DecodePacketNumber(c.largestReceived(sp), truncated, pnLen)
+	pn, err := wire.DecodePacketNumber(sp.acks.largestReceived(), truncated, pnLen)
 	if err != nil {
 		return false
 	}
@@ -214,7 +214,7 @@ func (c *Conn) handle0RTT(now time.Duration, pkt []byte, h *wire.LongHeader, pnO
 		c.onDecryptFailure(err)
 		return false
 	}
-	return c.onPacket(now, spaceApp, wire.PacketType0RTT, pn, pkt[0], payload, h.DstConnID)
+	return c.onOpened(now, spaceApp, wire.PacketType0RTT, pn, pkt[0], payload, h.DstConnID)
 }
 
 // onOneRTTReceived arms the discard of a server's 0-RTT keys at its first

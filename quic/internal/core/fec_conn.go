@@ -224,7 +224,7 @@ func (c *Conn) onFECRecovered(f *wire.FECRecoveredFrame) error {
 	if err != nil {
 		return transportError(wire.CodeInternalError, f.Type(), "%v", err)
 	}
-	c.onRecoveryResult(res)
+	c.onRecoveryResult(c.now, res)
 	return nil
 }
 

@@ -167,7 +167,7 @@ func (c *Conn) processRecoveredFrames(payload []byte, dcid wire.ConnectionID) er
 		if ft.IsAck() || ft.IsFEC() || ft == wire.FrameTypePadding {
 			continue
 		}
-		if err := c.handleFrame(spaceApp, f, dcid); err != nil {
+		if err := c.handleFrame(c.now, spaceApp, f, dcid); err != nil {
 			return err
 		}
 		if c.state != stateActive {

@@ -42,6 +42,18 @@ func newSpace(id recovery.Space) *pnSpace {
 	return &pnSpace{id: id, largestAcked: wire.InvalidPacketNumber}
 }
 
+// onCryptoFrame buffers the handshake data of a CRYPTO frame (RFC 9000
+// section 19.6) for TLS, which handshake.go feeds. Data more than
+// maxBuffer bytes beyond what TLS consumed is refused (section 7.5).
+func (sp *pnSpace) onCryptoFrame(f *wire.CryptoFrame, maxBuffer int) error {
+	end := f.Offset + uint64(len(f.Data))
+	if end > sp.cryptoRecv.readOff+uint64(maxBuffer) {
+		return transportError(wire.CodeCryptoBufferExceeded, wire.FrameTypeCrypto, "CRYPTO data up to %d, %d read", end, sp.cryptoRecv.readOff)
+	}
+	sp.cryptoRecv.push(f.Offset, f.Data)
+	return nil
+}
+
 // spaceOfLevel maps a TLS encryption level to its packet number space;
 // ok is false for 0-RTT, which this core does not use yet.
 func spaceOfLevel(l tls.QUICEncryptionLevel) (recovery.Space, bool) {

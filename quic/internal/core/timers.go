@@ -95,7 +95,7 @@ func (c *Conn) HandleTimer(now time.Duration) {
 		c.appRead.DiscardPrevious()
 	}
 	if t, ok := c.sender.Deadline(); ok && now >= t {
-		c.onRecoveryResult(c.sender.OnTimeout(now))
+		c.onRecoveryResult(now, c.sender.OnTimeout(now))
 	}
 	c.pmtuUpdate(now)
 }

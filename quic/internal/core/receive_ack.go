@@ -1,119 +1,27 @@
 package core
 
+// The receive path, stage 5 of 6, for ACK frames: loss recovery (package
+// recovery's Sender) takes them in and reports which of the packets sent
+// are acknowledged and which are lost. The frames an acknowledged packet
+// carried are done; those of a lost one are queued again, with fresh
+// values where they changed (RFC 9000 section 13.3), and what probe
+// timeouts need is queued too. Loss recovery's timer and FEC_RECOVERED
+// frames (fec_conn.go) report the same way, through onRecoveryResult.
+//
+// The other frames' handlers are with their state (see receive_frames.go).
+// Next, once the frames are handled: ack.go, the packet's own
+// acknowledgement.
+
 import (
+	"time"
+
 	"github.com/satquic/satquic/quic/internal/recovery"
 	"github.com/satquic/satquic/quic/internal/wire"
 )
 
-// processFrames handles the frames of a decrypted payload and reports
-// whether the packet was ack-eliciting.
-func (c *Conn) processFrames(s recovery.Space, pt wire.PacketType, payload []byte, dcid wire.ConnectionID) (bool, error) {
-	if len(payload) == 0 {
-		// RFC 9000 section 12.4: a packet must hold a frame.
-		return false, transportError(wire.CodeProtocolViolation, 0, "packet without frames")
-	}
-	eliciting := false
-	first := true
-	for len(payload) > 0 {
-		f, n, err := c.parser.Parse(payload)
-		if err != nil {
-			return eliciting, err
-		}
-		ft := f.Type()
-		if err := wire.CheckFrameAllowed(ft, pt); err != nil {
-			return eliciting, err
-		}
-		eliciting = eliciting || ft.IsAckEliciting()
-		if c.debugf != nil {
-			c.debugf("%v recv %v frame %v", c.now, s, ft)
-		}
-		c.qlogFrame(f)
-		if ft.IsFEC() {
-			err = c.onFECFrame(f, first)
-		} else {
-			err = c.handleFrame(s, f, dcid)
-		}
-		if err != nil {
-			return eliciting, err
-		}
-		first = false
-		if c.state != stateActive {
-			return eliciting, nil
-		}
-		payload = payload[n:]
-	}
-	return eliciting, nil
-}
-
-// handleFrame dispatches one frame (RFC 9000 section 19).
-func (c *Conn) handleFrame(s recovery.Space, f wire.Frame, dcid wire.ConnectionID) error {
-	switch f := f.(type) {
-	case *wire.PaddingFrame, *wire.PingFrame, *wire.DataBlockedFrame, *wire.PathResponseFrame:
-		// Nothing to do beyond acknowledging the packet. An unexpected
-		// PATH_RESPONSE may be ignored (RFC 9000 section 19.18).
-	case *wire.AckFrame:
-		return c.onAckFrame(s, f)
-	case *wire.CryptoFrame:
-		return c.onCryptoFrame(s, f)
-	case *wire.StreamFrame:
-		return c.streams.onStreamFrame(f)
-	case *wire.ResetStreamFrame:
-		return c.streams.onResetStream(f)
-	case *wire.StopSendingFrame:
-		return c.streams.onStopSending(f)
-	case *wire.MaxDataFrame:
-		if c.flow.onMaxData(f.Maximum) {
-			c.flow.blockedQueue = false
-		}
-	case *wire.MaxStreamDataFrame:
-		return c.streams.onMaxStreamData(f)
-	case *wire.MaxStreamsFrame:
-		c.streams.onMaxStreams(f)
-	case *wire.StreamDataBlockedFrame:
-		return c.streams.onStreamDataBlocked(f)
-	case *wire.StreamsBlockedFrame:
-		c.streams.onStreamsBlocked(f)
-	case *wire.NewConnectionIDFrame:
-		return c.cids.onNewConnectionID(c, f)
-	case *wire.RetireConnectionIDFrame:
-		return c.cids.onRetireConnectionID(c, f.SequenceNumber, dcid)
-	case *wire.PathChallengeFrame:
-		if len(c.pathResponses) < 4 {
-			c.pathResponses = append(c.pathResponses, f.Data)
-		}
-	case *wire.NewTokenFrame:
-		return c.onNewToken(f)
-	case *wire.ConnectionCloseFrame:
-		c.onPeerClose(f)
-	case *wire.HandshakeDoneFrame:
-		return c.onHandshakeDoneFrame()
-	case *wire.DatagramFrame:
-		// RFC 9221 section 3: DATAGRAM frames without the transport
-		// parameter, which this endpoint does not send.
-		return transportError(wire.CodeProtocolViolation, f.Type(), "DATAGRAM frame not negotiated")
-	default:
-		return transportError(wire.CodeFrameEncodingError, f.Type(), "unexpected frame type")
-	}
-	return nil
-}
-
-// onCryptoFrame buffers handshake data and hands what is in order to TLS
-// (RFC 9000 section 19.6).
-func (c *Conn) onCryptoFrame(s recovery.Space, f *wire.CryptoFrame) error {
-	sp := c.spaces[s]
-	end := f.Offset + uint64(len(f.Data))
-	if end > sp.cryptoRecv.readOff+uint64(c.cfg.MaxCryptoBuffer) {
-		// Section 7.5: too much data beyond what TLS consumed.
-		return transportError(wire.CodeCryptoBufferExceeded, wire.FrameTypeCrypto, "CRYPTO data up to %d, %d read", end, sp.cryptoRecv.readOff)
-	}
-	sp.cryptoRecv.push(f.Offset, f.Data)
-	c.onCryptoData(s)
-	return nil
-}
-
 // onAckFrame feeds an ACK frame to loss recovery (RFC 9002 appendix A.7)
 // and acts on what it acknowledged and declared lost.
-func (c *Conn) onAckFrame(s recovery.Space, f *wire.AckFrame) error {
+func (c *Conn) onAckFrame(now time.Duration, s recovery.Space, f *wire.AckFrame) error {
 	exp := uint8(wire.DefaultAckDelayExponent)
 	if c.hasPeer {
 		exp = uint8(c.peerParams.AckDelayExponent)
@@ -122,7 +30,7 @@ func (c *Conn) onAckFrame(s recovery.Space, f *wire.AckFrame) error {
 	if f.HasECN {
 		ack.ECN = &f.ECN
 	}
-	res, err := c.sender.OnAck(c.now, s, &ack)
+	res, err := c.sender.OnAck(now, s, &ack)
 	if err != nil {
 		return transportError(wire.CodeProtocolViolation, f.Type(), "%v", err)
 	}
@@ -130,7 +38,7 @@ func (c *Conn) onAckFrame(s recovery.Space, f *wire.AckFrame) error {
 	if l := f.Ranges[0].Largest; sp.largestAcked == wire.InvalidPacketNumber || l > sp.largestAcked {
 		sp.largestAcked = l
 	}
-	c.onRecoveryResult(res)
+	c.onRecoveryResult(now, res)
 	return nil
 }
 
@@ -138,7 +46,7 @@ func (c *Conn) onAckFrame(s recovery.Space, f *wire.AckFrame) error {
 // are done, lost ones are queued again (RFC 9000 section 13.3), probes
 // are owed. The Result is copied first because handling it may call the
 // Sender again.
-func (c *Conn) onRecoveryResult(res *recovery.Result) {
+func (c *Conn) onRecoveryResult(now time.Duration, res *recovery.Result) {
 	if c.fec != nil && c.fec.send != nil {
 		c.fec.send.onResult(res)
 	}
@@ -155,7 +63,7 @@ func (c *Conn) onRecoveryResult(res *recovery.Result) {
 		}
 	}
 	for _, p := range lost {
-		c.onPacketLost(p)
+		c.onPacketLost(now, p)
 	}
 	if probe.Count > 0 {
 		c.onProbe(probe)
@@ -187,7 +95,7 @@ func (c *Conn) onPacketAcked(p recovery.PacketInfo) bool {
 }
 
 // onPacketLost queues again what a lost packet carried.
-func (c *Conn) onPacketLost(p recovery.PacketInfo) {
+func (c *Conn) onPacketLost(now time.Duration, p recovery.PacketInfo) {
 	sp := c.spaces[p.Space]
 	if sp.discarded {
 		return
@@ -197,7 +105,7 @@ func (c *Conn) onPacketLost(p recovery.PacketInfo) {
 	}
 	frames := sp.sent.take(p.Number)
 	if c.debugf != nil {
-		c.debugf("%v lost %v pn %d frames %v", c.now, p.Space, p.Number, frames)
+		c.debugf("%v lost %v pn %d frames %v", now, p.Space, p.Number, frames)
 	}
 	c.qlogPacketLost(p)
 	if carriesData(frames) {

@@ -164,13 +164,13 @@ func TestHeldPacketBounds(t *testing.T) {
 	}
 	pkt := make([]byte, 1000)
 	for range maxUndecryptablePackets + 10 {
-		c.hold(pkt, wire.PacketTypeHandshake)
+		c.hold(0, pkt, wire.PacketTypeHandshake)
 	}
 	q := &c.undecryptable
 	if len(q.pkts) > maxUndecryptablePackets || q.bytes > maxUndecryptableBytes || q.bytes != 1000*len(q.pkts) {
 		t.Fatalf("held %d packets, %d bytes", len(q.pkts), q.bytes)
 	}
-	if c.hold(make([]byte, maxUndecryptableBytes+1), wire.PacketType1RTT) {
+	if c.hold(0, make([]byte, maxUndecryptableBytes+1), wire.PacketType1RTT) {
 		t.Fatal("held a packet beyond the byte bound")
 	}
 	// Garbage with the keys present is dropped, never a panic.

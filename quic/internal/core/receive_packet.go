@@ -1,10 +1,93 @@
 package core
 
+// The receive path, stage 2 of 6: one packet's header. handlePacket parses
+// it and sends the packet the way its type goes: Version Negotiation
+// (version.go), Retry (retry.go), another version than the connection's
+// (version.go), 0-RTT (early.go), Initial and Handshake (handleLong), or
+// 1-RTT (handleShort). These check the connection IDs (RFC 9000 section
+// 7.2) and that the keys to open the packet are there. A packet whose keys
+// have not arrived yet is held, and tried again after the datagram.
+//
+// Next: receive_open.go, protection removal.
+
 import (
 	"time"
 
 	"github.com/satquic/satquic/quic/internal/wire"
 )
+
+// handlePacket processes the first packet of data and returns its length
+// and whether it was processed.
+func (c *Conn) handlePacket(now time.Duration, data []byte) (int, bool) {
+	if !wire.IsLongHeader(data[0]) {
+		c.rxPacketLen = len(data)
+		return len(data), c.handleShort(now, data)
+	}
+	if c.isClient && isVersionNegotiation(data) {
+		return len(data), c.onVersionNegotiation(data)
+	}
+	h, pnOffset, err := wire.ParseLongHeader(data)
+	if err != nil {
+		// Unparsable: the rest of the datagram cannot be split into
+		// packets.
+		return len(data), false
+	}
+	if h.Version != c.version {
+		return c.handleOtherVersion(data, &h, pnOffset)
+	}
+	if h.Type == wire.PacketTypeRetry {
+		return len(data), c.onRetry(data, &h)
+	}
+	size := pnOffset + int(h.Length)
+	c.rxPacketLen = size
+	if h.Type == wire.PacketType0RTT {
+		return size, c.handle0RTT(now, data[:size], &h, pnOffset)
+	}
+	return size, c.handleLong(now, data[:size], &h, pnOffset)
+}
+
+// handleLong processes an Initial or Handshake packet.
+func (c *Conn) handleLong(now time.Duration, pkt []byte, h *wire.LongHeader, pnOffset int) bool {
+	s, _ := spaceOfPacketType(h.Type)
+	sp := c.spaces[s]
+	if sp.discarded || !c.acceptLongIDs(h) {
+		return false
+	}
+	if sp.read == nil {
+		return c.hold(now, pkt, h.Type) // RFC 9001 section 5.7
+	}
+	if !c.isClient && h.Type == wire.PacketTypeInitial && c.rxDatagramLen < minInitialDatagram {
+		// RFC 9000 section 14.1: a server drops an Initial packet in a
+		// datagram of less than 1200 bytes.
+		return false
+	}
+	return c.openLong(now, s, pkt, h, pnOffset)
+}
+
+// acceptLongIDs checks the connection IDs of a long header: the
+// Destination must be ours (a server also accepts the client's original
+// one), and once the peer's first Initial was processed its Source must
+// not change (RFC 9000 section 7.2).
+func (c *Conn) acceptLongIDs(h *wire.LongHeader) bool {
+	if !c.cids.isLocalID(h.DstConnID) && (c.isClient || h.DstConnID != c.initialDCID()) {
+		return false
+	}
+	return !c.peerSCIDSet || h.SrcConnID == c.cids.peerInitialSCID
+}
+
+// handleShort processes a 1-RTT packet.
+func (c *Conn) handleShort(now time.Duration, pkt []byte) bool {
+	h, pnOffset, err := wire.ParseShortHeader(pkt, c.cfg.ConnIDLen)
+	if err != nil || !c.cids.isLocalID(h.DstConnID) {
+		return false
+	}
+	if c.keysFor(wire.PacketType1RTT) != keysReady {
+		// RFC 9001 section 5.7: no 1-RTT processing before the keys
+		// arrive, nor at a server before its handshake completes.
+		return c.hold(now, pkt, wire.PacketType1RTT)
+	}
+	return c.openShort(now, pkt, pnOffset, h.DstConnID)
+}
 
 // Packets that arrive before the keys to open them (RFC 9001 section 5.7):
 // a server's Handshake packets overtaking its Initial, a client's 1-RTT
@@ -34,7 +117,7 @@ type undecryptableQueue struct {
 
 // hold keeps a copy of a packet whose keys are not there yet, and reports
 // whether it was kept: the queue is bounded in packets and bytes.
-func (c *Conn) hold(pkt []byte, typ wire.PacketType) bool {
+func (c *Conn) hold(now time.Duration, pkt []byte, typ wire.PacketType) bool {
 	q := &c.undecryptable
 	if len(q.pkts) >= maxUndecryptablePackets || q.bytes+len(pkt) > maxUndecryptableBytes {
 		return false
@@ -43,7 +126,7 @@ func (c *Conn) hold(pkt []byte, typ wire.PacketType) bool {
 	q.bytes += len(pkt)
 	c.stats.PacketsBuffered++
 	if c.debugf != nil {
-		c.debugf("%v held %v packet of %d bytes until its keys arrive", c.now, typ, len(pkt))
+		c.debugf("%v held %v packet of %d bytes until its keys arrive", now, typ, len(pkt))
 	}
 	return true
 }

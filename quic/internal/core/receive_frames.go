@@ -1,0 +1,157 @@
+package core
+
+// The receive path, stage 4 of 6: an opened packet's frames. processPacket
+// counts the packet (statistics, its ECN codepoint, the idle timer), runs
+// the frame loop, which checks each frame is allowed in the packet type
+// (RFC 9000 section 12.4) and dispatches it to its handler, lets FEC
+// rebuild lost packets from it (fec_conn.go), and records the packet for
+// acknowledgement (ack.go).
+//
+// Next, stage 5: the frame handlers, grouped by concern: ACK frames in
+// receive_ack.go; stream frames in streams*.go; flow control in flow.go;
+// connection IDs in cid.go; NEW_TOKEN in tokens.go; CONNECTION_CLOSE in
+// close.go; CRYPTO in space.go and handshake.go, HANDSHAKE_DONE in
+// handshake.go; FEC frames in fec_conn.go. Then stage 6, the packet's
+// acknowledgement: ack.go and ackrate.go.
+
+import (
+	"time"
+
+	"github.com/satquic/satquic/quic/internal/recovery"
+	"github.com/satquic/satquic/quic/internal/wire"
+)
+
+// processPacket processes the frames of a new authenticated packet and
+// records it for acknowledgement.
+func (c *Conn) processPacket(now time.Duration, s recovery.Space, pt wire.PacketType, pn uint64, payload []byte, dcid wire.ConnectionID) {
+	sp := c.spaces[s]
+	c.stats.PacketsReceived++
+	ce := c.ecn.onReceived(s)
+	c.idle.onReceive(now)
+	cryptoBefore := sp.cryptoRecv.received()
+	eliciting, err := c.processFrames(now, s, pt, payload, dcid)
+	c.qlogPacketReceived(pt, pn)
+	if err == nil && eliciting && s != spaceApp && !sp.discarded && sp.cryptoRecv.received() == cryptoBefore {
+		c.onPeerProbe() // handshake_speedup.go
+	}
+	if err == nil && c.fec != nil && s == spaceApp && c.state == stateActive {
+		err = c.afterFECPacket(payload, dcid)
+	}
+	if err != nil {
+		c.closeWithError(err)
+		return
+	}
+	if s == spaceHandshake && !c.isClient && !c.addrValidated {
+		// RFC 9000 section 8.1: a Handshake packet proves the address;
+		// RFC 9001 section 4.9.1: the server drops its Initial keys.
+		c.addrValidated = true
+		c.ampLimited = false
+		c.sender.SetAmplificationLimited(now, false)
+		c.dropSpace(spaceInitial)
+	}
+	if sp.discarded {
+		return // the packet confirmed the handshake and dropped its space
+	}
+	sp.acks.onPacket(now, pn, eliciting, c.ackRate.policy(now, s, &c.cfg, c.sender.RTT()))
+	if ce && eliciting {
+		// RFC 9000 section 13.2.1: a CE-marked packet is acknowledged
+		// at once, so that the peer reacts to congestion sooner.
+		sp.acks.ackNow()
+	}
+}
+
+// processFrames handles the frames of a decrypted payload and reports
+// whether the packet was ack-eliciting.
+func (c *Conn) processFrames(now time.Duration, s recovery.Space, pt wire.PacketType, payload []byte, dcid wire.ConnectionID) (bool, error) {
+	if len(payload) == 0 {
+		// RFC 9000 section 12.4: a packet must hold a frame.
+		return false, transportError(wire.CodeProtocolViolation, 0, "packet without frames")
+	}
+	eliciting := false
+	first := true
+	for len(payload) > 0 {
+		f, n, err := c.parser.Parse(payload)
+		if err != nil {
+			return eliciting, err
+		}
+		ft := f.Type()
+		if err := wire.CheckFrameAllowed(ft, pt); err != nil {
+			return eliciting, err
+		}
+		eliciting = eliciting || ft.IsAckEliciting()
+		if c.debugf != nil {
+			c.debugf("%v recv %v frame %v", now, s, ft)
+		}
+		c.qlogFrame(f)
+		if ft.IsFEC() {
+			err = c.onFECFrame(f, first)
+		} else {
+			err = c.handleFrame(now, s, f, dcid)
+		}
+		if err != nil {
+			return eliciting, err
+		}
+		first = false
+		if c.state != stateActive {
+			return eliciting, nil
+		}
+		payload = payload[n:]
+	}
+	return eliciting, nil
+}
+
+// handleFrame dispatches one frame (RFC 9000 section 19) of a packet of
+// space s received at now.
+func (c *Conn) handleFrame(now time.Duration, s recovery.Space, f wire.Frame, dcid wire.ConnectionID) error {
+	switch f := f.(type) {
+	case *wire.PaddingFrame, *wire.PingFrame, *wire.DataBlockedFrame, *wire.PathResponseFrame:
+		// Nothing to do beyond acknowledging the packet. An unexpected
+		// PATH_RESPONSE may be ignored (RFC 9000 section 19.18).
+	case *wire.AckFrame:
+		return c.onAckFrame(now, s, f)
+	case *wire.CryptoFrame:
+		if err := c.spaces[s].onCryptoFrame(f, c.cfg.MaxCryptoBuffer); err != nil {
+			return err
+		}
+		c.onCryptoData(s)
+	case *wire.StreamFrame:
+		return c.streams.onStreamFrame(f)
+	case *wire.ResetStreamFrame:
+		return c.streams.onResetStream(f)
+	case *wire.StopSendingFrame:
+		return c.streams.onStopSending(f)
+	case *wire.MaxDataFrame:
+		if c.flow.onMaxData(f.Maximum) {
+			c.flow.blockedQueue = false
+		}
+	case *wire.MaxStreamDataFrame:
+		return c.streams.onMaxStreamData(f)
+	case *wire.MaxStreamsFrame:
+		c.streams.onMaxStreams(f)
+	case *wire.StreamDataBlockedFrame:
+		return c.streams.onStreamDataBlocked(f)
+	case *wire.StreamsBlockedFrame:
+		c.streams.onStreamsBlocked(f)
+	case *wire.NewConnectionIDFrame:
+		return c.cids.onNewConnectionID(c, f)
+	case *wire.RetireConnectionIDFrame:
+		return c.cids.onRetireConnectionID(c, f.SequenceNumber, dcid)
+	case *wire.PathChallengeFrame:
+		if len(c.pathResponses) < 4 {
+			c.pathResponses = append(c.pathResponses, f.Data)
+		}
+	case *wire.NewTokenFrame:
+		return c.onNewToken(f)
+	case *wire.ConnectionCloseFrame:
+		c.onPeerClose(f)
+	case *wire.HandshakeDoneFrame:
+		return c.onHandshakeDoneFrame()
+	case *wire.DatagramFrame:
+		// RFC 9221 section 3: DATAGRAM frames without the transport
+		// parameter, which this endpoint does not send.
+		return transportError(wire.CodeProtocolViolation, f.Type(), "DATAGRAM frame not negotiated")
+	default:
+		return transportError(wire.CodeFrameEncodingError, f.Type(), "unexpected frame type")
+	}
+	return nil
+}
