@@ -69,11 +69,8 @@ type Conn struct {
 	// probe timeout (handshake_speedup.go).
 	earlyCryptoResends int
 
-	// Anti-amplification state of a server (RFC 9000 section 8.1).
-	addrValidated bool
-	ampReceived   uint64
-	ampSent       uint64
-	ampLimited    bool
+	// amp is a server's anti-amplification limit (amplification.go).
+	amp amplification
 
 	rxDatagramLen int // size of the datagram being processed
 
@@ -203,7 +200,7 @@ func NewServerConn(cfg *Config, now time.Duration, p ServerParams) (*Conn, error
 	if p.RetrySourceConnID.Len() > 0 {
 		c.retry.done, c.retry.scid = true, p.RetrySourceConnID
 	}
-	c.addrValidated = p.AddressValidated
+	c.amp.validated = p.AddressValidated
 	if err := c.cids.initServer(c); err != nil {
 		return nil, err
 	}
@@ -239,10 +236,8 @@ func newConn(cfg *Config, now time.Duration, remote netip.AddrPort, isClient boo
 		sender:            sender,
 		maxDatagram:       d.MaxDatagramSize,
 		handshakeDeadline: now + d.HandshakeTimeout,
-		// RFC 9000 section 8.1: a client's address needs no validation
-		// from its own point of view.
-		addrValidated: isClient,
-		retry:         retryState{started: now},
+		amp:               amplification{validated: isClient},
+		retry:             retryState{started: now},
 	}
 	for i := range c.spaces {
 		c.spaces[i] = newSpace(recovery.Space(i))

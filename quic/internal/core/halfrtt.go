@@ -35,10 +35,10 @@ func (c *Conn) maySendStreams() bool {
 		return true
 	case c.isClient || c.appWrite == nil || !c.early.accepted:
 		return false
-	case c.addrValidated:
+	case c.amp.validated:
 		return true
 	}
-	return 3*c.ampReceived >= c.ampSent+c.handshakeReserve()+uint64(c.maxDatagram)
+	return c.amp.allows(c.handshakeReserve() + uint64(c.maxDatagram))
 }
 
 // handshakeReserve is the anti-amplification budget a server keeps for

@@ -113,27 +113,18 @@ func (c *Conn) datagramBudget() int {
 	if len(c.cids.peer) == 0 {
 		return 0 // a server before the client's first Initial
 	}
-	size := c.maxDatagram
-	if !c.addrValidated {
-		allowed := 3 * c.ampReceived
-		if c.ampSent >= allowed {
-			return 0
-		}
-		size = int(min(uint64(size), allowed-c.ampSent))
-	}
-	return size
+	return c.amp.limit(c.maxDatagram)
 }
 
 // updateAmplification tells the loss detector whether the anti-amplification
 // limit blocks the server, so that it arms no PTO meanwhile (RFC 9002
 // section 6.2.2.1).
 func (c *Conn) updateAmplification() {
-	if c.addrValidated {
+	if c.amp.validated {
 		return
 	}
 	limited := c.datagramBudget() < minInitialDatagram
-	if limited != c.ampLimited {
-		c.ampLimited = limited
+	if c.amp.setLimited(limited) {
 		c.sender.SetAmplificationLimited(c.now, limited)
 	}
 }

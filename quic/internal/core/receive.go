@@ -36,8 +36,8 @@ func (c *Conn) HandleDatagramECN(now time.Duration, from netip.AddrPort, data []
 	c.stats.DatagramsReceived++
 	c.stats.BytesReceived += uint64(len(data))
 	c.rxDatagramLen = len(data)
-	if !c.addrValidated {
-		c.ampReceived += uint64(len(data))
+	if !c.amp.validated {
+		c.amp.onReceived(len(data))
 		c.updateAmplification()
 	}
 	// The tail is copied before packet protection is removed in place:
@@ -238,11 +238,10 @@ func (c *Conn) onPacket(now time.Duration, s recovery.Space, pt wire.PacketType,
 		c.closeWithError(err)
 		return true
 	}
-	if s == spaceHandshake && !c.isClient && !c.addrValidated {
+	if s == spaceHandshake && !c.isClient && !c.amp.validated {
 		// RFC 9000 section 8.1: a Handshake packet proves the address;
 		// RFC 9001 section 4.9.1: the server drops its Initial keys.
-		c.addrValidated = true
-		c.ampLimited = false
+		c.amp.validate()
 		c.sender.SetAmplificationLimited(now, false)
 		c.dropSpace(spaceInitial)
 	}

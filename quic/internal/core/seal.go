@@ -33,8 +33,8 @@ func (c *Conn) sealDatagram(now time.Duration, n, total int, buf []byte, size in
 	c.ecn.last = cp
 	c.stats.DatagramsSent++
 	c.stats.BytesSent += uint64(len(out))
-	if !c.addrValidated {
-		c.ampSent += uint64(len(out))
+	if !c.amp.validated {
+		c.amp.onSent(len(out))
 		c.updateAmplification()
 	}
 	return out
