@@ -291,11 +291,11 @@ func Test0RTTKeysDiscarded(t *testing.T) {
 	primeSession(t, ccfg, scfg, delay)
 	p, _ := runUpload(t, ccfg, scfg, delay, payload(1000, 11))
 	s := p.server
-	at, armed := s.earlyTimer()
-	if !armed || s.earlyRead == nil {
-		t.Fatalf("discard armed %v, keys %v", armed, s.earlyRead != nil)
+	at, armed := s.early.timer()
+	if !armed || s.early.read == nil {
+		t.Fatalf("discard armed %v, keys %v", armed, s.early.read != nil)
 	}
-	p.mustRun(func() bool { return s.earlyRead == nil }, at+time.Second)
+	p.mustRun(func() bool { return s.early.read == nil }, at+time.Second)
 	if p.now != at {
 		t.Errorf("0-RTT keys dropped at %v, want %v", p.now, at)
 	}
@@ -316,18 +316,18 @@ func Test0RTTReducedLimits(t *testing.T) {
 	c.early.params = wire.DefaultTransportParameters()
 	c.early.params.InitialMaxData = 1000
 	c.peerParams = c.early.params
-	if err := c.onEarlyHandshakeDone(); err != nil {
+	if err := c.early.onHandshakeDone(&c.peerParams); err != nil {
 		t.Fatalf("equal limits: %v", err)
 	}
 	c.peerParams.InitialMaxStreamsUni = 10
 	c.early.params.InitialMaxStreamsUni = 20
 	var te *wire.TransportError
-	if err := c.onEarlyHandshakeDone(); !errors.As(err, &te) || te.Code != wire.CodeProtocolViolation {
+	if err := c.early.onHandshakeDone(&c.peerParams); !errors.As(err, &te) || te.Code != wire.CodeProtocolViolation {
 		t.Fatalf("reduced initial_max_streams_uni: %v", err)
 	}
 	// Rejected 0-RTT relied on nothing.
 	c.early.rejected = true
-	if err := c.onEarlyHandshakeDone(); err != nil {
+	if err := c.early.onHandshakeDone(&c.peerParams); err != nil {
 		t.Fatalf("after rejection: %v", err)
 	}
 }

@@ -29,7 +29,7 @@ func (c *Conn) processFrames(s recovery.Space, pt wire.PacketType, payload []byt
 		}
 		c.qlogFrame(f)
 		if ft.IsFEC() {
-			err = c.onFECFrame(f, first)
+			err = c.onFECFrame(c.now, f, first)
 		} else {
 			err = c.handleFrame(s, f, dcid)
 		}
@@ -86,7 +86,7 @@ func (c *Conn) handleFrame(s recovery.Space, f wire.Frame, dcid wire.ConnectionI
 	case *wire.ConnectionCloseFrame:
 		c.onPeerClose(f)
 	case *wire.HandshakeDoneFrame:
-		return c.onHandshakeDoneFrame()
+		return c.onHandshakeDoneFrame(c.now)
 	case *wire.DatagramFrame:
 		// RFC 9221 section 3: DATAGRAM frames without the transport
 		// parameter, which this endpoint does not send.
@@ -107,7 +107,7 @@ func (c *Conn) onCryptoFrame(s recovery.Space, f *wire.CryptoFrame) error {
 		return transportError(wire.CodeCryptoBufferExceeded, wire.FrameTypeCrypto, "CRYPTO data up to %d, %d read", end, sp.cryptoRecv.readOff)
 	}
 	sp.cryptoRecv.push(f.Offset, f.Data)
-	c.onCryptoData(s)
+	c.onCryptoData(c.now, s)
 	return nil
 }
 
@@ -139,9 +139,7 @@ func (c *Conn) onAckFrame(s recovery.Space, f *wire.AckFrame) error {
 // are owed. The Result is copied first because handling it may call the
 // Sender again.
 func (c *Conn) onRecoveryResult(res *recovery.Result) {
-	if c.fec != nil && c.fec.send != nil {
-		c.fec.send.onResult(res)
-	}
+	c.fec.onRecoveryResult(res)
 	acked := append(c.build.acked[:0], res.Acked...)
 	acked = append(acked, res.Recovered...)
 	lost := append(c.build.lost[:0], res.Lost...)
@@ -164,7 +162,7 @@ func (c *Conn) onRecoveryResult(res *recovery.Result) {
 	if confirm && c.isClient && c.handshakeComplete {
 		// RFC 9001 section 4.1.2: the acknowledgement of a 1-RTT packet
 		// confirms the handshake for the client.
-		c.confirmHandshake()
+		c.confirmHandshake(c.now)
 	}
 }
 
@@ -179,7 +177,7 @@ func (c *Conn) onPacketAcked(p recovery.PacketInfo) bool {
 		c.onFrameAcked(sp, f)
 	}
 	sp.sent.compact()
-	if p.Space == spaceApp && c.isOneRTT(p.Number) {
+	if p.Space == spaceApp && c.early.isOneRTT(p.Number) {
 		c.ku.onAcked(p.Number)
 		return true
 	}
@@ -219,7 +217,7 @@ func (c *Conn) onFrameAcked(sp *pnSpace, f sentFrame) {
 	case fkStream:
 		c.streams.onStreamAcked(f)
 	case fkNewToken:
-		c.onNewTokenAcked()
+		c.newToken.onAcked()
 	case fkFECRecovered:
 		c.fec.recv.onReportAcked(f.id)
 	case fkResetStream:
@@ -242,7 +240,7 @@ func (c *Conn) onFrameLost(sp *pnSpace, f sentFrame) {
 	case fkHandshakeDone:
 		c.handshakeDonePend = true
 	case fkNewToken:
-		c.onNewTokenLost()
+		c.newToken.onLost()
 	case fkMaxData:
 		c.flow.limitPending = true
 	case fkDataBlocked:

@@ -85,7 +85,7 @@ func (c *Conn) handlePacket(now time.Duration, data []byte) (int, bool) {
 		return c.handleOtherVersion(data, &h, pnOffset)
 	}
 	if h.Type == wire.PacketTypeRetry {
-		return len(data), c.onRetry(data, &h)
+		return len(data), c.onRetry(now, data, &h)
 	}
 	size := pnOffset + int(h.Length)
 	c.rxPacketLen = size
@@ -126,7 +126,7 @@ func (c *Conn) handleLong(now time.Duration, pkt []byte, h *wire.LongHeader, pnO
 // one), and once the peer's first Initial was processed its Source must
 // not change (RFC 9000 section 7.2).
 func (c *Conn) acceptLongIDs(h *wire.LongHeader) bool {
-	if !c.cids.isLocalID(h.DstConnID) && (c.isClient || h.DstConnID != c.initialDCID()) {
+	if !c.cids.isLocalID(h.DstConnID) && (c.isClient || h.DstConnID != c.InitialDestConnID()) {
 		return false
 	}
 	return !c.peerSCIDSet || h.SrcConnID == c.cids.peerInitialSCID
@@ -191,10 +191,10 @@ func (c *Conn) handleShort(now time.Duration, pkt []byte) bool {
 		return true
 	}
 	if err := c.onKeyPhase(gen, pn); err != nil {
-		c.closeWithError(err)
+		c.closeLocal(asTransportError(err))
 		return true
 	}
-	c.onOneRTTReceived()
+	c.early.onOneRTTReceived(now, c.pto())
 	return c.onPacket(now, spaceApp, wire.PacketType1RTT, pn, pkt[0], payload, h.DstConnID)
 }
 
@@ -219,7 +219,7 @@ func (c *Conn) onPacket(now time.Duration, s recovery.Space, pt wire.PacketType,
 		return true
 	}
 	if err := wire.CheckReservedBits(first); err != nil {
-		c.closeWithError(err)
+		c.closeLocal(asTransportError(err))
 		return true
 	}
 	c.stats.PacketsReceived++
@@ -229,13 +229,13 @@ func (c *Conn) onPacket(now time.Duration, s recovery.Space, pt wire.PacketType,
 	eliciting, err := c.processFrames(s, pt, payload, dcid)
 	c.qlogPacketReceived(pt, pn)
 	if err == nil && eliciting && s != spaceApp && !sp.discarded && sp.cryptoRecv.received() == cryptoBefore {
-		c.onPeerProbe() // handshake_speedup.go
+		c.speedup.onPeerProbe(&c.spaces, c.isClient)
 	}
 	if err == nil && c.fec != nil && s == spaceApp && c.state == stateActive {
 		err = c.afterFECPacket(payload, dcid)
 	}
 	if err != nil {
-		c.closeWithError(err)
+		c.closeLocal(asTransportError(err))
 		return true
 	}
 	if s == spaceHandshake && !c.isClient && !c.amp.validated {
@@ -243,7 +243,7 @@ func (c *Conn) onPacket(now time.Duration, s recovery.Space, pt wire.PacketType,
 		// RFC 9001 section 4.9.1: the server drops its Initial keys.
 		c.amp.validate()
 		c.sender.SetAmplificationLimited(now, false)
-		c.dropSpace(spaceInitial)
+		c.dropSpace(now, spaceInitial)
 	}
 	if sp.discarded {
 		return true // the packet confirmed the handshake and dropped its space

@@ -126,12 +126,12 @@ func (c *Conn) onPacketSent(now time.Duration, p *plannedPacket, cp ECN) {
 	}
 	if p.space == spaceApp && !p.early {
 		c.ku.onSent(p.pn)
-		c.noteOneRTTSent(p.pn)
+		c.early.onOneRTTSent(p.pn)
 	}
 	c.stats.PacketsSent++
 	if c.isClient && p.space == spaceHandshake {
 		// RFC 9001 section 4.9.1: a client discards its Initial keys
 		// when it first sends a Handshake packet.
-		c.dropSpace(spaceInitial)
+		c.dropSpace(now, spaceInitial)
 	}
 }

@@ -73,7 +73,7 @@ func (c *Conn) keysFor(typ wire.PacketType) keysState {
 		switch {
 		case c.isClient:
 			return keysGone
-		case c.earlyRead != nil:
+		case c.early.read != nil:
 			return keysReady
 		case c.spaces[spaceHandshake].write != nil || c.handshakeComplete:
 			// The ClientHello was processed without 0-RTT keys, or
