@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/satquic/satquic/quic/internal/crypto"
 	"github.com/satquic/satquic/quic/internal/wire"
 )
 
@@ -352,5 +353,44 @@ func Test0RTTAfterRetry(t *testing.T) {
 	// ClientHello.
 	if u.firstAt != 3*delay {
 		t.Errorf("server read the first bytes at %v, want %v", u.firstAt, 3*delay)
+	}
+}
+
+// TestEarlyKeyDiscardTimer: a server's 0-RTT keys go three PTOs after its
+// first 1-RTT packet, and only a server that has them arms the timer.
+func TestEarlyKeyDiscardTimer(t *testing.T) {
+	var e earlyState
+	e.onOneRTTReceived(time.Second, 100*time.Millisecond)
+	if _, ok := e.timer(); ok {
+		t.Fatal("timer armed without 0-RTT keys")
+	}
+	e.read = &crypto.Keys{}
+	e.onOneRTTReceived(time.Second, 100*time.Millisecond)
+	e.onOneRTTReceived(2*time.Second, 100*time.Millisecond) // a later packet changes nothing
+	at, ok := e.timer()
+	if !ok || at != 1300*time.Millisecond {
+		t.Fatalf("timer %v %v, want 1.3s", at, ok)
+	}
+	e.onTimer(at - 1)
+	if e.read == nil {
+		t.Fatal("keys dropped early")
+	}
+	e.onTimer(at)
+	if _, ok := e.timer(); ok || e.read != nil {
+		t.Errorf("after the timer: armed %v, keys %v", ok, e.read != nil)
+	}
+}
+
+// TestEarlyOneRTTPackets: the application packets from the first 1-RTT one
+// on are 1-RTT, those before were 0-RTT.
+func TestEarlyOneRTTPackets(t *testing.T) {
+	var e earlyState
+	if e.isOneRTT(0) {
+		t.Fatal("a packet is 1-RTT before any was sent")
+	}
+	e.onOneRTTSent(5)
+	e.onOneRTTSent(6)
+	if e.isOneRTT(4) || !e.isOneRTT(5) || !e.isOneRTT(9) {
+		t.Errorf("1-RTT from 5: isOneRTT(4) %v, (5) %v, (9) %v", e.isOneRTT(4), e.isOneRTT(5), e.isOneRTT(9))
 	}
 }
