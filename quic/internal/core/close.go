@@ -123,14 +123,14 @@ func (c *Conn) closingDatagram(buf []byte) ([]byte, bool) {
 		return nil, false
 	}
 	c.closing.pending = false
-	if !c.addrValidated && c.ampSent+uint64(len(c.closing.packet)) > 3*c.ampReceived {
+	if !c.amp.allows(uint64(len(c.closing.packet))) {
 		return nil, false
 	}
 	if !c.closing.sent {
 		c.closing.sent = true
 		c.closing.deadline = c.now + 3*c.pto()
 	}
-	c.ampSent += uint64(len(c.closing.packet))
+	c.amp.onSent(len(c.closing.packet))
 	c.stats.DatagramsSent++
 	c.stats.BytesSent += uint64(len(c.closing.packet))
 	return append(buf[:0], c.closing.packet...), true

@@ -65,22 +65,17 @@ type Conn struct {
 	// hsDiscardPending: the server keeps its Handshake keys for the
 	// datagram that acknowledges the client's Finished.
 	hsDiscardPending bool
-	// earlyCryptoResends counts the resends of CRYPTO data ahead of a
-	// probe timeout (handshake_speedup.go).
-	earlyCryptoResends int
+	// speedup resends CRYPTO data ahead of a probe timeout
+	// (handshake_speedup.go).
+	speedup handshakeSpeedup
 
-	// Anti-amplification state of a server (RFC 9000 section 8.1).
-	addrValidated bool
-	ampReceived   uint64
-	ampSent       uint64
-	ampLimited    bool
+	// amp is a server's anti-amplification limit (amplification.go).
+	amp amplification
 
 	rxDatagramLen int // size of the datagram being processed
 
 	// undecryptable holds packets that arrived before their keys.
 	undecryptable undecryptableQueue
-	// earlyRead opens the client's 0-RTT packets at a server.
-	earlyRead *crypto.Keys
 
 	vn       versionState  // version negotiation (version.go)
 	retry    retryState    // Retry and address validation tokens (retry.go)
@@ -171,11 +166,11 @@ func NewClientConn(cfg *Config, now time.Duration, remote netip.AddrPort) (*Conn
 	if err := c.cids.initClient(c, dcid); err != nil {
 		return nil, err
 	}
-	c.takeStoredToken()
+	c.retry.takeStoredToken(&c.cfg, c.remote)
 	if err := c.installInitialKeys(dcid); err != nil {
 		return nil, err
 	}
-	if err := c.startClientTLS(); err != nil {
+	if err := c.startTLS(newClientTLS(&c.cfg)); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -203,11 +198,11 @@ func NewServerConn(cfg *Config, now time.Duration, p ServerParams) (*Conn, error
 	if p.RetrySourceConnID.Len() > 0 {
 		c.retry.done, c.retry.scid = true, p.RetrySourceConnID
 	}
-	c.addrValidated = p.AddressValidated
+	c.amp.validated = p.AddressValidated
 	if err := c.cids.initServer(c); err != nil {
 		return nil, err
 	}
-	if err := c.installInitialKeys(c.initialDCID()); err != nil {
+	if err := c.installInitialKeys(c.InitialDestConnID()); err != nil {
 		return nil, err
 	}
 	// Session events let the server decline 0-RTT (resume.go).
@@ -239,10 +234,8 @@ func newConn(cfg *Config, now time.Duration, remote netip.AddrPort, isClient boo
 		sender:            sender,
 		maxDatagram:       d.MaxDatagramSize,
 		handshakeDeadline: now + d.HandshakeTimeout,
-		// RFC 9000 section 8.1: a client's address needs no validation
-		// from its own point of view.
-		addrValidated: isClient,
-		retry:         retryState{started: now},
+		amp:               amplification{validated: isClient},
+		retry:             retryState{started: now},
 	}
 	for i := range c.spaces {
 		c.spaces[i] = newSpace(recovery.Space(i))
@@ -251,7 +244,7 @@ func newConn(cfg *Config, now time.Duration, remote netip.AddrPort, isClient boo
 	c.streams.init(c)
 	c.ecn.init(c, d.DisableECN)
 	c.flow.init(&d)
-	if err := c.initFEC(); err != nil {
+	if c.fec, err = newFECState(d.FEC, d.largestDatagram(), &c.parser); err != nil {
 		return nil, err
 	}
 	c.idle.init(now, d.IdleTimeout)
@@ -293,7 +286,7 @@ func (c *Conn) startTLS(q *tls.QUICConn) error {
 		c.Release()
 		return fmt.Errorf("quic core: TLS start: %w", err)
 	}
-	c.drainTLS()
+	c.drainTLS(c.now)
 	if c.state != stateActive {
 		// The caller gets no Conn to release.
 		c.Release()

@@ -58,12 +58,20 @@
 //
 // The connection is split by concern into small components:
 //
-//   - handshake.go drives crypto/tls's QUICConn: secrets become packet
-//     protection keys (package crypto), CRYPTO data flows per encryption
-//     level, the peer's transport parameters are parsed and their
-//     connection IDs authenticated (RFC 9000 section 7.3); Initial and
-//     Handshake keys are discarded as RFC 9001 section 4.9 says, and the
-//     server confirms with HANDSHAKE_DONE.
+//   - handshake.go drives crypto/tls's QUICConn and hands each of its
+//     events to the part it concerns: secrets become packet protection
+//     keys (package crypto), CRYPTO data flows per encryption level, the
+//     peer's transport parameters are parsed, their connection IDs
+//     authenticated (RFC 9000 section 7.3) and their limits applied;
+//     Initial and Handshake keys are discarded as RFC 9001 section 4.9
+//     says, and the server confirms with HANDSHAKE_DONE. client.go makes
+//     a client's QUICConn; initial.go has PeekInitial. The
+//     handshakeSpeedup (handshake_speedup.go) answers a peer's probe with
+//     the CRYPTO data it misses at once (RFC 9002 section 6.2.3). The
+//     amplification type (amplification.go) holds a server to three
+//     times what it received until the client's address is validated
+//     (RFC 9000 section 8.1). release.go ends the TLS handshake's
+//     goroutine.
 //   - The receive path has a file per stage, in the order a datagram
 //     goes through them, each saying at its top what it does and what
 //     comes next: receive.go takes a datagram, counts it and splits its
@@ -109,15 +117,27 @@
 //     Finished before it drops its Handshake keys.
 //   - version.go: Version Negotiation packets, the client's restart or
 //     *VersionError, version_information and compatible v1/v2
-//     negotiation (RFC 9368, RFC 9369); retry.go and refuse.go: Retry,
-//     tokens and AddressValidator; tokens.go: NEW_TOKEN and TokenStore.
-//   - resume.go and early.go: session tickets carry the server's
-//     transport parameters and the smoothed RTT (Config.ResumeRTT); 0-RTT
-//     within the remembered limits (RFC 9000 section 7.4.1), acceptance,
-//     rejection, key discard; off unless Config.Allow0RTT (replays, RFC
-//     9001 section 9.2). halfrtt.go lets a server that accepted 0-RTT
-//     send its responses before its handshake completes (RFC 9001
-//     section 4.1.1), keeping the budget a repeat of its flight needs.
+//     negotiation (RFC 9368, RFC 9369).
+//   - retry.go: the retryState of a client takes one Retry (RFC 9000
+//     section 17.2.5) and keys its Initials with the Retry's connection
+//     ID, and checks the connection IDs the server's transport parameters
+//     echo; a server's AddressValidator makes Retry packets and tokens
+//     and checks them (section 8.1); refuse.go refuses an Initial.
+//     tokens.go: a server's newTokenState sends a NEW_TOKEN frame once its
+//     handshake is confirmed, a client keeps the token in the TokenStore
+//     for its next connection.
+//   - resume.go: session tickets carry the server's transport parameters
+//     and the smoothed RTT (Config.ResumeRTT); a server declines 0-RTT on
+//     a ticket whose limits it no longer honors. early.go: the earlyState
+//     holds the 0-RTT keys, the remembered limits its data stays within
+//     (RFC 9000 section 7.4.1), acceptance and rejection (the 0-RTT
+//     packets' content then goes again in 1-RTT ones), the discard of a
+//     server's keys three PTOs after the first 1-RTT packet, and which
+//     application packets were 1-RTT; off unless Config.Allow0RTT
+//     (replays, RFC 9001 section 9.2). halfrtt.go lets a server that
+//     accepted 0-RTT send its responses before its handshake completes
+//     (RFC 9001 section 4.1.1), keeping the budget a repeat of its flight
+//     needs.
 //   - ecn.go: ECN (RFC 9000 section 13.4). Received codepoints are counted
 //     per space and reported in ACK_ECN frames, a CE mark is acknowledged
 //     at once. The first ten 1-RTT datagrams (or three PTOs of them) go
@@ -142,11 +162,15 @@
 //     FEC_SOURCE_ID frame first), repairs go in FEC_REPAIR packets of
 //     their own, paced and congestion controlled, at a rate the adaptive
 //     controller takes from the sender's ACKs, plus repairs over the tail
-//     when the application stops sending. The receiver processes rebuilt
-//     packets at once and reports them (FEC_RECOVERED); loss detection
-//     holds a covered packet until its repair could have been reported,
-//     and never retransmits a rebuilt one (recovery's CoverPacket and
-//     OnRecovered).
+//     when the application stops sending (fec_tail.go). The receiver
+//     (fec_recv.go) processes rebuilt packets at once and reports them
+//     (FEC_RECOVERED); loss detection holds a covered packet until its
+//     repair could have been reported, and never retransmits a rebuilt
+//     one (recovery's CoverPacket and OnRecovered). The connection's
+//     fecState (fec_conn.go, nil without FEC) offers FEC in the transport
+//     parameters, starts the sender when the peer offers it too, handles
+//     the FEC frames, and gives the sender what loss recovery reports;
+//     fec_qlog.go logs repairs sent and symbols rebuilt.
 //
 // A protocol violation inside an authenticated packet closes the connection
 // with the RFC's error code; malformed or unauthenticated input is dropped

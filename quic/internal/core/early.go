@@ -9,16 +9,21 @@ import (
 )
 
 // earlyState is a connection's 0-RTT state (RFC 9001 section 4.6, RFC 9000
-// section 7.4.1).
+// section 7.4.1): its keys, the limits its data stays within, whether the
+// server accepted it, and which application packets were 1-RTT.
 type earlyState struct {
 	// write seals a client's 0-RTT packets, until the 1-RTT keys come.
 	write *crypto.Keys
+	// read opens the client's 0-RTT packets at a server, until
+	// discardAt.
+	read *crypto.Keys
 	// params are the server's transport parameters remembered with the
 	// session ticket: the limits 0-RTT data stays within.
 	params     wire.TransportParameters
 	haveParams bool
 	// attempted: the client sent 0-RTT packets or could have; accepted
-	// and rejected tell the outcome, known by the handshake's end.
+	// and rejected tell the outcome, known by the handshake's end. A
+	// server's accepted: it has the keys to read them.
 	attempted, accepted, rejected bool
 	// discardAt is when a server drops its 0-RTT keys, three PTOs after
 	// the first 1-RTT packet (RFC 9001 section 4.9.3).
@@ -30,76 +35,74 @@ type earlyState struct {
 	oneRTTSent bool
 }
 
-// noteOneRTTSent records the first 1-RTT packet number.
-func (c *Conn) noteOneRTTSent(pn uint64) {
-	if !c.early.oneRTTSent {
-		c.early.oneRTTFrom, c.early.oneRTTSent = pn, true
+// onOneRTTSent records the first 1-RTT packet number.
+func (e *earlyState) onOneRTTSent(pn uint64) {
+	if !e.oneRTTSent {
+		e.oneRTTFrom, e.oneRTTSent = pn, true
 	}
 }
 
 // isOneRTT reports whether application packet pn was a 1-RTT packet: only
 // the acknowledgement of one confirms the handshake at a client (RFC 9001
 // section 4.1.2), and only those count for key updates.
-func (c *Conn) isOneRTT(pn uint64) bool {
-	return c.early.oneRTTSent && pn >= c.early.oneRTTFrom
+func (e *earlyState) isOneRTT(pn uint64) bool {
+	return e.oneRTTSent && pn >= e.oneRTTFrom
 }
 
-// sending0RTT reports whether the application space sends 0-RTT packets
-// now: a client with 0-RTT keys and not yet 1-RTT keys.
-func (c *Conn) sending0RTT() bool {
-	return c.isClient && c.appWrite == nil && c.early.write != nil
-}
+// sending reports whether the application space sends 0-RTT packets now:
+// a client has 0-RTT keys only until its 1-RTT keys come.
+func (e *earlyState) sending() bool { return e.write != nil }
 
 // EarlyDataAccepted reports whether the server accepted this connection's
 // 0-RTT data (client) or whether 0-RTT packets were accepted (server).
 func (c *Conn) EarlyDataAccepted() bool { return c.early.accepted }
 
-// installEarlySecret installs the 0-RTT keys: a client's for sealing, a
-// server's for opening (RFC 9001 section 5.1).
-func (c *Conn) installEarlySecret(ev tls.QUICEvent, write bool) {
-	k, err := crypto.New(ev.Suite, ev.Data, crypto.Version(c.version))
+// installKeys installs the 0-RTT keys of a TLS secret: a server's for
+// opening, a client's for sealing when it resumed with remembered limits
+// and has no 1-RTT keys yet (RFC 9001 section 5.1). It returns those
+// limits when the client starts 0-RTT: they hold until the server's new
+// parameters arrive (RFC 9000 section 7.4.1).
+func (e *earlyState) installKeys(ev tls.QUICEvent, v wire.Version, write, isClient, oneRTTKeys bool) (*wire.TransportParameters, error) {
+	k, err := crypto.New(ev.Suite, ev.Data, crypto.Version(v))
 	if err != nil {
-		c.closeLocal(transportError(wire.CodeInternalError, 0, "installing 0-RTT keys: %v", err))
-		return
+		return nil, err
 	}
 	if !write {
-		c.earlyRead = k
-		c.early.accepted = true
-		return
+		e.read = k
+		e.accepted = true
+		return nil, nil
 	}
-	if !c.isClient || !c.early.haveParams || c.appWrite != nil {
-		return
+	if !isClient || !e.haveParams || oneRTTKeys {
+		return nil, nil
 	}
-	c.early.write = k
-	c.early.attempted = true
-	// The remembered limits hold until the server's new parameters
-	// arrive (RFC 9000 section 7.4.1).
-	p := &c.early.params
-	c.flow.sendMax = p.InitialMaxData
-	c.streams.onPeerParams(p)
+	e.write = k
+	e.attempted = true
+	return &e.params, nil
 }
 
-// onAppWriteKeys runs when the 1-RTT write keys are installed: a client
+// onOneRTTKeys runs when the 1-RTT write keys are installed: a client
 // sends no more 0-RTT packets (RFC 9001 section 4.9.3).
-func (c *Conn) onAppWriteKeys() {
-	if c.isClient {
-		c.early.write = nil
-	}
+func (e *earlyState) onOneRTTKeys() { e.write = nil }
+
+// reject records the server's refusal of a client's 0-RTT data: no more
+// 0-RTT packets, and the data goes again in 1-RTT ones.
+func (e *earlyState) reject() {
+	e.write = nil
+	e.rejected = true
+	e.accepted = false
 }
 
 // onEarlyDataRejected handles the server's refusal of 0-RTT at a client:
 // the 0-RTT packets are forgotten by loss recovery and their content
 // queued again for 1-RTT packets (RFC 9002 section 6.4, RFC 9000 section
 // 7.4.1: the streams go on under the server's new limits).
-func (c *Conn) onEarlyDataRejected() {
+func (c *Conn) onEarlyDataRejected(now time.Duration) {
 	if !c.isClient {
 		return
 	}
-	c.early.write = nil
-	c.early.rejected = true
-	c.early.accepted = false
+	c.early.reject()
 	sp := c.spaces[spaceApp]
-	res, err := c.sender.DiscardPackets(c.now, spaceApp, sp.nextPN)
+	res, err := c.sender.DiscardPackets(now, spaceApp, sp.nextPN)
 	if err != nil {
 		c.closeLocal(transportError(wire.CodeInternalError, 0, "discarding 0-RTT packets: %v", err))
 		return
@@ -113,26 +116,16 @@ func (c *Conn) onEarlyDataRejected() {
 	}
 	sp.sent.compact()
 	if c.hasPeer {
-		c.refreshStreamLimits(false)
+		c.streams.refreshSendLimits(false)
 	}
 	c.events.push(Event{Kind: EventEarlyDataRejected})
 }
 
-// onEarlyPeerParams runs when the server's transport parameters arrive at
-// a client that used remembered ones: the streams opened meanwhile move to
-// the new limits.
-func (c *Conn) onEarlyPeerParams() {
-	if c.isClient && c.early.attempted {
-		c.refreshStreamLimits(!c.early.rejected)
-	}
-}
-
-// refreshStreamLimits applies the peer's initial stream limits to the
-// streams opened before they arrived: raised only while the 0-RTT data
-// may have been accepted (the server cannot have lowered them), replaced
-// once it was rejected.
-func (c *Conn) refreshStreamLimits(raiseOnly bool) {
-	m := &c.streams
+// refreshSendLimits applies the peer's initial stream limits to the local
+// streams opened before they arrived, with remembered limits: raised only
+// while the 0-RTT data may have been accepted (the server cannot have
+// lowered them), replaced once it was rejected.
+func (m *streamMap) refreshSendLimits(raiseOnly bool) {
 	for id, s := range m.m {
 		if s.send == nil || !m.isLocal(id) {
 			continue
@@ -149,15 +142,15 @@ func (c *Conn) refreshStreamLimits(raiseOnly bool) {
 	}
 }
 
-// onEarlyHandshakeDone settles 0-RTT when a client's handshake completes:
+// onHandshakeDone settles a client's 0-RTT when its handshake completes:
 // 0-RTT that was not rejected was accepted, and then the server's new
 // limits must not be below the remembered ones (RFC 9000 section 7.4.1).
-func (c *Conn) onEarlyHandshakeDone() error {
-	if !c.isClient || !c.early.attempted || c.early.rejected {
+func (e *earlyState) onHandshakeDone(peer *wire.TransportParameters) error {
+	if !e.attempted || e.rejected {
 		return nil
 	}
-	c.early.accepted = true
-	if name, ok := reducedLimit(&c.early.params, &c.peerParams); ok {
+	e.accepted = true
+	if name, ok := reducedLimit(&e.params, peer); ok {
 		return transportError(wire.CodeProtocolViolation, 0, "server accepted 0-RTT and reduced %s", name)
 	}
 	return nil
@@ -201,7 +194,7 @@ func (c *Conn) handle0RTT(now time.Duration, pkt []byte, h *wire.LongHeader, pnO
 		return false
 	}
 	sp := c.spaces[spaceApp]
-	pnLen, truncated, err := c.earlyRead.Header().Remove(pkt, pnOffset)
+	pnLen, truncated, err := c.early.read.Header().Remove(pkt, pnOffset)
 	if err != nil {
 		return false
 	}
@@ -209,7 +202,7 @@ func (c *Conn) handle0RTT(now time.Duration, pkt []byte, h *wire.LongHeader, pnO
 	if err != nil {
 		return false
 	}
-	payload, err := c.earlyRead.Packet().Open(pkt, pnOffset+pnLen, pn)
+	payload, err := c.early.read.Packet().Open(pkt, pnOffset+pnLen, pn)
 	if err != nil {
 		c.onDecryptFailure(err)
 		return false
@@ -218,24 +211,24 @@ func (c *Conn) handle0RTT(now time.Duration, pkt []byte, h *wire.LongHeader, pnO
 }
 
 // onOneRTTReceived arms the discard of a server's 0-RTT keys at its first
-// 1-RTT packet: reordered 0-RTT packets are still read for three PTOs
-// (RFC 9001 section 4.9.3).
-func (c *Conn) onOneRTTReceived() {
-	if c.isClient || c.earlyRead == nil || c.early.discardArmed {
+// 1-RTT packet, received at now: reordered 0-RTT packets are still read
+// for three PTOs (RFC 9001 section 4.9.3).
+func (e *earlyState) onOneRTTReceived(now, pto time.Duration) {
+	if e.read == nil || e.discardArmed {
 		return
 	}
-	c.early.discardAt, c.early.discardArmed = c.now+3*c.pto(), true
+	e.discardAt, e.discardArmed = now+3*pto, true
 }
 
-// earlyTimer is the discard time of the 0-RTT keys.
-func (c *Conn) earlyTimer() (time.Duration, bool) {
-	return c.early.discardAt, c.early.discardArmed && c.earlyRead != nil
+// timer is the discard time of a server's 0-RTT keys.
+func (e *earlyState) timer() (time.Duration, bool) {
+	return e.discardAt, e.discardArmed && e.read != nil
 }
 
-// onEarlyTimer discards the server's 0-RTT keys when their time is up.
-func (c *Conn) onEarlyTimer(now time.Duration) {
-	if t, ok := c.earlyTimer(); ok && now >= t {
-		c.earlyRead = nil
-		c.early.discardArmed = false
+// onTimer discards a server's 0-RTT keys when their time is up.
+func (e *earlyState) onTimer(now time.Duration) {
+	if t, ok := e.timer(); ok && now >= t {
+		e.read = nil
+		e.discardArmed = false
 	}
 }

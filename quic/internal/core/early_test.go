@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/satquic/satquic/quic/internal/crypto"
 	"github.com/satquic/satquic/quic/internal/wire"
 )
 
@@ -291,11 +292,11 @@ func Test0RTTKeysDiscarded(t *testing.T) {
 	primeSession(t, ccfg, scfg, delay)
 	p, _ := runUpload(t, ccfg, scfg, delay, payload(1000, 11))
 	s := p.server
-	at, armed := s.earlyTimer()
-	if !armed || s.earlyRead == nil {
-		t.Fatalf("discard armed %v, keys %v", armed, s.earlyRead != nil)
+	at, armed := s.early.timer()
+	if !armed || s.early.read == nil {
+		t.Fatalf("discard armed %v, keys %v", armed, s.early.read != nil)
 	}
-	p.mustRun(func() bool { return s.earlyRead == nil }, at+time.Second)
+	p.mustRun(func() bool { return s.early.read == nil }, at+time.Second)
 	if p.now != at {
 		t.Errorf("0-RTT keys dropped at %v, want %v", p.now, at)
 	}
@@ -316,18 +317,18 @@ func Test0RTTReducedLimits(t *testing.T) {
 	c.early.params = wire.DefaultTransportParameters()
 	c.early.params.InitialMaxData = 1000
 	c.peerParams = c.early.params
-	if err := c.onEarlyHandshakeDone(); err != nil {
+	if err := c.early.onHandshakeDone(&c.peerParams); err != nil {
 		t.Fatalf("equal limits: %v", err)
 	}
 	c.peerParams.InitialMaxStreamsUni = 10
 	c.early.params.InitialMaxStreamsUni = 20
 	var te *wire.TransportError
-	if err := c.onEarlyHandshakeDone(); !errors.As(err, &te) || te.Code != wire.CodeProtocolViolation {
+	if err := c.early.onHandshakeDone(&c.peerParams); !errors.As(err, &te) || te.Code != wire.CodeProtocolViolation {
 		t.Fatalf("reduced initial_max_streams_uni: %v", err)
 	}
 	// Rejected 0-RTT relied on nothing.
 	c.early.rejected = true
-	if err := c.onEarlyHandshakeDone(); err != nil {
+	if err := c.early.onHandshakeDone(&c.peerParams); err != nil {
 		t.Fatalf("after rejection: %v", err)
 	}
 }
@@ -352,5 +353,44 @@ func Test0RTTAfterRetry(t *testing.T) {
 	// ClientHello.
 	if u.firstAt != 3*delay {
 		t.Errorf("server read the first bytes at %v, want %v", u.firstAt, 3*delay)
+	}
+}
+
+// TestEarlyKeyDiscardTimer: a server's 0-RTT keys go three PTOs after its
+// first 1-RTT packet, and only a server that has them arms the timer.
+func TestEarlyKeyDiscardTimer(t *testing.T) {
+	var e earlyState
+	e.onOneRTTReceived(time.Second, 100*time.Millisecond)
+	if _, ok := e.timer(); ok {
+		t.Fatal("timer armed without 0-RTT keys")
+	}
+	e.read = &crypto.Keys{}
+	e.onOneRTTReceived(time.Second, 100*time.Millisecond)
+	e.onOneRTTReceived(2*time.Second, 100*time.Millisecond) // a later packet changes nothing
+	at, ok := e.timer()
+	if !ok || at != 1300*time.Millisecond {
+		t.Fatalf("timer %v %v, want 1.3s", at, ok)
+	}
+	e.onTimer(at - 1)
+	if e.read == nil {
+		t.Fatal("keys dropped early")
+	}
+	e.onTimer(at)
+	if _, ok := e.timer(); ok || e.read != nil {
+		t.Errorf("after the timer: armed %v, keys %v", ok, e.read != nil)
+	}
+}
+
+// TestEarlyOneRTTPackets: the application packets from the first 1-RTT one
+// on are 1-RTT, those before were 0-RTT.
+func TestEarlyOneRTTPackets(t *testing.T) {
+	var e earlyState
+	if e.isOneRTT(0) {
+		t.Fatal("a packet is 1-RTT before any was sent")
+	}
+	e.onOneRTTSent(5)
+	e.onOneRTTSent(6)
+	if e.isOneRTT(4) || !e.isOneRTT(5) || !e.isOneRTT(9) {
+		t.Errorf("1-RTT from 5: isOneRTT(4) %v, (5) %v, (9) %v", e.isOneRTT(4), e.isOneRTT(5), e.isOneRTT(9))
 	}
 }

@@ -28,7 +28,8 @@ type FECStats struct {
 
 // fecState is a connection's FEC: its validated configuration, the
 // decoder of what the peer protects, and, once the peer offered FEC, the
-// encoder of what this endpoint sends.
+// encoder of what this endpoint sends. A connection without FEC has a nil
+// *fecState, whose methods report nothing to do.
 type fecState struct {
 	cfg    FECConfig
 	send   *fecSender
@@ -36,51 +37,52 @@ type fecState struct {
 	parser wire.FECFrameParser
 }
 
-// initFEC validates Config.FEC and prepares the receiving half; nil turns
-// FEC off.
-func (c *Conn) initFEC() error {
-	if c.cfg.FEC == nil {
-		return nil
+// newFECState validates cfg (Config.FEC) and prepares the receiving half,
+// for datagrams up to largestDatagram bytes, and makes parser read FEC
+// frames; a nil cfg turns FEC off.
+func newFECState(cfg *FECConfig, largestDatagram int, parser *wire.FrameParser) (*fecState, error) {
+	if cfg == nil {
+		return nil, nil
 	}
-	cfg, err := c.cfg.FEC.withDefaults()
+	valid, err := cfg.withDefaults()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	recv, err := newFECReceiver(cfg.MaxWindow, min(c.cfg.largestDatagram(), fec.MaxSymbolSize))
+	recv, err := newFECReceiver(valid.MaxWindow, min(largestDatagram, fec.MaxSymbolSize))
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrConfig, err)
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
-	c.fec = &fecState{cfg: cfg, recv: recv}
-	c.parser.Extension = c.fec.parser.Parse
-	return nil
+	f := &fecState{cfg: valid, recv: recv}
+	parser.Extension = f.parser.Parse
+	return f, nil
 }
 
-// fecMaxSendSymbol is the largest source symbol this endpoint sends: a
-// 1-RTT payload of the largest datagram it may send, path MTU discovery
-// included, within the peer's max_udp_payload_size. The sender's repair
-// costs are shares of it, so it must not be the receive size (9000 bytes
-// in the quic package), which would make a full repair look small.
-func (c *Conn) fecMaxSendSymbol(p *wire.TransportParameters) int {
-	return int(min(uint64(c.cfg.largestSend()), p.MaxUDPPayloadSize, fec.MaxSymbolSize))
-}
-
-// addFECParam offers FEC in the transport parameters.
-func (c *Conn) addFECParam(p *wire.TransportParameters) {
-	if c.fec == nil {
+// addParam offers FEC in the transport parameters.
+func (f *fecState) addParam(p *wire.TransportParameters) {
+	if f == nil {
 		return
 	}
 	if p.Extensions == nil {
 		p.Extensions = make(map[uint64][]byte)
 	}
-	p.Extensions[wire.ParamFEC] = c.fec.cfg.localParam()
+	p.Extensions[wire.ParamFEC] = f.cfg.localParam()
 }
 
-// startFECSender starts protecting what this endpoint sends if the peer
-// offered to decode the RLC scheme. A malformed offer is a
-// TRANSPORT_PARAMETER_ERROR; an unknown scheme is ignored.
-func (c *Conn) startFECSender(p *wire.TransportParameters) error {
+// startSender starts protecting what this endpoint sends if the peer's
+// transport parameters p offer to decode the RLC scheme. A malformed offer
+// is a TRANSPORT_PARAMETER_ERROR; an unknown scheme is ignored.
+//
+// The largest source symbol is a 1-RTT payload of the largest datagram
+// this endpoint may send (largestSend, path MTU discovery included),
+// within the peer's max_udp_payload_size. The sender's repair costs are
+// shares of it, so it must not be the receive size (9000 bytes in the
+// quic package), which would make a full repair look small.
+func (f *fecState) startSender(p *wire.TransportParameters, largestSend int) error {
+	if f == nil || f.send != nil {
+		return nil
+	}
 	raw, ok := p.Extensions[wire.ParamFEC]
-	if c.fec == nil || !ok || c.fec.send != nil {
+	if !ok {
 		return nil
 	}
 	offer, err := wire.ParseFECParams(raw)
@@ -91,17 +93,19 @@ func (c *Conn) startFECSender(p *wire.TransportParameters) error {
 		return nil
 	}
 	window := int(min(offer.MaxWindow, fec.MaxNSS))
-	send, err := newFECSender(c.fec.cfg, window, c.fecMaxSendSymbol(p))
+	maxSymbol := int(min(uint64(largestSend), p.MaxUDPPayloadSize, fec.MaxSymbolSize))
+	send, err := newFECSender(f.cfg, window, maxSymbol)
 	if err != nil {
 		return transportError(wire.CodeInternalError, 0, "starting FEC: %v", err)
 	}
-	c.fec.send = send
+	f.send = send
 	return nil
 }
 
-// fecSending reports whether packets of space s built now are protected.
-func (c *Conn) fecSending(s recovery.Space, early bool) bool {
-	return c.fec != nil && c.fec.send != nil && s == spaceApp && !early
+// sending reports whether packets of space s built now are protected
+// (early: a 0-RTT packet, never).
+func (f *fecState) sending(s recovery.Space, early bool) bool {
+	return f != nil && f.send != nil && s == spaceApp && !early
 }
 
 // appendRepair fills a 1-RTT packet with the next owed repair, after an
@@ -193,34 +197,16 @@ func (c *Conn) appendRecoveredReport(b []byte, frames []sentFrame, avail int, wi
 	return out, append(frames, sentFrame{kind: fkFECRecovered, id: f.Ranges[0].Largest})
 }
 
-// onFECFrame handles the FEC frames of a received packet.
-func (c *Conn) onFECFrame(f wire.Frame, first bool) error {
-	switch f := f.(type) {
-	case *wire.FECSourceIDFrame:
-		if !first {
-			return transportError(wire.CodeProtocolViolation, f.Type(), "FEC_SOURCE_ID not the first frame")
-		}
-	case *wire.FECRepairFrame:
-		c.fec.recv.onRepair(f.Data)
-	case *wire.FECRecoveredFrame:
-		return c.onFECRecovered(f)
-	}
-	return nil
-}
-
-// onFECRecovered hands the packets the peer rebuilt to loss recovery:
-// delivered, never retransmitted.
-func (c *Conn) onFECRecovered(f *wire.FECRecoveredFrame) error {
-	fs := c.fec.send
-	if fs == nil {
-		return transportError(wire.CodeProtocolViolation, f.Type(), "FEC_RECOVERED without repairs sent")
-	}
-	ranges := fs.recoveredPackets(c.build.fecRanges[:0], f.Ranges)
+// onFECFrame handles a FEC frame of a packet received at now (first: the
+// packet's first frame); the packets the peer reports rebuilt go to loss
+// recovery, delivered, never retransmitted.
+func (c *Conn) onFECFrame(now time.Duration, f wire.Frame, first bool) error {
+	ranges, err := c.fec.onFrame(f, first, c.build.fecRanges[:0])
 	c.build.fecRanges = ranges
-	if len(ranges) == 0 {
-		return nil
+	if err != nil || len(ranges) == 0 {
+		return err
 	}
-	res, err := c.sender.OnRecovered(c.now, spaceApp, ranges)
+	res, err := c.sender.OnRecovered(now, spaceApp, ranges)
 	if err != nil {
 		return transportError(wire.CodeInternalError, f.Type(), "%v", err)
 	}
@@ -228,26 +214,43 @@ func (c *Conn) onFECRecovered(f *wire.FECRecoveredFrame) error {
 	return nil
 }
 
-// afterFECPacket gives the decoder the source symbol of a processed 1-RTT
-// packet and handles what the decoder rebuilt meanwhile.
-func (c *Conn) afterFECPacket(payload []byte, dcid wire.ConnectionID) error {
-	if seq, n, ok := sourceID(payload); ok {
-		c.fec.recv.onSource(seq, payload[n:])
+// onFrame handles a FEC frame of a received packet (first: the packet's
+// first frame): FEC_SOURCE_ID must come first, a repair goes to the
+// decoder, and a FEC_RECOVERED frame's sequence numbers become the ranges
+// of this endpoint's packets the peer rebuilt, appended to dst.
+func (f *fecState) onFrame(fr wire.Frame, first bool, dst []wire.AckRange) ([]wire.AckRange, error) {
+	switch fr := fr.(type) {
+	case *wire.FECSourceIDFrame:
+		if !first {
+			return dst, transportError(wire.CodeProtocolViolation, fr.Type(), "FEC_SOURCE_ID not the first frame")
+		}
+	case *wire.FECRepairFrame:
+		f.recv.onRepair(fr.Data)
+	case *wire.FECRecoveredFrame:
+		if f.send == nil {
+			return dst, transportError(wire.CodeProtocolViolation, fr.Type(), "FEC_RECOVERED without repairs sent")
+		}
+		return f.send.recoveredPackets(dst, fr.Ranges), nil
 	}
-	if len(c.fec.recv.pending) == 0 {
-		return nil
-	}
-	c.qlogSymbolsRecovered(len(c.fec.recv.pending))
-	return c.processRecovered(dcid)
+	return dst, nil
 }
 
-// fecStats merges both halves' counters.
-func (c *Conn) fecStats() FECStats {
-	if c.fec == nil {
+// onRecoveryResult gives the sending half what loss recovery reports of
+// its packets: the redundancy controller and the tail protection react to
+// acknowledgements and losses (fec_send.go, fec_tail.go).
+func (f *fecState) onRecoveryResult(res *recovery.Result) {
+	if f != nil && f.send != nil {
+		f.send.onResult(res)
+	}
+}
+
+// stats merges both halves' counters.
+func (f *fecState) stats() FECStats {
+	if f == nil {
 		return FECStats{}
 	}
-	s := c.fec.recv.stats
-	if fs := c.fec.send; fs != nil {
+	s := f.recv.stats
+	if fs := f.send; fs != nil {
 		s.Enabled = true
 		s.SourcesSent, s.RepairsSent, s.RepairBytesSent, s.RepairsCapped =
 			fs.stats.SourcesSent, fs.stats.RepairsSent, fs.stats.RepairBytesSent, fs.stats.RepairsCapped
@@ -259,10 +262,10 @@ func (c *Conn) fecStats() FECStats {
 // symbol.
 func fecAvail(avail int) int { return avail - fecReserve }
 
-// fecReportDue reports whether an ACK should go out in space s to carry a
+// reportDue reports whether an ACK should go out in space s to carry a
 // FEC_RECOVERED frame right after a recovery.
-func (c *Conn) fecReportDue(s recovery.Space) bool {
-	return c.fec != nil && s == spaceApp && c.fec.recv.reportDue
+func (f *fecState) reportDue(s recovery.Space) bool {
+	return f != nil && s == spaceApp && f.recv.reportDue
 }
 
 // carriesRepair reports whether a packet's frames include a FEC_REPAIR: a

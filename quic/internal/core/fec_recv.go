@@ -134,19 +134,39 @@ func (r *fecReceiver) onReportAcked(largest uint64) {
 	r.recovered.removeBelow(r.peerKnows + 1)
 }
 
-// processRecovered handles the frames of the symbols rebuilt while a
-// packet was processed. It walks pending by index and keeps its capacity
-// (reslicing from the front would shrink it to nothing and make every
-// recovery allocate a new one), and gives every buffer back to spare.
-func (c *Conn) processRecovered(dcid wire.ConnectionID) error {
+// onPacket gives the decoder the source symbol of a processed 1-RTT packet
+// that carries one.
+func (r *fecReceiver) onPacket(payload []byte) {
+	if seq, n, ok := sourceID(payload); ok {
+		r.onSource(seq, payload[n:])
+	}
+}
+
+// recycle empties pending once its symbols were processed, and gives
+// every buffer back to spare. It keeps pending's capacity (reslicing from
+// the front would shrink it to nothing and make every recovery allocate a
+// new one).
+func (r *fecReceiver) recycle() {
+	r.spare = append(r.spare, r.pending...)
+	clear(r.pending)
+	r.pending = r.pending[:0]
+}
+
+// afterFECPacket gives the decoder the source symbol of a processed 1-RTT
+// packet and handles the frames of the symbols rebuilt meanwhile, walking
+// pending by index.
+func (c *Conn) afterFECPacket(payload []byte, dcid wire.ConnectionID) error {
 	r := c.fec.recv
+	r.onPacket(payload)
+	if len(r.pending) == 0 {
+		return nil
+	}
+	c.qlogSymbolsRecovered(len(r.pending))
 	var err error
 	for i := 0; i < len(r.pending) && err == nil && c.state == stateActive; i++ {
 		err = c.processRecoveredFrames(r.pending[i], dcid)
 	}
-	r.spare = append(r.spare, r.pending...)
-	clear(r.pending)
-	r.pending = r.pending[:0]
+	r.recycle()
 	return err
 }
 

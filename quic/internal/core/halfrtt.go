@@ -25,30 +25,37 @@ import "github.com/satquic/satquic/quic/internal/recovery"
 // unacknowledged handshake data keeps whole datagrams in reserve.
 
 // maySendStreams reports whether stream data may be sent now: at a client
-// after its handshake completed or as 0-RTT data; at a server that accepted
-// 0-RTT once it has its 1-RTT keys and the anti-amplification budget beyond
-// the handshake's reserve holds a full datagram, at any other server once
-// its handshake completed.
+// after its handshake completed or as 0-RTT data; at a server once its
+// handshake completed, or before that within the half-RTT budget.
 func (c *Conn) maySendStreams() bool {
 	switch {
-	case c.handshakeComplete, c.sending0RTT():
+	case c.handshakeComplete, c.early.sending():
 		return true
-	case c.isClient || c.appWrite == nil || !c.early.accepted:
+	case c.isClient || c.appWrite == nil:
 		return false
-	case c.addrValidated:
-		return true
 	}
-	return 3*c.ampReceived >= c.ampSent+c.handshakeReserve()+uint64(c.maxDatagram)
+	return c.early.halfRTTAllowed(&c.amp, &c.spaces, c.maxDatagram)
+}
+
+// halfRTTAllowed reports whether a server that has its 1-RTT keys but not
+// yet the client's Finished may send stream data: only after it accepted
+// 0-RTT, and while the anti-amplification budget beyond the handshake's
+// reserve holds a full datagram.
+func (e *earlyState) halfRTTAllowed(amp *amplification, spaces *[numSpaces]*pnSpace, maxDatagram int) bool {
+	if !e.accepted {
+		return false
+	}
+	return amp.validated || amp.allows(handshakeReserve(spaces)+uint64(maxDatagram))
 }
 
 // handshakeReserve is the anti-amplification budget a server keeps for
 // sending its unacknowledged handshake data again: whole datagrams,
 // because a datagram with an ack-eliciting Initial is padded to 1200 bytes
 // (RFC 9000 section 14.1).
-func (c *Conn) handshakeReserve() uint64 {
+func handshakeReserve(spaces *[numSpaces]*pnSpace) uint64 {
 	var crypto uint64
 	for _, s := range []recovery.Space{spaceInitial, spaceHandshake} {
-		if sp := c.spaces[s]; !sp.discarded {
+		if sp := spaces[s]; !sp.discarded {
 			crypto += sp.cryptoSend.buffered()
 		}
 	}

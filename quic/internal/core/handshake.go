@@ -10,25 +10,26 @@ import (
 	"github.com/satquic/satquic/quic/internal/wire"
 )
 
-// drainTLS handles every event crypto/tls's QUICConn has ready (RFC 9001
-// section 4.1.3): new secrets, handshake bytes to send in CRYPTO frames, the
-// peer's transport parameters, and the end of the handshake.
-func (c *Conn) drainTLS() {
+// drainTLS handles every event crypto/tls's QUICConn has ready at now (RFC
+// 9001 section 4.1.3): new secrets, handshake bytes to send in CRYPTO
+// frames, the peer's transport parameters, session tickets, and the end
+// of the handshake. Each goes to the part of the connection it concerns.
+func (c *Conn) drainTLS(now time.Duration) {
 	for c.state == stateActive {
 		ev := c.tls.NextEvent()
 		switch ev.Kind {
 		case tls.QUICNoEvent:
 			return
 		case tls.QUICSetReadSecret:
-			c.installSecret(ev, false)
+			c.installSecret(now, ev, false)
 		case tls.QUICSetWriteSecret:
-			c.installSecret(ev, true)
+			c.installSecret(now, ev, true)
 		case tls.QUICWriteData:
 			if s, ok := spaceOfLevel(ev.Level); ok {
 				c.spaces[s].cryptoSend.write(ev.Data)
 			}
 		case tls.QUICTransportParameters:
-			c.onPeerParams(ev.Data)
+			c.onPeerParams(now, ev.Data)
 		case tls.QUICTransportParametersRequired:
 			raw, err := c.localParams.Append(nil, c.perspective())
 			if err != nil {
@@ -37,24 +38,32 @@ func (c *Conn) drainTLS() {
 			}
 			c.tls.SetTransportParameters(raw)
 		case tls.QUICHandshakeDone:
-			c.onHandshakeComplete()
+			c.onHandshakeComplete(now)
 		case tls.QUICErrorEvent:
-			c.closeTLSError(ev.Err)
+			c.closeLocal(tlsError(ev.Err))
 		case tls.QUICResumeSession:
 			c.onResumeSession(ev.SessionState)
 		case tls.QUICStoreSession:
 			c.onStoreSession(ev.SessionState)
 		case tls.QUICRejectedEarlyData:
-			c.onEarlyDataRejected()
+			c.onEarlyDataRejected(now)
 		}
 	}
 }
 
 // installSecret turns a TLS traffic secret into packet protection keys
-// (RFC 9001 section 5.1).
-func (c *Conn) installSecret(ev tls.QUICEvent, write bool) {
+// (RFC 9001 section 5.1); 0-RTT keys go to the early-data state.
+func (c *Conn) installSecret(now time.Duration, ev tls.QUICEvent, write bool) {
 	if ev.Level == tls.QUICEncryptionLevelEarly {
-		c.installEarlySecret(ev, write)
+		p, err := c.early.installKeys(ev, c.version, write, c.isClient, c.appWrite != nil)
+		if err != nil {
+			c.closeLocal(transportError(wire.CodeInternalError, 0, "installing 0-RTT keys: %v", err))
+		} else if p != nil {
+			// 0-RTT data stays within the remembered limits (RFC
+			// 9000 section 7.4.1).
+			c.flow.sendMax = p.InitialMaxData
+			c.streams.onPeerParams(p)
+		}
 		return
 	}
 	s, ok := spaceOfLevel(ev.Level)
@@ -68,7 +77,7 @@ func (c *Conn) installSecret(ev tls.QUICEvent, write bool) {
 		if k, err = crypto.NewAppKeys(ev.Suite, ev.Data, v); err == nil {
 			if write {
 				c.appWrite = k
-				c.onAppWriteKeys()
+				c.early.onOneRTTKeys()
 			} else {
 				c.appRead = k
 			}
@@ -88,12 +97,13 @@ func (c *Conn) installSecret(ev tls.QUICEvent, write bool) {
 		return
 	}
 	if s == spaceHandshake && write {
-		c.sender.SetHandshakeKeys(c.now)
+		c.sender.SetHandshakeKeys(now)
 	}
 }
 
-// onCryptoData hands in-order CRYPTO bytes of a space to TLS.
-func (c *Conn) onCryptoData(s recovery.Space) {
+// onCryptoData hands the in-order CRYPTO bytes of space s, received at
+// now, to TLS.
+func (c *Conn) onCryptoData(now time.Duration, s recovery.Space) {
 	buf := &c.spaces[s].cryptoRecv
 	for c.state == stateActive {
 		data := buf.next()
@@ -103,77 +113,85 @@ func (c *Conn) onCryptoData(s recovery.Space) {
 		err := c.tls.HandleData(levelOfSpace(s), data)
 		buf.consume(len(data))
 		if err != nil {
-			c.closeTLSError(err)
+			c.closeLocal(tlsError(err))
 			return
 		}
-		c.drainTLS()
+		c.drainTLS(now)
 	}
 }
 
-// closeTLSError closes the connection for a TLS failure: an alert becomes
-// a CRYPTO_ERROR code (RFC 9001 section 4.8).
-func (c *Conn) closeTLSError(err error) {
+// tlsError is the transport error of a TLS failure: an alert becomes a
+// CRYPTO_ERROR code (RFC 9001 section 4.8).
+func tlsError(err error) *wire.TransportError {
 	var alert tls.AlertError
 	code := wire.CodeInternalError
 	if errors.As(err, &alert) {
 		code = wire.CryptoErrorCode(uint8(alert))
 	}
-	c.closeLocal(transportError(code, 0, "TLS: %v", err))
+	return transportError(code, 0, "TLS: %v", err)
 }
 
-// onHandshakeComplete runs when TLS reports the handshake done (RFC 9001
-// section 4.1.1).
-func (c *Conn) onHandshakeComplete() {
+// asTransportError is the transport error that closes the connection for
+// an error found while processing input: a *wire.TransportError carries
+// its code; anything else is an INTERNAL_ERROR.
+func asTransportError(err error) *wire.TransportError {
+	var te *wire.TransportError
+	if errors.As(err, &te) {
+		return te
+	}
+	return transportError(wire.CodeInternalError, 0, "%v", err)
+}
+
+// onHandshakeComplete runs when TLS reports the handshake done at now (RFC
+// 9001 section 4.1.1). A server's handshake is then confirmed (section
+// 4.1.2): it tells the client with HANDSHAKE_DONE, and gives it a session
+// ticket (unless the TLS configuration disables them) and a NEW_TOKEN
+// token for later connections.
+func (c *Conn) onHandshakeComplete(now time.Duration) {
 	c.handshakeComplete = true
-	if err := c.onEarlyHandshakeDone(); err != nil {
-		c.closeWithError(err)
+	if err := c.early.onHandshakeDone(&c.peerParams); err != nil {
+		c.closeLocal(asTransportError(err))
 		return
 	}
 	c.events.push(Event{Kind: EventHandshakeComplete})
 	if !c.isClient {
-		// Section 4.1.2: the server's handshake is confirmed when it
-		// completes; it tells the client with HANDSHAKE_DONE.
 		c.handshakeDonePend = true
-		c.confirmHandshake()
-		c.sendSessionTicket()
-		c.issueNewToken()
+		c.confirmHandshake(now)
+		if !c.cfg.TLS.SessionTicketsDisabled {
+			if err := c.tls.SendSessionTicket(serverTicketOptions(c.cfg.Allow0RTT, c.version, &c.localParams)); err != nil {
+				c.closeLocal(transportError(wire.CodeInternalError, 0, "session ticket: %v", err))
+			}
+		}
+		c.newToken.issue(c.cfg.AddressValidator, c.remote, c.version, now)
 	}
 	c.cids.issue(c)
 }
 
-// sendSessionTicket gives the client a ticket for a later connection,
-// unless the TLS configuration disables tickets.
-func (c *Conn) sendSessionTicket() {
-	if c.cfg.TLS.SessionTicketsDisabled {
-		return
-	}
-	if err := c.tls.SendSessionTicket(c.ticketOptions()); err != nil {
-		c.closeLocal(transportError(wire.CodeInternalError, 0, "session ticket: %v", err))
-	}
-}
-
-// confirmHandshake marks the handshake confirmed and discards the
-// Handshake keys (RFC 9001 section 4.9.2).
-func (c *Conn) confirmHandshake() {
+// confirmHandshake marks the handshake confirmed at now and discards the
+// Handshake keys (RFC 9001 section 4.9.2); a server keeps them for the
+// datagram that acknowledges the client's Finished (handshake_discard.go).
+func (c *Conn) confirmHandshake(now time.Duration) {
 	if c.handshakeConfirmed {
 		return
 	}
 	c.handshakeConfirmed = true
-	c.sender.ConfirmHandshake(c.now)
-	if !c.deferHandshakeDiscard() {
-		c.dropSpace(spaceHandshake)
+	c.sender.ConfirmHandshake(now)
+	if c.isClient || c.spaces[spaceHandshake].discarded {
+		c.dropSpace(now, spaceHandshake)
+	} else {
+		c.hsDiscardPending = true
 	}
 	c.events.push(Event{Kind: EventHandshakeConfirmed})
 }
 
 // dropSpace discards the keys and state of the Initial or Handshake space
-// (RFC 9001 section 4.9, RFC 9002 section 6.4).
-func (c *Conn) dropSpace(s recovery.Space) {
+// at now (RFC 9001 section 4.9, RFC 9002 section 6.4).
+func (c *Conn) dropSpace(now time.Duration, s recovery.Space) {
 	sp := c.spaces[s]
 	if sp.discarded {
 		return
 	}
-	if _, err := c.sender.DiscardSpace(c.now, s); err != nil {
+	if _, err := c.sender.DiscardSpace(now, s); err != nil {
 		c.closeLocal(transportError(wire.CodeInternalError, 0, "discarding %v space: %v", s, err))
 		return
 	}
@@ -184,56 +202,52 @@ func (c *Conn) dropSpace(s recovery.Space) {
 }
 
 // onPeerParams parses, authenticates and applies the peer's transport
-// parameters (RFC 9000 sections 7.3, 7.4 and 18).
-func (c *Conn) onPeerParams(raw []byte) {
+// parameters, received at now (RFC 9000 sections 7.3, 7.4 and 18).
+func (c *Conn) onPeerParams(now time.Duration, raw []byte) {
 	sender := wire.PerspectiveServer
 	if !c.isClient {
 		sender = wire.PerspectiveClient
 	}
 	p, err := wire.ParseTransportParameters(raw, sender)
+	if err == nil {
+		err = checkInitialSourceConnID(&p, c.cids.peerInitialSCID)
+	}
+	if err == nil && c.isClient {
+		err = c.retry.checkParams(&p, c.origDCID)
+	}
+	if err == nil {
+		err = c.checkPeerVersionInfo(&p)
+	}
+	if err == nil {
+		c.peerParams, c.hasPeer = p, true
+		c.applyPeerParams(now, &p)
+		err = c.fec.startSender(&p, c.cfg.largestSend())
+	}
 	if err != nil {
-		c.closeWithError(err)
+		c.closeLocal(asTransportError(err))
 		return
 	}
-	if err := c.authenticateConnIDs(&p); err != nil {
-		c.closeWithError(err)
-		return
+	if c.isClient && c.early.attempted {
+		// The streams opened with the remembered limits move to the
+		// new ones.
+		c.streams.refreshSendLimits(!c.early.rejected)
 	}
-	if err := c.checkPeerVersionInfo(&p); err != nil {
-		c.closeWithError(err)
-		return
-	}
-	c.peerParams, c.hasPeer = p, true
-	c.applyPeerParams(&p)
-	if err := c.startFECSender(&p); err != nil {
-		c.closeWithError(err)
-		return
-	}
-	c.onEarlyPeerParams()
 }
 
-// authenticateConnIDs checks that the connection IDs in the transport
-// parameters match those of the packets (RFC 9000 section 7.3), which
-// authenticates the connection IDs the handshake used.
-func (c *Conn) authenticateConnIDs(p *wire.TransportParameters) error {
-	peerSCID := c.cids.peerInitialSCID
+// checkInitialSourceConnID checks that initial_source_connection_id is
+// peerSCID, the Source Connection ID of the peer's first Initial (RFC 9000
+// section 7.3), which authenticates the connection IDs the handshake used.
+func checkInitialSourceConnID(p *wire.TransportParameters, peerSCID wire.ConnectionID) error {
 	if *p.InitialSourceConnectionID != peerSCID {
 		return transportError(wire.CodeTransportParameterError, 0,
 			"initial_source_connection_id %v does not match the Source Connection ID %v", *p.InitialSourceConnectionID, peerSCID)
 	}
-	if !c.isClient {
-		return nil
-	}
-	if *p.OriginalDestinationConnectionID != c.origDCID {
-		return transportError(wire.CodeTransportParameterError, 0,
-			"original_destination_connection_id %v does not match %v", *p.OriginalDestinationConnectionID, c.origDCID)
-	}
-	return c.checkRetrySourceConnID(p)
+	return nil
 }
 
-// applyPeerParams puts the peer's limits in force.
-func (c *Conn) applyPeerParams(p *wire.TransportParameters) {
-	if err := c.sender.SetPeerMaxAckDelay(c.now, p.MaxAckDelay()); err != nil {
+// applyPeerParams puts the peer's limits in force at now.
+func (c *Conn) applyPeerParams(now time.Duration, p *wire.TransportParameters) {
+	if err := c.sender.SetPeerMaxAckDelay(now, p.MaxAckDelay()); err != nil {
 		c.closeLocal(transportError(wire.CodeInternalError, 0, "max_ack_delay: %v", err))
 		return
 	}
@@ -273,7 +287,7 @@ func (c *Conn) buildLocalParams() wire.TransportParameters {
 	p.VersionInformation = c.localVersionInfo()
 	scid := c.cids.local[0].id
 	p.InitialSourceConnectionID = &scid
-	c.addFECParam(&p)
+	c.fec.addParam(&p)
 	if !c.isClient {
 		odcid := c.origDCID
 		p.OriginalDestinationConnectionID = &odcid
@@ -288,23 +302,11 @@ func (c *Conn) buildLocalParams() wire.TransportParameters {
 }
 
 // onHandshakeDoneFrame handles HANDSHAKE_DONE, which only a server sends
-// (RFC 9000 section 19.20).
-func (c *Conn) onHandshakeDoneFrame() error {
+// (RFC 9000 section 19.20), in a packet received at now.
+func (c *Conn) onHandshakeDoneFrame(now time.Duration) error {
 	if !c.isClient {
 		return transportError(wire.CodeProtocolViolation, wire.FrameTypeHandshakeDone, "HANDSHAKE_DONE from a client")
 	}
-	c.confirmHandshake()
+	c.confirmHandshake(now)
 	return nil
-}
-
-// closeWithError closes the connection for an error found while
-// processing input: a *wire.TransportError carries its code; anything else
-// is an INTERNAL_ERROR.
-func (c *Conn) closeWithError(err error) {
-	var te *wire.TransportError
-	if errors.As(err, &te) {
-		c.closeLocal(te)
-		return
-	}
-	c.closeLocal(transportError(wire.CodeInternalError, 0, "%v", err))
 }

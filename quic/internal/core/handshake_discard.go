@@ -1,5 +1,7 @@
 package core
 
+import "time"
+
 // A server's handshake is confirmed as it processes the client's Finished
 // (RFC 9001 section 4.1.2), and it must then discard its Handshake keys
 // (section 4.9.2). Discarding them at once would leave the packet that
@@ -11,22 +13,13 @@ package core
 // as soon as it is built. Nothing but that acknowledgement is sent with
 // them.
 
-// deferHandshakeDiscard reports whether the discard of the Handshake keys
-// waits for the next datagram.
-func (c *Conn) deferHandshakeDiscard() bool {
-	if c.isClient || c.spaces[spaceHandshake].discarded {
-		return false
-	}
-	c.hsDiscardPending = true
-	return true
-}
-
-// discardHandshakeAfterAck discards the Handshake keys once the datagram
-// acknowledging the client's Finished was built.
-func (c *Conn) discardHandshakeAfterAck() {
+// discardHandshakeAfterAck discards the Handshake keys at now, once the
+// datagram acknowledging the client's Finished was built (hsDiscardPending,
+// set by confirmHandshake).
+func (c *Conn) discardHandshakeAfterAck(now time.Duration) {
 	if !c.hsDiscardPending {
 		return
 	}
 	c.hsDiscardPending = false
-	c.dropSpace(spaceHandshake)
+	c.dropSpace(now, spaceHandshake)
 }

@@ -28,19 +28,25 @@ import "github.com/satquic/satquic/quic/internal/recovery"
 // the peer, whose probe timeout backs off, so they cannot become a flood.
 const maxEarlyCryptoResends = 5
 
+// handshakeSpeedup is an endpoint's early resends of CRYPTO data.
+type handshakeSpeedup struct {
+	resends int // early resends so far
+}
+
 // onPeerProbe resends the unacknowledged CRYPTO data the peer may be
-// missing, after a packet of the peer's that looked like a probe.
-func (c *Conn) onPeerProbe() {
-	if c.earlyCryptoResends >= maxEarlyCryptoResends {
+// missing, after a packet of the peer's that looked like a probe: a
+// client's Handshake data, a server's Initial and Handshake data.
+func (h *handshakeSpeedup) onPeerProbe(spaces *[numSpaces]*pnSpace, isClient bool) {
+	if h.resends >= maxEarlyCryptoResends {
 		return
 	}
-	spaces := []recovery.Space{spaceInitial, spaceHandshake}
-	if c.isClient {
-		spaces = spaces[1:]
+	which := []recovery.Space{spaceInitial, spaceHandshake}
+	if isClient {
+		which = which[1:]
 	}
 	resent := false
-	for _, s := range spaces {
-		sp := c.spaces[s]
+	for _, s := range which {
+		sp := spaces[s]
 		if sp.discarded || sp.write == nil || sp.cryptoSend.next == sp.cryptoSend.ackedTo {
 			continue
 		}
@@ -48,6 +54,6 @@ func (c *Conn) onPeerProbe() {
 		resent = true
 	}
 	if resent {
-		c.earlyCryptoResends++
+		h.resends++
 	}
 }

@@ -14,8 +14,8 @@ func TestRepeatedCryptoResendsEarly(t *testing.T) {
 	ccfg, scfg := testConfigs(t, 31)
 	p := newPair(t, ccfg, scfg, 15*time.Millisecond)
 	p.mustRun(p.confirmed, 5*time.Second)
-	if p.client.earlyCryptoResends != 0 || p.server.earlyCryptoResends != 0 {
-		t.Errorf("clean handshake: %d early resends by the client, %d by the server", p.client.earlyCryptoResends, p.server.earlyCryptoResends)
+	if p.client.speedup.resends != 0 || p.server.speedup.resends != 0 {
+		t.Errorf("clean handshake: %d early resends by the client, %d by the server", p.client.speedup.resends, p.server.speedup.resends)
 	}
 
 	ccfg, scfg = testConfigs(t, 32)
@@ -26,8 +26,8 @@ func TestRepeatedCryptoResendsEarly(t *testing.T) {
 	resends := 0
 	var at []time.Duration
 	p.clientApp = func(c *Conn) {
-		if c.earlyCryptoResends != resends {
-			resends = c.earlyCryptoResends
+		if c.speedup.resends != resends {
+			resends = c.speedup.resends
 			at = append(at, p.now)
 		}
 	}
@@ -56,10 +56,10 @@ func TestRepeatedClientHelloResendsServerFlight(t *testing.T) {
 	p := newPair(t, ccfg, scfg, 15*time.Millisecond)
 	p.drop = func(toServer bool, n int, _ []byte) bool { return !toServer && n < 3 }
 	p.mustRun(p.confirmed, 10*time.Second)
-	if p.server.earlyCryptoResends == 0 {
+	if p.server.speedup.resends == 0 {
 		t.Error("the server did not answer the repeated ClientHello with its flight")
 	}
-	if p.client.earlyCryptoResends != 0 {
-		t.Errorf("the client resent early %d times", p.client.earlyCryptoResends)
+	if p.client.speedup.resends != 0 {
+		t.Errorf("the client resent early %d times", p.client.speedup.resends)
 	}
 }

@@ -66,7 +66,7 @@ func TestAmplificationLimit(t *testing.T) {
 	if p.server.Err() != nil {
 		t.Fatal(p.server.Err())
 	}
-	if !p.server.ampLimited {
+	if !p.server.amp.limited {
 		t.Errorf("server not marked amplification limited after sending %v", p.sizes[1])
 	}
 	// Once the client's datagrams get through, the handshake completes.

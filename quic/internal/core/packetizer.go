@@ -72,7 +72,7 @@ func (c *Conn) NextDatagram(now time.Duration, buf []byte) ([]byte, bool) {
 		return nil, false
 	}
 	if c.hsDiscardPending {
-		defer c.discardHandshakeAfterAck()
+		defer c.discardHandshakeAfterAck(now)
 	}
 	c.pmtuUpdate(now)
 	if c.state == stateClosing {
@@ -113,27 +113,18 @@ func (c *Conn) datagramBudget() int {
 	if len(c.cids.peer) == 0 {
 		return 0 // a server before the client's first Initial
 	}
-	size := c.maxDatagram
-	if !c.addrValidated {
-		allowed := 3 * c.ampReceived
-		if c.ampSent >= allowed {
-			return 0
-		}
-		size = int(min(uint64(size), allowed-c.ampSent))
-	}
-	return size
+	return c.amp.limit(c.maxDatagram)
 }
 
 // updateAmplification tells the loss detector whether the anti-amplification
 // limit blocks the server, so that it arms no PTO meanwhile (RFC 9002
 // section 6.2.2.1).
 func (c *Conn) updateAmplification() {
-	if c.addrValidated {
+	if c.amp.validated {
 		return
 	}
 	limited := c.datagramBudget() < minInitialDatagram
-	if limited != c.ampLimited {
-		c.ampLimited = limited
+	if c.amp.setLimited(limited) {
 		c.sender.SetAmplificationLimited(c.now, limited)
 	}
 }
@@ -195,7 +186,7 @@ func (c *Conn) canSendIn(s recovery.Space) bool {
 		return false
 	}
 	if s == spaceApp {
-		return c.appWrite != nil || c.sending0RTT()
+		return c.appWrite != nil || c.early.sending()
 	}
 	return sp.write != nil
 }
@@ -204,7 +195,7 @@ func (c *Conn) canSendIn(s recovery.Space) bool {
 // remaining bytes of datagram.
 func (c *Conn) planPacket(now time.Duration, s recovery.Space, remaining int, permit *sendPermit) (plannedPacket, bool) {
 	sp := c.spaces[s]
-	p := plannedPacket{space: s, pn: sp.nextPN, early: s == spaceApp && c.sending0RTT()}
+	p := plannedPacket{space: s, pn: sp.nextPN, early: s == spaceApp && c.early.sending()}
 	p.pnLen, _ = wire.PacketNumberLen(p.pn, sp.largestAcked)
 	p.hdrLen = c.headerLen(s, p.pnLen)
 	avail := remaining - p.hdrLen - crypto.TagLen
@@ -215,7 +206,7 @@ func (c *Conn) planPacket(now time.Duration, s recovery.Space, remaining int, pe
 	frames := c.build.frames[s][:0]
 	allow := permit.allows(s)
 	wantsData := allow && c.hasDataIn(s)
-	fecOn := c.fecSending(s, p.early)
+	fecOn := c.fec.sending(s, p.early)
 	if fecOn && permit.eliciting {
 		// Owed repairs go before new data (fec_send.go).
 		wantAck := sp.acks.due(now) || sp.acks.piggyback()
@@ -228,7 +219,7 @@ func (c *Conn) planPacket(now time.Duration, s recovery.Space, remaining int, pe
 	if fecOn {
 		avail = fecAvail(avail)
 	}
-	if !p.early && (sp.acks.due(now) || (wantsData && sp.acks.piggyback()) || c.fecReportDue(s)) {
+	if !p.early && (sp.acks.due(now) || (wantsData && sp.acks.piggyback()) || c.fec.reportDue(s)) {
 		b, frames, p.hasAck = c.appendAck(sp, b, frames, avail, now)
 	}
 	if c.fec != nil && s == spaceApp && !p.early {
@@ -292,12 +283,12 @@ func hasStreamFrame(frames []sentFrame) bool {
 // number included.
 func (c *Conn) headerLen(s recovery.Space, pnLen int) int {
 	dcid := c.cids.dcid().Len()
-	if s == spaceApp && !c.sending0RTT() {
+	if s == spaceApp && !c.early.sending() {
 		return 1 + dcid + pnLen
 	}
 	n := 1 + 4 + 1 + dcid + 1 + c.cids.local[0].id.Len() + lengthFieldLen + pnLen
 	if s == spaceInitial {
-		n += c.initialTokenLen()
+		n += c.retry.tokenLen()
 	}
 	return n
 }

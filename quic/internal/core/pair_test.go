@@ -77,7 +77,7 @@ func (p *pair) flush(c *Conn, toServer bool) {
 		p.sizes[dir] = append(p.sizes[dir], len(d))
 		if !toServer {
 			p.serverSent += len(d)
-			if !p.server.addrValidated && p.serverSent > 3*p.serverRecv {
+			if !p.server.amp.validated && p.serverSent > 3*p.serverRecv {
 				p.t.Errorf("server sent %d bytes after receiving %d before address validation", p.serverSent, p.serverRecv)
 			}
 		}

@@ -133,7 +133,7 @@ func appendQlogHeader(b []byte, pt wire.PacketType, pn uint64) []byte {
 
 // sentPacketType is the type of a packet this endpoint sent in space s.
 func (c *Conn) sentPacketType(s recovery.Space, pn uint64) wire.PacketType {
-	if s == spaceApp && c.isClient && !c.isOneRTT(pn) {
+	if s == spaceApp && c.isClient && !c.early.isOneRTT(pn) {
 		return wire.PacketType0RTT
 	}
 	return packetTypeOfSpace(s)

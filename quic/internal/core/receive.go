@@ -49,8 +49,8 @@ func (c *Conn) receiveDatagram(now time.Duration, data []byte) {
 	c.stats.DatagramsReceived++
 	c.stats.BytesReceived += uint64(len(data))
 	c.rxDatagramLen = len(data)
-	if !c.addrValidated {
-		c.ampReceived += uint64(len(data))
+	if !c.amp.validated {
+		c.amp.onReceived(len(data))
 		c.updateAmplification()
 	}
 	tail, mayBeReset := resetCandidate(data)

@@ -47,9 +47,7 @@ func (c *Conn) onAckFrame(now time.Duration, s recovery.Space, f *wire.AckFrame)
 // are owed. The Result is copied first because handling it may call the
 // Sender again.
 func (c *Conn) onRecoveryResult(now time.Duration, res *recovery.Result) {
-	if c.fec != nil && c.fec.send != nil {
-		c.fec.send.onResult(res)
-	}
+	c.fec.onRecoveryResult(res)
 	acked := append(c.build.acked[:0], res.Acked...)
 	acked = append(acked, res.Recovered...)
 	lost := append(c.build.lost[:0], res.Lost...)
@@ -72,7 +70,7 @@ func (c *Conn) onRecoveryResult(now time.Duration, res *recovery.Result) {
 	if confirm && c.isClient && c.handshakeComplete {
 		// RFC 9001 section 4.1.2: the acknowledgement of a 1-RTT packet
 		// confirms the handshake for the client.
-		c.confirmHandshake()
+		c.confirmHandshake(now)
 	}
 }
 
@@ -87,7 +85,7 @@ func (c *Conn) onPacketAcked(p recovery.PacketInfo) bool {
 		c.onFrameAcked(sp, f)
 	}
 	sp.sent.compact()
-	if p.Space == spaceApp && c.isOneRTT(p.Number) {
+	if p.Space == spaceApp && c.early.isOneRTT(p.Number) {
 		c.ku.onAcked(p.Number)
 		return true
 	}
@@ -127,7 +125,7 @@ func (c *Conn) onFrameAcked(sp *pnSpace, f sentFrame) {
 	case fkStream:
 		c.streams.onStreamAcked(f)
 	case fkNewToken:
-		c.onNewTokenAcked()
+		c.newToken.onAcked()
 	case fkFECRecovered:
 		c.fec.recv.onReportAcked(f.id)
 	case fkResetStream:
@@ -150,7 +148,7 @@ func (c *Conn) onFrameLost(sp *pnSpace, f sentFrame) {
 	case fkHandshakeDone:
 		c.handshakeDonePend = true
 	case fkNewToken:
-		c.onNewTokenLost()
+		c.newToken.onLost()
 	case fkMaxData:
 		c.flow.limitPending = true
 	case fkDataBlocked:

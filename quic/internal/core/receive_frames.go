@@ -32,22 +32,21 @@ func (c *Conn) processPacket(now time.Duration, s recovery.Space, pt wire.Packet
 	eliciting, err := c.processFrames(now, s, pt, payload, dcid)
 	c.qlogPacketReceived(pt, pn)
 	if err == nil && eliciting && s != spaceApp && !sp.discarded && sp.cryptoRecv.received() == cryptoBefore {
-		c.onPeerProbe() // handshake_speedup.go
+		c.speedup.onPeerProbe(&c.spaces, c.isClient)
 	}
 	if err == nil && c.fec != nil && s == spaceApp && c.state == stateActive {
 		err = c.afterFECPacket(payload, dcid)
 	}
 	if err != nil {
-		c.closeWithError(err)
+		c.closeLocal(asTransportError(err))
 		return
 	}
-	if s == spaceHandshake && !c.isClient && !c.addrValidated {
+	if s == spaceHandshake && !c.isClient && !c.amp.validated {
 		// RFC 9000 section 8.1: a Handshake packet proves the address;
 		// RFC 9001 section 4.9.1: the server drops its Initial keys.
-		c.addrValidated = true
-		c.ampLimited = false
+		c.amp.validate()
 		c.sender.SetAmplificationLimited(now, false)
-		c.dropSpace(spaceInitial)
+		c.dropSpace(now, spaceInitial)
 	}
 	if sp.discarded {
 		return // the packet confirmed the handshake and dropped its space
@@ -84,7 +83,7 @@ func (c *Conn) processFrames(now time.Duration, s recovery.Space, pt wire.Packet
 		}
 		c.qlogFrame(f)
 		if ft.IsFEC() {
-			err = c.onFECFrame(f, first)
+			err = c.onFECFrame(now, f, first)
 		} else {
 			err = c.handleFrame(now, s, f, dcid)
 		}
@@ -113,7 +112,7 @@ func (c *Conn) handleFrame(now time.Duration, s recovery.Space, f wire.Frame, dc
 		if err := c.spaces[s].onCryptoFrame(f, c.cfg.MaxCryptoBuffer); err != nil {
 			return err
 		}
-		c.onCryptoData(s)
+		c.onCryptoData(now, s)
 	case *wire.StreamFrame:
 		return c.streams.onStreamFrame(f)
 	case *wire.ResetStreamFrame:
@@ -145,7 +144,7 @@ func (c *Conn) handleFrame(now time.Duration, s recovery.Space, f wire.Frame, dc
 	case *wire.ConnectionCloseFrame:
 		c.onPeerClose(f)
 	case *wire.HandshakeDoneFrame:
-		return c.onHandshakeDoneFrame()
+		return c.onHandshakeDoneFrame(now)
 	case *wire.DatagramFrame:
 		// RFC 9221 section 3: DATAGRAM frames without the transport
 		// parameter, which this endpoint does not send.

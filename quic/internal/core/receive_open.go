@@ -60,10 +60,10 @@ func (c *Conn) openShort(now time.Duration, pkt []byte, pnOffset int, dcid wire.
 		return true
 	}
 	if err := c.onKeyPhase(gen, pn); err != nil {
-		c.closeWithError(err)
+		c.closeLocal(asTransportError(err))
 		return true
 	}
-	c.onOneRTTReceived()
+	c.early.onOneRTTReceived(now, c.pto())
 	return c.onOpened(now, spaceApp, wire.PacketType1RTT, pn, pkt[0], payload, dcid)
 }
 
@@ -106,7 +106,7 @@ func (c *Conn) onOpened(now time.Duration, s recovery.Space, pt wire.PacketType,
 		return true
 	}
 	if err := wire.CheckReservedBits(first); err != nil {
-		c.closeWithError(err)
+		c.closeLocal(asTransportError(err))
 		return true
 	}
 	c.processPacket(now, s, pt, pn, payload, dcid)

@@ -36,7 +36,7 @@ func (c *Conn) handlePacket(now time.Duration, data []byte) (int, bool) {
 		return c.handleOtherVersion(data, &h, pnOffset)
 	}
 	if h.Type == wire.PacketTypeRetry {
-		return len(data), c.onRetry(data, &h)
+		return len(data), c.onRetry(now, data, &h)
 	}
 	size := pnOffset + int(h.Length)
 	c.rxPacketLen = size
@@ -69,7 +69,7 @@ func (c *Conn) handleLong(now time.Duration, pkt []byte, h *wire.LongHeader, pnO
 // one), and once the peer's first Initial was processed its Source must
 // not change (RFC 9000 section 7.2).
 func (c *Conn) acceptLongIDs(h *wire.LongHeader) bool {
-	if !c.cids.isLocalID(h.DstConnID) && (c.isClient || h.DstConnID != c.initialDCID()) {
+	if !c.cids.isLocalID(h.DstConnID) && (c.isClient || h.DstConnID != c.InitialDestConnID()) {
 		return false
 	}
 	return !c.peerSCIDSet || h.SrcConnID == c.cids.peerInitialSCID
@@ -156,7 +156,7 @@ func (c *Conn) keysFor(typ wire.PacketType) keysState {
 		switch {
 		case c.isClient:
 			return keysGone
-		case c.earlyRead != nil:
+		case c.early.read != nil:
 			return keysReady
 		case c.spaces[spaceHandshake].write != nil || c.handshakeComplete:
 			// The ClientHello was processed without 0-RTT keys, or

@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"time"
 
-	"github.com/satquic/satquic/quic/internal/recovery"
 	"github.com/satquic/satquic/quic/internal/wire"
 )
 
@@ -107,56 +106,57 @@ func (c *Conn) onStoreSession(s *tls.SessionState) {
 	}
 	s.Extra = append(withoutTag(s.Extra, extraTagClient), appendResumeInfo(extraTagClient, &r))
 	if err := c.tls.StoreSession(s); err != nil {
-		c.closeTLSError(err)
+		c.closeLocal(tlsError(err))
 	}
 }
 
 // onResumeSession handles the session a client resumes or a server is
 // asked to resume. A client takes the remembered parameters for 0-RTT and,
-// with Config.ResumeRTT, the remembered RTT; it declines 0-RTT unless
+// with Config.ResumeRTT, the remembered RTT as its first estimate (RFC
+// 9002 section 6.2.2; nothing was sent yet); it declines 0-RTT unless
 // Config.Allow0RTT and the entry allow it. A server declines 0-RTT unless
-// Config.Allow0RTT, and unless the limits it remembered still hold.
+// Config.Allow0RTT, and unless its ticket still holds (honorsTicket).
 func (c *Conn) onResumeSession(s *tls.SessionState) {
 	if s == nil {
 		return
 	}
-	if c.isClient {
-		r, ok := findResumeInfo(s.Extra, extraTagClient)
-		if ok && c.cfg.ResumeRTT && r.rtt > 0 && c.stats.PacketsSent == 0 {
-			c.resumeRTT(r.rtt)
-		}
-		if !ok || !c.cfg.Allow0RTT || r.version != c.version {
+	if !c.isClient {
+		if !c.cfg.Allow0RTT || c.vn.switched || !honorsTicket(s.Extra, c.version, &c.localParams) {
 			s.EarlyData = false
-			return
 		}
-		c.early.params, c.early.haveParams = r.params, true
 		return
 	}
-	r, ok := findResumeInfo(s.Extra, extraTagServer)
-	_, reduced := reducedLimit(&r.params, &c.localParams)
-	if !ok || !c.cfg.Allow0RTT || r.version != c.version || c.vn.switched || reduced {
+	r, ok := findResumeInfo(s.Extra, extraTagClient)
+	if ok && c.cfg.ResumeRTT && r.rtt > 0 && c.stats.PacketsSent == 0 {
+		if sender, err := newClientSender(&c.cfg, r.rtt); err == nil {
+			c.sender = sender
+		} // else the configured initial RTT stays
+	}
+	if !ok || !c.cfg.Allow0RTT || r.version != c.version {
 		s.EarlyData = false
+		return
 	}
+	c.early.params, c.early.haveParams = r.params, true
 }
 
-// resumeRTT starts loss recovery again from a remembered smoothed RTT
-// (RFC 9002 section 6.2.2); nothing was sent yet.
-func (c *Conn) resumeRTT(rtt time.Duration) {
-	rc := c.cfg.recoveryConfig(false)
-	rc.InitialRTT = rtt
-	sender, err := recovery.New(rc)
-	if err != nil {
-		return // keep the configured initial RTT
+// honorsTicket reports whether a server can accept 0-RTT data on the
+// session of a ticket it issued with extra: the same version, and limits
+// no lower than those it remembered (RFC 9000 section 7.4.1).
+func honorsTicket(extra [][]byte, v wire.Version, local *wire.TransportParameters) bool {
+	r, ok := findResumeInfo(extra, extraTagServer)
+	if !ok || r.version != v {
+		return false
 	}
-	c.sender = sender
+	_, reduced := reducedLimit(&r.params, local)
+	return !reduced
 }
 
-// ticketOptions are the options of a server's session ticket: 0-RTT when
-// Config.Allow0RTT, and the server's resumption entry.
-func (c *Conn) ticketOptions() tls.QUICSessionTicketOptions {
-	r := resumeInfo{version: c.version, params: c.localParams}
+// serverTicketOptions are the options of a server's session ticket: 0-RTT
+// when allowed (Config.Allow0RTT), and the server's resumption entry.
+func serverTicketOptions(allow0RTT bool, v wire.Version, local *wire.TransportParameters) tls.QUICSessionTicketOptions {
+	r := resumeInfo{version: v, params: *local}
 	return tls.QUICSessionTicketOptions{
-		EarlyData: c.cfg.Allow0RTT,
+		EarlyData: allow0RTT,
 		Extra:     [][]byte{appendResumeInfo(extraTagServer, &r)},
 	}
 }

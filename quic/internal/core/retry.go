@@ -30,65 +30,68 @@ type retryState struct {
 }
 
 // initialDCID is the Destination Connection ID that keys the Initial
-// packets (RFC 9001 section 5.2): the client's first one, or after a
+// packets (RFC 9001 section 5.2): the client's first one, orig, or after a
 // Retry the one the Retry chose.
-func (c *Conn) initialDCID() wire.ConnectionID {
-	if c.retry.done {
-		return c.retry.scid
+func (r *retryState) initialDCID(orig wire.ConnectionID) wire.ConnectionID {
+	if r.done {
+		return r.scid
 	}
-	return c.origDCID
+	return orig
 }
 
 // InitialDestConnID is the Destination Connection ID of the client's
 // Initial packets: OriginalDestConnID, or after a Retry the Retry's Source
 // Connection ID. A server's driver routes it to the connection until the
 // handshake is confirmed.
-func (c *Conn) InitialDestConnID() wire.ConnectionID { return c.initialDCID() }
+func (c *Conn) InitialDestConnID() wire.ConnectionID { return c.retry.initialDCID(c.origDCID) }
 
-// initialTokenLen is the size of the Token Length and Token fields of the
+// tokenLen is the size of the Token Length and Token fields of the
 // Initial packets this endpoint sends (RFC 9000 section 17.2.2).
-func (c *Conn) initialTokenLen() int {
-	return wire.VarintLen(uint64(len(c.retry.token))) + len(c.retry.token)
+func (r *retryState) tokenLen() int {
+	return wire.VarintLen(uint64(len(r.token))) + len(r.token)
 }
 
-// onRetry handles a Retry packet at a client (RFC 9000 section 17.2.5.2):
-// one is accepted, before any other packet from the server, if it names
-// our connection ID, chose a new one, and its integrity tag verifies (RFC
-// 9001 section 5.8). The client then keys its Initials with the new
-// connection ID, puts the token in them, and sends its first flight again
-// with fresh loss recovery (RFC 9002 section 6.3); packet numbers go on.
-func (c *Conn) onRetry(pkt []byte, h *wire.LongHeader) bool {
-	if !c.isClient || c.retry.done || c.stats.PacketsReceived > 0 {
+// accept checks a Retry packet at a client (RFC 9000 section 17.2.5.2) and
+// takes its connection ID and token: one is accepted, if it names the
+// client's connection ID local, chose a new one in place of orig, the
+// client's first, and its integrity tag verifies (RFC 9001 section 5.8).
+func (r *retryState) accept(pkt []byte, h *wire.LongHeader, local, orig wire.ConnectionID, v wire.Version) bool {
+	if r.done || h.DstConnID != local || h.SrcConnID == orig || len(h.Token) == 0 {
 		return false
 	}
-	if h.DstConnID != c.cids.local[0].id || h.SrcConnID == c.origDCID || len(h.Token) == 0 {
+	if err := crypto.VerifyRetry(pkt, orig.Bytes(), crypto.Version(v)); err != nil {
 		return false
 	}
-	if err := crypto.VerifyRetry(pkt, c.origDCID.Bytes(), crypto.Version(c.version)); err != nil {
+	r.done = true
+	r.scid = h.SrcConnID
+	r.token = append([]byte(nil), h.Token...)
+	return true
+}
+
+// onRetry handles a Retry packet that arrived at a client at now: once one
+// is accepted, before any other packet from the server, the client keys
+// its Initials with the new connection ID, puts the token in them, and
+// sends its first flight again with fresh loss recovery (RFC 9002 section
+// 6.3); packet numbers go on.
+func (c *Conn) onRetry(now time.Duration, pkt []byte, h *wire.LongHeader) bool {
+	if !c.isClient || c.stats.PacketsReceived > 0 || !c.retry.accept(pkt, h, c.cids.local[0].id, c.origDCID, c.version) {
 		return false
 	}
-	c.retry.done = true
-	c.retry.scid = h.SrcConnID
-	c.retry.token = append([]byte(nil), h.Token...)
 	c.cids.peer[0].id = h.SrcConnID
 	if err := c.installInitialKeys(h.SrcConnID); err != nil {
 		c.closeLocal(transportError(wire.CodeInternalError, 0, "Initial keys after Retry: %v", err))
 		return true
 	}
-	c.restartRecovery()
+	c.restartRecovery(now)
 	return true
 }
 
-// restartRecovery replaces the loss recovery state after a Retry: the
-// packets sent so far were not processed, so their content is queued
-// again, and the time to the Retry is the first RTT estimate (RFC 9002
-// section 6.3).
-func (c *Conn) restartRecovery() {
-	rc := c.cfg.recoveryConfig(false)
-	if rtt := c.now - c.retry.started; rtt > 0 {
-		rc.InitialRTT = rtt
-	}
-	sender, err := recovery.New(rc)
+// restartRecovery replaces the loss recovery state after a Retry that
+// arrived at now: the packets sent so far were not processed, so their
+// content is queued again, and the time to the Retry is the first RTT
+// estimate (RFC 9002 section 6.3).
+func (c *Conn) restartRecovery(now time.Duration) {
+	sender, err := newClientSender(&c.cfg, now-c.retry.started)
 	if err != nil {
 		c.closeLocal(transportError(wire.CodeInternalError, 0, "loss recovery after Retry: %v", err))
 		return
@@ -106,18 +109,35 @@ func (c *Conn) restartRecovery() {
 	c.spaces[spaceInitial].cryptoSend.requeueUnacked()
 }
 
-// checkRetrySourceConnID checks retry_source_connection_id at a client
-// (RFC 9000 section 7.3): present and equal to the Retry's Source
-// Connection ID after a Retry, absent otherwise.
-func (c *Conn) checkRetrySourceConnID(p *wire.TransportParameters) error {
+// newClientSender starts a client's loss recovery again from a first RTT
+// estimate, when it is positive, in place of the configured one.
+func newClientSender(cfg *Config, initialRTT time.Duration) (*recovery.Sender, error) {
+	rc := cfg.recoveryConfig(false)
+	if initialRTT > 0 {
+		rc.InitialRTT = initialRTT
+	}
+	return recovery.New(rc)
+}
+
+// checkParams checks the connection IDs that the server's transport
+// parameters echo to a client (RFC 9000 section 7.3):
+// original_destination_connection_id is orig, the client's first
+// Destination Connection ID; retry_source_connection_id is present and
+// equal to the Retry's Source Connection ID after a Retry, absent
+// otherwise.
+func (r *retryState) checkParams(p *wire.TransportParameters, orig wire.ConnectionID) error {
+	if *p.OriginalDestinationConnectionID != orig {
+		return transportError(wire.CodeTransportParameterError, 0,
+			"original_destination_connection_id %v does not match %v", *p.OriginalDestinationConnectionID, orig)
+	}
 	got := p.RetrySourceConnectionID
 	switch {
-	case !c.retry.done && got != nil:
+	case !r.done && got != nil:
 		return transportError(wire.CodeTransportParameterError, 0, "retry_source_connection_id without a Retry")
-	case c.retry.done && got == nil:
+	case r.done && got == nil:
 		return transportError(wire.CodeTransportParameterError, 0, "no retry_source_connection_id after a Retry")
-	case c.retry.done && *got != c.retry.scid:
-		return transportError(wire.CodeTransportParameterError, 0, "retry_source_connection_id %v, the Retry came from %v", *got, c.retry.scid)
+	case r.done && *got != r.scid:
+		return transportError(wire.CodeTransportParameterError, 0, "retry_source_connection_id %v, the Retry came from %v", *got, r.scid)
 	}
 	return nil
 }

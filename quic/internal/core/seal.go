@@ -33,8 +33,8 @@ func (c *Conn) sealDatagram(now time.Duration, n, total int, buf []byte, size in
 	c.ecn.last = cp
 	c.stats.DatagramsSent++
 	c.stats.BytesSent += uint64(len(out))
-	if !c.addrValidated {
-		c.ampSent += uint64(len(out))
+	if !c.amp.validated {
+		c.amp.onSent(len(out))
 		c.updateAmplification()
 	}
 	return out
@@ -126,12 +126,12 @@ func (c *Conn) onPacketSent(now time.Duration, p *plannedPacket, cp ECN) {
 	}
 	if p.space == spaceApp && !p.early {
 		c.ku.onSent(p.pn)
-		c.noteOneRTTSent(p.pn)
+		c.early.onOneRTTSent(p.pn)
 	}
 	c.stats.PacketsSent++
 	if c.isClient && p.space == spaceHandshake {
 		// RFC 9001 section 4.9.1: a client discards its Initial keys
 		// when it first sends a Handshake packet.
-		c.dropSpace(spaceInitial)
+		c.dropSpace(now, spaceInitial)
 	}
 }

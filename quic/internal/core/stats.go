@@ -66,7 +66,7 @@ func (c *Conn) Stats() Stats {
 	s.KeyUpdates = c.ku.updates
 	s.Recovery = c.sender.Stats()
 	s.SpuriousRetransmissions = s.Recovery.SpuriousLosses + s.Recovery.RecoveredAfterLoss
-	s.FEC = c.fecStats()
+	s.FEC = c.fec.stats()
 	s.ECN = c.ecn.stats()
 	s.PathMTU = c.pathMTUStats()
 	s.StreamBytesUnacked = c.streams.unackedBytes()

@@ -12,7 +12,7 @@ func (c *Conn) OpenStream(bidi bool) (uint64, error) {
 	if err := c.checkOpen(); err != nil {
 		return 0, err
 	}
-	if !c.hasPeer && !c.sending0RTT() {
+	if !c.hasPeer && !c.early.sending() {
 		// Before the server's parameters, a client may open streams
 		// only under the remembered ones of 0-RTT.
 		return 0, ErrHandshakeIncomplete

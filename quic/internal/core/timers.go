@@ -31,7 +31,7 @@ func (c *Conn) NextTimer() (time.Duration, bool) {
 	d.add(c.idle.deadline(c.pto()))
 	d.add(c.sender.Deadline())
 	d.add(c.ku.discardAt, c.ku.discardArmed)
-	d.add(c.earlyTimer())
+	d.add(c.early.timer())
 	if c.handshakeConfirmed {
 		d.add(c.idle.keepAlive(c.cfg.KeepAlivePeriod))
 	}
@@ -89,7 +89,7 @@ func (c *Conn) HandleTimer(now time.Duration) {
 	if t, ok := c.idle.keepAlive(c.cfg.KeepAlivePeriod); ok && c.handshakeConfirmed && now >= t {
 		c.idle.ping = true
 	}
-	c.onEarlyTimer(now)
+	c.early.onTimer(now)
 	if c.ku.discardArmed && now >= c.ku.discardAt {
 		c.ku.discardArmed = false
 		c.appRead.DiscardPrevious()

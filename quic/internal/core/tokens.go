@@ -2,7 +2,9 @@ package core
 
 import (
 	"container/list"
+	"net/netip"
 	"sync"
+	"time"
 
 	"github.com/satquic/satquic/quic/internal/wire"
 )
@@ -68,22 +70,22 @@ func (tc *tokenCache) Take(key string) ([]byte, bool) {
 }
 
 // tokenKey names the server a client's tokens belong to: its TLS server
-// name, or its address without one.
-func (c *Conn) tokenKey() string {
-	if c.cfg.TLS.ServerName != "" {
-		return c.cfg.TLS.ServerName
+// name, or its address remote without one.
+func tokenKey(cfg *Config, remote netip.AddrPort) string {
+	if cfg.TLS.ServerName != "" {
+		return cfg.TLS.ServerName
 	}
-	return c.remote.String()
+	return remote.String()
 }
 
-// takeStoredToken puts the token of an earlier connection, if any, in the
-// client's Initial packets.
-func (c *Conn) takeStoredToken() {
-	if c.cfg.TokenStore == nil {
+// takeStoredToken puts the token of an earlier connection to remote, if
+// Config.TokenStore holds one, in a client's Initial packets.
+func (r *retryState) takeStoredToken(cfg *Config, remote netip.AddrPort) {
+	if cfg.TokenStore == nil {
 		return
 	}
-	if tok, ok := c.cfg.TokenStore.Take(c.tokenKey()); ok && len(tok) > 0 {
-		c.retry.token = tok
+	if tok, ok := cfg.TokenStore.Take(tokenKey(cfg, remote)); ok && len(tok) > 0 {
+		r.token = tok
 	}
 }
 
@@ -94,7 +96,7 @@ func (c *Conn) onNewToken(f *wire.NewTokenFrame) error {
 		return transportError(wire.CodeProtocolViolation, f.Type(), "NEW_TOKEN from a client")
 	}
 	if c.cfg.TokenStore != nil {
-		c.cfg.TokenStore.Put(c.tokenKey(), append([]byte(nil), f.Token...))
+		c.cfg.TokenStore.Put(tokenKey(&c.cfg, c.remote), append([]byte(nil), f.Token...))
 	}
 	return nil
 }
@@ -105,18 +107,18 @@ type newTokenState struct {
 	pending bool // to be sent (again)
 }
 
-// issueNewToken makes the token a server sends once its handshake is
-// confirmed, when Config.AddressValidator is set.
-func (c *Conn) issueNewToken() {
-	v := c.cfg.AddressValidator
-	if c.isClient || v == nil || v.Tokens == nil {
+// issue makes the token a server sends to the client at remote once its
+// handshake is confirmed at now, when it has an AddressValidator v
+// (Config.AddressValidator).
+func (t *newTokenState) issue(v *AddressValidator, remote netip.AddrPort, version wire.Version, now time.Duration) {
+	if v == nil || v.Tokens == nil {
 		return
 	}
-	tok, err := v.NewToken(c.remote, c.version, c.now)
+	tok, err := v.NewToken(remote, version, now)
 	if err != nil {
 		return // no token this time: the next connection may see a Retry
 	}
-	c.newToken = newTokenState{token: tok, pending: true}
+	*t = newTokenState{token: tok, pending: true}
 }
 
 // appendNewToken appends the pending NEW_TOKEN frame.
@@ -132,12 +134,12 @@ func (c *Conn) appendNewToken(b []byte, frames []sentFrame, avail int) ([]byte, 
 	return b, frames
 }
 
-// onNewTokenAcked and onNewTokenLost complete or queue again the
-// NEW_TOKEN frame (RFC 9000 section 13.3).
-func (c *Conn) onNewTokenAcked() { c.newToken.token = nil }
+// onAcked and onLost complete or queue again the NEW_TOKEN frame (RFC
+// 9000 section 13.3).
+func (t *newTokenState) onAcked() { t.token = nil }
 
-func (c *Conn) onNewTokenLost() {
-	if c.newToken.token != nil {
-		c.newToken.pending = true
+func (t *newTokenState) onLost() {
+	if t.token != nil {
+		t.pending = true
 	}
 }

@@ -71,7 +71,7 @@ func TestNewTokenSkipsRetry(t *testing.T) {
 		return reply, params
 	}
 	validated := false
-	p2.onServer = func(c *Conn) { validated = c.addrValidated }
+	p2.onServer = func(c *Conn) { validated = c.amp.validated }
 	second := completion(t, p2)
 	if retries != 0 || !validated {
 		t.Errorf("second connection: %d Retry packets, address validated %v", retries, validated)

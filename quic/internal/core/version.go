@@ -207,7 +207,7 @@ func (c *Conn) restartWithVersion(v wire.Version) error {
 	if err := c.installInitialKeys(dcid); err != nil {
 		return err
 	}
-	return c.startClientTLS()
+	return c.startTLS(newClientTLS(&c.cfg))
 }
 
 // checkPeerVersionInfo validates the peer's version_information (RFC 9368
@@ -281,7 +281,7 @@ func (c *Conn) negotiateCompatible(clientAvailable []wire.Version) {
 func (c *Conn) switchVersion(v wire.Version) error {
 	c.version = v
 	c.vn.switched = true
-	if err := c.installInitialKeys(c.initialDCID()); err != nil {
+	if err := c.installInitialKeys(c.InitialDestConnID()); err != nil {
 		return err
 	}
 	c.localParams = c.buildLocalParams()
@@ -336,7 +336,7 @@ func (c *Conn) handleOtherVersion(data []byte, h *wire.LongHeader, pnOffset int)
 
 // initialKeysFor derives this endpoint's Initial read keys in version v.
 func (c *Conn) initialKeysFor(v wire.Version) (*crypto.Keys, error) {
-	client, server, err := crypto.NewInitial(c.initialDCID().Bytes(), crypto.Version(v))
+	client, server, err := crypto.NewInitial(c.InitialDestConnID().Bytes(), crypto.Version(v))
 	if err != nil {
 		return nil, err
 	}
