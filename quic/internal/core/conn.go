@@ -107,10 +107,8 @@ type Conn struct {
 
 	idle idleState
 
-	state      connState
-	closeErr   error
-	closeFrame wire.ConnectionCloseFrame
-	closing    closingState
+	state   connState
+	closing closingState // why and how it closed (close.go)
 
 	events eventQueue
 	stats  connStats
@@ -297,7 +295,7 @@ func (c *Conn) startTLS(q *tls.QUICConn) error {
 	if c.state != stateActive {
 		// The caller gets no Conn to release.
 		c.Release()
-		return c.closeErr
+		return c.closing.err
 	}
 	return nil
 }
@@ -353,7 +351,7 @@ func (c *Conn) PollEvent() (Event, bool) {
 func (c *Conn) Closed() bool { return c.state == stateClosed }
 
 // Err returns why the connection closed, or nil while it is active.
-func (c *Conn) Err() error { return c.closeErr }
+func (c *Conn) Err() error { return c.closing.err }
 
 // pto is the current probe timeout without backoff (RFC 9002 section
 // 6.2.1), used for the closing, draining and idle periods.

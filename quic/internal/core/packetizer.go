@@ -67,7 +67,7 @@ func (c *Conn) NextDatagram(now time.Duration, buf []byte) ([]byte, bool) {
 	c.ecn.last = ECNNotECT
 	switch c.state {
 	case stateClosing:
-		return c.closingDatagram(buf)
+		return c.closingDatagram(now, buf)
 	case stateDraining, stateClosed:
 		return nil, false
 	}
@@ -76,7 +76,7 @@ func (c *Conn) NextDatagram(now time.Duration, buf []byte) ([]byte, bool) {
 	}
 	c.pmtuUpdate(now)
 	if c.state == stateClosing {
-		return c.closingDatagram(buf)
+		return c.closingDatagram(now, buf)
 	}
 	size := c.datagramBudget()
 	if size < minInitialDatagram {

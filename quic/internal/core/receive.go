@@ -30,7 +30,7 @@ func (c *Conn) HandleDatagramECN(now time.Duration, from netip.AddrPort, data []
 	case stateDraining, stateClosed:
 		return
 	case stateClosing:
-		c.onDatagramWhileClosing()
+		c.closing.onDatagram()
 		return
 	}
 	c.stats.DatagramsReceived++

@@ -25,7 +25,7 @@ func (c *Conn) NextTimer() (time.Duration, bool) {
 	case stateClosed:
 		return 0, false
 	case stateClosing, stateDraining:
-		return c.closing.deadline, true
+		return c.closing.timer(c.now, c.pto())
 	}
 	d.add(c.handshakeDeadline, !c.handshakeComplete)
 	d.add(c.idle.deadline(c.pto()))
@@ -73,7 +73,7 @@ func (c *Conn) HandleTimer(now time.Duration) {
 		return
 	case stateClosing, stateDraining:
 		// A CONNECTION_CLOSE not sent yet goes out first.
-		if now >= c.closing.deadline && !c.closing.pending {
+		if c.closing.over(now, c.pto()) {
 			c.setClosed()
 		}
 		return
