@@ -253,7 +253,7 @@ func newConn(cfg *Config, now time.Duration, remote netip.AddrPort, isClient boo
 		return nil, err
 	}
 	c.idle.init(now, d.IdleTimeout)
-	c.initVersions()
+	c.vn.init(c.version, isClient, d.Versions)
 	c.qlog = newQlogger(d.Qlog, now)
 	return c, nil
 }

@@ -270,7 +270,7 @@ func (c *Conn) buildLocalParams() wire.TransportParameters {
 	p.MaxAckDelayMs = uint64((c.cfg.MaxAckDelay + time.Millisecond - 1) / time.Millisecond)
 	p.ActiveConnectionIDLimit = c.cfg.ActiveConnIDLimit
 	p.DisableActiveMigration = true
-	p.VersionInformation = c.localVersionInfo()
+	p.VersionInformation = c.vn.localInfo(c.version)
 	scid := c.cids.local[0].id
 	p.InitialSourceConnectionID = &scid
 	c.addFECParam(&p)

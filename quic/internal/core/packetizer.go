@@ -83,7 +83,7 @@ func (c *Conn) NextDatagram(now time.Duration, buf []byte) ([]byte, bool) {
 		c.updateAmplification()
 		return nil, false
 	}
-	c.maybeStartKeyUpdate()
+	c.maybeStartKeyUpdate(now)
 	if c.pmtuProbeDue(now) {
 		return c.probeDatagram(now, buf)
 	}

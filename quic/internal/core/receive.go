@@ -73,7 +73,7 @@ func (c *Conn) handlePacket(now time.Duration, data []byte) (int, bool) {
 		return len(data), c.handleShort(now, data)
 	}
 	if c.isClient && isVersionNegotiation(data) {
-		return len(data), c.onVersionNegotiation(data)
+		return len(data), c.onVersionNegotiation(now, data)
 	}
 	h, pnOffset, err := wire.ParseLongHeader(data)
 	if err != nil {
@@ -82,7 +82,7 @@ func (c *Conn) handlePacket(now time.Duration, data []byte) (int, bool) {
 		return len(data), false
 	}
 	if h.Version != c.version {
-		return c.handleOtherVersion(data, &h, pnOffset)
+		return c.handleOtherVersion(now, data, &h, pnOffset)
 	}
 	if h.Type == wire.PacketTypeRetry {
 		return len(data), c.onRetry(data, &h)
@@ -190,7 +190,7 @@ func (c *Conn) handleShort(now time.Duration, pkt []byte) bool {
 		c.stats.PacketsDuplicate++
 		return true
 	}
-	if err := c.onKeyPhase(gen, pn); err != nil {
+	if err := c.onKeyPhase(now, gen, pn); err != nil {
 		c.closeWithError(err)
 		return true
 	}

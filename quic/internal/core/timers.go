@@ -30,7 +30,7 @@ func (c *Conn) NextTimer() (time.Duration, bool) {
 	d.add(c.handshakeDeadline, !c.handshakeComplete)
 	d.add(c.idle.deadline(c.pto()))
 	d.add(c.sender.Deadline())
-	d.add(c.ku.discardAt, c.ku.discardArmed)
+	d.add(c.ku.discardTimer())
 	d.add(c.earlyTimer())
 	if c.handshakeConfirmed {
 		d.add(c.idle.keepAlive(c.cfg.KeepAlivePeriod))
@@ -90,10 +90,7 @@ func (c *Conn) HandleTimer(now time.Duration) {
 		c.idle.ping = true
 	}
 	c.onEarlyTimer(now)
-	if c.ku.discardArmed && now >= c.ku.discardAt {
-		c.ku.discardArmed = false
-		c.appRead.DiscardPrevious()
-	}
+	c.ku.onTimer(now, c.appRead)
 	if t, ok := c.sender.Deadline(); ok && now >= t {
 		c.onRecoveryResult(c.sender.OnTimeout(now))
 	}
