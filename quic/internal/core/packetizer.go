@@ -87,7 +87,7 @@ func (c *Conn) NextDatagram(now time.Duration, buf []byte) ([]byte, bool) {
 	if c.pmtuProbeDue(now) {
 		return c.probeDatagram(now, buf)
 	}
-	size = c.pmtuBudget(size)
+	size = c.pmtu.budget(size, c.sender)
 	permit := c.permit(now)
 	n, total, eliciting := c.planDatagram(now, size, &permit)
 	if !eliciting && permit.eliciting && c.handshakeComplete {

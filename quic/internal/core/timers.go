@@ -47,7 +47,7 @@ func (c *Conn) NextTimer() (time.Duration, bool) {
 	if c.sender.CanSend() && c.hasAnyData() {
 		d.add(c.sender.NextSendTime(c.now, c.maxDatagram), true)
 	}
-	d.add(c.pmtuTimer())
+	d.add(c.pmtu.timer(c.now, c.sender))
 	if d.ok && d.t < c.now {
 		d.t = c.now
 	}
