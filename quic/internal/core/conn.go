@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
-	"io"
 	"net/netip"
 	"time"
 
@@ -166,7 +165,7 @@ func NewClientConn(cfg *Config, now time.Duration, remote netip.AddrPort) (*Conn
 		return nil, err
 	}
 	c.origDCID = dcid
-	if err := c.cids.initClient(c, dcid); err != nil {
+	if err := c.cids.initClient(&c.cfg, &c.events, dcid); err != nil {
 		return nil, err
 	}
 	c.takeStoredToken()
@@ -202,7 +201,7 @@ func NewServerConn(cfg *Config, now time.Duration, p ServerParams) (*Conn, error
 		c.retry.done, c.retry.scid = true, p.RetrySourceConnID
 	}
 	c.addrValidated = p.AddressValidated
-	if err := c.cids.initServer(c); err != nil {
+	if err := c.cids.initServer(&c.cfg, &c.events); err != nil {
 		return nil, err
 	}
 	if err := c.installInitialKeys(c.initialDCID()); err != nil {
@@ -310,11 +309,7 @@ func (c *Conn) perspective() wire.Perspective {
 
 // randomConnID draws a connection ID of n bytes from the configured source.
 func (c *Conn) randomConnID(n int) (wire.ConnectionID, error) {
-	var b [wire.MaxConnectionIDLen]byte
-	if _, err := io.ReadFull(c.cfg.Rand, b[:n]); err != nil {
-		return wire.ConnectionID{}, fmt.Errorf("quic core: random connection ID: %w", err)
-	}
-	return wire.NewConnectionID(b[:n])
+	return drawConnID(c.cfg.Rand, n)
 }
 
 // IsClient reports the connection's role.

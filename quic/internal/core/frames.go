@@ -74,9 +74,9 @@ func (c *Conn) handleFrame(s recovery.Space, f wire.Frame, dcid wire.ConnectionI
 	case *wire.StreamsBlockedFrame:
 		c.streams.onStreamsBlocked(f)
 	case *wire.NewConnectionIDFrame:
-		return c.cids.onNewConnectionID(c, f)
+		return c.cids.onNewConnectionID(f)
 	case *wire.RetireConnectionIDFrame:
-		return c.cids.onRetireConnectionID(c, f.SequenceNumber, dcid)
+		return c.cids.onRetireConnectionID(&c.events, f.SequenceNumber, dcid)
 	case *wire.PathChallengeFrame:
 		if len(c.pathResponses) < 4 {
 			c.pathResponses = append(c.pathResponses, f.Data)

@@ -138,7 +138,9 @@ func (c *Conn) onHandshakeComplete() {
 		c.sendSessionTicket()
 		c.issueNewToken()
 	}
-	c.cids.issue(c)
+	if err := c.cids.issue(&c.events); err != nil {
+		c.closeWithError(err)
+	}
 }
 
 // sendSessionTicket gives the client a ticket for a later connection,

@@ -64,9 +64,9 @@ func (k *keyUpdateState) start(now, pto time.Duration, write, read *crypto.AppKe
 	return nil
 }
 
-// onOpened records which keys opened a 1-RTT packet; opening with the
-// next keys means the peer updated, and this endpoint follows (RFC 9001
-// section 6.2).
+// onOpened records which keys opened a 1-RTT packet received at now;
+// opening with the next keys means the peer updated, and this endpoint
+// follows (RFC 9001 section 6.2).
 func (k *keyUpdateState) onOpened(now, pto time.Duration, read, write *crypto.AppKeys, gen crypto.KeyGen, pn uint64) error {
 	updated, err := read.Opened(gen, pn)
 	if err != nil {
@@ -111,11 +111,6 @@ func (c *Conn) maybeStartKeyUpdate(now time.Duration) {
 	if err := c.ku.start(now, c.pto(), c.appWrite, c.appRead); err != nil {
 		c.closeWithError(err)
 	}
-}
-
-// onKeyPhase records which keys opened a 1-RTT packet received at now.
-func (c *Conn) onKeyPhase(now time.Duration, gen crypto.KeyGen, pn uint64) error {
-	return c.ku.onOpened(now, c.pto(), c.appRead, c.appWrite, gen, pn)
 }
 
 // KeyUpdates returns how many times the 1-RTT keys changed.

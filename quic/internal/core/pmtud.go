@@ -258,23 +258,18 @@ func (c *Conn) pmtuUpdate(now time.Duration) {
 	}
 	resize, done := c.pmtu.update(now, c.sender.RTT().SmoothedRTT())
 	if resize > 0 {
-		c.setMaxDatagram(resize)
+		// Loss recovery's window and pacer count in datagrams.
+		old := c.maxDatagram
+		c.maxDatagram = resize
+		if err := c.sender.SetMaxDatagramSize(resize); err != nil {
+			c.closeLocal(transportError(wire.CodeInternalError, 0, "path MTU: %v", err))
+		} else {
+			c.qlogMTUUpdated(old, resize, false)
+		}
 	}
 	if done {
 		c.qlogMTUUpdated(c.maxDatagram, c.maxDatagram, true)
 	}
-}
-
-// setMaxDatagram makes size the largest datagram sent and tells loss
-// recovery, whose window and pacer count in datagrams.
-func (c *Conn) setMaxDatagram(size int) {
-	old := c.maxDatagram
-	c.maxDatagram = size
-	if err := c.sender.SetMaxDatagramSize(size); err != nil {
-		c.closeLocal(transportError(wire.CodeInternalError, 0, "path MTU: %v", err))
-		return
-	}
-	c.qlogMTUUpdated(old, size, false)
 }
 
 // pmtuProbeDue reports whether a probe may be built now: one waits, and

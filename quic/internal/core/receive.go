@@ -190,7 +190,7 @@ func (c *Conn) handleShort(now time.Duration, pkt []byte) bool {
 		c.stats.PacketsDuplicate++
 		return true
 	}
-	if err := c.onKeyPhase(now, gen, pn); err != nil {
+	if err := c.ku.onOpened(now, c.pto(), c.appRead, c.appWrite, gen, pn); err != nil {
 		c.closeWithError(err)
 		return true
 	}
