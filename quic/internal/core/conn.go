@@ -251,7 +251,7 @@ func newConn(cfg *Config, now time.Duration, remote netip.AddrPort, isClient boo
 	if err := c.initFEC(); err != nil {
 		return nil, err
 	}
-	c.idle.init(now, d.IdleTimeout)
+	c.idle.init(now, d.IdleTimeout, d.KeepAlivePeriod)
 	c.vn.init(c.version, isClient, d.Versions)
 	c.qlog = newQlogger(d.Qlog, now)
 	return c, nil

@@ -28,13 +28,10 @@ func (c *Conn) NextTimer() (time.Duration, bool) {
 		return c.closing.timer(c.now, c.pto())
 	}
 	d.add(c.handshakeDeadline, !c.handshakeComplete)
-	d.add(c.idle.deadline(c.pto()))
+	d.add(c.idle.timer(c.pto(), c.handshakeConfirmed))
 	d.add(c.sender.Deadline())
 	d.add(c.ku.discardTimer())
 	d.add(c.earlyTimer())
-	if c.handshakeConfirmed {
-		d.add(c.idle.keepAlive(c.cfg.KeepAlivePeriod))
-	}
 	if c.datagramBudget() < minInitialDatagram {
 		// Blocked by the anti-amplification limit: only receiving helps.
 		return d.t, d.ok
@@ -82,12 +79,9 @@ func (c *Conn) HandleTimer(now time.Duration) {
 		c.closeSilently(ErrHandshakeTimeout)
 		return
 	}
-	if t, ok := c.idle.deadline(c.pto()); ok && now >= t {
+	if c.idle.onTimer(now, c.pto(), c.handshakeConfirmed) {
 		c.closeSilently(ErrIdleTimeout)
 		return
-	}
-	if t, ok := c.idle.keepAlive(c.cfg.KeepAlivePeriod); ok && c.handshakeConfirmed && now >= t {
-		c.idle.ping = true
 	}
 	c.onEarlyTimer(now)
 	c.ku.onTimer(now, c.appRead)
