@@ -35,6 +35,15 @@ func (a *amplification) allows(n uint64) bool {
 	return a.validated || a.sent+n <= 3*a.received
 }
 
+// budget is how many bytes may still be sent: all of them once the address
+// is validated.
+func (a *amplification) budget() uint64 {
+	if a.validated {
+		return ^uint64(0)
+	}
+	return 3*a.received - min(a.sent, 3*a.received)
+}
+
 // limit caps a datagram size to what may still be sent: 0 when the budget
 // is spent.
 func (a *amplification) limit(size int) int {

@@ -2,6 +2,7 @@ package core
 
 import (
 	"crypto/subtle"
+	"fmt"
 	"io"
 	"slices"
 
@@ -31,8 +32,18 @@ type peerCID struct {
 
 // connIDs manages both sets of connection IDs (RFC 9000 section 5.1.1):
 // the ones this endpoint issued, announced in NEW_CONNECTION_ID frames, and
-// the peer's, of which the lowest sequence number is in use.
+// the peer's, of which the lowest sequence number is in use. The methods
+// that issue or retire one report it to the driver through the event
+// queue they are handed.
 type connIDs struct {
+	// rand, idLen and resetKey make this endpoint's connection IDs and
+	// their reset tokens (Config.Rand, ConnIDLen and ResetKey); limit is
+	// its active_connection_id_limit (Config.ActiveConnIDLimit).
+	rand     io.Reader
+	idLen    int
+	resetKey *crypto.ResetKey
+	limit    uint64
+
 	local    []localCID
 	nextSeq  uint64
 	announce []uint64 // sequence numbers to send in NEW_CONNECTION_ID
@@ -47,11 +58,19 @@ type connIDs struct {
 	peerInitialSCID wire.ConnectionID
 }
 
+// init sets up the first connection ID this endpoint issues, with cfg's
+// source of randomness and reset key.
+func (ids *connIDs) init(cfg *Config, ev *eventQueue) error {
+	ids.rand, ids.idLen, ids.resetKey = cfg.Rand, cfg.ConnIDLen, cfg.ResetKey
+	ids.limit = cfg.ActiveConnIDLimit
+	ids.peerLimit = wire.DefaultActiveConnectionIDLimit
+	return ids.newLocal(ev)
+}
+
 // initClient sets up a client: its own first connection ID, and the
 // random Destination Connection ID used until the server answers.
-func (ids *connIDs) initClient(c *Conn, dcid wire.ConnectionID) error {
-	ids.peerLimit = wire.DefaultActiveConnectionIDLimit
-	if err := ids.newLocal(c); err != nil {
+func (ids *connIDs) initClient(cfg *Config, ev *eventQueue, dcid wire.ConnectionID) error {
+	if err := ids.init(cfg, ev); err != nil {
 		return err
 	}
 	ids.peer = []peerCID{{seq: 0, id: dcid}}
@@ -60,44 +79,43 @@ func (ids *connIDs) initClient(c *Conn, dcid wire.ConnectionID) error {
 
 // initServer sets up a server's first connection ID; the client's is
 // learned from its Initial packet.
-func (ids *connIDs) initServer(c *Conn) error {
-	ids.peerLimit = wire.DefaultActiveConnectionIDLimit
-	return ids.newLocal(c)
+func (ids *connIDs) initServer(cfg *Config, ev *eventQueue) error {
+	return ids.init(cfg, ev)
 }
 
 // newLocal issues one more connection ID with its reset token.
-func (ids *connIDs) newLocal(c *Conn) error {
-	id, err := c.randomConnID(c.cfg.ConnIDLen)
+func (ids *connIDs) newLocal(ev *eventQueue) error {
+	id, err := drawConnID(ids.rand, ids.idLen)
 	if err != nil {
 		return err
 	}
 	l := localCID{seq: ids.nextSeq, id: id}
-	if c.cfg.ResetKey != nil {
-		tok, err := c.cfg.ResetKey.Token(id.Bytes())
+	if ids.resetKey != nil {
+		tok, err := ids.resetKey.Token(id.Bytes())
 		if err != nil {
 			return err
 		}
 		l.token = tok
-	} else if _, err := io.ReadFull(c.cfg.Rand, l.token[:]); err != nil {
+	} else if _, err := io.ReadFull(ids.rand, l.token[:]); err != nil {
 		return err
 	}
 	ids.nextSeq++
 	ids.local = append(ids.local, l)
-	c.events.push(Event{Kind: EventConnIDIssued, ConnID: id})
+	ev.push(Event{Kind: EventConnIDIssued, ConnID: id})
 	return nil
 }
 
 // issue announces new connection IDs up to the peer's limit, once 1-RTT
 // packets can carry them (RFC 9000 section 5.1.1).
-func (ids *connIDs) issue(c *Conn) {
+func (ids *connIDs) issue(ev *eventQueue) error {
 	limit := min(ids.peerLimit, maxIssuedConnIDs)
 	for uint64(len(ids.local)) < limit {
-		if err := ids.newLocal(c); err != nil {
-			c.closeLocal(transportError(wire.CodeInternalError, 0, "issuing a connection ID: %v", err))
-			return
+		if err := ids.newLocal(ev); err != nil {
+			return transportError(wire.CodeInternalError, 0, "issuing a connection ID: %v", err)
 		}
 		ids.announce = append(ids.announce, ids.nextSeq-1)
 	}
+	return nil
 }
 
 // isLocalID reports whether id is one of the connection IDs this endpoint
@@ -144,7 +162,7 @@ func (ids *connIDs) setPeerResetToken(tok wire.StatelessResetToken) {
 
 // onNewConnectionID handles a NEW_CONNECTION_ID frame (RFC 9000 section
 // 19.15).
-func (ids *connIDs) onNewConnectionID(c *Conn, f *wire.NewConnectionIDFrame) error {
+func (ids *connIDs) onNewConnectionID(f *wire.NewConnectionIDFrame) error {
 	ft := wire.FrameTypeNewConnectionID
 	if ids.peer[0].id.Len() == 0 {
 		return transportError(wire.CodeProtocolViolation, ft, "NEW_CONNECTION_ID from a peer using zero-length connection IDs")
@@ -153,7 +171,8 @@ func (ids *connIDs) onNewConnectionID(c *Conn, f *wire.NewConnectionIDFrame) err
 		p := &ids.peer[i]
 		sameSeq, sameID := p.seq == f.SequenceNumber, p.id == f.ConnectionID
 		if sameSeq && sameID && (!p.hasToken || p.token == f.StatelessResetToken) {
-			return ids.retireBelow(c, f.RetirePriorTo)
+			ids.retireBelow(f.RetirePriorTo)
+			return nil
 		}
 		if sameSeq || sameID {
 			return transportError(wire.CodeProtocolViolation, ft, "connection ID sequence %d reissued differently", f.SequenceNumber)
@@ -168,20 +187,18 @@ func (ids *connIDs) onNewConnectionID(c *Conn, f *wire.NewConnectionIDFrame) err
 	p := peerCID{seq: f.SequenceNumber, id: f.ConnectionID, token: f.StatelessResetToken, hasToken: true}
 	i, _ := slices.BinarySearchFunc(ids.peer, p.seq, func(a peerCID, s uint64) int { return cmpUint(a.seq, s) })
 	ids.peer = slices.Insert(ids.peer, i, p)
-	if err := ids.retireBelow(c, f.RetirePriorTo); err != nil {
-		return err
-	}
-	if uint64(len(ids.peer)) > c.cfg.ActiveConnIDLimit {
-		return transportError(wire.CodeConnectionIDLimitError, ft, "%d active connection IDs, limit %d", len(ids.peer), c.cfg.ActiveConnIDLimit)
+	ids.retireBelow(f.RetirePriorTo)
+	if uint64(len(ids.peer)) > ids.limit {
+		return transportError(wire.CodeConnectionIDLimitError, ft, "%d active connection IDs, limit %d", len(ids.peer), ids.limit)
 	}
 	return nil
 }
 
 // retireBelow retires the peer's connection IDs below rpt (Retire Prior
 // To); the one in use moves to the lowest that remains.
-func (ids *connIDs) retireBelow(c *Conn, rpt uint64) error {
+func (ids *connIDs) retireBelow(rpt uint64) {
 	if rpt <= ids.retirePriorTo {
-		return nil
+		return
 	}
 	ids.retirePriorTo = rpt
 	keep := ids.peer[:0]
@@ -193,7 +210,6 @@ func (ids *connIDs) retireBelow(c *Conn, rpt uint64) error {
 		keep = append(keep, p)
 	}
 	ids.peer = keep
-	return nil
 }
 
 func (ids *connIDs) queueRetire(seq uint64) {
@@ -205,7 +221,7 @@ func (ids *connIDs) queueRetire(seq uint64) {
 // onRetireConnectionID handles a RETIRE_CONNECTION_ID frame (RFC 9000
 // section 19.16); dcid is the Destination Connection ID of the packet
 // that carried it.
-func (ids *connIDs) onRetireConnectionID(c *Conn, seq uint64, dcid wire.ConnectionID) error {
+func (ids *connIDs) onRetireConnectionID(ev *eventQueue, seq uint64, dcid wire.ConnectionID) error {
 	ft := wire.FrameTypeRetireConnectionID
 	if seq >= ids.nextSeq {
 		return transportError(wire.CodeProtocolViolation, ft, "retiring connection ID %d never issued", seq)
@@ -220,9 +236,8 @@ func (ids *connIDs) onRetireConnectionID(c *Conn, seq uint64, dcid wire.Connecti
 	id := l.id
 	ids.local = slices.DeleteFunc(ids.local, func(x localCID) bool { return x.seq == seq })
 	ids.announce = slices.DeleteFunc(ids.announce, func(s uint64) bool { return s == seq })
-	c.events.push(Event{Kind: EventConnIDRetired, ConnID: id})
-	ids.issue(c)
-	return nil
+	ev.push(Event{Kind: EventConnIDRetired, ConnID: id})
+	return ids.issue(ev)
 }
 
 // matchesReset reports whether the datagram tail is the reset token of
@@ -244,13 +259,7 @@ func (ids *connIDs) matchesReset(tail []byte) bool {
 // the driver's demultiplexing keys. A server's connection also answers to
 // the client's original Destination Connection ID until the handshake is
 // confirmed (see OriginalDestConnID).
-func (c *Conn) LocalConnIDs() []wire.ConnectionID {
-	out := make([]wire.ConnectionID, len(c.cids.local))
-	for i := range c.cids.local {
-		out[i] = c.cids.local[i].id
-	}
-	return out
-}
+func (c *Conn) LocalConnIDs() []wire.ConnectionID { return c.cids.localIDs() }
 
 // OriginalDestConnID is the client's first Destination Connection ID.
 func (c *Conn) OriginalDestConnID() wire.ConnectionID { return c.origDCID }
@@ -259,12 +268,36 @@ func (c *Conn) OriginalDestConnID() wire.ConnectionID { return c.origDCID }
 // a driver that no longer has the connection sends it in a Stateless Reset
 // (RFC 9000 section 10.3).
 func (c *Conn) ResetToken(id wire.ConnectionID) (wire.StatelessResetToken, bool) {
-	for i := range c.cids.local {
-		if c.cids.local[i].id == id {
-			return c.cids.local[i].token, true
+	return c.cids.resetToken(id)
+}
+
+// localIDs returns the connection IDs this endpoint issued and has not
+// retired.
+func (ids *connIDs) localIDs() []wire.ConnectionID {
+	out := make([]wire.ConnectionID, len(ids.local))
+	for i := range ids.local {
+		out[i] = ids.local[i].id
+	}
+	return out
+}
+
+// resetToken returns the reset token issued with id.
+func (ids *connIDs) resetToken(id wire.ConnectionID) (wire.StatelessResetToken, bool) {
+	for i := range ids.local {
+		if ids.local[i].id == id {
+			return ids.local[i].token, true
 		}
 	}
 	return wire.StatelessResetToken{}, false
+}
+
+// drawConnID draws a connection ID of n bytes from r.
+func drawConnID(r io.Reader, n int) (wire.ConnectionID, error) {
+	var b [wire.MaxConnectionIDLen]byte
+	if _, err := io.ReadFull(r, b[:n]); err != nil {
+		return wire.ConnectionID{}, fmt.Errorf("quic core: random connection ID: %w", err)
+	}
+	return wire.NewConnectionID(b[:n])
 }
 
 func cmpUint(a, b uint64) int {

@@ -40,7 +40,7 @@ func TestRetirePriorTo(t *testing.T) {
 	c, s := p.client, p.server
 	// The server announces a new connection ID and asks the client to
 	// retire everything before it.
-	if err := s.cids.newLocal(s); err != nil {
+	if err := s.cids.newLocal(&s.events); err != nil {
 		t.Fatal(err)
 	}
 	l := s.cids.local[len(s.cids.local)-1]

@@ -18,19 +18,90 @@ func truncateReason(r string) string {
 	return r
 }
 
-// closingState is what a closing or draining connection keeps (RFC 9000
-// section 10.2): when the state ends, and the datagram carrying our
-// CONNECTION_CLOSE, sent again in answer to the peer's packets.
+// closingState is the end of a connection (RFC 9000 section 10.2): why it
+// closed, and for a closing or draining connection when that period ends
+// and the datagram carrying our CONNECTION_CLOSE, sent again in answer to
+// the peer's packets.
+//
+// Entering the closing or draining state takes no time: Close has no
+// clock, and a protocol violation may surface deep inside the processing
+// of a datagram. The period of three PTOs starts at the first time the
+// connection is given afterwards (startAt), which the calling protocol
+// makes the time of the close itself: NextDatagram or NextTimer follow
+// every input. Our CONNECTION_CLOSE starts it again when it first goes
+// out, since the connection's last known time may be long past if it was
+// idle.
 type closingState struct {
+	// err is why the connection closed, nil while it is active.
+	err error
+
+	packet   []byte // nil when no packet could carry our CONNECTION_CLOSE
+	pending  bool   // packet should go out
+	received int    // datagrams received while closing
+	reply    int    // answer when received reaches it; doubles each time
+	sent     bool   // the CONNECTION_CLOSE went out once
+
+	// deadline ends the period, once started.
 	deadline time.Duration
-	packet   []byte
-	pending  bool // packet should go out
-	received int  // datagrams received while closing
-	reply    int  // answer when received reaches it; doubles each time
-	// sent: the CONNECTION_CLOSE went out once. The closing period runs
-	// from then: Close has no clock, and the connection's last known time
-	// may be long past if it was idle.
-	sent bool
+	started  bool
+}
+
+// startClosing records a close by this endpoint: packet carries its
+// CONNECTION_CLOSE, and answers the first datagram the peer sends after it.
+func (cl *closingState) startClosing(err error, packet []byte) {
+	cl.err = err
+	cl.packet = packet
+	cl.pending = packet != nil
+	cl.reply = 1
+}
+
+// startAt starts the closing or draining period at now unless it started.
+func (cl *closingState) startAt(now, pto time.Duration) {
+	if !cl.started {
+		cl.deadline, cl.started = now+3*pto, true
+	}
+}
+
+// onDatagram answers the peer's packets with our CONNECTION_CLOSE, less
+// and less often (RFC 9000 section 10.2.1).
+func (cl *closingState) onDatagram() {
+	cl.received++
+	if cl.received >= cl.reply && cl.packet != nil {
+		cl.pending = true
+		cl.reply *= 2
+	}
+}
+
+// take returns the CONNECTION_CLOSE datagram if it is due and budget, the
+// bytes the anti-amplification limit allows, holds it (RFC 9000 section
+// 8.1); a datagram it does not hold is not sent.
+func (cl *closingState) take(now, pto time.Duration, budget uint64) ([]byte, bool) {
+	cl.startAt(now, pto)
+	if !cl.pending {
+		return nil, false
+	}
+	cl.pending = false
+	if uint64(len(cl.packet)) > budget {
+		return nil, false
+	}
+	if !cl.sent {
+		cl.sent = true
+		cl.deadline = now + 3*pto
+	}
+	return cl.packet, true
+}
+
+// timer is when the period ends, starting it at now if it has not.
+func (cl *closingState) timer(now, pto time.Duration) (time.Duration, bool) {
+	cl.startAt(now, pto)
+	return cl.deadline, true
+}
+
+// over reports whether the period ended at now. A CONNECTION_CLOSE not
+// sent yet goes out first.
+func (cl *closingState) over(now, pto time.Duration) bool {
+	cl.startAt(now, pto)
+	return now >= cl.deadline && !cl.pending
 }
 
 // Close closes the connection with an application error code and reason
@@ -54,16 +125,11 @@ func (c *Conn) closeLocal(e *wire.TransportError) {
 	c.enterClosing(f, &ConnError{Code: e.Code, FrameType: e.FrameType, Reason: e.Reason})
 }
 
-// enterClosing sends CONNECTION_CLOSE and starts the closing period of
-// three PTOs (RFC 9000 section 10.2).
+// enterClosing sends CONNECTION_CLOSE f and starts the closing period
+// (RFC 9000 section 10.2.1).
 func (c *Conn) enterClosing(f wire.ConnectionCloseFrame, err error) {
 	c.state = stateClosing
-	c.closeErr = err
-	c.closeFrame = f
-	c.closing.deadline = c.now + 3*c.pto()
-	c.closing.reply = 1
-	c.closing.packet = c.buildClosePacket()
-	c.closing.pending = c.closing.packet != nil
+	c.closing.startClosing(err, c.buildClosePacket(f))
 	c.events.push(Event{Kind: EventClosed, Err: err})
 }
 
@@ -73,17 +139,19 @@ func (c *Conn) onPeerClose(f *wire.ConnectionCloseFrame) {
 	if c.state != stateActive {
 		return
 	}
-	err := &ConnError{
+	c.enterDraining(&ConnError{
 		Application: f.IsApplicationError, Code: f.ErrorCode,
 		FrameType: uint64(f.TriggerType), Reason: f.ReasonPhrase, Remote: true,
-	}
-	c.enterDraining(err)
+	})
 }
+
+// onStatelessReset handles a recognized Stateless Reset: the connection
+// drains (RFC 9000 section 10.3.1).
+func (c *Conn) onStatelessReset() { c.enterDraining(ErrStatelessReset) }
 
 func (c *Conn) enterDraining(err error) {
 	c.state = stateDraining
-	c.closeErr = err
-	c.closing.deadline = c.now + 3*c.pto()
+	c.closing.err = err
 	c.events.push(Event{Kind: EventClosed, Err: err})
 }
 
@@ -93,55 +161,31 @@ func (c *Conn) closeSilently(err error) {
 	if c.state == stateClosed {
 		return
 	}
-	wasActive := c.state == stateActive
-	if wasActive {
-		c.closeErr = err
+	if c.state == stateActive {
+		c.closing.err = err
 		c.events.push(Event{Kind: EventClosed, Err: err})
 	}
 	c.setClosed()
 }
 
-// onStatelessReset handles a recognized Stateless Reset: the connection
-// drains (RFC 9000 section 10.3.1).
-func (c *Conn) onStatelessReset() {
-	c.enterDraining(ErrStatelessReset)
-}
-
-// onDatagramWhileClosing answers the peer's packets with our
-// CONNECTION_CLOSE, less and less often (RFC 9000 section 10.2.1).
-func (c *Conn) onDatagramWhileClosing() {
-	c.closing.received++
-	if c.closing.received >= c.closing.reply && c.closing.packet != nil {
-		c.closing.pending = true
-		c.closing.reply *= 2
-	}
-}
-
 // closingDatagram returns the CONNECTION_CLOSE datagram if it is due.
-func (c *Conn) closingDatagram(buf []byte) ([]byte, bool) {
-	if !c.closing.pending {
+func (c *Conn) closingDatagram(now time.Duration, buf []byte) ([]byte, bool) {
+	pkt, ok := c.closing.take(now, c.pto(), c.amp.budget())
+	if !ok {
 		return nil, false
 	}
-	c.closing.pending = false
-	if !c.amp.allows(uint64(len(c.closing.packet))) {
-		return nil, false
-	}
-	if !c.closing.sent {
-		c.closing.sent = true
-		c.closing.deadline = c.now + 3*c.pto()
-	}
-	c.amp.onSent(len(c.closing.packet))
+	c.amp.onSent(len(pkt))
 	c.stats.DatagramsSent++
-	c.stats.BytesSent += uint64(len(c.closing.packet))
-	return append(buf[:0], c.closing.packet...), true
+	c.stats.BytesSent += uint64(len(pkt))
+	return append(buf[:0], pkt...), true
 }
 
-// buildClosePacket builds the datagram carrying CONNECTION_CLOSE in every
-// space the peer may be able to read. In Initial and Handshake packets an
-// application close becomes an APPLICATION_ERROR transport close without
-// its reason, which must not leak before the handshake is confirmed (RFC
-// 9000 section 10.2.3).
-func (c *Conn) buildClosePacket() []byte {
+// buildClosePacket builds the datagram carrying CONNECTION_CLOSE f in
+// every space the peer may be able to read. In Initial and Handshake
+// packets an application close becomes an APPLICATION_ERROR transport
+// close without its reason, which must not leak before the handshake is
+// confirmed (RFC 9000 section 10.2.3).
+func (c *Conn) buildClosePacket(f wire.ConnectionCloseFrame) []byte {
 	if len(c.cids.peer) == 0 {
 		return nil
 	}
@@ -150,15 +194,15 @@ func (c *Conn) buildClosePacket() []byte {
 		if !c.canSendIn(s) || (s != spaceApp && c.handshakeConfirmed) {
 			continue
 		}
-		f := c.closeFrame
+		sf := f
 		if s != spaceApp && f.IsApplicationError {
-			f = wire.ConnectionCloseFrame{ErrorCode: wire.CodeApplicationError}
+			sf = wire.ConnectionCloseFrame{ErrorCode: wire.CodeApplicationError}
 		}
 		sp := c.spaces[s]
 		p := plannedPacket{space: s, pn: sp.nextPN}
 		p.pnLen, _ = wire.PacketNumberLen(p.pn, sp.largestAcked)
 		p.hdrLen = c.headerLen(s, p.pnLen)
-		b, err := f.Append(c.build.payload[s][:0])
+		b, err := sf.Append(c.build.payload[s][:0])
 		if err != nil {
 			continue
 		}

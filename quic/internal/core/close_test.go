@@ -198,3 +198,50 @@ func TestCloseAfterIdle(t *testing.T) {
 		t.Errorf("closing period ends at %v (closed %v), want 3 PTOs after %v", at, p.client.Closed(), later)
 	}
 }
+
+// TestClosingStatePeriod: the closing period starts at the first time the
+// state is given, and again when CONNECTION_CLOSE first goes out; a
+// datagram the anti-amplification budget does not hold waits for the
+// peer's next packet.
+func TestClosingStatePeriod(t *testing.T) {
+	const pto = 100 * time.Millisecond
+	var cl closingState
+	cl.startClosing(ErrClosed, []byte{1, 2, 3})
+	if d, ok := cl.timer(time.Second, pto); !ok || d != time.Second+3*pto {
+		t.Fatalf("timer %v %v, want %v", d, ok, time.Second+3*pto)
+	}
+	if _, ok := cl.take(2*time.Second, pto, 2); ok {
+		t.Fatal("sent beyond the anti-amplification budget")
+	}
+	if d, _ := cl.timer(3*time.Second, pto); d != time.Second+3*pto {
+		t.Fatalf("the period moved to %v before CONNECTION_CLOSE went out", d)
+	}
+	cl.onDatagram()
+	if pkt, ok := cl.take(2*time.Second, pto, 3); !ok || len(pkt) != 3 {
+		t.Fatal("CONNECTION_CLOSE not sent in answer to the peer's packet")
+	}
+	if cl.over(2*time.Second+3*pto-1, pto) || !cl.over(2*time.Second+3*pto, pto) {
+		t.Error("the period does not end three PTOs after CONNECTION_CLOSE went out")
+	}
+}
+
+// TestIdleStateTimer: the smaller timeout applies, keep-alives only once
+// the handshake is confirmed.
+func TestIdleStateTimer(t *testing.T) {
+	const pto = 10 * time.Millisecond
+	var i idleState
+	i.init(0, 5*time.Second, time.Second)
+	i.setPeer(2 * time.Second)
+	if d, _ := i.timer(pto, false); d != 2*time.Second {
+		t.Fatalf("timer %v before confirmation, want the 2 s timeout", d)
+	}
+	if d, _ := i.timer(pto, true); d != time.Second {
+		t.Fatalf("timer %v once confirmed, want the 1 s keep-alive", d)
+	}
+	if i.onTimer(time.Second, pto, true) || !i.ping {
+		t.Fatal("no keep-alive PING due after 1 s")
+	}
+	if !i.onTimer(2*time.Second, pto, true) {
+		t.Error("no timeout after 2 s without activity")
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
-	"io"
 	"net/netip"
 	"time"
 
@@ -102,10 +101,8 @@ type Conn struct {
 
 	idle idleState
 
-	state      connState
-	closeErr   error
-	closeFrame wire.ConnectionCloseFrame
-	closing    closingState
+	state   connState
+	closing closingState // why and how it closed (close.go)
 
 	events eventQueue
 	stats  connStats
@@ -163,7 +160,7 @@ func NewClientConn(cfg *Config, now time.Duration, remote netip.AddrPort) (*Conn
 		return nil, err
 	}
 	c.origDCID = dcid
-	if err := c.cids.initClient(c, dcid); err != nil {
+	if err := c.cids.initClient(&c.cfg, &c.events, dcid); err != nil {
 		return nil, err
 	}
 	c.retry.takeStoredToken(&c.cfg, c.remote)
@@ -199,7 +196,7 @@ func NewServerConn(cfg *Config, now time.Duration, p ServerParams) (*Conn, error
 		c.retry.done, c.retry.scid = true, p.RetrySourceConnID
 	}
 	c.amp.validated = p.AddressValidated
-	if err := c.cids.initServer(c); err != nil {
+	if err := c.cids.initServer(&c.cfg, &c.events); err != nil {
 		return nil, err
 	}
 	if err := c.installInitialKeys(c.InitialDestConnID()); err != nil {
@@ -247,8 +244,8 @@ func newConn(cfg *Config, now time.Duration, remote netip.AddrPort, isClient boo
 	if c.fec, err = newFECState(d.FEC, d.largestDatagram(), &c.parser); err != nil {
 		return nil, err
 	}
-	c.idle.init(now, d.IdleTimeout)
-	c.initVersions()
+	c.idle.init(now, d.IdleTimeout, d.KeepAlivePeriod)
+	c.vn.init(c.version, isClient, d.Versions)
 	c.qlog = newQlogger(d.Qlog, now)
 	return c, nil
 }
@@ -290,7 +287,7 @@ func (c *Conn) startTLS(q *tls.QUICConn) error {
 	if c.state != stateActive {
 		// The caller gets no Conn to release.
 		c.Release()
-		return c.closeErr
+		return c.closing.err
 	}
 	return nil
 }
@@ -305,11 +302,7 @@ func (c *Conn) perspective() wire.Perspective {
 
 // randomConnID draws a connection ID of n bytes from the configured source.
 func (c *Conn) randomConnID(n int) (wire.ConnectionID, error) {
-	var b [wire.MaxConnectionIDLen]byte
-	if _, err := io.ReadFull(c.cfg.Rand, b[:n]); err != nil {
-		return wire.ConnectionID{}, fmt.Errorf("quic core: random connection ID: %w", err)
-	}
-	return wire.NewConnectionID(b[:n])
+	return drawConnID(c.cfg.Rand, n)
 }
 
 // IsClient reports the connection's role.
@@ -346,7 +339,7 @@ func (c *Conn) PollEvent() (Event, bool) {
 func (c *Conn) Closed() bool { return c.state == stateClosed }
 
 // Err returns why the connection closed, or nil while it is active.
-func (c *Conn) Err() error { return c.closeErr }
+func (c *Conn) Err() error { return c.closing.err }
 
 // pto is the current probe timeout without backoff (RFC 9002 section
 // 6.2.1), used for the closing, draining and idle periods.

@@ -110,14 +110,25 @@
 //     receive windows that tune themselves to round trips of consumption,
 //     up to 64 MiB per stream and 96 MiB per connection by default.
 //   - close.go: CONNECTION_CLOSE, closing and draining periods, silent
-//     closes; idle.go the idle timeout; cid.go connection IDs
-//     (NEW_CONNECTION_ID, RETIRE_CONNECTION_ID, active_connection_id_limit)
-//     and stateless reset detection; keyupdate.go 1-RTT key updates.
+//     closes. closingState keeps why the connection ended and the datagram
+//     that answers the peer while closing; a close needs no clock, so its
+//     period of three PTOs starts at the first time the connection is
+//     given afterwards, and again when CONNECTION_CLOSE first goes out.
+//     idle.go: the idle timeout and keep-alive PINGs (idleState). cid.go:
+//     connection IDs (connIDs: NEW_CONNECTION_ID, RETIRE_CONNECTION_ID,
+//     active_connection_id_limit, IDs drawn from Config.Rand with reset
+//     tokens from Config.ResetKey, reported through the event queue) and
+//     stateless reset detection. keyupdate.go: 1-RTT key updates
+//     (keyUpdateState, handed the connection's keys). Like the states
+//     below, each is a type with its methods, handed the time and what
+//     else it needs; the Conn calls them and acts on what they return.
 //   - handshake_discard.go has the server acknowledge the client's
 //     Finished before it drops its Handshake keys.
-//   - version.go: Version Negotiation packets, the client's restart or
-//     *VersionError, version_information and compatible v1/v2
-//     negotiation (RFC 9368, RFC 9369).
+//   - version.go: Version Negotiation packets, version_information and
+//     compatible v1/v2 negotiation (RFC 9368, RFC 9369). versionState
+//     decides: the client's restart or *VersionError, the server's switch
+//     to a version it prefers, which packets of another version are read;
+//     the Conn changes its keys or starts its handshake again.
 //   - retry.go: the retryState of a client takes one Retry (RFC 9000
 //     section 17.2.5) and keys its Initials with the Retry's connection
 //     ID, and checks the connection IDs the server's transport parameters
@@ -154,7 +165,9 @@
 //     (and the peer's max_udp_payload_size); an acknowledged probe raises
 //     the size, a lost one is no congestion signal (recovery's
 //     MarkPathProbe), and large packets lost while small ones get through
-//     send the size back to the start (a black hole).
+//     send the size back to the start (a black hole). pmtuState runs the
+//     search, times the probes and gives the new sizes, which the Conn
+//     hands to loss recovery; the Conn builds the probes.
 //   - qlog.go writes the JSON-SEQ qlog of Config.Qlog.
 //   - fec_*.go: forward erasure correction inside the connection
 //     (Config.FEC), offered by a transport parameter: 1-RTT packets with

@@ -164,7 +164,9 @@ func (c *Conn) onHandshakeComplete(now time.Duration) {
 		}
 		c.newToken.issue(c.cfg.AddressValidator, c.remote, c.version, now)
 	}
-	c.cids.issue(c)
+	if err := c.cids.issue(&c.events); err != nil {
+		c.closeLocal(asTransportError(err))
+	}
 }
 
 // confirmHandshake marks the handshake confirmed at now and discards the
@@ -284,7 +286,7 @@ func (c *Conn) buildLocalParams() wire.TransportParameters {
 	p.MaxAckDelayMs = uint64((c.cfg.MaxAckDelay + time.Millisecond - 1) / time.Millisecond)
 	p.ActiveConnectionIDLimit = c.cfg.ActiveConnIDLimit
 	p.DisableActiveMigration = true
-	p.VersionInformation = c.localVersionInfo()
+	p.VersionInformation = c.vn.localInfo(c.version)
 	scid := c.cids.local[0].id
 	p.InitialSourceConnectionID = &scid
 	c.fec.addParam(&p)

@@ -4,20 +4,23 @@ import "time"
 
 // idleState tracks the idle timeout (RFC 9000 section 10.1): the smaller of
 // both endpoints' max_idle_timeout, restarted by every packet received and by
-// the first ack-eliciting packet sent after one.
+// the first ack-eliciting packet sent after one. Once the handshake is
+// confirmed, a keep-alive PING goes out after a period without activity
+// (Config.KeepAlivePeriod, section 10.1.2).
 type idleState struct {
 	local, peer   time.Duration // 0: no timeout from that endpoint
 	last          time.Duration
 	sentSinceRecv bool
 
 	// active is the last time a packet was received or an ack-eliciting
-	// packet sent, for keep-alives.
-	active time.Duration
-	ping   bool // a keep-alive PING is due
+	// packet sent, for keep-alives every keepAlive (0: never).
+	active    time.Duration
+	keepAlive time.Duration
+	ping      bool // a keep-alive PING is due
 }
 
-func (i *idleState) init(now, local time.Duration) {
-	i.local, i.last = local, now
+func (i *idleState) init(now, local, keepAlive time.Duration) {
+	i.local, i.last, i.keepAlive = local, now, keepAlive
 }
 
 func (i *idleState) setPeer(d time.Duration) { i.peer = d }
@@ -34,13 +37,12 @@ func (i *idleState) onSendEliciting(now time.Duration) {
 	i.active = now
 }
 
-// keepAlive returns when a keep-alive PING is due with the given period
-// (0: never).
-func (i *idleState) keepAlive(period time.Duration) (time.Duration, bool) {
-	if period <= 0 || i.ping {
+// pingTime returns when a keep-alive PING is due.
+func (i *idleState) pingTime() (time.Duration, bool) {
+	if i.keepAlive <= 0 || i.ping {
 		return 0, false
 	}
-	return i.active + period, true
+	return i.active + i.keepAlive, true
 }
 
 // deadline is when the connection times out: never before three PTOs, so
@@ -54,4 +56,27 @@ func (i *idleState) deadline(pto time.Duration) (time.Duration, bool) {
 		return 0, false
 	}
 	return i.last + max(timeout, 3*pto), true
+}
+
+// timer is the earlier of the timeout and, once the handshake is
+// confirmed, the next keep-alive.
+func (i *idleState) timer(pto time.Duration, confirmed bool) (time.Duration, bool) {
+	var d deadlines
+	d.add(i.deadline(pto))
+	if confirmed {
+		d.add(i.pingTime())
+	}
+	return d.t, d.ok
+}
+
+// onTimer reports whether the connection timed out at now; otherwise it
+// makes a keep-alive PING due when its time came.
+func (i *idleState) onTimer(now, pto time.Duration, confirmed bool) (expired bool) {
+	if t, ok := i.deadline(pto); ok && now >= t {
+		return true
+	}
+	if t, ok := i.pingTime(); ok && confirmed && now >= t {
+		i.ping = true
+	}
+	return false
 }

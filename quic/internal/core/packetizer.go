@@ -67,7 +67,7 @@ func (c *Conn) NextDatagram(now time.Duration, buf []byte) ([]byte, bool) {
 	c.ecn.last = ECNNotECT
 	switch c.state {
 	case stateClosing:
-		return c.closingDatagram(buf)
+		return c.closingDatagram(now, buf)
 	case stateDraining, stateClosed:
 		return nil, false
 	}
@@ -76,18 +76,18 @@ func (c *Conn) NextDatagram(now time.Duration, buf []byte) ([]byte, bool) {
 	}
 	c.pmtuUpdate(now)
 	if c.state == stateClosing {
-		return c.closingDatagram(buf)
+		return c.closingDatagram(now, buf)
 	}
 	size := c.datagramBudget()
 	if size < minInitialDatagram {
 		c.updateAmplification()
 		return nil, false
 	}
-	c.maybeStartKeyUpdate()
+	c.maybeStartKeyUpdate(now)
 	if c.pmtuProbeDue(now) {
 		return c.probeDatagram(now, buf)
 	}
-	size = c.pmtuBudget(size)
+	size = c.pmtu.budget(size, c.sender)
 	permit := c.permit(now)
 	n, total, eliciting := c.planDatagram(now, size, &permit)
 	if !eliciting && permit.eliciting && c.handshakeComplete {

@@ -127,51 +127,13 @@ func (m *pmtuState) PacketLost(p recovery.PacketInfo) {
 	m.hole.onLost(p)
 }
 
-// pmtuUpdate acts on what loss recovery reported since the last call:
-// it starts the search once the handshake is confirmed (RFC 9000 section
-// 14.3 probes with 1-RTT packets), raises the datagram size on an
-// acknowledged probe, counts a lost one, and falls back after a black
-// hole.
-func (c *Conn) pmtuUpdate(now time.Duration) {
-	m := &c.pmtu
-	if m.phase == pmtuBase && c.handshakeConfirmed && c.hasPeer {
-		c.pmtuStart(now)
-	}
-	if m.hole.detected() {
-		c.pmtuFallBack()
-		return
-	}
-	if !m.inFlight || m.outcome == probePending {
-		return
-	}
-	m.inFlight = false
-	if m.outcome == probeAcked {
-		m.losses = 0
-		m.low = m.size
-		c.setMaxDatagram(m.size)
-		m.hole.watch(m.base)
-	} else {
-		m.stats.ProbesLost++
-		m.losses++
-		// A single loss may be chance: the same size is tried again,
-		// one round trip later (RFC 8899 section 5.1.2, PROBE_TIMER).
-		m.next = now + c.sender.RTT().SmoothedRTT()
-		if m.losses < pmtuMaxProbes {
-			return
-		}
-		m.losses = 0
-		m.high = m.size
-	}
-	c.pmtuNextSize()
-}
-
-// pmtuStart begins the search between the current size and the largest
-// the configuration and the peer's max_udp_payload_size allow.
-func (c *Conn) pmtuStart(now time.Duration) {
-	m := &c.pmtu
-	m.base, m.low = c.maxDatagram, c.maxDatagram
-	limit := min(c.cfg.MaxProbeDatagramSize, int(min(c.peerParams.MaxUDPPayloadSize, wire.DefaultMaxUDPPayloadSize)))
-	if c.cfg.DisablePathMTUDiscovery || limit <= m.low {
+// start begins the search, once the handshake is confirmed (RFC 9000
+// section 14.3 probes with 1-RTT packets), between the current size cur
+// and limit, the largest the configuration and the peer's
+// max_udp_payload_size allow; disabled ends it at once.
+func (m *pmtuState) start(now time.Duration, cur, limit int, disabled bool) {
+	m.base, m.low = cur, cur
+	if disabled || limit <= m.low {
 		m.phase = pmtuDone
 		return
 	}
@@ -181,50 +143,141 @@ func (c *Conn) pmtuStart(now time.Duration) {
 	m.next = now
 }
 
-// pmtuNextSize picks the size of the next probe, or ends the search.
-func (c *Conn) pmtuNextSize() {
-	m := &c.pmtu
+// update acts at now on what loss recovery reported since the last call:
+// an acknowledged probe raises the datagram size, a lost one is counted,
+// and a black hole sends the size back to the start. resize is the new
+// datagram size (0: unchanged); done reports the end of the search. srtt
+// spaces the probes of one size.
+func (m *pmtuState) update(now, srtt time.Duration) (resize int, done bool) {
+	if m.hole.detected() {
+		return m.fallBack(), false
+	}
+	if !m.inFlight || m.outcome == probePending {
+		return 0, false
+	}
+	m.inFlight = false
+	if m.outcome == probeAcked {
+		m.losses = 0
+		m.low = m.size
+		resize = m.size
+		m.hole.watch(m.base)
+	} else {
+		m.stats.ProbesLost++
+		m.losses++
+		// A single loss may be chance: the same size is tried again,
+		// one round trip later (RFC 8899 section 5.1.2, PROBE_TIMER).
+		m.next = now + srtt
+		if m.losses < pmtuMaxProbes {
+			return 0, false
+		}
+		m.losses = 0
+		m.high = m.size
+	}
+	return resize, m.nextSize()
+}
+
+// nextSize picks the size of the next probe, or ends the search.
+func (m *pmtuState) nextSize() (done bool) {
 	if m.high-m.low <= pmtuMinStep {
 		m.phase = pmtuDone
-		c.qlogMTUUpdated(c.maxDatagram, c.maxDatagram, true)
-		return
+		return true
 	}
 	m.size = (m.low + m.high) / 2
+	return false
 }
 
-// setMaxDatagram makes size the largest datagram sent and tells loss
-// recovery, whose window and pacer count in datagrams.
-func (c *Conn) setMaxDatagram(size int) {
-	old := c.maxDatagram
-	c.maxDatagram = size
-	if err := c.sender.SetMaxDatagramSize(size); err != nil {
-		c.closeLocal(transportError(wire.CodeInternalError, 0, "path MTU: %v", err))
-		return
-	}
-	c.qlogMTUUpdated(old, size, false)
-}
-
-// pmtuFallBack returns to the base size after a black hole and stops
-// probing (RFC 8899 section 4.3: the path no longer carries the size in
-// use).
-func (c *Conn) pmtuFallBack() {
-	m := &c.pmtu
+// fallBack stops probing after a black hole and returns the base size
+// (RFC 8899 section 4.3: the path no longer carries the size in use).
+func (m *pmtuState) fallBack() int {
 	m.hole.stop()
 	m.phase = pmtuDone
 	m.inFlight = false
 	m.stats.BlackHole = true
-	c.setMaxDatagram(m.base)
+	return m.base
 }
 
-// pmtuProbeDue reports whether a probe may be built now: the search runs,
-// no probe is outstanding, its time has come, and congestion control and
-// the pacer allow a packet of its size (a probe is an ordinary
-// ack-eliciting packet for them). What is more urgent goes first, in the
-// datagram before: PTO probes, a due ACK, HANDSHAKE_DONE and the
-// acknowledgement of the client's Finished.
+// waiting reports whether a probe waits to go at now: the search runs, no
+// probe is outstanding and its time has come.
+func (m *pmtuState) waiting(now time.Duration) bool {
+	return m.phase == pmtuSearching && !m.inFlight && now >= m.next
+}
+
+// allowed reports whether congestion control and the pacer let a probe
+// go at now: it is an ordinary ack-eliciting packet for them.
+func (m *pmtuState) allowed(now time.Duration, s *recovery.Sender) bool {
+	if s.SendWindow() < m.size {
+		return false
+	}
+	return s.NextSendTime(now, m.size) <= now
+}
+
+// timer is when the next probe may go, if only time holds it back; ok is
+// false when no probe waits for a time after now (congestion control or
+// an outstanding probe wait for ACKs instead).
+func (m *pmtuState) timer(now time.Duration, s *recovery.Sender) (time.Duration, bool) {
+	if m.phase != pmtuSearching || m.inFlight || s.SendWindow() < m.size {
+		return 0, false
+	}
+	t := max(m.next, s.NextSendTime(now, m.size))
+	return t, t > now
+}
+
+// onProbeSent records the probe pn in flight.
+func (m *pmtuState) onProbeSent(pn uint64) {
+	m.inFlight, m.pn, m.outcome = true, pn, probePending
+	m.stats.ProbesSent++
+}
+
+// budget caps a datagram of size bytes that carries PTO probes at the
+// base size once the size was raised: if the path became a black hole
+// for large packets, the probes still get through, and their
+// acknowledgement shows the large packets lost around them
+// (pmtud_blackhole.go).
+func (m *pmtuState) budget(size int, s *recovery.Sender) int {
+	if m.hole.watching() && s.ProbesPending(spaceApp) > 0 {
+		return min(size, m.base)
+	}
+	return size
+}
+
+// report describes path MTU discovery, cur being the datagram size now.
+func (m *pmtuState) report(cur int) PathMTUStats {
+	s := m.stats
+	s.MaxDatagramSize = cur
+	s.Searching = m.phase == pmtuSearching
+	return s
+}
+
+// pmtuUpdate runs path MTU discovery at now, before a datagram is built:
+// it starts once the handshake is confirmed and applies what the probes
+// taught.
+func (c *Conn) pmtuUpdate(now time.Duration) {
+	if c.pmtu.phase == pmtuBase && c.handshakeConfirmed && c.hasPeer {
+		limit := min(c.cfg.MaxProbeDatagramSize, int(min(c.peerParams.MaxUDPPayloadSize, wire.DefaultMaxUDPPayloadSize)))
+		c.pmtu.start(now, c.maxDatagram, limit, c.cfg.DisablePathMTUDiscovery)
+	}
+	resize, done := c.pmtu.update(now, c.sender.RTT().SmoothedRTT())
+	if resize > 0 {
+		// Loss recovery's window and pacer count in datagrams.
+		old := c.maxDatagram
+		c.maxDatagram = resize
+		if err := c.sender.SetMaxDatagramSize(resize); err != nil {
+			c.closeLocal(transportError(wire.CodeInternalError, 0, "path MTU: %v", err))
+		} else {
+			c.qlogMTUUpdated(old, resize, false)
+		}
+	}
+	if done {
+		c.qlogMTUUpdated(c.maxDatagram, c.maxDatagram, true)
+	}
+}
+
+// pmtuProbeDue reports whether a probe may be built now: one waits, and
+// what is more urgent goes first, in the datagram before: PTO probes, a
+// due ACK, HANDSHAKE_DONE and the acknowledgement of the client's
+// Finished.
 func (c *Conn) pmtuProbeDue(now time.Duration) bool {
-	m := &c.pmtu
-	if m.phase != pmtuSearching || m.inFlight || now < m.next || c.appWrite == nil {
+	if !c.pmtu.waiting(now) || c.appWrite == nil {
 		return false
 	}
 	if c.handshakeDonePend || c.hsDiscardPending || c.sender.ProbesPending(spaceApp) > 0 {
@@ -235,22 +288,7 @@ func (c *Conn) pmtuProbeDue(now time.Duration) bool {
 			return false
 		}
 	}
-	if c.sender.SendWindow() < m.size {
-		return false
-	}
-	return c.sender.NextSendTime(now, m.size) <= now
-}
-
-// pmtuTimer is when the next probe may go, if only time holds it back;
-// ok is false when no probe waits for a time in the future (congestion
-// control or an outstanding probe wait for ACKs instead).
-func (c *Conn) pmtuTimer() (time.Duration, bool) {
-	m := &c.pmtu
-	if m.phase != pmtuSearching || m.inFlight || c.sender.SendWindow() < m.size {
-		return 0, false
-	}
-	t := max(m.next, c.sender.NextSendTime(c.now, m.size))
-	return t, t > c.now
+	return c.pmtu.allowed(now, c.sender)
 }
 
 // probeDatagram builds a probe: one 1-RTT packet of a PING frame and
@@ -258,12 +296,12 @@ func (c *Conn) pmtuTimer() (time.Duration, bool) {
 // recovery learns is a probe. The PING is recorded as fkPathProbe, which
 // nothing sends again when the probe is lost.
 func (c *Conn) probeDatagram(now time.Duration, buf []byte) ([]byte, bool) {
-	m := &c.pmtu
+	size := c.pmtu.size
 	sp := c.spaces[spaceApp]
 	p := plannedPacket{space: spaceApp, pn: sp.nextPN, ackEliciting: true, padded: true}
 	p.pnLen, _ = wire.PacketNumberLen(p.pn, sp.largestAcked)
 	p.hdrLen = c.headerLen(spaceApp, p.pnLen)
-	n := m.size - p.hdrLen - crypto.TagLen
+	n := size - p.hdrLen - crypto.TagLen
 	b := append(c.build.payload[spaceApp][:0], byte(wire.FrameTypePing))
 	for len(b) < n {
 		b = append(b, zeros[:min(len(zeros), n-len(b))]...)
@@ -271,7 +309,7 @@ func (c *Conn) probeDatagram(now time.Duration, buf []byte) ([]byte, bool) {
 	c.build.payload[spaceApp] = b
 	c.build.frames[spaceApp] = append(c.build.frames[spaceApp][:0], sentFrame{kind: fkPathProbe})
 	c.build.plan[0] = p
-	out := c.sealDatagram(now, 1, p.size(len(b)), buf, m.size)
+	out := c.sealDatagram(now, 1, p.size(len(b)), buf, size)
 	if out == nil {
 		return nil, false
 	}
@@ -279,28 +317,8 @@ func (c *Conn) probeDatagram(now time.Duration, buf []byte) ([]byte, bool) {
 		c.closeLocal(transportError(wire.CodeInternalError, 0, "path MTU probe: %v", err))
 		return nil, false
 	}
-	m.inFlight, m.pn, m.outcome = true, p.pn, probePending
-	m.stats.ProbesSent++
+	c.pmtu.onProbeSent(p.pn)
 	return out, true
-}
-
-// pmtuBudget caps a datagram that carries PTO probes at the base size
-// once the size was raised: if the path became a black hole for large
-// packets, the probes still get through, and their acknowledgement shows
-// the large packets lost around them (pmtud_blackhole.go).
-func (c *Conn) pmtuBudget(size int) int {
-	if c.pmtu.hole.watching() && c.sender.ProbesPending(spaceApp) > 0 {
-		return min(size, c.pmtu.base)
-	}
-	return size
-}
-
-// pathMTUStats reports the state of path MTU discovery.
-func (c *Conn) pathMTUStats() PathMTUStats {
-	s := c.pmtu.stats
-	s.MaxDatagramSize = c.maxDatagram
-	s.Searching = c.pmtu.phase == pmtuSearching
-	return s
 }
 
 // largestDatagram is the largest UDP payload either endpoint may send

@@ -19,7 +19,7 @@ const blackHoleLosses = 5
 // runs of packets, but they lose small ones too: so a black hole needs a
 // large packet lost that was sent after a small one that arrived, itself
 // sent after the run began. PTO probes are small once the size was raised
-// (pmtuBudget), so a bulk transfer whose large packets vanish still has
+// (pmtuState.budget), so a bulk transfer whose large packets vanish still has
 // small packets to show it.
 type blackHole struct {
 	// above: packets larger than this are large; 0 while not watching.

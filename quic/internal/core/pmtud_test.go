@@ -285,3 +285,53 @@ type holeEvent struct {
 
 func lost(p pktInfo) holeEvent  { return holeEvent{p, false} }
 func acked(p pktInfo) holeEvent { return holeEvent{p, true} }
+
+// TestPMTUStateSearch drives the search alone: the largest size first,
+// then a binary search after MAX_PROBES losses, until the bounds close.
+func TestPMTUStateSearch(t *testing.T) {
+	var m pmtuState
+	const srtt = 50 * time.Millisecond
+	m.start(time.Second, 1200, 1452, false)
+	if !m.waiting(time.Second) || m.size != 1452 {
+		t.Fatalf("after start: waiting %v, size %d, want a probe of 1452", m.waiting(time.Second), m.size)
+	}
+	now, pn := time.Second, uint64(10)
+	for i := range pmtuMaxProbes {
+		m.onProbeSent(pn)
+		m.PacketLost(recovery.PacketInfo{Space: spaceApp, Number: pn, PathProbe: true})
+		resize, done := m.update(now, srtt)
+		if resize != 0 || done {
+			t.Fatalf("loss %d: resize %d, done %v", i+1, resize, done)
+		}
+		if m.waiting(now) || !m.waiting(now+srtt) {
+			t.Fatalf("loss %d: the same size is not tried again one round trip later", i+1)
+		}
+		now, pn = now+srtt, pn+1
+	}
+	if want := (1200 + 1452) / 2; m.size != want {
+		t.Fatalf("after %d losses the next size is %d, want %d", pmtuMaxProbes, m.size, want)
+	}
+	m.onProbeSent(pn)
+	m.PacketAcked(recovery.PacketInfo{Space: spaceApp, Number: pn, PathProbe: true})
+	if resize, done := m.update(now, srtt); resize != 1326 || done {
+		t.Fatalf("acknowledged probe: resize %d, done %v, want 1326 and more probes", resize, done)
+	}
+	if st := m.report(1326); st.ProbesSent != 4 || st.ProbesLost != 3 || !st.Searching || st.MaxDatagramSize != 1326 {
+		t.Errorf("stats %+v", st)
+	}
+}
+
+// TestPMTUStateDisabled: a disabled search, or one with no room above the
+// starting size, ends at once.
+func TestPMTUStateDisabled(t *testing.T) {
+	for _, tc := range []struct {
+		limit    int
+		disabled bool
+	}{{1452, true}, {1200, false}, {1100, false}} {
+		var m pmtuState
+		m.start(0, 1200, tc.limit, tc.disabled)
+		if m.phase != pmtuDone || m.waiting(time.Hour) {
+			t.Errorf("limit %d disabled %v: still searching", tc.limit, tc.disabled)
+		}
+	}
+}

@@ -43,7 +43,7 @@ func (c *Conn) receiveDatagram(now time.Duration, data []byte) {
 	case stateDraining, stateClosed:
 		return
 	case stateClosing:
-		c.onDatagramWhileClosing()
+		c.closing.onDatagram()
 		return
 	}
 	c.stats.DatagramsReceived++

@@ -132,9 +132,9 @@ func (c *Conn) handleFrame(now time.Duration, s recovery.Space, f wire.Frame, dc
 	case *wire.StreamsBlockedFrame:
 		c.streams.onStreamsBlocked(f)
 	case *wire.NewConnectionIDFrame:
-		return c.cids.onNewConnectionID(c, f)
+		return c.cids.onNewConnectionID(f)
 	case *wire.RetireConnectionIDFrame:
-		return c.cids.onRetireConnectionID(c, f.SequenceNumber, dcid)
+		return c.cids.onRetireConnectionID(&c.events, f.SequenceNumber, dcid)
 	case *wire.PathChallengeFrame:
 		if len(c.pathResponses) < 4 {
 			c.pathResponses = append(c.pathResponses, f.Data)

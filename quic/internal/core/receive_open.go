@@ -59,7 +59,7 @@ func (c *Conn) openShort(now time.Duration, pkt []byte, pnOffset int, dcid wire.
 		c.stats.PacketsDuplicate++
 		return true
 	}
-	if err := c.onKeyPhase(gen, pn); err != nil {
+	if err := c.ku.onOpened(now, c.pto(), c.appRead, c.appWrite, gen, pn); err != nil {
 		c.closeLocal(asTransportError(err))
 		return true
 	}

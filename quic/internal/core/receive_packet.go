@@ -24,7 +24,7 @@ func (c *Conn) handlePacket(now time.Duration, data []byte) (int, bool) {
 		return len(data), c.handleShort(now, data)
 	}
 	if c.isClient && isVersionNegotiation(data) {
-		return len(data), c.onVersionNegotiation(data)
+		return len(data), c.onVersionNegotiation(now, data)
 	}
 	h, pnOffset, err := wire.ParseLongHeader(data)
 	if err != nil {
@@ -33,7 +33,7 @@ func (c *Conn) handlePacket(now time.Duration, data []byte) (int, bool) {
 		return len(data), false
 	}
 	if h.Version != c.version {
-		return c.handleOtherVersion(data, &h, pnOffset)
+		return c.handleOtherVersion(now, data, &h, pnOffset)
 	}
 	if h.Type == wire.PacketTypeRetry {
 		return len(data), c.onRetry(now, data, &h)

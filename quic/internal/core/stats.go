@@ -68,7 +68,7 @@ func (c *Conn) Stats() Stats {
 	s.SpuriousRetransmissions = s.Recovery.SpuriousLosses + s.Recovery.RecoveredAfterLoss
 	s.FEC = c.fec.stats()
 	s.ECN = c.ecn.stats()
-	s.PathMTU = c.pathMTUStats()
+	s.PathMTU = c.pmtu.report(c.maxDatagram)
 	s.StreamBytesUnacked = c.streams.unackedBytes()
 	return s
 }

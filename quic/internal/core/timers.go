@@ -25,16 +25,13 @@ func (c *Conn) NextTimer() (time.Duration, bool) {
 	case stateClosed:
 		return 0, false
 	case stateClosing, stateDraining:
-		return c.closing.deadline, true
+		return c.closing.timer(c.now, c.pto())
 	}
 	d.add(c.handshakeDeadline, !c.handshakeComplete)
-	d.add(c.idle.deadline(c.pto()))
+	d.add(c.idle.timer(c.pto(), c.handshakeConfirmed))
 	d.add(c.sender.Deadline())
-	d.add(c.ku.discardAt, c.ku.discardArmed)
+	d.add(c.ku.discardTimer())
 	d.add(c.early.timer())
-	if c.handshakeConfirmed {
-		d.add(c.idle.keepAlive(c.cfg.KeepAlivePeriod))
-	}
 	if c.datagramBudget() < minInitialDatagram {
 		// Blocked by the anti-amplification limit: only receiving helps.
 		return d.t, d.ok
@@ -47,7 +44,7 @@ func (c *Conn) NextTimer() (time.Duration, bool) {
 	if c.sender.CanSend() && c.hasAnyData() {
 		d.add(c.sender.NextSendTime(c.now, c.maxDatagram), true)
 	}
-	d.add(c.pmtuTimer())
+	d.add(c.pmtu.timer(c.now, c.sender))
 	if d.ok && d.t < c.now {
 		d.t = c.now
 	}
@@ -73,7 +70,7 @@ func (c *Conn) HandleTimer(now time.Duration) {
 		return
 	case stateClosing, stateDraining:
 		// A CONNECTION_CLOSE not sent yet goes out first.
-		if now >= c.closing.deadline && !c.closing.pending {
+		if c.closing.over(now, c.pto()) {
 			c.setClosed()
 		}
 		return
@@ -82,18 +79,12 @@ func (c *Conn) HandleTimer(now time.Duration) {
 		c.closeSilently(ErrHandshakeTimeout)
 		return
 	}
-	if t, ok := c.idle.deadline(c.pto()); ok && now >= t {
+	if c.idle.onTimer(now, c.pto(), c.handshakeConfirmed) {
 		c.closeSilently(ErrIdleTimeout)
 		return
 	}
-	if t, ok := c.idle.keepAlive(c.cfg.KeepAlivePeriod); ok && c.handshakeConfirmed && now >= t {
-		c.idle.ping = true
-	}
 	c.early.onTimer(now)
-	if c.ku.discardArmed && now >= c.ku.discardAt {
-		c.ku.discardArmed = false
-		c.appRead.DiscardPrevious()
-	}
+	c.ku.onTimer(now, c.appRead)
 	if t, ok := c.sender.Deadline(); ok && now >= t {
 		c.onRecoveryResult(now, c.sender.OnTimeout(now))
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/satquic/satquic/quic/internal/crypto"
 	"github.com/satquic/satquic/quic/internal/wire"
@@ -41,7 +42,8 @@ func SupportedVersions() []wire.Version { return slices.Clone(supportedVersions)
 func compatible(a, b wire.Version) bool { return a.IsSupported() && b.IsSupported() }
 
 // versionState is what version negotiation needs to remember (RFC 9000
-// section 6, RFC 9368).
+// section 6, RFC 9368). Its methods decide; the connection switches
+// versions or starts again, which takes its keys and handshake.
 type versionState struct {
 	// available is, for a client, the versions it may use and lists in
 	// version_information, by preference; for a server, the versions it
@@ -63,13 +65,13 @@ type versionState struct {
 	switched bool
 }
 
-// initVersions sets up version negotiation from the configuration.
-func (c *Conn) initVersions() {
-	v := &c.vn
-	v.first = c.version
-	v.upgrade = !c.isClient && len(c.cfg.Versions) > 0
-	v.available = []wire.Version{c.version}
-	list := c.cfg.Versions
+// init sets up version negotiation for a connection of version current
+// and the configured versions (Config.Versions).
+func (v *versionState) init(current wire.Version, isClient bool, configured []wire.Version) {
+	v.first = current
+	v.upgrade = !isClient && len(configured) > 0
+	v.available = []wire.Version{current}
+	list := configured
 	if len(list) == 0 {
 		list = supportedVersions
 	}
@@ -78,9 +80,100 @@ func (c *Conn) initVersions() {
 			v.available = append(v.available, x)
 		}
 	}
-	if !c.isClient && len(c.cfg.Versions) > 0 {
-		v.available = slices.Clone(c.cfg.Versions)
+	if !isClient && len(configured) > 0 {
+		v.available = slices.Clone(configured)
 	}
+}
+
+// localInfo is the version_information transport parameter this endpoint
+// sends (RFC 9368 section 3).
+func (v *versionState) localInfo(current wire.Version) *wire.VersionInformation {
+	return &wire.VersionInformation{Chosen: current, Available: slices.Clone(v.available)}
+}
+
+// choose answers a Version Negotiation packet that offers versions, at a
+// client using current: ok is false when the packet lists current (a stale
+// or forged packet, ignored); otherwise the client starts again with next,
+// the first of its versions the server lists, or gives up with a
+// *VersionError.
+func (v *versionState) choose(offered []wire.Version, current wire.Version) (next wire.Version, ok bool, err error) {
+	if slices.Contains(offered, current) {
+		return 0, false, nil
+	}
+	for _, x := range v.available {
+		if slices.Contains(offered, x) {
+			return x, true, nil
+		}
+	}
+	return 0, true, &VersionError{Offered: offered, Ours: slices.Clone(v.available)}
+}
+
+// checkServerInfo validates, at a client using current, the server's
+// version_information (RFC 9368 sections 4 and 5).
+func (v *versionState) checkServerInfo(vi *wire.VersionInformation, current wire.Version) error {
+	if vi == nil {
+		if v.afterVN {
+			return transportError(wire.CodeVersionNegotiationError, 0, "no version_information after version negotiation")
+		}
+		return nil
+	}
+	if vi.Chosen != current {
+		return transportError(wire.CodeVersionNegotiationError, 0, "server chose %v in version_information, its packets are %v", vi.Chosen, current)
+	}
+	if v.afterVN {
+		// Downgrade prevention: with the server's full list, the client
+		// would have chosen the version it uses now.
+		for _, x := range v.available {
+			if slices.Contains(vi.Available, x) {
+				if x != current {
+					return transportError(wire.CodeVersionNegotiationError, 0, "server supports %v, preferred to %v", x, current)
+				}
+				break
+			}
+		}
+	}
+	return nil
+}
+
+// checkClientInfo validates, at a server using current, the client's
+// version_information (RFC 9368 section 4) and performs compatible
+// version negotiation (section 2.3): upgrade reports the first version
+// the server prefers that the client listed as compatible with its first
+// flight, when it is not current.
+func (v *versionState) checkClientInfo(vi *wire.VersionInformation, current wire.Version) (next wire.Version, upgrade bool, err error) {
+	if vi == nil {
+		return 0, false, nil
+	}
+	if vi.Chosen != v.first {
+		return 0, false, transportError(wire.CodeVersionNegotiationError, 0, "client chose %v in version_information but sent %v", vi.Chosen, v.first)
+	}
+	if !v.upgrade || v.switched {
+		return 0, false, nil
+	}
+	for _, x := range v.available {
+		if slices.Contains(vi.Available, x) && compatible(v.first, x) {
+			return x, x != current, nil
+		}
+	}
+	return 0, false, nil
+}
+
+// followsServer reports whether a client using current switches to the
+// version of the server's Initial packet, which differs from current: a
+// version it listed as compatible, until the ServerHello (handshakeKeys),
+// which the server sends in the version it chose; an ACK may have come in
+// the first version before (RFC 9368 section 2.3).
+func (v *versionState) followsServer(server, current wire.Version, handshakeKeys bool) bool {
+	return !v.switched && !v.afterVN && !handshakeKeys && slices.Contains(v.available, server) && compatible(current, server)
+}
+
+// firstInitialKeys returns the keys that open a client's Initial packet of
+// version pv at a server that switched from it, or nil.
+func (v *versionState) firstInitialKeys(pv wire.Version) *crypto.Keys {
+	if pv != v.first {
+		return nil
+	}
+	return v.oldInitialRead
 }
 
 // checkVersions validates Config.Versions.
@@ -91,12 +184,6 @@ func checkVersions(vs []wire.Version) bool {
 		}
 	}
 	return true
-}
-
-// localVersionInfo is the version_information transport parameter this
-// endpoint sends (RFC 9368 section 3).
-func (c *Conn) localVersionInfo() *wire.VersionInformation {
-	return &wire.VersionInformation{Chosen: c.version, Available: slices.Clone(c.vn.available)}
 }
 
 // VersionNegotiation appends to buf the Version Negotiation packet a
@@ -143,13 +230,12 @@ func VersionNegotiation(buf, datagram []byte, supported []wire.Version) ([]byte,
 	return out, true
 }
 
-// onVersionNegotiation handles a Version Negotiation packet at a client
-// (RFC 9000 section 6.2): it is ignored once any other packet was
-// processed, when its connection IDs do not echo ours, and when it lists
-// the version in use (a stale or forged packet); otherwise the client
-// starts again with the first of its versions the server lists, or gives
-// up with a *VersionError.
-func (c *Conn) onVersionNegotiation(data []byte) bool {
+// onVersionNegotiation handles a Version Negotiation packet received at
+// now by a client (RFC 9000 section 6.2): it is ignored once any other
+// packet was processed, when its connection IDs do not echo ours, and when
+// it lists the version in use; otherwise the client starts again with
+// another version, or gives up with a *VersionError.
+func (c *Conn) onVersionNegotiation(now time.Duration, data []byte) bool {
 	if !c.isClient || c.stats.PacketsReceived > 0 || c.vn.afterVN || c.retry.done {
 		return false
 	}
@@ -160,30 +246,28 @@ func (c *Conn) onVersionNegotiation(data []byte) bool {
 	if string(vn.DstConnID) != string(c.cids.local[0].id.Bytes()) || string(vn.SrcConnID) != string(c.cids.dcid().Bytes()) {
 		return false
 	}
-	if slices.Contains(vn.Versions, c.version) {
+	next, ok, err := c.vn.choose(vn.Versions, c.version)
+	if !ok {
 		return false
 	}
-	for _, v := range c.vn.available {
-		if slices.Contains(vn.Versions, v) {
-			if err := c.restartWithVersion(v); err != nil {
-				c.closeSilently(err)
-			}
-			return true
-		}
+	if err == nil {
+		err = c.restartWithVersion(now, next)
 	}
-	c.closeSilently(&VersionError{Offered: vn.Versions, Ours: slices.Clone(c.vn.available)})
+	if err != nil {
+		c.closeSilently(err)
+	}
 	return true
 }
 
-// restartWithVersion starts the connection attempt again with version v
-// after a Version Negotiation packet (RFC 9368 section 4, incompatible
-// negotiation): new Initial keys, a new Destination Connection ID, a new
-// TLS handshake. The connection ID the driver routes by, the events and
-// the counters stay.
-func (c *Conn) restartWithVersion(v wire.Version) error {
+// restartWithVersion starts the connection attempt again at now with
+// version v after a Version Negotiation packet (RFC 9368 section 4,
+// incompatible negotiation): new Initial keys, a new Destination
+// Connection ID, a new TLS handshake. The connection ID the driver routes
+// by, the events and the counters stay.
+func (c *Conn) restartWithVersion(now time.Duration, v wire.Version) error {
 	cfg := c.cfg
 	cfg.Version = v
-	fresh, err := newConn(&cfg, c.now, c.remote, true)
+	fresh, err := newConn(&cfg, now, c.remote, true)
 	if err != nil {
 		return err
 	}
@@ -212,67 +296,24 @@ func (c *Conn) restartWithVersion(v wire.Version) error {
 
 // checkPeerVersionInfo validates the peer's version_information (RFC 9368
 // sections 4 and 5) and, at a server, performs compatible version
-// negotiation. A failure is a VERSION_NEGOTIATION_ERROR.
+// negotiation: the server's packets use the new version from its first
+// Initial on; the client's Initials in the first version are still read
+// until the client switches. A failure is a VERSION_NEGOTIATION_ERROR.
 func (c *Conn) checkPeerVersionInfo(p *wire.TransportParameters) error {
-	vi := p.VersionInformation
-	if !c.isClient {
-		if vi == nil {
-			return nil
-		}
-		if vi.Chosen != c.vn.first {
-			return transportError(wire.CodeVersionNegotiationError, 0, "client chose %v in version_information but sent %v", vi.Chosen, c.vn.first)
-		}
-		c.negotiateCompatible(vi.Available)
+	if c.isClient {
+		return c.vn.checkServerInfo(p.VersionInformation, c.version)
+	}
+	next, upgrade, err := c.vn.checkClientInfo(p.VersionInformation, c.version)
+	if !upgrade {
+		return err
+	}
+	old := c.spaces[spaceInitial].read
+	if err := c.switchVersion(next); err != nil {
+		c.closeLocal(transportError(wire.CodeInternalError, 0, "switching to %v: %v", next, err))
 		return nil
 	}
-	if vi == nil {
-		if c.vn.afterVN {
-			return transportError(wire.CodeVersionNegotiationError, 0, "no version_information after version negotiation")
-		}
-		return nil
-	}
-	if vi.Chosen != c.version {
-		return transportError(wire.CodeVersionNegotiationError, 0, "server chose %v in version_information, its packets are %v", vi.Chosen, c.version)
-	}
-	if c.vn.afterVN {
-		// Downgrade prevention: with the server's full list, the client
-		// would have chosen the version it uses now.
-		for _, v := range c.vn.available {
-			if slices.Contains(vi.Available, v) {
-				if v != c.version {
-					return transportError(wire.CodeVersionNegotiationError, 0, "server supports %v, preferred to %v", v, c.version)
-				}
-				break
-			}
-		}
-	}
+	c.vn.oldInitialRead = old
 	return nil
-}
-
-// negotiateCompatible, at a server, switches to the first version it
-// prefers that the client listed as compatible with its first flight
-// (RFC 9368 section 2.3). The server's packets use the new version from
-// its first Initial on; the client's Initials in the first version are
-// still read until the client switches.
-func (c *Conn) negotiateCompatible(clientAvailable []wire.Version) {
-	if !c.vn.upgrade || c.vn.switched {
-		return
-	}
-	for _, v := range c.vn.available {
-		if !slices.Contains(clientAvailable, v) || !compatible(c.vn.first, v) {
-			continue
-		}
-		if v == c.version {
-			return
-		}
-		old := c.spaces[spaceInitial].read
-		if err := c.switchVersion(v); err != nil {
-			c.closeLocal(transportError(wire.CodeInternalError, 0, "switching to %v: %v", v, err))
-			return
-		}
-		c.vn.oldInitialRead = old
-		return
-	}
 }
 
 // switchVersion moves the connection to version v: its Initial keys are
@@ -288,12 +329,13 @@ func (c *Conn) switchVersion(v wire.Version) error {
 	return nil
 }
 
-// handleOtherVersion handles a long header packet whose version is not the
-// connection's. A client accepts the server's first Initial in another
-// version it listed as compatible (RFC 9368 section 2.3) and switches to
-// it; a server that switched reads the client's Initials in the first
-// version until the client follows. Anything else is dropped.
-func (c *Conn) handleOtherVersion(data []byte, h *wire.LongHeader, pnOffset int) (int, bool) {
+// handleOtherVersion handles a long header packet received at now whose
+// version is not the connection's. A client accepts the server's first
+// Initial in another version it listed as compatible (RFC 9368 section
+// 2.3) and switches to it; a server that switched reads the client's
+// Initials in the first version until the client follows. Anything else
+// is dropped.
+func (c *Conn) handleOtherVersion(now time.Duration, data []byte, h *wire.LongHeader, pnOffset int) (int, bool) {
 	size := pnOffset + int(h.Length)
 	c.rxPacketLen = size
 	if h.Type == wire.PacketTypeRetry {
@@ -303,52 +345,49 @@ func (c *Conn) handleOtherVersion(data []byte, h *wire.LongHeader, pnOffset int)
 		return size, false
 	}
 	if c.isClient {
-		// Until the ServerHello, which the server sends in the version it
-		// chose; an ACK may have come in the first version before.
-		if c.vn.switched || c.vn.afterVN || c.spaces[spaceHandshake].read != nil || !slices.Contains(c.vn.available, h.Version) || !compatible(c.version, h.Version) {
+		if !c.vn.followsServer(h.Version, c.version, c.spaces[spaceHandshake].read != nil) {
 			return size, false
 		}
 		// Keys of the other version are tried before the switch: an
 		// unauthenticated packet must not move the connection.
-		keys, err := c.initialKeysFor(h.Version)
-		if err != nil || !c.opens(keys, data[:size], pnOffset) {
+		keys, err := initialReadKeys(c.InitialDestConnID(), h.Version, c.isClient)
+		if err != nil || !opensLong(keys, data[:size], pnOffset) {
 			return size, false
 		}
 		if err := c.switchVersion(h.Version); err != nil {
 			c.closeLocal(transportError(wire.CodeInternalError, 0, "switching to %v: %v", h.Version, err))
 			return size, false
 		}
-		return size, c.handleLong(c.now, data[:size], h, pnOffset)
+		return size, c.handleLong(now, data[:size], h, pnOffset)
 	}
-	if c.vn.oldInitialRead == nil || h.Version != c.vn.first {
-		return size, false
-	}
+	old := c.vn.firstInitialKeys(h.Version)
 	sp := c.spaces[spaceInitial]
-	if sp.discarded {
+	if old == nil || sp.discarded {
 		return size, false
 	}
 	cur := sp.read
-	sp.read = c.vn.oldInitialRead
-	ok := c.handleLong(c.now, data[:size], h, pnOffset)
+	sp.read = old
+	ok := c.handleLong(now, data[:size], h, pnOffset)
 	sp.read = cur
 	return size, ok
 }
 
-// initialKeysFor derives this endpoint's Initial read keys in version v.
-func (c *Conn) initialKeysFor(v wire.Version) (*crypto.Keys, error) {
-	client, server, err := crypto.NewInitial(c.InitialDestConnID().Bytes(), crypto.Version(v))
+// initialReadKeys derives the Initial read keys of an endpoint in version
+// v from the client's first Destination Connection ID.
+func initialReadKeys(dcid wire.ConnectionID, v wire.Version, isClient bool) (*crypto.Keys, error) {
+	client, server, err := crypto.NewInitial(dcid.Bytes(), crypto.Version(v))
 	if err != nil {
 		return nil, err
 	}
-	if c.isClient {
+	if isClient {
 		return server, nil
 	}
 	return client, nil
 }
 
-// opens reports whether keys authenticate a long header packet, without
-// modifying it.
-func (c *Conn) opens(keys *crypto.Keys, pkt []byte, pnOffset int) bool {
+// opensLong reports whether keys authenticate a long header packet,
+// without modifying it.
+func opensLong(keys *crypto.Keys, pkt []byte, pnOffset int) bool {
 	cp := append([]byte(nil), pkt...)
 	pnLen, truncated, err := keys.Header().Remove(cp, pnOffset)
 	if err != nil {

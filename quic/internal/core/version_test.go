@@ -284,3 +284,21 @@ func TestVersionInformationChecks(t *testing.T) {
 		}
 	}
 }
+
+// TestVersionStateChoose: a client answers a Version Negotiation packet
+// with the first of its versions the server lists, ignores one that lists
+// its version, and gives up when none is common.
+func TestVersionStateChoose(t *testing.T) {
+	var v versionState
+	v.init(wire.Version1, true, nil)
+	if next, ok, err := v.choose([]wire.Version{0x1a2a3a4a, wire.Version2}, wire.Version1); !ok || err != nil || next != wire.Version2 {
+		t.Errorf("choose: %v %v %v, want a restart in v2", next, ok, err)
+	}
+	if _, ok, _ := v.choose([]wire.Version{wire.Version1}, wire.Version1); ok {
+		t.Error("a packet listing the version in use was not ignored")
+	}
+	var ve *VersionError
+	if _, ok, err := v.choose([]wire.Version{0x1a2a3a4a}, wire.Version1); !ok || !errors.As(err, &ve) {
+		t.Errorf("no common version: %v %v", ok, err)
+	}
+}
