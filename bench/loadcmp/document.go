@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/satquic/satquic/bench"
-	"github.com/satquic/satquic/bench/report"
+	"github.com/satquic/satquic/internal/report"
 )
 
 // Metadata is what it takes to judge and repeat a result: versions, the
