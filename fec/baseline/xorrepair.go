@@ -39,9 +39,6 @@ func (h xorRepairHeader) esi(j int) uint32 {
 	return h.First + uint32(j)*uint32(h.Stride)
 }
 
-// last is the ESI of the last covered source.
-func (h xorRepairHeader) last() uint32 { return h.esi(int(h.Count) - 1) }
-
 // span is the number of ESIs from the first covered source to the last.
 func (h xorRepairHeader) span() int {
 	return (int(h.Count)-1)*int(h.Stride) + 1
