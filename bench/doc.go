@@ -1,7 +1,7 @@
 // Package bench runs satquic's experiments, the reproductions of the seed
 // results (docs/architecture.md, "Experiments"), and turns their
 // measurements into tables, CSV, JSON and figures (through package
-// bench/report).
+// internal/report).
 //
 // The download experiment (seed 000) measures download completion time:
 // from the start of a fresh connection, handshakes included, to the last

@@ -5,7 +5,7 @@ import (
 	"io"
 	"strconv"
 
-	"github.com/satquic/satquic/bench/report"
+	"github.com/satquic/satquic/internal/report"
 )
 
 // Document is the JSON file of a download experiment: the summaries under

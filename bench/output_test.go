@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/satquic/satquic/bench/report"
+	"github.com/satquic/satquic/internal/report"
 	"github.com/satquic/satquic/netsim"
 )
 

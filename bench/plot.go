@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/satquic/satquic/bench/report"
+	"github.com/satquic/satquic/internal/report"
 )
 
 // Figure draws the experiment as seed 000 did, one row per size: the

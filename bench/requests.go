@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/satquic/satquic/bench/report"
+	"github.com/satquic/satquic/internal/report"
 	"github.com/satquic/satquic/netsim"
 	"github.com/satquic/satquic/quic/quicsim"
 )

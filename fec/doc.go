@@ -1,8 +1,10 @@
 // Package fec is satquic's forward erasure correction engine: the
-// sliding-window Random Linear Code of RFC 8681 over GF(2^8), the
-// redundancy controllers that decide how many repair symbols to send, and
-// the baseline codes it is measured against. The QUIC transport and the
-// FEC tunnel both use it.
+// sliding-window Random Linear Code of RFC 8681 over GF(2^8) and the
+// redundancy controllers that decide how many repair symbols to send. The
+// QUIC transport and the FEC tunnel both use it. The codes it is measured
+// against (XOR parity, block Reed-Solomon, Maelstrom) live in package
+// fec/baseline, behind the same SchemeEncoder and SchemeDecoder
+// interfaces, and fec/fecsim runs them all side by side.
 //
 // Files, by concern:
 //
@@ -17,16 +19,14 @@
 //     variable-length symbols; the decoder solves by progressive Gaussian
 //     elimination (decoder_solve.go) over the window it keeps
 //     (decoder_window.go).
-//   - scheme.go: the Encoder/Decoder interfaces shared by every scheme,
-//     and the loss Feedback the receiver reports.
+//   - scheme.go: the SchemeEncoder/SchemeDecoder interfaces shared by
+//     every scheme (this package's RLC and the baselines), and the loss
+//     Feedback the receiver reports.
 //   - controller*.go: redundancy controllers (fixed rate, HIRT, adaptive),
 //     which decide when a repair goes out and over how many sources;
 //     rlcscheme.go joins one to the Encoder as a SchemeEncoder.
 //   - monitor.go: the receiver's LossMonitor, which turns arriving and
 //     recovered ESIs into the Feedback reports the controllers read.
-//   - xor.go, rs*.go, maelstrom*.go, baseline_*.go: baselines (XOR
-//     parity, block Reed-Solomon, Maelstrom's layered interleaved XOR) and
-//     the symbol layout and bounded source memory they share.
 //
 // Nothing in this package reads the clock, sleeps or starts goroutines:
 // callers feed it packets (and, where it matters, the time).

@@ -1,10 +1,11 @@
 package fec
 
-// Every FEC scheme (the RLC codec with its controllers, and the
-// baselines) is seen by its users through the two interfaces below: a
-// sender-side SchemeEncoder that turns a sequence of source packets into
-// repair packets, and a receiver-side SchemeDecoder that turns received
-// source and repair packets into recovered source packets.
+// Every FEC scheme (the RLC codec with its controllers, and the baselines
+// of package fec/baseline) is seen by its users through the two
+// interfaces below: a sender-side SchemeEncoder that turns a sequence of
+// source packets into repair packets, and a receiver-side SchemeDecoder
+// that turns received source and repair packets into recovered source
+// packets.
 //
 // Source packets are numbered by their Encoding Symbol ID (ESI): the n-th
 // packet given to SchemeEncoder.AddSource has ESI n (mod 2^32), and the

@@ -25,12 +25,12 @@ func isHTTP2FrameType(t uint64) bool {
 	return t == 0x02 || t == 0x06 || t == 0x08 || t == 0x09
 }
 
-// isReservedID reports the identifiers 0x1f * N + 0x21 that frame types,
-// stream types, settings and error codes reserve for greasing (RFC 9114
-// section 7.2.8).
-func isReservedID(v uint64) bool { return v >= 0x21 && (v-0x21)%0x1f == 0 }
-
-// greaseID returns the nth reserved identifier.
+// greaseID returns the nth of the identifiers 0x1f * N + 0x21 that frame
+// types, stream types, settings and error codes reserve for greasing (RFC
+// 9114 sections 7.2.8, 6.2.3, 7.2.4.1 and 8.1). A receiver needs no test
+// for them: it ignores them as it ignores every unknown type or setting
+// (section 9), in the default cases of the frame readers, of
+// handleUniStream and of parseSettings.
 func greaseID(n uint64) uint64 { return 0x1f*n + 0x21 }
 
 // maxControlFramePayload bounds the payload of a SETTINGS frame: a

@@ -29,17 +29,7 @@ var link10msOnly = netsim.LinkConfig{Delay: 10 * time.Millisecond}
 // and returns the client's connection and the server's as Accept gives it.
 func (e *memEnv) dialMem(tlsConf *tls.Config, conf *Config, early bool) (*Conn, <-chan *Conn) {
 	e.t.Helper()
-	accepted := make(chan *Conn, 1)
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		c, err := e.l.Accept(ctx)
-		if err != nil {
-			close(accepted)
-			return
-		}
-		accepted <- c
-	}()
+	accepted := e.acceptNext()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	dial := e.client.Dial
@@ -51,6 +41,23 @@ func (e *memEnv) dialMem(tlsConf *tls.Config, conf *Config, early bool) (*Conn, 
 		e.t.Fatalf("Dial: %v", err)
 	}
 	return c, accepted
+}
+
+// acceptNext accepts the server's next connection in the background; the
+// channel gives it, or closes if Accept fails.
+func (e *memEnv) acceptNext() <-chan *Conn {
+	accepted := make(chan *Conn, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		c, err := e.l.Accept(ctx)
+		if err != nil {
+			close(accepted)
+			return
+		}
+		accepted <- c
+	}()
+	return accepted
 }
 
 // resumingTLS is a client TLS configuration with a session cache.

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/satquic/satquic/bench"
-	"github.com/satquic/satquic/bench/report"
+	"github.com/satquic/satquic/internal/report"
 )
 
 // Metadata is what it takes to judge and repeat a result: versions, the
@@ -247,9 +247,7 @@ func (d Document) Table() *report.Table {
 			m.Workers, m.Conns, m.DurationS, m.WarmupS, m.Runs, m.Machine.CPUModel, m.Machine.Cores),
 		Columns: []string{"measure", "payload"},
 	}
-	for _, s := range m.Stacks {
-		t.Columns = append(t.Columns, s)
-	}
+	t.Columns = append(t.Columns, m.Stacks...)
 	ratio := len(m.Stacks) >= 2
 	if ratio {
 		t.Columns = append(t.Columns, m.Stacks[0]+"/"+m.Stacks[1])

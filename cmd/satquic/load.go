@@ -13,8 +13,8 @@ import (
 
 	"github.com/satquic/satquic/bench/load"
 	"github.com/satquic/satquic/bench/load/payload"
-	"github.com/satquic/satquic/bench/report"
 	"github.com/satquic/satquic/internal/hq"
+	"github.com/satquic/satquic/internal/report"
 )
 
 // satquic load: an HTTP/3 load generator, for satquic's server and any

@@ -8,9 +8,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/satquic/satquic/bench/report"
 	"github.com/satquic/satquic/fec"
 	"github.com/satquic/satquic/fec/fecsim"
+	"github.com/satquic/satquic/internal/report"
 	"github.com/satquic/satquic/netsim/loss"
 )
 

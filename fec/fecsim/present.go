@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/satquic/satquic/bench/report"
+	"github.com/satquic/satquic/internal/report"
 )
 
 // Tables and figures of simulation results, shared by `satquic sim` and

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/satquic/satquic/fec"
+	"github.com/satquic/satquic/fec/baseline"
 )
 
 // Scheme names, as `satquic sim --scheme` takes them.
@@ -133,20 +134,20 @@ func (c SchemeConfig) build(lossHint float64, maxPayload int) (pair, error) {
 	case RLCAdaptive, RLCHIRT, RLCFixed:
 		return c.buildRLC(lossHint, maxPayload)
 	case XOR:
-		enc, encErr := fec.NewXOREncoder(c.XORK)
-		dec, decErr := fec.NewXORDecoder(c.XORK)
+		enc, encErr := baseline.NewXOREncoder(c.XORK)
+		dec, decErr := baseline.NewXORDecoder(c.XORK)
 		return baselinePair(enc, encErr, dec, decErr)
 	case RS:
-		enc, encErr := fec.NewRSEncoder(c.RSData, c.RSParity)
-		dec, decErr := fec.NewRSDecoder(c.RSData, c.RSParity)
+		enc, encErr := baseline.NewRSEncoder(c.RSData, c.RSParity)
+		dec, decErr := baseline.NewRSDecoder(c.RSData, c.RSParity)
 		return baselinePair(enc, encErr, dec, decErr)
 	case Maelstrom:
-		mc, err := fec.ParseMaelstrom(c.Maelstrom)
+		mc, err := baseline.ParseMaelstrom(c.Maelstrom)
 		if err != nil {
 			return pair{}, err
 		}
-		enc, encErr := fec.NewMaelstromEncoder(mc)
-		dec, decErr := fec.NewMaelstromDecoder(mc)
+		enc, encErr := baseline.NewMaelstromEncoder(mc)
+		dec, decErr := baseline.NewMaelstromDecoder(mc)
 		return baselinePair(enc, encErr, dec, decErr)
 	}
 	return pair{}, fmt.Errorf("%w %q (want %s)", ErrUnknownScheme, c.Name, strings.Join(SchemeNames, ", "))

@@ -44,12 +44,3 @@ func (r *ring[T]) grow() {
 	}
 	r.buf, r.head = buf, 0
 }
-
-// reset empties the ring, zeroing the slots it used.
-func (r *ring[T]) reset() {
-	var zero T
-	for i := range r.n {
-		*r.at(i) = zero
-	}
-	r.head, r.n = 0, 0
-}

@@ -32,10 +32,6 @@ func (e *VersionError) Unwrap() error { return ErrNoCommonVersion }
 // order of preference.
 var supportedVersions = []wire.Version{wire.Version1, wire.Version2}
 
-// SupportedVersions returns the QUIC versions the core implements, in its
-// default order of preference.
-func SupportedVersions() []wire.Version { return slices.Clone(supportedVersions) }
-
 // compatible reports whether a first flight of version a can be turned
 // into one of version b (RFC 9368 section 2.2): versions 1 and 2 share it
 // (RFC 9369 section 4).
@@ -189,7 +185,7 @@ func checkVersions(vs []wire.Version) bool {
 // VersionNegotiation appends to buf the Version Negotiation packet a
 // server sends in answer to datagram (RFC 9000 section 6.1), when the
 // datagram starts with a long header of a version not in supported (nil
-// means SupportedVersions). It reports false, appending nothing, when no
+// means supportedVersions). It reports false, appending nothing, when no
 // answer is due: a short header, a Version Negotiation packet (never
 // answered), a supported version, or a datagram under 1200 bytes, which
 // could not carry a client's first Initial (section 14.1) and must not buy

@@ -3,7 +3,6 @@ package udp
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"math/rand/v2"
 	"net"
 	"net/netip"
@@ -58,10 +57,6 @@ type datagram struct {
 	local netip.Addr
 	ecn   ECN
 	trunc bool
-}
-
-func (d datagram) String() string {
-	return fmt.Sprintf("%d bytes from %v ecn %v", len(d.data), d.from, d.ecn)
 }
 
 // collect reads until it has want datagrams, copying each out of msgs.

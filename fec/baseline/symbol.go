@@ -1,10 +1,12 @@
-package fec
+package baseline
 
 import (
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
+
+	"github.com/satquic/satquic/fec"
 )
 
 // Pieces shared by the baseline codes (xor.go, rs.go, maelstrom.go): the
@@ -28,12 +30,12 @@ import (
 // Errors of the baseline repair parsers and decoders; the returned errors
 // wrap one of them with the details.
 var (
-	// ErrMalformedBaselineRepair: the packet is not a well-formed repair
+	// ErrMalformedRepair: the packet is not a well-formed repair
 	// of the scheme (wrong tag, truncated, bad field).
-	ErrMalformedBaselineRepair = errors.New("fec: malformed baseline repair packet")
-	// ErrInconsistentBaselineRepair: the repair is well formed but
+	ErrMalformedRepair = errors.New("baseline: malformed repair packet")
+	// ErrInconsistentRepair: the repair is well formed but
 	// contradicts the decoder's configuration or the sources it holds.
-	ErrInconsistentBaselineRepair = errors.New("fec: inconsistent baseline repair packet")
+	ErrInconsistentRepair = errors.New("baseline: inconsistent repair packet")
 )
 
 const (
@@ -77,7 +79,7 @@ func xorCodedPayload(payload, acc []byte) {
 	}
 	acc[0] ^= byte(len(payload) >> 8)
 	acc[1] ^= byte(len(payload))
-	XorSlice(payload, acc[codedLengthSize:])
+	fec.XorSlice(payload, acc[codedLengthSize:])
 }
 
 // rebuiltSymbol is a coded symbol recovered by a decoder, checked.
@@ -96,7 +98,7 @@ func (s rebuiltSymbol) payload() []byte { return s.coded[codedLengthSize:] }
 // fit the symbol and every padding byte must be zero.
 func checkRebuilt(padded []byte) (rebuiltSymbol, error) {
 	if len(padded) < codedLengthSize {
-		return rebuiltSymbol{}, fmt.Errorf("%w: rebuilt symbol of %d bytes has no length", ErrInconsistentBaselineRepair, len(padded))
+		return rebuiltSymbol{}, fmt.Errorf("%w: rebuilt symbol of %d bytes has no length", ErrInconsistentRepair, len(padded))
 	}
 	length := int(binary.BigEndian.Uint16(padded))
 	end := codedLengthSize + length
@@ -105,10 +107,10 @@ func checkRebuilt(padded []byte) (rebuiltSymbol, error) {
 		end = codedLengthSize
 	}
 	if end > len(padded) {
-		return rebuiltSymbol{}, fmt.Errorf("%w: rebuilt length %d exceeds symbol of %d bytes", ErrInconsistentBaselineRepair, length, len(padded))
+		return rebuiltSymbol{}, fmt.Errorf("%w: rebuilt length %d exceeds symbol of %d bytes", ErrInconsistentRepair, length, len(padded))
 	}
 	if !paddingIsZero(padded[end:]) {
-		return rebuiltSymbol{}, fmt.Errorf("%w: rebuilt symbol has non-zero padding", ErrInconsistentBaselineRepair)
+		return rebuiltSymbol{}, fmt.Errorf("%w: rebuilt symbol has non-zero padding", ErrInconsistentRepair)
 	}
 	return rebuiltSymbol{coded: padded[:end], protected: protected}, nil
 }
@@ -136,6 +138,6 @@ func padTo(b []byte, n int) []byte {
 
 // recoveredCopy builds the Recovered report of a rebuilt symbol; the data
 // is copied because the decoder reuses its buffers.
-func recoveredCopy(esi uint32, sym rebuiltSymbol) Recovered {
-	return Recovered{ESI: esi, Data: slices.Clone(sym.payload())}
+func recoveredCopy(esi uint32, sym rebuiltSymbol) fec.Recovered {
+	return fec.Recovered{ESI: esi, Data: slices.Clone(sym.payload())}
 }

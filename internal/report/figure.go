@@ -161,7 +161,7 @@ func (p Panel) build(withLegend bool) (*plot.Plot, error) {
 	}
 	if p.LogX {
 		if p.X.set() && !(p.X.Min > 0) {
-			return nil, fmt.Errorf("X range from %v: %w", p.X.Min, errNotPositive)
+			return nil, fmt.Errorf("range of X from %v: %w", p.X.Min, errNotPositive)
 		}
 		setLogAxis(&pl.X)
 	}

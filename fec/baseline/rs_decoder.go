@@ -1,10 +1,11 @@
-package fec
+package baseline
 
 import (
 	"fmt"
 	"slices"
 
 	"github.com/klauspost/reedsolomon"
+	"github.com/satquic/satquic/fec"
 )
 
 // rsDecoder is the receiver side of block Reed-Solomon. Sources are kept
@@ -36,7 +37,7 @@ type rsBlock struct {
 func (b *rsBlock) shardSize() int { return codedLengthSize + int(b.maxLen) }
 
 // NewRSDecoder returns the decoder of NewRSEncoder(data, parity).
-func NewRSDecoder(data, parity int) (SchemeDecoder, error) {
+func NewRSDecoder(data, parity int) (fec.SchemeDecoder, error) {
 	code, err := newRSCode(data, parity)
 	if err != nil {
 		return nil, err
@@ -55,12 +56,12 @@ func NewRSDecoder(data, parity int) (SchemeDecoder, error) {
 
 // AddSource stores a received source and rebuilds the block it completes,
 // if any.
-func (d *rsDecoder) AddSource(esi uint32, payload []byte) []Recovered {
+func (d *rsDecoder) AddSource(esi uint32, payload []byte) []fec.Recovered {
 	coded, stored := d.window.storePayload(esi, payload)
 	if !stored {
 		return nil
 	}
-	var out []Recovered
+	var out []fec.Recovered
 	for i := 0; i < len(d.blocks); {
 		var released bool
 		out, released = d.onSource(i, esi, len(coded), out)
@@ -87,7 +88,7 @@ func (d *rsDecoder) expire() {
 // onSource updates waiting block i for a newly received source: the block
 // is rebuilt if it now holds enough shards, and released once complete,
 // stale or inconsistent. It reports whether block i was released.
-func (d *rsDecoder) onSource(i int, esi uint32, codedLen int, out []Recovered) ([]Recovered, bool) {
+func (d *rsDecoder) onSource(i int, esi uint32, codedLen int, out []fec.Recovered) ([]fec.Recovered, bool) {
 	b := d.blocks[i]
 	switch {
 	case d.window.forgotten(b.first):
@@ -114,13 +115,13 @@ func (d *rsDecoder) onSource(i int, esi uint32, codedLen int, out []Recovered) (
 
 // AddRepair adds a parity shard to its block and rebuilds the block if it
 // now has enough shards.
-func (d *rsDecoder) AddRepair(packet []byte) ([]Recovered, error) {
+func (d *rsDecoder) AddRepair(packet []byte) ([]fec.Recovered, error) {
 	h, shard, err := parseRSRepair(packet)
 	if err != nil {
 		return nil, err
 	}
 	if int(h.Data) != d.data || int(h.Parity) != d.parity {
-		return nil, fmt.Errorf("%w: rs repair of a %d+%d code, decoder is %d+%d", ErrInconsistentBaselineRepair, h.Data, h.Parity, d.data, d.parity)
+		return nil, fmt.Errorf("%w: rs repair of a %d+%d code, decoder is %d+%d", ErrInconsistentRepair, h.Data, h.Parity, d.data, d.parity)
 	}
 	if d.window.forgotten(h.First) {
 		return nil, nil // too old to help: its first source is forgotten
@@ -134,7 +135,7 @@ func (d *rsDecoder) AddRepair(packet []byte) ([]Recovered, error) {
 
 // openBlock starts a block with its first repair: it is rebuilt at once
 // if that repair is all it lacked, kept waiting otherwise.
-func (d *rsDecoder) openBlock(h rsRepairHeader, shard []byte) ([]Recovered, error) {
+func (d *rsDecoder) openBlock(h rsRepairHeader, shard []byte) ([]fec.Recovered, error) {
 	known, err := d.scanSources(h)
 	if err != nil {
 		return nil, err
@@ -156,10 +157,10 @@ func (d *rsDecoder) openBlock(h rsRepairHeader, shard []byte) ([]Recovered, erro
 }
 
 // addToBlock adds a further repair to the waiting block i.
-func (d *rsDecoder) addToBlock(i int, h rsRepairHeader, shard []byte) ([]Recovered, error) {
+func (d *rsDecoder) addToBlock(i int, h rsRepairHeader, shard []byte) ([]fec.Recovered, error) {
 	b := d.blocks[i]
 	if h.MaxLen != b.maxLen {
-		return nil, fmt.Errorf("%w: rs repair at %d says max length %d, an earlier one %d", ErrInconsistentBaselineRepair, h.First, h.MaxLen, b.maxLen)
+		return nil, fmt.Errorf("%w: rs repair at %d says max length %d, an earlier one %d", ErrInconsistentRepair, h.First, h.MaxLen, b.maxLen)
 	}
 	if len(b.repair[h.Index]) > 0 {
 		return nil, nil // duplicate
@@ -172,7 +173,7 @@ func (d *rsDecoder) addToBlock(i int, h rsRepairHeader, shard []byte) ([]Recover
 // addedRepair decodes block i after repair index was added to it. If the
 // rebuilt sources prove the block inconsistent, the repair is taken back
 // and the error returned, leaving the decoder as it was.
-func (d *rsDecoder) addedRepair(i, index int) ([]Recovered, error) {
+func (d *rsDecoder) addedRepair(i, index int) ([]fec.Recovered, error) {
 	b := d.blocks[i]
 	if d.knownSources(b.first)+b.count < d.data {
 		return nil, nil
@@ -198,7 +199,7 @@ func (d *rsDecoder) scanSources(h rsRepairHeader) (int, error) {
 			continue
 		}
 		if len(coded) > h.shardSize() {
-			return 0, fmt.Errorf("%w: source %d has a %d-byte symbol, larger than the rs shard of %d", ErrInconsistentBaselineRepair, h.First+uint32(j), len(coded), h.shardSize())
+			return 0, fmt.Errorf("%w: source %d has a %d-byte symbol, larger than the rs shard of %d", ErrInconsistentRepair, h.First+uint32(j), len(coded), h.shardSize())
 		}
 		known++
 	}
@@ -220,7 +221,7 @@ func (d *rsDecoder) knownSources(first uint32) int {
 // reconstruct rebuilds the missing sources of block b, checks every one
 // of them, and only then stores and reports them: a block whose rebuilt
 // symbols are inconsistent yields nothing.
-func (d *rsDecoder) reconstruct(b *rsBlock) ([]Recovered, error) {
+func (d *rsDecoder) reconstruct(b *rsBlock) ([]fec.Recovered, error) {
 	size := b.shardSize()
 	for j := range d.data {
 		buf := slices.Grow(d.scratch[j][:0], size)
@@ -234,7 +235,7 @@ func (d *rsDecoder) reconstruct(b *rsBlock) ([]Recovered, error) {
 		d.shards[d.data+j] = b.repair[j]
 	}
 	if err := d.code.ReconstructData(d.shards); err != nil {
-		return nil, fmt.Errorf("%w: rs block at %d: %w", ErrInconsistentBaselineRepair, b.first, err)
+		return nil, fmt.Errorf("%w: rs block at %d: %w", ErrInconsistentRepair, b.first, err)
 	}
 	rebuilt := make([]rebuiltSymbol, d.data)
 	for j := range d.data {
@@ -247,7 +248,7 @@ func (d *rsDecoder) reconstruct(b *rsBlock) ([]Recovered, error) {
 		}
 		rebuilt[j] = sym
 	}
-	var out []Recovered
+	var out []fec.Recovered
 	for j, sym := range rebuilt {
 		esi := b.first + uint32(j)
 		if sym.coded == nil || !d.window.storeCoded(esi, sym.coded) {

@@ -1,4 +1,4 @@
-package fec
+package baseline
 
 import (
 	"encoding/binary"
@@ -39,9 +39,6 @@ func (h xorRepairHeader) esi(j int) uint32 {
 	return h.First + uint32(j)*uint32(h.Stride)
 }
 
-// last is the ESI of the last covered source.
-func (h xorRepairHeader) last() uint32 { return h.esi(int(h.Count) - 1) }
-
 // span is the number of ESIs from the first covered source to the last.
 func (h xorRepairHeader) span() int {
 	return (int(h.Count)-1)*int(h.Stride) + 1
@@ -63,10 +60,10 @@ func (h xorRepairHeader) put(b []byte) {
 // sub-slice of packet), checking every field.
 func parseXORRepair(packet []byte) (xorRepairHeader, []byte, error) {
 	if len(packet) < xorRepairHeaderLen {
-		return xorRepairHeader{}, nil, fmt.Errorf("%w: xor repair of %d bytes is shorter than its %d-byte header", ErrMalformedBaselineRepair, len(packet), xorRepairHeaderLen)
+		return xorRepairHeader{}, nil, fmt.Errorf("%w: xor repair of %d bytes is shorter than its %d-byte header", ErrMalformedRepair, len(packet), xorRepairHeaderLen)
 	}
 	if packet[0] != xorRepairTag {
-		return xorRepairHeader{}, nil, fmt.Errorf("%w: tag %#02x is not an xor repair", ErrMalformedBaselineRepair, packet[0])
+		return xorRepairHeader{}, nil, fmt.Errorf("%w: tag %#02x is not an xor repair", ErrMalformedRepair, packet[0])
 	}
 	h := xorRepairHeader{
 		First:  binary.BigEndian.Uint32(packet[1:]),
@@ -76,15 +73,15 @@ func parseXORRepair(packet []byte) (xorRepairHeader, []byte, error) {
 	}
 	switch {
 	case h.Stride == 0:
-		return xorRepairHeader{}, nil, fmt.Errorf("%w: xor repair with stride 0", ErrMalformedBaselineRepair)
+		return xorRepairHeader{}, nil, fmt.Errorf("%w: xor repair with stride 0", ErrMalformedRepair)
 	case h.Count == 0:
-		return xorRepairHeader{}, nil, fmt.Errorf("%w: xor repair covering no source", ErrMalformedBaselineRepair)
+		return xorRepairHeader{}, nil, fmt.Errorf("%w: xor repair covering no source", ErrMalformedRepair)
 	case h.MaxLen > maxProtectedPayload:
-		return xorRepairHeader{}, nil, fmt.Errorf("%w: xor repair max length %d above %d", ErrMalformedBaselineRepair, h.MaxLen, maxProtectedPayload)
+		return xorRepairHeader{}, nil, fmt.Errorf("%w: xor repair max length %d above %d", ErrMalformedRepair, h.MaxLen, maxProtectedPayload)
 	}
 	body := packet[xorRepairHeaderLen:]
 	if len(body) != h.bodyLen() {
-		return xorRepairHeader{}, nil, fmt.Errorf("%w: xor repair body of %d bytes, header says %d", ErrMalformedBaselineRepair, len(body), h.bodyLen())
+		return xorRepairHeader{}, nil, fmt.Errorf("%w: xor repair body of %d bytes, header says %d", ErrMalformedRepair, len(body), h.bodyLen())
 	}
 	return h, body, nil
 }

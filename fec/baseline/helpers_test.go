@@ -1,4 +1,4 @@
-package fec
+package baseline
 
 import (
 	"bytes"
@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/satquic/satquic/fec"
 )
 
 // Test support for the baselines: a sent stream of sources and repairs,
@@ -19,13 +21,13 @@ type sentPacket struct {
 	esi    uint32 // sources only
 	data   []byte
 	// malformed marks a damaged repair that the decoder must refuse with
-	// ErrMalformedBaselineRepair; oracles skip it.
+	// ErrMalformedRepair; oracles skip it.
 	malformed bool
 }
 
 // encodeStream runs the payloads through enc and returns the packets in
 // sending order (repairs copied, since the encoder reuses them).
-func encodeStream(enc SchemeEncoder, payloads [][]byte) []sentPacket {
+func encodeStream(enc fec.SchemeEncoder, payloads [][]byte) []sentPacket {
 	var sent []sentPacket
 	for i, p := range payloads {
 		sent = append(sent, sentPacket{esi: uint32(i), data: p})
@@ -72,7 +74,7 @@ type delivery struct {
 // (nil: sending order) and checks every recovered packet: it must be a
 // source not received yet, recovered once, with exactly its original
 // bytes.
-func deliver(t testing.TB, dec SchemeDecoder, sent []sentPacket, lost []bool, order []int) delivery {
+func deliver(t testing.TB, dec fec.SchemeDecoder, sent []sentPacket, lost []bool, order []int) delivery {
 	t.Helper()
 	original := map[uint32][]byte{}
 	lostSource := map[uint32]bool{}
@@ -84,7 +86,7 @@ func deliver(t testing.TB, dec SchemeDecoder, sent []sentPacket, lost []bool, or
 	}
 	res := delivery{recovered: map[uint32]bool{}}
 	seen := map[uint32]bool{} // received or recovered
-	check := func(recs []Recovered) {
+	check := func(recs []fec.Recovered) {
 		for _, r := range recs {
 			want, ok := original[r.ESI]
 			switch {
@@ -112,7 +114,7 @@ func deliver(t testing.TB, dec SchemeDecoder, sent []sentPacket, lost []bool, or
 		}
 		p := sent[i]
 		if p.malformed {
-			if recs, err := dec.AddRepair(p.data); !errors.Is(err, ErrMalformedBaselineRepair) || recs != nil {
+			if recs, err := dec.AddRepair(p.data); !errors.Is(err, ErrMalformedRepair) || recs != nil {
 				t.Fatalf("damaged repair %x: %d recovered, err %v", p.data, len(recs), err)
 			}
 			continue

@@ -1,4 +1,4 @@
-package fec
+package baseline
 
 import (
 	"errors"
@@ -74,7 +74,7 @@ func TestRSMalformedRepairs(t *testing.T) {
 	repair := repairsOf(sent)[1]
 	dec, _ := NewRSDecoder(3, 2)
 	for n := range len(repair) {
-		if _, err := dec.AddRepair(repair[:n]); !errors.Is(err, ErrMalformedBaselineRepair) {
+		if _, err := dec.AddRepair(repair[:n]); !errors.Is(err, ErrMalformedRepair) {
 			t.Fatalf("prefix of %d bytes: err %v", n, err)
 		}
 	}
@@ -92,12 +92,12 @@ func TestRSMalformedRepairs(t *testing.T) {
 		"max len":       mutate(func(b []byte) { b[8], b[9] = 0xFF, 0xFF }),
 		"trailing byte": append(slices.Clone(repair), 0),
 	} {
-		if _, err := dec.AddRepair(b); !errors.Is(err, ErrMalformedBaselineRepair) {
+		if _, err := dec.AddRepair(b); !errors.Is(err, ErrMalformedRepair) {
 			t.Errorf("%s: err %v", name, err)
 		}
 	}
 	other := mutate(func(b []byte) { b[5] = 4 })
-	if _, err := dec.AddRepair(other); !errors.Is(err, ErrInconsistentBaselineRepair) {
+	if _, err := dec.AddRepair(other); !errors.Is(err, ErrInconsistentRepair) {
 		t.Errorf("repair of another code: err %v", err)
 	}
 }
@@ -142,7 +142,7 @@ func TestRSInconsistentRepairIsRefused(t *testing.T) {
 	}
 	bad := slices.Clone(repairs[1])
 	bad[len(bad)-1] ^= 0x5A
-	if recs, err := dec.AddRepair(bad); !errors.Is(err, ErrInconsistentBaselineRepair) || recs != nil {
+	if recs, err := dec.AddRepair(bad); !errors.Is(err, ErrInconsistentRepair) || recs != nil {
 		t.Fatalf("corrupt repair: %d recovered, err %v", len(recs), err)
 	}
 	recs, err := dec.AddRepair(repairs[1])

@@ -1,10 +1,12 @@
-package fec
+package baseline
 
 import (
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/satquic/satquic/fec"
 )
 
 // Maelstrom's layered interleaved XOR (Balakrishnan et al., NSDI 2008; the
@@ -30,9 +32,9 @@ type MaelstromConfig struct {
 	Window      int   // W: sources XORed into each repair, 1..65535
 }
 
-// maxBaselineSpan bounds the ESIs one repair of a baseline may span
+// maxRepairSpan bounds the ESIs one repair of a baseline may span
 // (max(I)*W for Maelstrom), and with it the decoder's memory.
-const maxBaselineSpan = 1 << 16
+const maxRepairSpan = 1 << 16
 
 // ParseMaelstrom parses the paper's notation "1-20:20" or "1-20-40:8",
 // optionally prefixed with "M:".
@@ -40,23 +42,23 @@ func ParseMaelstrom(spec string) (MaelstromConfig, error) {
 	body := strings.TrimPrefix(spec, "M:")
 	layers, window, ok := strings.Cut(body, ":")
 	if !ok {
-		return MaelstromConfig{}, fmt.Errorf("fec: maelstrom spec %q: want interleaves:window, e.g. 1-20:20", spec)
+		return MaelstromConfig{}, fmt.Errorf("baseline: maelstrom spec %q: want interleaves:window, e.g. 1-20:20", spec)
 	}
 	var cfg MaelstromConfig
 	for field := range strings.SplitSeq(layers, "-") {
 		i, err := strconv.Atoi(field)
 		if err != nil {
-			return MaelstromConfig{}, fmt.Errorf("fec: maelstrom spec %q: interleave %q: %w", spec, field, err)
+			return MaelstromConfig{}, fmt.Errorf("baseline: maelstrom spec %q: interleave %q: %w", spec, field, err)
 		}
 		cfg.Interleaves = append(cfg.Interleaves, i)
 	}
 	w, err := strconv.Atoi(window)
 	if err != nil {
-		return MaelstromConfig{}, fmt.Errorf("fec: maelstrom spec %q: window %q: %w", spec, window, err)
+		return MaelstromConfig{}, fmt.Errorf("baseline: maelstrom spec %q: window %q: %w", spec, window, err)
 	}
 	cfg.Window = w
 	if err := cfg.Validate(); err != nil {
-		return MaelstromConfig{}, fmt.Errorf("fec: maelstrom spec %q: %w", spec, err)
+		return MaelstromConfig{}, fmt.Errorf("baseline: maelstrom spec %q: %w", spec, err)
 	}
 	return cfg, nil
 }
@@ -85,8 +87,8 @@ func (c MaelstromConfig) Validate() error {
 		if slices.Contains(c.Interleaves[:i], v) {
 			return fmt.Errorf("maelstrom: interleave %d repeated (the layer would send the same repairs twice)", v)
 		}
-		if v*c.Window > maxBaselineSpan {
-			return fmt.Errorf("maelstrom: layer %d:%d spans %d ESIs, above %d", v, c.Window, v*c.Window, maxBaselineSpan)
+		if v*c.Window > maxRepairSpan {
+			return fmt.Errorf("maelstrom: layer %d:%d spans %d ESIs, above %d", v, c.Window, v*c.Window, maxRepairSpan)
 		}
 	}
 	return nil
@@ -103,17 +105,17 @@ func (c MaelstromConfig) maxSpan() int {
 }
 
 // NewMaelstromEncoder returns the sender side of a Maelstrom code.
-func NewMaelstromEncoder(cfg MaelstromConfig) (SchemeEncoder, error) {
+func NewMaelstromEncoder(cfg MaelstromConfig) (fec.SchemeEncoder, error) {
 	if err := cfg.Validate(); err != nil {
-		return nil, fmt.Errorf("fec: %w", err)
+		return nil, fmt.Errorf("baseline: %w", err)
 	}
 	return newLayeredXOREncoder(cfg), nil
 }
 
 // NewMaelstromDecoder returns the receiver side of a Maelstrom code.
-func NewMaelstromDecoder(cfg MaelstromConfig) (SchemeDecoder, error) {
+func NewMaelstromDecoder(cfg MaelstromConfig) (fec.SchemeDecoder, error) {
 	if err := cfg.Validate(); err != nil {
-		return nil, fmt.Errorf("fec: %w", err)
+		return nil, fmt.Errorf("baseline: %w", err)
 	}
 	return newPeelingDecoder(cfg), nil
 }
@@ -167,7 +169,7 @@ func (e *layeredXOREncoder) AddSource(payload []byte) [][]byte {
 }
 
 // OnFeedback ignores loss reports: Maelstrom's rate is fixed.
-func (e *layeredXOREncoder) OnFeedback(Feedback) [][]byte { return nil }
+func (e *layeredXOREncoder) OnFeedback(fec.Feedback) [][]byte { return nil }
 
 // add XORs one source into the bin, starting a new repair if the last one
 // was sealed.

@@ -1,8 +1,10 @@
-package fec
+package baseline
 
 import (
 	"fmt"
 	"slices"
+
+	"github.com/satquic/satquic/fec"
 )
 
 // peelingDecoder is the decoder of every XOR baseline (Maelstrom, and XOR
@@ -47,7 +49,7 @@ func newPeelingDecoder(cfg MaelstromConfig) *peelingDecoder {
 
 // AddSource stores a received source and XORs it out of the pending
 // repairs that miss it, returning the sources this rebuilds.
-func (d *peelingDecoder) AddSource(esi uint32, payload []byte) []Recovered {
+func (d *peelingDecoder) AddSource(esi uint32, payload []byte) []fec.Recovered {
 	if _, stored := d.window.storePayload(esi, payload); !stored || len(d.pending) == 0 {
 		return nil
 	}
@@ -59,13 +61,13 @@ func (d *peelingDecoder) AddSource(esi uint32, payload []byte) []Recovered {
 
 // AddRepair checks a repair against the known sources, rebuilds its one
 // missing source if that is all it lacks, or keeps it for later.
-func (d *peelingDecoder) AddRepair(packet []byte) ([]Recovered, error) {
+func (d *peelingDecoder) AddRepair(packet []byte) ([]fec.Recovered, error) {
 	h, body, err := parseXORRepair(packet)
 	if err != nil {
 		return nil, err
 	}
 	if h.span() > d.maxSpan {
-		return nil, fmt.Errorf("%w: xor repair spans %d ESIs, this decoder keeps repairs spanning at most %d", ErrInconsistentBaselineRepair, h.span(), d.maxSpan)
+		return nil, fmt.Errorf("%w: xor repair spans %d ESIs, this decoder keeps repairs spanning at most %d", ErrInconsistentRepair, h.span(), d.maxSpan)
 	}
 	if d.window.forgotten(h.First) {
 		return nil, nil // too old to help: its first source is forgotten
@@ -90,7 +92,7 @@ func (d *peelingDecoder) AddRepair(packet []byte) ([]Recovered, error) {
 // resolveNew rebuilds the one source a new repair misses and lets it
 // cascade. A rebuilt symbol that fails its checks makes the repair
 // inconsistent: it is refused and the decoder left unchanged.
-func (d *peelingDecoder) resolveNew(p *pendingXOR) ([]Recovered, error) {
+func (d *peelingDecoder) resolveNew(p *pendingXOR) ([]fec.Recovered, error) {
 	defer func() { d.free = append(d.free, p) }()
 	sym, err := d.rebuild(p)
 	if err != nil {
@@ -126,7 +128,7 @@ func (d *peelingDecoder) collectMissing(h xorRepairHeader, bodyLen int) error {
 			continue
 		}
 		if len(coded) > bodyLen {
-			return fmt.Errorf("%w: source %d has a %d-byte symbol, larger than the repair's %d", ErrInconsistentBaselineRepair, esi, len(coded), bodyLen)
+			return fmt.Errorf("%w: source %d has a %d-byte symbol, larger than the repair's %d", ErrInconsistentRepair, esi, len(coded), bodyLen)
 		}
 	}
 	return nil
@@ -146,7 +148,7 @@ func (d *peelingDecoder) newPending(h xorRepairHeader, body []byte) *pendingXOR 
 	p.missing = append(p.missing[:0], d.missing...)
 	for j := range int(h.Count) {
 		if coded, ok := d.window.lookup(h.esi(j)); ok {
-			XorSlice(coded, p.body)
+			fec.XorSlice(coded, p.body)
 		}
 	}
 	return p
@@ -178,7 +180,7 @@ func (d *peelingDecoder) rebuild(p *pendingXOR) (rebuiltSymbol, error) {
 
 // learn stores a rebuilt source, queues it for propagation and appends its
 // report to out.
-func (d *peelingDecoder) learn(esi uint32, sym rebuiltSymbol, out []Recovered) []Recovered {
+func (d *peelingDecoder) learn(esi uint32, sym rebuiltSymbol, out []fec.Recovered) []fec.Recovered {
 	if !d.window.storeCoded(esi, sym.coded) {
 		return out
 	}
@@ -192,7 +194,7 @@ func (d *peelingDecoder) learn(esi uint32, sym rebuiltSymbol, out []Recovered) [
 // propagate XORs each ESI of d.work out of the pending repairs that miss
 // it, rebuilding sources as repairs come down to one missing, until no
 // new source is learnt.
-func (d *peelingDecoder) propagate(out []Recovered) []Recovered {
+func (d *peelingDecoder) propagate(out []fec.Recovered) []fec.Recovered {
 	for len(d.work) > 0 {
 		esi := d.work[len(d.work)-1]
 		d.work = d.work[:len(d.work)-1]
@@ -216,7 +218,7 @@ func (d *peelingDecoder) propagate(out []Recovered) []Recovered {
 // apply XORs a newly known source out of pending[i] if it misses it, and
 // releases the repair when it is used up, stale or inconsistent. It
 // reports whether pending[i] was removed.
-func (d *peelingDecoder) apply(i int, esi uint32, coded []byte, out []Recovered) ([]Recovered, bool) {
+func (d *peelingDecoder) apply(i int, esi uint32, coded []byte, out []fec.Recovered) ([]fec.Recovered, bool) {
 	p := d.pending[i]
 	if d.window.forgotten(p.h.First) {
 		d.release(i)
@@ -230,7 +232,7 @@ func (d *peelingDecoder) apply(i int, esi uint32, coded []byte, out []Recovered)
 		d.release(i) // this source contradicts the repair
 		return out, true
 	}
-	XorSlice(coded, p.body)
+	fec.XorSlice(coded, p.body)
 	p.missing = slices.Delete(p.missing, at, at+1)
 	if len(p.missing) > 1 {
 		return out, false

@@ -222,7 +222,7 @@ func (b BoxPanel) plot(cellWidth vg.Length) (*plot.Plot, error) {
 	switch {
 	case b.Y.set():
 		if b.LogY && !(b.Y.Min > 0) {
-			return nil, fmt.Errorf("Y range from %v: %w", b.Y.Min, errNotPositive)
+			return nil, fmt.Errorf("range of Y from %v: %w", b.Y.Min, errNotPositive)
 		}
 		pl.Y.Min, pl.Y.Max = b.Y.Min, b.Y.Max
 	case b.LogY:

@@ -1,17 +1,18 @@
-package fec
+package baseline
 
 import (
 	"encoding/binary"
 	"fmt"
 
 	"github.com/klauspost/reedsolomon"
+	"github.com/satquic/satquic/fec"
 )
 
 // Block Reed-Solomon, the baseline of kcptun and UDPspeeder: after every
 // `data` sources the encoder sends `parity` repair shards computed with
 // klauspost/reedsolomon (systematic Vandermonde code over GF(2^8)), and
 // the decoder rebuilds the lost sources of a block from any `data` of its
-// data+parity shards. Shards are the coded symbols of baseline_common.go,
+// data+parity shards. Shards are the coded symbols of symbol.go,
 // padded to the block's largest. Incomplete blocks are never flushed: the
 // baseline measures steady state, and the last data-1 or fewer sources of
 // a finite stream stay unprotected. Overhead is exactly parity/data.
@@ -63,10 +64,10 @@ func (h rsRepairHeader) put(b []byte) {
 // parity shard (a sub-slice of packet), checking every field.
 func parseRSRepair(packet []byte) (rsRepairHeader, []byte, error) {
 	if len(packet) < rsRepairHeaderLen {
-		return rsRepairHeader{}, nil, fmt.Errorf("%w: rs repair of %d bytes is shorter than its %d-byte header", ErrMalformedBaselineRepair, len(packet), rsRepairHeaderLen)
+		return rsRepairHeader{}, nil, fmt.Errorf("%w: rs repair of %d bytes is shorter than its %d-byte header", ErrMalformedRepair, len(packet), rsRepairHeaderLen)
 	}
 	if packet[0] != rsRepairTag {
-		return rsRepairHeader{}, nil, fmt.Errorf("%w: tag %#02x is not an rs repair", ErrMalformedBaselineRepair, packet[0])
+		return rsRepairHeader{}, nil, fmt.Errorf("%w: tag %#02x is not an rs repair", ErrMalformedRepair, packet[0])
 	}
 	h := rsRepairHeader{
 		First:  binary.BigEndian.Uint32(packet[1:]),
@@ -76,17 +77,17 @@ func parseRSRepair(packet []byte) (rsRepairHeader, []byte, error) {
 		MaxLen: binary.BigEndian.Uint16(packet[8:]),
 	}
 	if err := checkRSShape(int(h.Data), int(h.Parity)); err != nil {
-		return rsRepairHeader{}, nil, fmt.Errorf("%w: %w", ErrMalformedBaselineRepair, err)
+		return rsRepairHeader{}, nil, fmt.Errorf("%w: %w", ErrMalformedRepair, err)
 	}
 	switch {
 	case h.Index >= h.Parity:
-		return rsRepairHeader{}, nil, fmt.Errorf("%w: rs repair index %d of %d", ErrMalformedBaselineRepair, h.Index, h.Parity)
+		return rsRepairHeader{}, nil, fmt.Errorf("%w: rs repair index %d of %d", ErrMalformedRepair, h.Index, h.Parity)
 	case h.MaxLen > maxProtectedPayload:
-		return rsRepairHeader{}, nil, fmt.Errorf("%w: rs repair max length %d above %d", ErrMalformedBaselineRepair, h.MaxLen, maxProtectedPayload)
+		return rsRepairHeader{}, nil, fmt.Errorf("%w: rs repair max length %d above %d", ErrMalformedRepair, h.MaxLen, maxProtectedPayload)
 	}
 	shard := packet[rsRepairHeaderLen:]
 	if len(shard) != h.shardSize() {
-		return rsRepairHeader{}, nil, fmt.Errorf("%w: rs repair shard of %d bytes, header says %d", ErrMalformedBaselineRepair, len(shard), h.shardSize())
+		return rsRepairHeader{}, nil, fmt.Errorf("%w: rs repair shard of %d bytes, header says %d", ErrMalformedRepair, len(shard), h.shardSize())
 	}
 	return h, shard, nil
 }
@@ -103,18 +104,18 @@ func checkRSShape(data, parity int) error {
 // starts goroutines, and packet-sized shards gain nothing from splitting.
 func newRSCode(data, parity int) (reedsolomon.Encoder, error) {
 	if err := checkRSShape(data, parity); err != nil {
-		return nil, fmt.Errorf("fec: %w", err)
+		return nil, fmt.Errorf("baseline: %w", err)
 	}
 	code, err := reedsolomon.New(data, parity, reedsolomon.WithMaxGoroutines(1))
 	if err != nil {
-		return nil, fmt.Errorf("fec: rs %d+%d: %w", data, parity, err)
+		return nil, fmt.Errorf("baseline: rs %d+%d: %w", data, parity, err)
 	}
 	return code, nil
 }
 
 // NewRSEncoder returns an encoder that sends `parity` Reed-Solomon repairs
 // after every `data` sources.
-func NewRSEncoder(data, parity int) (SchemeEncoder, error) {
+func NewRSEncoder(data, parity int) (fec.SchemeEncoder, error) {
 	code, err := newRSCode(data, parity)
 	if err != nil {
 		return nil, err
@@ -193,4 +194,4 @@ func (e *rsEncoder) encodeBlock() [][]byte {
 }
 
 // OnFeedback ignores loss reports: the code rate is fixed.
-func (e *rsEncoder) OnFeedback(Feedback) [][]byte { return nil }
+func (e *rsEncoder) OnFeedback(fec.Feedback) [][]byte { return nil }

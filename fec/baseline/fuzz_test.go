@@ -1,4 +1,4 @@
-package fec
+package baseline
 
 import (
 	"encoding/binary"
@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/satquic/satquic/fec"
 )
 
 // Fuzz targets of the baselines. The parser targets feed arbitrary bytes
@@ -30,7 +32,7 @@ func FuzzXORRepairParse(f *testing.F) {
 		}
 		recs, decErr := dec.AddRepair(packet)
 		if err != nil {
-			if !errors.Is(decErr, ErrMalformedBaselineRepair) || recs != nil {
+			if !errors.Is(decErr, ErrMalformedRepair) || recs != nil {
 				t.Fatalf("parser refuses (%v) but decoder gives %v, %v", err, recs, decErr)
 			}
 			return
@@ -55,7 +57,7 @@ func FuzzRSRepairParse(f *testing.F) {
 		dec.AddSource(0, []byte{9})
 		recs, decErr := dec.AddRepair(packet)
 		if err != nil {
-			if !errors.Is(decErr, ErrMalformedBaselineRepair) || recs != nil {
+			if !errors.Is(decErr, ErrMalformedRepair) || recs != nil {
 				t.Fatalf("parser refuses (%v) but decoder gives %v, %v", err, recs, decErr)
 			}
 			return
@@ -94,7 +96,7 @@ func newFuzzScenario(seed uint64, shape uint32) fuzzScenario {
 
 // run encodes the scenario's stream with enc, damages it, delivers it to
 // dec and returns the stream and its loss mask for the oracle.
-func (s fuzzScenario) run(t *testing.T, enc SchemeEncoder, dec SchemeDecoder) ([]sentPacket, []bool, delivery) {
+func (s fuzzScenario) run(t *testing.T, enc fec.SchemeEncoder, dec fec.SchemeDecoder) ([]sentPacket, []bool, delivery) {
 	sent := encodeStream(enc, randomPayloads(s.rng, s.sources, s.maxLen))
 	lost := uniformLoss(s.rng, len(sent), s.loss)
 	order := jitterOrder(s.rng, len(sent), s.maxShift)

@@ -1,7 +1,7 @@
-package fec
+package baseline
 
 // sourceWindow is a baseline decoder's memory of source symbols: the coded
-// symbols (see baseline_common.go) of the most recent ESIs, received or
+// symbols (see symbol.go) of the most recent ESIs, received or
 // rebuilt, in a ring indexed by ESI. It keeps the ESIs within size of the
 // newest one seen, in 32-bit serial-number order so that ESIs may wrap;
 // older ones are forgotten, which bounds the decoder's memory. Slot

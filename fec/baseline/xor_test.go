@@ -1,9 +1,11 @@
-package fec
+package baseline
 
 import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/satquic/satquic/fec"
 )
 
 // xorOracle: a block of k sources is rebuilt when exactly one of them is
@@ -103,7 +105,7 @@ func TestXORParityBadParameters(t *testing.T) {
 
 func TestXORParityFeedbackIgnored(t *testing.T) {
 	enc, _ := NewXOREncoder(4)
-	if out := enc.OnFeedback(Feedback{Sources: 100, Lost: 50}); out != nil {
+	if out := enc.OnFeedback(fec.Feedback{Sources: 100, Lost: 50}); out != nil {
 		t.Fatalf("feedback produced %d packets", len(out))
 	}
 }

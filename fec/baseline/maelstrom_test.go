@@ -1,4 +1,4 @@
-package fec
+package baseline
 
 import (
 	"errors"
@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/satquic/satquic/fec"
 )
 
 func mustMaelstrom(t testing.TB, spec string) MaelstromConfig {
@@ -158,7 +160,7 @@ func TestMaelstromBurstOf20(t *testing.T) {
 	// from the unprotected tail; a step prime to 20 meets every phase of
 	// the bins.
 	for start := uint32(400); start < 800; start += 9 {
-		if got := burstRecovered(t, sent, start, 20, func() SchemeDecoder {
+		if got := burstRecovered(t, sent, start, 20, func() fec.SchemeDecoder {
 			d, _ := NewMaelstromDecoder(cfg)
 			return d
 		}); got != 20 {
@@ -166,7 +168,7 @@ func TestMaelstromBurstOf20(t *testing.T) {
 		}
 		// The interleave-1 layer alone (XOR every 20) rebuilds at most
 		// the one loss of a block the burst barely touches.
-		if got := burstRecovered(t, xorSent, start, 20, func() SchemeDecoder {
+		if got := burstRecovered(t, xorSent, start, 20, func() fec.SchemeDecoder {
 			d, _ := NewXORDecoder(20)
 			return d
 		}); got > 1 {
@@ -177,7 +179,7 @@ func TestMaelstromBurstOf20(t *testing.T) {
 
 // burstRecovered loses sources start..start+length-1 and returns how many
 // of them the decoder rebuilds.
-func burstRecovered(t *testing.T, sent []sentPacket, start uint32, length int, newDecoder func() SchemeDecoder) int {
+func burstRecovered(t *testing.T, sent []sentPacket, start uint32, length int, newDecoder func() fec.SchemeDecoder) int {
 	t.Helper()
 	lost := make([]bool, len(sent))
 	for i, p := range sent {
@@ -213,11 +215,11 @@ func TestMaelstromMalformedRepairs(t *testing.T) {
 	repair := repairsOf(sent)[0]
 	dec, _ := NewMaelstromDecoder(cfg)
 	for n := range len(repair) {
-		if _, err := dec.AddRepair(repair[:n]); !errors.Is(err, ErrMalformedBaselineRepair) {
+		if _, err := dec.AddRepair(repair[:n]); !errors.Is(err, ErrMalformedRepair) {
 			t.Fatalf("prefix of %d bytes: err %v", n, err)
 		}
 	}
-	if _, err := dec.AddRepair(append(slices.Clone(repair), 0)); !errors.Is(err, ErrMalformedBaselineRepair) {
+	if _, err := dec.AddRepair(append(slices.Clone(repair), 0)); !errors.Is(err, ErrMalformedRepair) {
 		t.Fatalf("repair with a trailing byte: err %v", err)
 	}
 	mutate := func(f func(b []byte)) []byte {
@@ -231,13 +233,13 @@ func TestMaelstromMalformedRepairs(t *testing.T) {
 		"count 0":  mutate(func(b []byte) { b[7], b[8] = 0, 0 }),
 		"max len":  mutate(func(b []byte) { b[9], b[10] = 0xFF, 0xFF }),
 	} {
-		if _, err := dec.AddRepair(b); !errors.Is(err, ErrMalformedBaselineRepair) {
+		if _, err := dec.AddRepair(b); !errors.Is(err, ErrMalformedRepair) {
 			t.Errorf("%s: err %v", name, err)
 		}
 	}
 	// Well formed, but spanning more than any layer of this decoder.
 	wide := mutate(func(b []byte) { b[5], b[6] = 0, 6 })
-	if _, err := dec.AddRepair(wide); !errors.Is(err, ErrInconsistentBaselineRepair) {
+	if _, err := dec.AddRepair(wide); !errors.Is(err, ErrInconsistentRepair) {
 		t.Errorf("too wide: err %v", err)
 	}
 }
@@ -287,7 +289,7 @@ func TestMaelstromInconsistentRepairLeavesStateUnchanged(t *testing.T) {
 	badLength[xorRepairHeaderLen] ^= 0x40
 	for name, b := range map[string][]byte{"padding": badPadding, "length": badLength} {
 		recs, err := dec.AddRepair(b)
-		if !errors.Is(err, ErrInconsistentBaselineRepair) || recs != nil {
+		if !errors.Is(err, ErrInconsistentRepair) || recs != nil {
 			t.Fatalf("%s: %d recovered, err %v", name, len(recs), err)
 		}
 	}
@@ -298,7 +300,7 @@ func TestMaelstromInconsistentRepairLeavesStateUnchanged(t *testing.T) {
 	// A source longer than the repair's symbol contradicts it.
 	dec2, _ := NewMaelstromDecoder(cfg)
 	dec2.AddSource(0, []byte("this source is longer than any of the block"))
-	if _, err := dec2.AddRepair(repair); !errors.Is(err, ErrInconsistentBaselineRepair) {
+	if _, err := dec2.AddRepair(repair); !errors.Is(err, ErrInconsistentRepair) {
 		t.Fatalf("oversized known source: err %v", err)
 	}
 }
