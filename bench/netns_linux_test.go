@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/satquic/satquic/internal/testkit"
 	"github.com/satquic/satquic/netsim"
 )
 
@@ -19,15 +20,7 @@ import (
 // saying what is missing.
 func requireNamespaces(t *testing.T) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("the download experiment runs through network namespaces, which need root; skipping")
-	}
-	if _, err := exec.LookPath("ip"); err != nil {
-		t.Skip("iproute2's ip command is not installed; skipping")
-	}
-	if _, err := os.Stat("/dev/net/tun"); err != nil {
-		t.Skipf("TUN is not available (%v); skipping", err)
-	}
+	testkit.RequireNamespaces(t, "the download experiment")
 	// The emulator's packet threads need spare Ps, as in the command.
 	prev := runtime.GOMAXPROCS(max(16, runtime.NumCPU()))
 	t.Cleanup(func() { runtime.GOMAXPROCS(prev) })

@@ -16,22 +16,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/satquic/satquic/internal/testkit"
 	"github.com/satquic/satquic/netsim"
 )
 
-// requireNamespaces skips a test that needs root, iproute2 and TUN, saying
-// which is missing.
+// requireNamespaces skips a test that needs the emulator's namespace mode,
+// saying what is missing.
 func requireNamespaces(t *testing.T) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("namespace mode needs root; skipping")
-	}
-	if _, err := exec.LookPath("ip"); err != nil {
-		t.Skip("iproute2's ip command is not installed; skipping")
-	}
-	if _, err := os.Stat("/dev/net/tun"); err != nil {
-		t.Skipf("TUN is not available (%v); skipping", err)
-	}
+	testkit.RequireNamespaces(t, "namespace mode")
 }
 
 // testPrefix is a namespace prefix no other test run uses at the same time.

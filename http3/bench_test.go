@@ -12,6 +12,7 @@ import (
 	"time"
 
 	qghttp3 "github.com/quic-go/quic-go/http3"
+	"github.com/satquic/satquic/internal/testkit"
 )
 
 // BenchmarkRequests measures requests per second with 50 requests under
@@ -23,7 +24,7 @@ import (
 func BenchmarkRequests(b *testing.B) {
 	const concurrency = 50
 	for _, size := range []int{30, 10_000} {
-		body := payload(size, 1)
+		body := testkit.Payload(size, 1)
 		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write(body) })
 		for _, mode := range []string{"one-conn", "new-conn"} {
 			for _, stack := range []string{"satquic", "quic-go"} {

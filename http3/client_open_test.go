@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/satquic/satquic/internal/testkit"
 	"github.com/satquic/satquic/quic"
 )
 
@@ -15,7 +16,7 @@ import (
 // request waits for credit and a third waits behind it; the third's
 // context still ends its wait at once.
 func TestStreamCreditQueueCancel(t *testing.T) {
-	checkGoroutines(t)
+	testkit.CheckGoroutines(t)
 	release := make(chan struct{})
 	entered := make(chan struct{}, 4)
 	ts := startServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -15,10 +15,12 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/satquic/satquic/internal/testkit"
 )
 
 func TestGetSmall(t *testing.T) {
-	checkGoroutines(t)
+	testkit.CheckGoroutines(t)
 	ts := startServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Proto != "HTTP/3.0" || r.TLS == nil || r.TLS.NegotiatedProtocol != "h3" {
 			t.Errorf("request %s, TLS %+v", r.Proto, r.TLS)
@@ -58,9 +60,9 @@ func TestGetSmall(t *testing.T) {
 }
 
 func TestGetLarge(t *testing.T) {
-	checkGoroutines(t)
+	testkit.CheckGoroutines(t)
 	const size = 50 << 20
-	data := payload(size, 1)
+	data := testkit.Payload(size, 1)
 	want := sha256.Sum256(data)
 	ts := startServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Length", fmt.Sprint(len(data)))
@@ -73,7 +75,7 @@ func TestGetLarge(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	n, sum, err := readAllSum(resp.Body)
+	n, sum, err := testkit.ReadAllSum(resp.Body)
 	if err != nil || n != size || sum != want {
 		t.Fatalf("read %d bytes, err %v, sum match %v", n, err, sum == want)
 	}
@@ -84,7 +86,7 @@ func TestGetLarge(t *testing.T) {
 // TestStreaming shows that neither body is buffered whole: each side
 // sees the other's first chunk before the second is written.
 func TestStreaming(t *testing.T) {
-	checkGoroutines(t)
+	testkit.CheckGoroutines(t)
 	gotFirst := make(chan struct{})
 	sentSecond := make(chan struct{})
 	ts := startServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -110,7 +112,7 @@ func TestStreaming(t *testing.T) {
 	go func() {
 		_, _ = io.WriteString(pw, "ping1")
 		<-gotFirst
-		_, _ = pw.Write(payload(1<<20, 7))
+		_, _ = pw.Write(testkit.Payload(1<<20, 7))
 		pw.Close()
 	}()
 	req, _ := http.NewRequest(http.MethodPost, ts.url("/echo"), pr)
@@ -119,7 +121,7 @@ func TestStreaming(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	want := sha256.Sum256(append([]byte("ping1"), payload(1<<20, 7)...))
+	want := sha256.Sum256(append([]byte("ping1"), testkit.Payload(1<<20, 7)...))
 	if resp.Header.Get("X-Sum") != hex.EncodeToString(want[:]) {
 		t.Fatalf("server's sum %s", resp.Header.Get("X-Sum"))
 	}
@@ -135,14 +137,14 @@ func TestStreaming(t *testing.T) {
 }
 
 func TestPostLarge(t *testing.T) {
-	checkGoroutines(t)
+	testkit.CheckGoroutines(t)
 	const size = 20 << 20
-	data := payload(size, 3)
+	data := testkit.Payload(size, 3)
 	ts := startServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ContentLength != size {
 			t.Errorf("ContentLength %d", r.ContentLength)
 		}
-		n, sum, err := readAllSum(r.Body)
+		n, sum, err := testkit.ReadAllSum(r.Body)
 		if err != nil {
 			t.Error(err)
 		}
@@ -161,9 +163,9 @@ func TestPostLarge(t *testing.T) {
 }
 
 func TestFileServerRange(t *testing.T) {
-	checkGoroutines(t)
+	testkit.CheckGoroutines(t)
 	dir := t.TempDir()
-	content := payload(100<<10, 5)
+	content := testkit.Payload(100<<10, 5)
 	if err := os.WriteFile(filepath.Join(dir, "f.bin"), content, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +230,7 @@ func TestFileServerRange(t *testing.T) {
 }
 
 func TestTrailers(t *testing.T) {
-	checkGoroutines(t)
+	testkit.CheckGoroutines(t)
 	ts := startServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, err := io.ReadAll(r.Body)
 		if err != nil {
@@ -243,7 +245,7 @@ func TestTrailers(t *testing.T) {
 		w.Header().Set("X-Server-Sum", fmt.Sprintf("%x", sha256.Sum256(b)))
 		w.Header().Set(http.TrailerPrefix+"X-Undeclared", "yes")
 	}))
-	data := payload(100<<10, 9)
+	data := testkit.Payload(100<<10, 9)
 	pr, pw := io.Pipe()
 	req, _ := http.NewRequest(http.MethodPut, ts.url("/t"), pr)
 	req.Trailer = http.Header{"X-Client-Sum": nil}
@@ -273,10 +275,10 @@ func TestTrailers(t *testing.T) {
 }
 
 func TestConcurrentRequests(t *testing.T) {
-	checkGoroutines(t)
+	testkit.CheckGoroutines(t)
 	ts := startServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n := len(r.URL.Path)
-		_, _ = w.Write(payload(n*1000, uint64(n)))
+		_, _ = w.Write(testkit.Payload(n*1000, uint64(n)))
 	}))
 	tr := newTransport(t)
 	c := &http.Client{Transport: tr}
@@ -296,7 +298,7 @@ func TestConcurrentRequests(t *testing.T) {
 				}
 				b, err := io.ReadAll(resp.Body)
 				resp.Body.Close()
-				if err != nil || !bytes.Equal(b, payload(len(path)*1000, uint64(len(path)))) {
+				if err != nil || !bytes.Equal(b, testkit.Payload(len(path)*1000, uint64(len(path)))) {
 					errs <- fmt.Errorf("%s: %d bytes, %v", path, len(b), err)
 					return
 				}
@@ -319,7 +321,7 @@ func TestConcurrentRequests(t *testing.T) {
 // TestStreamLimit: the server's QUIC stream limit bounds the requests
 // under way; the others wait for a stream.
 func TestStreamLimit(t *testing.T) {
-	checkGoroutines(t)
+	testkit.CheckGoroutines(t)
 	var mu sync.Mutex
 	cur, peak := 0, 0
 	ts := startServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -355,7 +357,7 @@ func TestStreamLimit(t *testing.T) {
 }
 
 func TestContextCancel(t *testing.T) {
-	checkGoroutines(t)
+	testkit.CheckGoroutines(t)
 	handlerDone := make(chan error, 2)
 	stallDone := make(chan struct{})
 	ts := startServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -447,10 +449,10 @@ func mustRequest(t testing.TB, url string) *http.Request {
 // TestShutdown: a request under way finishes after GOAWAY; a new request
 // goes to a new connection, which the shut-down server refuses.
 func TestShutdown(t *testing.T) {
-	checkGoroutines(t)
+	testkit.CheckGoroutines(t)
 	started := make(chan struct{})
 	release := make(chan struct{})
-	data := payload(4<<20, 11)
+	data := testkit.Payload(4<<20, 11)
 	ts := startServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/slow" {
 			close(started)
@@ -471,7 +473,7 @@ func TestShutdown(t *testing.T) {
 			res <- result{err: err}
 			return
 		}
-		n, sum, err := readAllSum(resp.Body)
+		n, sum, err := testkit.ReadAllSum(resp.Body)
 		resp.Body.Close()
 		res <- result{n, sum, err}
 	}()
@@ -514,7 +516,7 @@ func TestShutdown(t *testing.T) {
 }
 
 func TestHeaderLimit(t *testing.T) {
-	checkGoroutines(t)
+	testkit.CheckGoroutines(t)
 	ts := startServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.WriteString(w, "ok")
 	}), func(s *Server) { s.MaxHeaderBytes = 4096 })
@@ -546,7 +548,7 @@ func TestHeaderLimit(t *testing.T) {
 }
 
 func TestHandlerPanic(t *testing.T) {
-	checkGoroutines(t)
+	testkit.CheckGoroutines(t)
 	ts := startServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/panic" {
 			panic(http.ErrAbortHandler)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/quic-go/qpack"
+	"github.com/satquic/satquic/internal/testkit"
 )
 
 func reader(b []byte) *bufio.Reader { return bufio.NewReader(bytes.NewReader(b)) }
@@ -206,7 +207,7 @@ func TestRequestFrames(t *testing.T) {
 	wantCode(t, err, ErrCodeFrameError, true)
 
 	// Payloads beyond one allocation chunk grow as they arrive.
-	big := payload(5*payloadChunk+123, 4)
+	big := testkit.Payload(5*payloadChunk+123, 4)
 	f, err = readRequestFrame(reader(frameBytes(frameHeaders, big)), 1<<20)
 	if err != nil || !bytes.Equal(f.payload, big) {
 		t.Fatalf("large payload: %d bytes, %v", len(f.payload), err)

@@ -1,105 +1,21 @@
 package http3
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/sha256"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"io"
-	"math/big"
-	mrand "math/rand/v2"
 	"net"
 	"net/http"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/satquic/satquic/internal/testkit"
 	"github.com/satquic/satquic/quic"
 )
 
-// testCert is a self-signed certificate for localhost and the loopback
-// addresses.
-var testCert = func() tls.Certificate {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		panic(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1),
-		Subject:      pkix.Name{CommonName: "satquic http3 test"},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(24 * time.Hour),
-		DNSNames:     []string{"localhost"},
-		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		panic(err)
-	}
-	leaf, err := x509.ParseCertificate(der)
-	if err != nil {
-		panic(err)
-	}
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}
-}()
+func serverTLS() *tls.Config { return testkit.ServerTLS(NextProtoH3) }
 
-func serverTLS() *tls.Config {
-	return &tls.Config{Certificates: []tls.Certificate{testCert}, NextProtos: []string{NextProtoH3}}
-}
-
-// clientTLS trusts testCert only.
-func clientTLS() *tls.Config {
-	pool := x509.NewCertPool()
-	pool.AddCert(testCert.Leaf)
-	return &tls.Config{RootCAs: pool, NextProtos: []string{NextProtoH3}}
-}
-
-// payload returns n deterministic pseudo-random bytes.
-func payload(n int, seed uint64) []byte {
-	r := mrand.NewChaCha8([32]byte{byte(seed), byte(seed >> 8), 'h', '3'})
-	b := make([]byte, n)
-	_, _ = r.Read(b)
-	return b
-}
-
-// readAllSum reads r to its end and returns the length and SHA-256.
-func readAllSum(r io.Reader) (int64, [32]byte, error) {
-	h := sha256.New()
-	n, err := io.Copy(h, r)
-	var s [32]byte
-	copy(s[:], h.Sum(nil))
-	return n, s, err
-}
-
-// checkGoroutines fails the test if goroutines started during it still
-// run a few seconds after it ended.
-func checkGoroutines(t testing.TB) {
-	t.Helper()
-	before := runtime.NumGoroutine()
-	t.Cleanup(func() {
-		deadline := time.Now().Add(5 * time.Second)
-		for {
-			now := runtime.NumGoroutine()
-			if now <= before {
-				return
-			}
-			if time.Now().After(deadline) {
-				buf := make([]byte, 1<<20)
-				buf = buf[:runtime.Stack(buf, true)]
-				t.Errorf("%d goroutines before the test, %d after:\n%s", before, now, buf)
-				return
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	})
-}
+// clientTLS trusts testkit's certificate only.
+func clientTLS() *tls.Config { return testkit.ClientTLS("", NextProtoH3) }
 
 // testServer is a Server on a loopback socket.
 type testServer struct {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	qghttp3 "github.com/quic-go/quic-go/http3"
+	"github.com/satquic/satquic/internal/testkit"
 	"github.com/satquic/satquic/quic"
 )
 
@@ -22,7 +23,7 @@ import (
 // H3_REQUEST_REJECTED, and one refused by GOAWAY, go again on a new
 // connection.
 func TestRetryRejected(t *testing.T) {
-	checkGoroutines(t)
+	testkit.CheckGoroutines(t)
 	var conns, requests atomic.Int32
 	url := rawServer(t, func(qc *quic.Conn) {
 		conns.Add(1)
@@ -64,7 +65,7 @@ func TestRetryRejected(t *testing.T) {
 }
 
 func TestExpectContinue(t *testing.T) {
-	checkGoroutines(t)
+	testkit.CheckGoroutines(t)
 	ts := startServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		_, _ = w.Write(b)
@@ -97,7 +98,7 @@ func TestExpectContinue(t *testing.T) {
 }
 
 func TestListenAndServe(t *testing.T) {
-	checkGoroutines(t)
+	testkit.CheckGoroutines(t)
 	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -138,7 +139,7 @@ func TestListenAndServe(t *testing.T) {
 
 // TestServerClose: Close fails the requests under way at once.
 func TestServerClose(t *testing.T) {
-	checkGoroutines(t)
+	testkit.CheckGoroutines(t)
 	started := make(chan struct{})
 	ts := startServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		close(started)
@@ -166,7 +167,7 @@ func TestServerClose(t *testing.T) {
 // TestResponseHeaderLimit: a response header above the Transport's limit
 // fails the request, not the connection.
 func TestResponseHeaderLimit(t *testing.T) {
-	checkGoroutines(t)
+	testkit.CheckGoroutines(t)
 	ts := startServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/big" {
 			w.Header().Set("X-Big", strings.Repeat("b", 5000))
@@ -187,10 +188,10 @@ func TestResponseHeaderLimit(t *testing.T) {
 // TestQuicGoClientShutdown: quic-go's client sees the GOAWAY of Shutdown;
 // the request under way completes.
 func TestQuicGoClientShutdown(t *testing.T) {
-	checkGoroutines(t)
+	testkit.CheckGoroutines(t)
 	started := make(chan struct{})
 	release := make(chan struct{})
-	data := payload(3<<20, 5)
+	data := testkit.Payload(3<<20, 5)
 	ts := startServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		close(started)
 		<-release
@@ -203,7 +204,7 @@ func TestQuicGoClientShutdown(t *testing.T) {
 		resp, err := tr.RoundTrip(mustRequest(t, ts.url("/")))
 		if err == nil {
 			var sum [32]byte
-			_, sum, err = readAllSum(resp.Body)
+			_, sum, err = testkit.ReadAllSum(resp.Body)
 			resp.Body.Close()
 			if err == nil && sum != sha256.Sum256(data) {
 				err = errors.New("checksum mismatch")
@@ -233,7 +234,7 @@ func TestQuicGoClientShutdown(t *testing.T) {
 // TestGzip: the Transport asks for gzip and decompresses what it asked
 // for, unless the request named its own Accept-Encoding.
 func TestGzip(t *testing.T) {
-	checkGoroutines(t)
+	testkit.CheckGoroutines(t)
 	text := strings.Repeat("satellite ", 1000)
 	ts := startServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Accept-Encoding") != "gzip" {
@@ -271,7 +272,7 @@ func TestGzip(t *testing.T) {
 // TestInsecureAndController: a client that skips certificate checks, and
 // a handler that drives its response through http.ResponseController.
 func TestInsecureAndController(t *testing.T) {
-	checkGoroutines(t)
+	testkit.CheckGoroutines(t)
 	ts := startServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rc := http.NewResponseController(w)
 		if err := rc.EnableFullDuplex(); err != nil {

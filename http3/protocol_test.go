@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/satquic/satquic/internal/testkit"
 	"github.com/satquic/satquic/quic"
 )
 
@@ -84,7 +85,7 @@ func getRequest() []byte {
 // TestServerProtocolErrors: a client that breaks RFC 9114 gets its
 // connection closed with the code the RFC names.
 func TestServerProtocolErrors(t *testing.T) {
-	checkGoroutines(t)
+	testkit.CheckGoroutines(t)
 	ts := startServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 	}), func(s *Server) { s.MaxHeaderBytes = 2000 })
@@ -183,7 +184,7 @@ func TestServerProtocolErrors(t *testing.T) {
 // TestServerStreamErrors: malformed requests reset their stream; the
 // connection goes on. Unknown stream and frame types are ignored.
 func TestServerStreamErrors(t *testing.T) {
-	checkGoroutines(t)
+	testkit.CheckGoroutines(t)
 	ts := startServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		_, _ = io.WriteString(w, "ok")
@@ -283,7 +284,7 @@ func itoa(n int) string { return fmtInt(int64(n)) }
 // TestClientProtocolErrors: a server that breaks RFC 9114 gets the
 // connection closed with the code the RFC names, and the request fails.
 func TestClientProtocolErrors(t *testing.T) {
-	checkGoroutines(t)
+	testkit.CheckGoroutines(t)
 	respond := func(b []byte) func(qc *quic.Conn) {
 		return func(qc *quic.Conn) {
 			openUni(t, qc, controlStream(okSettings), false)

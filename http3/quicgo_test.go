@@ -13,6 +13,7 @@ import (
 	"time"
 
 	qghttp3 "github.com/quic-go/quic-go/http3"
+	"github.com/satquic/satquic/internal/testkit"
 )
 
 // Interoperability with quic-go's HTTP/3 (a test-only peer) in both
@@ -29,10 +30,10 @@ func interopHandler(t testing.TB) http.Handler {
 	mux.HandleFunc("/data", func(w http.ResponseWriter, r *http.Request) {
 		n, _ := strconv.Atoi(r.URL.Query().Get("n"))
 		w.Header().Set("Content-Type", "application/octet-stream")
-		_, _ = w.Write(payload(n, uint64(n)))
+		_, _ = w.Write(testkit.Payload(n, uint64(n)))
 	})
 	mux.HandleFunc("/upload", func(w http.ResponseWriter, r *http.Request) {
-		n, sum, err := readAllSum(r.Body)
+		n, sum, err := testkit.ReadAllSum(r.Body)
 		if err != nil {
 			t.Errorf("upload: %v", err)
 			http.Error(w, err.Error(), 500)
@@ -42,7 +43,7 @@ func interopHandler(t testing.TB) http.Handler {
 		fmt.Fprintf(w, "%d %x", n, sum)
 		w.Header().Set("X-Sum", fmt.Sprintf("%x", sum))
 	})
-	content := payload(1<<20, 42)
+	content := testkit.Payload(1<<20, 42)
 	mux.HandleFunc("/range", func(w http.ResponseWriter, r *http.Request) {
 		http.ServeContent(w, r, "blob.bin", time.Unix(1e9, 0), bytes.NewReader(content))
 	})
@@ -62,9 +63,9 @@ func runInteropClient(t *testing.T, client *http.Client, base string) {
 				return
 			}
 			defer resp.Body.Close()
-			got, sum, err := readAllSum(resp.Body)
-			if err == nil && (got != int64(n) || sum != sha256.Sum256(payload(n, uint64(n)))) {
-				err = fmt.Errorf("download of %d bytes: got %d, sum match %v", n, got, sum == sha256.Sum256(payload(n, uint64(n))))
+			got, sum, err := testkit.ReadAllSum(resp.Body)
+			if err == nil && (got != int64(n) || sum != sha256.Sum256(testkit.Payload(n, uint64(n)))) {
+				err = fmt.Errorf("download of %d bytes: got %d, sum match %v", n, got, sum == sha256.Sum256(testkit.Payload(n, uint64(n))))
 			}
 			errs <- err
 		}()
@@ -75,7 +76,7 @@ func runInteropClient(t *testing.T, client *http.Client, base string) {
 		}
 	}
 
-	up := payload(interopSize/2, 99)
+	up := testkit.Payload(interopSize/2, 99)
 	want := sha256.Sum256(up)
 	resp, err := client.Post(base+"/upload", "application/octet-stream", io.MultiReader(bytes.NewReader(up)))
 	if err != nil {
@@ -98,7 +99,7 @@ func runInteropClient(t *testing.T, client *http.Client, base string) {
 	}
 	b, _ = io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusPartialContent || !bytes.Equal(b, payload(1<<20, 42)[100:300]) {
+	if resp.StatusCode != http.StatusPartialContent || !bytes.Equal(b, testkit.Payload(1<<20, 42)[100:300]) {
 		t.Fatalf("range: %d, %d bytes", resp.StatusCode, len(b))
 	}
 }
@@ -106,7 +107,7 @@ func runInteropClient(t *testing.T, client *http.Client, base string) {
 // TestQuicGoClient: quic-go's http3.Transport against this package's
 // Server.
 func TestQuicGoClient(t *testing.T) {
-	checkGoroutines(t)
+	testkit.CheckGoroutines(t)
 	ts := startServer(t, interopHandler(t))
 	tr := &qghttp3.Transport{TLSClientConfig: clientTLS()}
 	defer tr.Close()
@@ -116,7 +117,7 @@ func TestQuicGoClient(t *testing.T) {
 // TestQuicGoServer: this package's Transport against quic-go's
 // http3.Server.
 func TestQuicGoServer(t *testing.T) {
-	checkGoroutines(t)
+	testkit.CheckGoroutines(t)
 	udp, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/satquic/satquic/internal/testkit"
 	"github.com/satquic/satquic/quic"
 )
 
@@ -97,7 +98,7 @@ func getOK(t *testing.T, tr *Transport, url, who string) {
 // closes, the handler's write fails, its context ends, it returns, and
 // nothing is left running.
 func TestSlowClient(t *testing.T) {
-	checkGoroutines(t)
+	testkit.CheckGoroutines(t)
 	h := &slowHandler{done: make(chan slowEnd, 1)}
 	ts := startServer(t, h)
 

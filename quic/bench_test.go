@@ -9,10 +9,11 @@ import (
 	"time"
 
 	quicgo "github.com/quic-go/quic-go"
+	"github.com/satquic/satquic/internal/testkit"
 )
 
 // benchChunk is what a benchmark server writes, over and over.
-var benchChunk = payload(1<<20, 5)
+var benchChunk = testkit.Payload(1<<20, 5)
 
 // serveBulk answers a stream carrying an 8-byte size with that many bytes.
 func serveBulk(rw io.ReadWriteCloser) {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/satquic/satquic/internal/testkit"
 )
 
 // TestLoopbackBulk moves 50 MiB over a real loopback socket and checks it
@@ -12,7 +14,7 @@ func TestLoopbackBulk(t *testing.T) {
 	if testing.Short() {
 		t.Skip("50 MiB transfer")
 	}
-	checkGoroutines(t)
+	testkit.CheckGoroutines(t)
 	const size = 50 << 20
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -22,7 +24,7 @@ func TestLoopbackBulk(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	data := payload(size, 7)
+	data := testkit.Payload(size, 7)
 	want := sum(data)
 	errc := make(chan error, 1)
 	go func() {
@@ -51,7 +53,7 @@ func TestLoopbackBulk(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	n, got, err := readAllSum(s)
+	n, got, err := testkit.ReadAllSum(s)
 	elapsed := time.Since(start)
 	if err != nil {
 		t.Fatalf("after %d bytes: %v", n, err)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/satquic/satquic/internal/testkit"
 	"github.com/satquic/satquic/quic/internal/udp"
 )
 
@@ -112,7 +113,7 @@ func ecnDownload(t *testing.T, size int, clientConf *Config, rewrite func(toClie
 		}
 		s, err := c.OpenUniStream()
 		if err == nil {
-			_, _ = s.Write(payload(size, 3))
+			_, _ = s.Write(testkit.Payload(size, 3))
 			_ = s.Close()
 		}
 		<-c.Context().Done()
@@ -144,7 +145,7 @@ func keepECN(_ bool, _ int, ecn udp.ECN) udp.ECN { return ecn }
 // Over real sockets the marks go out, arrive, validate, and a router's CE
 // marks slow the sender; a middlebox that clears them turns marking off.
 func TestLoopbackECN(t *testing.T) {
-	checkGoroutines(t)
+	testkit.CheckGoroutines(t)
 	t.Run("marked", func(t *testing.T) {
 		// Every 16th ECT datagram toward the client arrives CE.
 		ceEvery := func(toClient bool, n int, ecn udp.ECN) udp.ECN {

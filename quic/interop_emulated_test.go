@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/satquic/satquic/internal/testkit"
 	"github.com/satquic/satquic/netsim"
 )
 
@@ -51,7 +52,7 @@ func TestInteropHandshakeLoss(t *testing.T) {
 	if testing.Short() {
 		t.Skip("50 handshakes through 30% loss take real seconds")
 	}
-	checkGoroutines(t)
+	testkit.CheckGoroutines(t)
 	for i, d := range interopDirections {
 		t.Run(d.name, func(t *testing.T) {
 			t.Parallel()
@@ -142,7 +143,7 @@ func TestInteropBlackhole(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a 10 MiB download with a 2 s outage takes real seconds")
 	}
-	checkGoroutines(t)
+	testkit.CheckGoroutines(t)
 	for _, d := range interopDirections {
 		t.Run(d.name, func(t *testing.T) {
 			t.Parallel()
@@ -172,7 +173,7 @@ func TestInteropBlackhole(t *testing.T) {
 			if err != nil {
 				t.Fatalf("after %d bytes: %v (%v)", n, err, c)
 			}
-			if want := sum(payload(blackholeSize, blackholeSize)); n != blackholeSize || got != want {
+			if want := sum(testkit.Payload(blackholeSize, blackholeSize)); n != blackholeSize || got != want {
 				t.Fatalf("%d bytes, sha256 %x; want %d bytes, %x", n, got, blackholeSize, want)
 			}
 			t.Logf("10 MiB in %v; %d bytes read when the outage began, %d when it ended; %v",
@@ -228,7 +229,7 @@ const (
 // handshake and the first exchange, spuriously; the handshake and two
 // small downloads must complete all the same.
 func TestInteropLongRTT(t *testing.T) {
-	checkGoroutines(t)
+	testkit.CheckGoroutines(t)
 	for _, d := range interopDirections {
 		t.Run(d.name, func(t *testing.T) {
 			t.Parallel()

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	quicgo "github.com/quic-go/quic-go"
+	"github.com/satquic/satquic/internal/testkit"
 )
 
 // A client at the server's stream limit gets a stream only after an
@@ -55,7 +56,7 @@ func getSplitFIN(open func() (io.ReadWriteCloser, error)) error {
 
 func TestInteropSplitFIN(t *testing.T) {
 	t.Run("satquic to quic-go", func(t *testing.T) {
-		checkGoroutines(t)
+		testkit.CheckGoroutines(t)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		var wg sync.WaitGroup
@@ -82,7 +83,7 @@ func TestInteropSplitFIN(t *testing.T) {
 		}
 	})
 	t.Run("quic-go to satquic", func(t *testing.T) {
-		checkGoroutines(t)
+		testkit.CheckGoroutines(t)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		l, err := ListenAddr("127.0.0.1:0", serverTLS(), &Config{MaxIncomingStreams: splitFINLimit})

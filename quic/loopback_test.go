@@ -8,12 +8,14 @@ import (
 	"net"
 	"testing"
 	"time"
+
+	"github.com/satquic/satquic/internal/testkit"
 )
 
 // TestLoopbackEcho is a first check over a real socket: one stream each
 // way.
 func TestLoopbackEcho(t *testing.T) {
-	checkGoroutines(t)
+	testkit.CheckGoroutines(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	l, err := ListenAddr("127.0.0.1:0", serverTLS(), nil)
@@ -42,7 +44,7 @@ func TestLoopbackEcho(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	msg := payload(100000, 1)
+	msg := testkit.Payload(100000, 1)
 	go func() {
 		_, _ = s.Write(msg)
 		_ = s.Close()
@@ -64,7 +66,7 @@ func TestLoopbackEcho(t *testing.T) {
 // connections have calls waiting: every call returns, and every goroutine
 // of both Transports ends.
 func TestTransportCloseJoins(t *testing.T) {
-	checkGoroutines(t)
+	testkit.CheckGoroutines(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	spc, err := net.ListenPacket("udp", "127.0.0.1:0")

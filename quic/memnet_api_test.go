@@ -11,6 +11,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/satquic/satquic/internal/testkit"
 	"github.com/satquic/satquic/netsim"
 )
 
@@ -84,7 +85,7 @@ func echoOnce(t *testing.T, c, s *Conn, n int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	msg := payload(n, 3)
+	msg := testkit.Payload(n, 3)
 	go func() {
 		_, _ = st.Write(msg)
 		_ = st.Close()
@@ -100,7 +101,7 @@ func TestStreamsBothWays(t *testing.T) {
 		e := newMemEnv(t, link10ms, nil)
 		c, s := e.connect(nil)
 		ctx := context.Background()
-		up, down := payload(1<<20, 1), payload(3<<20, 2)
+		up, down := testkit.Payload(1<<20, 1), testkit.Payload(3<<20, 2)
 		var wg sync.WaitGroup
 		// Server: answers a bidirectional stream and pushes on a
 		// unidirectional one of its own.
@@ -198,7 +199,7 @@ func TestConcurrentStreams(t *testing.T) {
 					t.Errorf("stream %d: %v", i, err)
 					return
 				}
-				msg := payload(size, uint64(i))
+				msg := testkit.Payload(size, uint64(i))
 				go func() {
 					_, _ = st.Write(msg)
 					_ = st.Close()

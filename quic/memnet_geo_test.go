@@ -8,6 +8,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/satquic/satquic/internal/testkit"
 	"github.com/satquic/satquic/netsim"
 	"github.com/satquic/satquic/netsim/memnet"
 )
@@ -21,7 +22,7 @@ func TestLossyDownload(t *testing.T) {
 		e := newMemEnv(t, link, nil)
 		c, s := e.connect(nil)
 		const size = 5 << 20
-		data := payload(size, 12)
+		data := testkit.Payload(size, 12)
 		go func() {
 			st, err := s.OpenUniStream()
 			if err != nil {
@@ -34,7 +35,7 @@ func TestLossyDownload(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		n, got, err := readAllSum(st)
+		n, got, err := testkit.ReadAllSum(st)
 		if err != nil || n != size || got != sum(data) {
 			t.Fatalf("%d of %d bytes, err %v", n, size, err)
 		}
@@ -69,7 +70,7 @@ func TestGEODownload(t *testing.T) {
 		}
 		defer l.Close()
 		const size = 20 << 20
-		data := payload(size, 11)
+		data := testkit.Payload(size, 11)
 		ctx := context.Background()
 		go func() {
 			c, err := l.Accept(ctx)
@@ -93,7 +94,7 @@ func TestGEODownload(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		n2, got, err := readAllSum(io.Reader(st))
+		n2, got, err := testkit.ReadAllSum(io.Reader(st))
 		if err != nil || n2 != size || got != sum(data) {
 			t.Fatalf("%d of %d bytes, err %v", n2, size, err)
 		}

@@ -15,6 +15,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/satquic/satquic/internal/testkit"
 	"github.com/satquic/satquic/netsim"
 	"github.com/satquic/satquic/quic/internal/wire"
 )
@@ -272,7 +273,7 @@ func TestRejected0RTT(t *testing.T) {
 		if err != nil {
 			t.Fatalf("OpenStream in 0-RTT: %v", err)
 		}
-		msg := payload(3000, 5)
+		msg := testkit.Payload(3000, 5)
 		_, _ = st.Write(msg)
 		_ = st.Close()
 		back, err := io.ReadAll(st)

@@ -8,13 +8,14 @@ import (
 	"time"
 
 	quicgo "github.com/quic-go/quic-go"
+	"github.com/satquic/satquic/internal/testkit"
 )
 
 // TestInteropPMTUQuicGo: against quic-go over loopback, whose MTU carries
 // anything, a satquic client's PING and PADDING probes are acknowledged
 // and it ends at 1452 bytes, the default probing maximum.
 func TestInteropPMTUQuicGo(t *testing.T) {
-	checkGoroutines(t)
+	testkit.CheckGoroutines(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	ln, err := quicgo.ListenAddr("127.0.0.1:0", serverTLS(), &quicgo.Config{})

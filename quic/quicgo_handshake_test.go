@@ -18,6 +18,7 @@ import (
 	quicgo "github.com/quic-go/quic-go"
 
 	"github.com/satquic/satquic/emulate"
+	"github.com/satquic/satquic/internal/testkit"
 	"github.com/satquic/satquic/netsim"
 )
 
@@ -35,13 +36,13 @@ func hqFile(name string) ([]byte, error) {
 		if err != nil || n < 0 || n > 64<<20 {
 			return nil, fmt.Errorf("bad size %q", k)
 		}
-		return payload(n, uint64(n)), nil
+		return testkit.Payload(n, uint64(n)), nil
 	}
 	n, err := strconv.Atoi(name)
 	if err != nil || n < 0 {
 		return nil, fmt.Errorf("no file %q", name)
 	}
-	return payload(32+n%1024, uint64(n)), nil
+	return testkit.Payload(32+n%1024, uint64(n)), nil
 }
 
 // serveHQ answers one request stream. The request is the whole receiving
@@ -96,7 +97,7 @@ func recvHQ(rw io.Reader, name string) error {
 	if err != nil {
 		return err
 	}
-	n, got, err := readAllSum(rw)
+	n, got, err := testkit.ReadAllSum(rw)
 	if err != nil {
 		return fmt.Errorf("GET /%s: after %d bytes: %w", name, n, err)
 	}
@@ -181,7 +182,7 @@ func loopbackSocket(t *testing.T) net.PacketConn {
 // NEW_TOKEN frame lets the client's next connection skip the Retry.
 func TestInteropRetry(t *testing.T) {
 	t.Run("satquic to quic-go", func(t *testing.T) {
-		checkGoroutines(t)
+		testkit.CheckGoroutines(t)
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
 		var wg sync.WaitGroup
@@ -232,7 +233,7 @@ func TestInteropRetry(t *testing.T) {
 		}
 	})
 	t.Run("quic-go to satquic", func(t *testing.T) {
-		checkGoroutines(t)
+		testkit.CheckGoroutines(t)
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
 		counter := &retryCounter{PacketConn: loopbackSocket(t)}
@@ -309,7 +310,7 @@ func writtenEarly(done <-chan struct{}) bool {
 // accepts.
 func TestInteropZeroRTT(t *testing.T) {
 	t.Run("satquic to quic-go", func(t *testing.T) {
-		checkGoroutines(t)
+		testkit.CheckGoroutines(t)
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
 		var wg sync.WaitGroup
@@ -359,7 +360,7 @@ func TestInteropZeroRTT(t *testing.T) {
 		}
 	})
 	t.Run("quic-go to satquic", func(t *testing.T) {
-		checkGoroutines(t)
+		testkit.CheckGoroutines(t)
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
 		l, err := ListenAddr("127.0.0.1:0", serverTLS(), &Config{Allow0RTT: true})
@@ -431,7 +432,7 @@ func TestInteropKeyUpdate(t *testing.T) {
 		t.Logf("satquic %s: %d key updates, %d packets sent", role, st.KeyUpdates, st.PacketsSent)
 	}
 	t.Run("satquic to quic-go", func(t *testing.T) {
-		checkGoroutines(t)
+		testkit.CheckGoroutines(t)
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
 		var wg sync.WaitGroup
@@ -459,7 +460,7 @@ func TestInteropKeyUpdate(t *testing.T) {
 		check(t, c.Stats(), "client")
 	})
 	t.Run("quic-go to satquic", func(t *testing.T) {
-		checkGoroutines(t)
+		testkit.CheckGoroutines(t)
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
 		l, err := ListenAddr("127.0.0.1:0", serverTLS(), &Config{KeyUpdateInterval: keyUpdateInterval})
@@ -516,8 +517,8 @@ func transferBothWays(open func() (io.ReadWriteCloser, error), down, up int) err
 				return err
 			}
 			_ = s.Close()
-			n, got, err := readAllSum(s)
-			if err != nil || n != int64(down) || got != sum(payload(down, uint64(down))) {
+			n, got, err := testkit.ReadAllSum(s)
+			if err != nil || n != int64(down) || got != sum(testkit.Payload(down, uint64(down))) {
 				return fmt.Errorf("download: %d of %d bytes, err %v", n, down, err)
 			}
 			return nil
@@ -529,7 +530,7 @@ func transferBothWays(open func() (io.ReadWriteCloser, error), down, up int) err
 			if err != nil {
 				return err
 			}
-			data := payload(up, 3)
+			data := testkit.Payload(up, 3)
 			if _, err := s.Write(append([]byte{'U'}, data...)); err != nil {
 				return err
 			}
@@ -572,7 +573,7 @@ func getMany(open func() (io.ReadWriteCloser, error), n int) error {
 
 func TestInteropMultiplexing(t *testing.T) {
 	t.Run("satquic to quic-go", func(t *testing.T) {
-		checkGoroutines(t)
+		testkit.CheckGoroutines(t)
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
 		var wg sync.WaitGroup
@@ -599,7 +600,7 @@ func TestInteropMultiplexing(t *testing.T) {
 		}
 	})
 	t.Run("quic-go to satquic", func(t *testing.T) {
-		checkGoroutines(t)
+		testkit.CheckGoroutines(t)
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
 		l, err := ListenAddr("127.0.0.1:0", serverTLS(), &Config{MaxIncomingStreams: multiplexLimit})
@@ -662,7 +663,7 @@ func startLossyRelay(t *testing.T, server net.Addr) *emulate.Relay {
 func TestInteropTransferLoss(t *testing.T) {
 	const size = 2 << 20
 	t.Run("satquic to quic-go", func(t *testing.T) {
-		checkGoroutines(t)
+		testkit.CheckGoroutines(t)
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()
 		// A CONNECTION_CLOSE lost on the way leaves the server's
@@ -683,7 +684,7 @@ func TestInteropTransferLoss(t *testing.T) {
 		t.Logf("2 MiB in %v, %d packets received, %d lost by the client", time.Since(start), st.PacketsReceived, st.PacketsLost)
 	})
 	t.Run("quic-go to satquic", func(t *testing.T) {
-		checkGoroutines(t)
+		testkit.CheckGoroutines(t)
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()
 		var wg sync.WaitGroup

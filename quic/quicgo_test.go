@@ -14,6 +14,7 @@ import (
 	_ "unsafe" // for go:linkname
 
 	quicgo "github.com/quic-go/quic-go"
+	"github.com/satquic/satquic/internal/testkit"
 )
 
 // Interoperability with quic-go, a test-only peer: both directions over
@@ -22,7 +23,7 @@ import (
 //
 // The little protocol on each bidirectional stream: the client sends
 // 'D' and an 8-byte size, and the server answers with that many bytes of
-// payload(size, size) then FIN; or 'U' then data until FIN, and the server
+// testkit.Payload(size, size) then FIN; or 'U' then data until FIN, and the server
 // answers with the data's SHA-256.
 
 // crypto/tls offers no knob for TLS 1.3 cipher suites; these are its
@@ -60,7 +61,7 @@ func serveInterop(rw io.ReadWriteCloser) error {
 			return err
 		}
 		n := binary.BigEndian.Uint64(sz[:])
-		if _, err := rw.Write(payload(int(n), n)); err != nil {
+		if _, err := rw.Write(testkit.Payload(int(n), n)); err != nil {
 			return err
 		}
 	case 'U':
@@ -96,11 +97,11 @@ func runInteropClient(open func() (io.ReadWriteCloser, error)) error {
 				if err := s.Close(); err != nil {
 					return err
 				}
-				n, got, err := readAllSum(s)
+				n, got, err := testkit.ReadAllSum(s)
 				if err != nil {
 					return fmt.Errorf("download of %d bytes after %d: %w", size, n, err)
 				}
-				if want := sum(payload(size, uint64(size))); n != int64(size) || got != want {
+				if want := sum(testkit.Payload(size, uint64(size))); n != int64(size) || got != want {
 					return fmt.Errorf("download: %d bytes, sha256 %x; want %d bytes, %x", n, got, size, want)
 				}
 				return nil
@@ -113,7 +114,7 @@ func runInteropClient(open func() (io.ReadWriteCloser, error)) error {
 			if err != nil {
 				return err
 			}
-			data := payload(interopUpload, 99)
+			data := testkit.Payload(interopUpload, 99)
 			if _, err := s.Write(append([]byte{'U'}, data...)); err != nil {
 				return err
 			}
@@ -142,7 +143,7 @@ func checkChaCha(t *testing.T, who string, st tls.ConnectionState) {
 }
 
 func TestInteropClientToQuicGo(t *testing.T) {
-	checkGoroutines(t)
+	testkit.CheckGoroutines(t)
 	chachaOnly(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -193,7 +194,7 @@ func TestInteropClientToQuicGo(t *testing.T) {
 }
 
 func TestInteropQuicGoToServer(t *testing.T) {
-	checkGoroutines(t)
+	testkit.CheckGoroutines(t)
 	chachaOnly(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()

@@ -3,15 +3,13 @@ package load
 import (
 	"crypto/tls"
 	"crypto/x509"
-	"fmt"
-	"net"
 	"net/http"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/satquic/satquic/http3"
 	"github.com/satquic/satquic/internal/hq"
+	"github.com/satquic/satquic/internal/testkit/h3test"
 )
 
 var (
@@ -46,23 +44,5 @@ func clientTLS(t testing.TB) *tls.Config {
 // test ends and returns its base URL, "https://127.0.0.1:PORT".
 func serve(t testing.TB, h http.Handler) string {
 	t.Helper()
-	udp, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &http3.Server{Handler: h, TLSConfig: http3.ConfigureTLS(&tls.Config{Certificates: []tls.Certificate{cert(t)}})}
-	l, err := s.Listen(udp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = s.Serve(l)
-	}()
-	t.Cleanup(func() {
-		_ = s.Close()
-		<-done
-	})
-	return fmt.Sprintf("https://127.0.0.1:%d", udp.LocalAddr().(*net.UDPAddr).Port)
+	return h3test.Serve(t, h, cert(t))
 }

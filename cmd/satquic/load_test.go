@@ -2,18 +2,15 @@ package main
 
 import (
 	"bytes"
-	"crypto/tls"
 	"encoding/json"
-	"fmt"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/satquic/satquic/bench/load/payload"
-	"github.com/satquic/satquic/http3"
 	"github.com/satquic/satquic/internal/hq"
+	"github.com/satquic/satquic/internal/testkit/h3test"
 )
 
 // startLoadTarget serves h with satquic's HTTP/3 server on loopback until
@@ -24,25 +21,7 @@ func startLoadTarget(t *testing.T, h http.Handler) (string, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	udp, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &http3.Server{Handler: h, TLSConfig: http3.ConfigureTLS(&tls.Config{Certificates: []tls.Certificate{cert}})}
-	l, err := s.Listen(udp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = s.Serve(l)
-	}()
-	t.Cleanup(func() {
-		_ = s.Close()
-		<-done
-	})
-	return fmt.Sprintf("https://127.0.0.1:%d", udp.LocalAddr().(*net.UDPAddr).Port), hq.Fingerprint(cert.Certificate[0])
+	return h3test.Serve(t, h, cert), hq.Fingerprint(cert.Certificate[0])
 }
 
 func TestLoadJSON(t *testing.T) {
