@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/satquic/satquic/internal/ecn"
 	"github.com/satquic/satquic/quic/internal/core"
 	"github.com/satquic/satquic/quic/internal/udp"
 	"github.com/satquic/satquic/quic/internal/wire"
@@ -36,8 +37,8 @@ const (
 )
 
 // deliver queues a datagram from the reader for the connection.
-func (c *Conn) deliver(data []byte, from netip.AddrPort, ecn core.ECN) {
-	p := c.t.getPacket(data, from, ecn)
+func (c *Conn) deliver(data []byte, from netip.AddrPort, cp ecn.Codepoint) {
+	p := c.t.getPacket(data, from, cp)
 	c.inboxMu.Lock()
 	if len(c.inbox) >= maxInbox {
 		c.inboxMu.Unlock()
@@ -154,7 +155,7 @@ func (c *Conn) sendBatch(now time.Duration) (int, bool) {
 			break
 		}
 		b.bufs[n] = d[:0]
-		b.msgs[n] = udp.Message{Data: d, Addr: c.remote, ECN: udp.ECN(c.core.DatagramECN())}
+		b.msgs[n] = udp.Message{Data: d, Addr: c.remote, ECN: c.core.DatagramECN()}
 		n++
 		if len(d) >= 5 && wire.IsLongHeader(d[0]) {
 			// The version of the core's latest long-header packet is

@@ -4,35 +4,10 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/satquic/satquic/internal/ecn"
 	"github.com/satquic/satquic/quic/internal/recovery"
 	"github.com/satquic/satquic/quic/internal/wire"
 )
-
-// ECN is the ECN field of a datagram's IP header (RFC 3168 section 5). The
-// constants have the values of the header bits, so a driver converts its
-// socket's codepoint with a plain conversion.
-type ECN uint8
-
-// The ECN codepoints.
-const (
-	ECNNotECT ECN = 0b00 // not ECN-capable transport
-	ECNECT1   ECN = 0b01 // ECN-capable transport, ECT(1)
-	ECNECT0   ECN = 0b10 // ECN-capable transport, ECT(0)
-	ECNCE     ECN = 0b11 // congestion experienced
-)
-
-// String names the codepoint as RFC 3168 writes it.
-func (e ECN) String() string {
-	switch e & 0b11 {
-	case ECNECT1:
-		return "ECT(1)"
-	case ECNECT0:
-		return "ECT(0)"
-	case ECNCE:
-		return "CE"
-	}
-	return "Not-ECT"
-}
 
 // ECNState is where the validation of ECN on the path is (RFC 9000
 // section 13.4.2, with the states of its appendix A.4).
@@ -125,7 +100,7 @@ type ecnState struct {
 
 	// rx is the codepoint of the datagram being processed; last the one
 	// of the datagram NextDatagram last returned.
-	rx, last ECN
+	rx, last ecn.Codepoint
 
 	marked  uint64
 	failure string
@@ -142,17 +117,17 @@ func (e *ecnState) init(c *Conn, disabled bool) {
 // DatagramECN is the codepoint the driver sends the datagram NextDatagram
 // last returned with: ECT(0) while ECN is tested or validated on the path,
 // Not-ECT otherwise.
-func (c *Conn) DatagramECN() ECN { return c.ecn.last }
+func (c *Conn) DatagramECN() ecn.Codepoint { return c.ecn.last }
 
 // ECNState reports where ECN validation is.
 func (c *Conn) ECNState() ECNState { return c.ecn.state }
 
 // codepoint decides the codepoint of a datagram whose n planned packets
 // are about to be sealed at now.
-func (e *ecnState) codepoint(now time.Duration, plan []plannedPacket) ECN {
+func (e *ecnState) codepoint(now time.Duration, plan []plannedPacket) ecn.Codepoint {
 	for i := range plan {
 		if plan[i].space != spaceApp || plan[i].early {
-			return ECNNotECT
+			return ecn.NotECT
 		}
 	}
 	if e.state == ECNTesting && e.testSent > 0 && (e.testSent >= ecnTestPackets || now >= e.testEnd) {
@@ -160,14 +135,14 @@ func (e *ecnState) codepoint(now time.Duration, plan []plannedPacket) ECN {
 		e.checkTestLosses()
 	}
 	if e.state == ECNTesting || e.state == ECNCapable {
-		return ECNECT0
+		return ecn.ECT0
 	}
-	return ECNNotECT
+	return ecn.NotECT
 }
 
 // onSent records that a packet of space s went out with codepoint cp.
-func (e *ecnState) onSent(now time.Duration, s recovery.Space, rec *sentPacket, cp ECN) {
-	rec.ect = cp == ECNECT0
+func (e *ecnState) onSent(now time.Duration, s recovery.Space, rec *sentPacket, cp ecn.Codepoint) {
+	rec.ect = cp == ecn.ECT0
 	if !rec.ect {
 		return
 	}
@@ -207,11 +182,11 @@ func (e *ecnState) onReceived(s recovery.Space) bool {
 	}
 	r := &e.recv[s]
 	switch e.rx {
-	case ECNECT0:
+	case ecn.ECT0:
 		r.ECT0++
-	case ECNECT1:
+	case ecn.ECT1:
 		r.ECT1++
-	case ECNCE:
+	case ecn.CE:
 		r.CE++
 		return true
 	}

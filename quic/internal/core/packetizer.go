@@ -3,6 +3,7 @@ package core
 import (
 	"time"
 
+	"github.com/satquic/satquic/internal/ecn"
 	"github.com/satquic/satquic/quic/internal/crypto"
 	"github.com/satquic/satquic/quic/internal/recovery"
 	"github.com/satquic/satquic/quic/internal/wire"
@@ -64,7 +65,7 @@ func (p *sendPermit) allows(s recovery.Space) bool { return p.eliciting || p.pro
 // reports false, then waits for NextTimer.
 func (c *Conn) NextDatagram(now time.Duration, buf []byte) ([]byte, bool) {
 	c.now = now
-	c.ecn.last = ECNNotECT
+	c.ecn.last = ecn.NotECT
 	switch c.state {
 	case stateClosing:
 		return c.closingDatagram(buf)

@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/satquic/satquic/internal/ecn"
 	"github.com/satquic/satquic/quic/internal/crypto"
 	"github.com/satquic/satquic/quic/internal/recovery"
 	"github.com/satquic/satquic/quic/internal/wire"
@@ -17,13 +18,13 @@ import (
 // HandleDatagram is HandleDatagramECN for a datagram whose codepoint is
 // unknown.
 func (c *Conn) HandleDatagram(now time.Duration, from netip.AddrPort, data []byte) {
-	c.HandleDatagramECN(now, from, data, ECNNotECT)
+	c.HandleDatagramECN(now, from, data, ecn.NotECT)
 }
 
 // HandleDatagramECN is HandleDatagram for a datagram that arrived with the
 // ECN codepoint ecn in its IP header, which the connection counts for its
 // ACK frames (RFC 9000 section 13.4.1).
-func (c *Conn) HandleDatagramECN(now time.Duration, from netip.AddrPort, data []byte, ecn ECN) {
+func (c *Conn) HandleDatagramECN(now time.Duration, from netip.AddrPort, data []byte, ecn ecn.Codepoint) {
 	c.now = now
 	c.ecn.rx = ecn & 0b11
 	switch c.state {

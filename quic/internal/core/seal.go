@@ -3,6 +3,7 @@ package core
 import (
 	"time"
 
+	"github.com/satquic/satquic/internal/ecn"
 	"github.com/satquic/satquic/quic/internal/crypto"
 	"github.com/satquic/satquic/quic/internal/recovery"
 	"github.com/satquic/satquic/quic/internal/wire"
@@ -92,7 +93,7 @@ func (c *Conn) sealPacket(out []byte, p *plannedPacket) ([]byte, error) {
 // onPacketSent records a sealed packet, sent with codepoint cp: its frames
 // for acknowledgement and loss, the loss detector, and the ACK, ECN and
 // idle state.
-func (c *Conn) onPacketSent(now time.Duration, p *plannedPacket, cp ECN) {
+func (c *Conn) onPacketSent(now time.Duration, p *plannedPacket, cp ecn.Codepoint) {
 	sp := c.spaces[p.space]
 	sp.nextPN++
 	frames := c.build.frames[p.space]

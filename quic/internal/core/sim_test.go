@@ -46,7 +46,7 @@ func (e *simEndpoint) ReceiveECN(now time.Duration, from netip.AddrPort, data []
 			e.t.Fatalf("NewServerConn: %v", err)
 		}
 	}
-	e.conn.HandleDatagramECN(now, from, data, ECN(ecn))
+	e.conn.HandleDatagramECN(now, from, data, ecn)
 }
 
 func (e *simEndpoint) Poll(now time.Duration) ([]netsim.Datagram, time.Duration, bool) {
@@ -73,7 +73,7 @@ func (e *simEndpoint) Poll(now time.Duration) ([]netsim.Datagram, time.Duration,
 		if !ok {
 			break
 		}
-		e.out = append(e.out, netsim.Datagram{To: e.peer, Data: d, ECN: netsim.ECN(e.conn.DatagramECN())})
+		e.out = append(e.out, netsim.Datagram{To: e.peer, Data: d, ECN: e.conn.DatagramECN()})
 		e.sentAt = append(e.sentAt, now)
 	}
 	next, ok := e.conn.NextTimer()
