@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/satquic/satquic/internal/ecn"
+	"github.com/satquic/satquic/quic/internal/core"
 	"github.com/satquic/satquic/quic/internal/udp"
 )
 
@@ -42,6 +43,11 @@ type packet struct {
 }
 
 func (p *packet) data() []byte { return p.buf[:p.n] }
+
+// datagram is the packet as the core takes it.
+func (p *packet) datagram() core.Datagram {
+	return core.Datagram{Addr: p.from, Data: p.data(), ECN: p.ecn}
+}
 
 // getPacket returns a packet holding a copy of data.
 func (t *Transport) getPacket(data []byte, from netip.AddrPort, cp ecn.Codepoint) *packet {

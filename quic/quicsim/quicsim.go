@@ -287,7 +287,7 @@ type endpoint struct {
 }
 
 func (e *endpoint) Receive(now time.Duration, from netip.AddrPort, data []byte) {
-	e.conn.HandleDatagram(now, from, data)
+	e.conn.HandleDatagram(now, core.Datagram{Addr: from, Data: data})
 }
 
 func (e *endpoint) Poll(now time.Duration) ([]netsim.Datagram, time.Duration, bool) {
@@ -310,9 +310,9 @@ func (e *endpoint) Poll(now time.Duration) ([]netsim.Datagram, time.Duration, bo
 		if !ok {
 			break
 		}
-		e.out = append(e.out, netsim.Datagram{To: e.peer, Data: d})
+		e.out = append(e.out, netsim.Datagram{To: e.peer, Data: d.Data})
 	}
-	next, ok := e.conn.NextTimer()
+	next, ok := e.conn.NextTimer(now)
 	return e.out, next, ok
 }
 

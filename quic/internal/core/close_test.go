@@ -37,7 +37,7 @@ func TestCloseApplication(t *testing.T) {
 	if !hasEvent(p.clientEvents, EventClosed) || !hasEvent(p.serverEvents, EventClosed) {
 		t.Error("EventClosed missing")
 	}
-	if _, ok := p.client.NextTimer(); ok {
+	if _, ok := p.client.NextTimer(p.now); ok {
 		t.Error("a closed connection still has a timer")
 	}
 }
@@ -68,7 +68,7 @@ func TestClosingAnswersPackets(t *testing.T) {
 	answers := 0
 	for range 8 {
 		ping := seal1RTT(t, p.client, []byte{0x01}, 0)
-		p.server.HandleDatagram(p.now, clientAddr, ping)
+		p.server.HandleDatagram(p.now, Datagram{Addr: clientAddr, Data: ping})
 		if _, ok := p.server.NextDatagram(p.now, nil); ok {
 			answers++
 		}
@@ -141,11 +141,11 @@ func TestStatelessReset(t *testing.T) {
 	// only dropped.
 	bogus := append([]byte(nil), reset...)
 	bogus[len(bogus)-1] ^= 1
-	p.client.HandleDatagram(p.now, serverAddr, bogus)
+	p.client.HandleDatagram(p.now, Datagram{Addr: serverAddr, Data: bogus})
 	if p.client.Err() != nil {
 		t.Fatalf("bogus reset closed the client: %v", p.client.Err())
 	}
-	p.client.HandleDatagram(p.now, serverAddr, reset)
+	p.client.HandleDatagram(p.now, Datagram{Addr: serverAddr, Data: reset})
 	if !errors.Is(p.client.Err(), ErrStatelessReset) || p.client.state != stateDraining {
 		t.Fatalf("client after reset: %v, state %d", p.client.Err(), p.client.state)
 	}
@@ -188,13 +188,11 @@ func TestCloseAfterIdle(t *testing.T) {
 	later := p.now + time.Second
 	p.client.Close(0x42, "bye")
 	// The driver runs the due timers, then asks for datagrams.
-	if at, ok := p.client.NextTimer(); ok && at <= later {
-		p.client.HandleTimer(later)
-	}
+	p.client.Step(later, nil)
 	if _, ok := p.client.NextDatagram(later, nil); !ok {
 		t.Fatal("no CONNECTION_CLOSE after a second of idleness")
 	}
-	if at, ok := p.client.NextTimer(); p.client.Closed() || !ok || at < later+3*p.client.pto() {
+	if at, ok := p.client.NextTimer(later); p.client.Closed() || !ok || at < later+3*p.client.pto() {
 		t.Errorf("closing period ends at %v (closed %v), want 3 PTOs after %v", at, p.client.Closed(), later)
 	}
 }

@@ -99,7 +99,7 @@ type ecnState struct {
 	recv [numSpaces]wire.ECNCounts
 
 	// rx is the codepoint of the datagram being processed; last the one
-	// of the datagram NextDatagram last returned.
+	// of the datagram being built, which NextDatagram returns with it.
 	rx, last ecn.Codepoint
 
 	marked  uint64
@@ -113,11 +113,6 @@ func (e *ecnState) init(c *Conn, disabled bool) {
 		e.state = ECNDisabled
 	}
 }
-
-// DatagramECN is the codepoint the driver sends the datagram NextDatagram
-// last returned with: ECT(0) while ECN is tested or validated on the path,
-// Not-ECT otherwise.
-func (c *Conn) DatagramECN() ecn.Codepoint { return c.ecn.last }
 
 // ECNState reports where ECN validation is.
 func (c *Conn) ECNState() ECNState { return c.ecn.state }

@@ -3,7 +3,6 @@ package core
 import (
 	"time"
 
-	"github.com/satquic/satquic/internal/ecn"
 	"github.com/satquic/satquic/quic/internal/crypto"
 	"github.com/satquic/satquic/quic/internal/recovery"
 	"github.com/satquic/satquic/quic/internal/wire"
@@ -59,13 +58,11 @@ type sendPermit struct {
 
 func (p *sendPermit) allows(s recovery.Space) bool { return p.eliciting || p.probe[s] }
 
-// NextDatagram builds the next datagram to send at now, appending it to
+// buildDatagram builds the next datagram to send at now, appending it to
 // buf[:0] (buf may be nil), and reports false when there is nothing to send
-// now. The caller sends the datagram to RemoteAddr and calls again until it
-// reports false, then waits for NextTimer.
-func (c *Conn) NextDatagram(now time.Duration, buf []byte) ([]byte, bool) {
+// now. NextDatagram (drive.go) hands it to the driver.
+func (c *Conn) buildDatagram(now time.Duration, buf []byte) ([]byte, bool) {
 	c.now = now
-	c.ecn.last = ecn.NotECT
 	switch c.state {
 	case stateClosing:
 		return c.closingDatagram(buf)

@@ -63,8 +63,8 @@ func TestPMTUProbeRaisesSize(t *testing.T) {
 		t.Fatal(err)
 	}
 	d, ok := p.client.NextDatagram(p.now, nil)
-	if !ok || len(d) != DefaultMaxProbeDatagramSize {
-		t.Errorf("data datagram of %d bytes, want %d", len(d), DefaultMaxProbeDatagramSize)
+	if !ok || len(d.Data) != DefaultMaxProbeDatagramSize {
+		t.Errorf("data datagram of %d bytes, want %d", len(d.Data), DefaultMaxProbeDatagramSize)
 	}
 }
 

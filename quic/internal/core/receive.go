@@ -2,7 +2,6 @@ package core
 
 import (
 	"errors"
-	"net/netip"
 	"time"
 
 	"github.com/satquic/satquic/internal/ecn"
@@ -12,21 +11,15 @@ import (
 )
 
 // HandleDatagram processes a UDP datagram that arrived at now from the
-// peer. The Conn may modify data in place and does not keep it. Malformed
-// or undecryptable packets are dropped (RFC 9000 section 12.2); a protocol
-// violation inside an authenticated packet closes the connection.
-// HandleDatagram is HandleDatagramECN for a datagram whose codepoint is
-// unknown.
-func (c *Conn) HandleDatagram(now time.Duration, from netip.AddrPort, data []byte) {
-	c.HandleDatagramECN(now, from, data, ecn.NotECT)
-}
-
-// HandleDatagramECN is HandleDatagram for a datagram that arrived with the
-// ECN codepoint ecn in its IP header, which the connection counts for its
-// ACK frames (RFC 9000 section 13.4.1).
-func (c *Conn) HandleDatagramECN(now time.Duration, from netip.AddrPort, data []byte, ecn ecn.Codepoint) {
+// peer, with the ECN codepoint it arrived with, which the connection counts
+// for its ACK frames (RFC 9000 section 13.4.1). The Conn may modify d.Data
+// in place and does not keep it. Malformed or undecryptable packets are
+// dropped (RFC 9000 section 12.2); a protocol violation inside an
+// authenticated packet closes the connection.
+func (c *Conn) HandleDatagram(now time.Duration, d Datagram) {
 	c.now = now
-	c.ecn.rx = ecn & 0b11
+	c.ecn.rx = d.ECN & ecn.Mask
+	data := d.Data
 	switch c.state {
 	case stateDraining, stateClosed:
 		return

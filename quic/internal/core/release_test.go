@@ -44,12 +44,12 @@ func TestReleaseMidHandshake(t *testing.T) {
 						break
 					}
 				}
-				next, ok := c.NextTimer()
+				next, ok := c.NextTimer(now)
 				if !ok || next > 10*time.Second {
 					t.Fatalf("no timer ends the handshake (%v, %v)", next, ok)
 				}
 				now = max(now, next)
-				c.HandleTimer(now)
+				c.Step(now, nil)
 			}
 			return []*Conn{c}
 		}},

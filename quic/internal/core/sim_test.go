@@ -46,7 +46,7 @@ func (e *simEndpoint) ReceiveECN(now time.Duration, from netip.AddrPort, data []
 			e.t.Fatalf("NewServerConn: %v", err)
 		}
 	}
-	e.conn.HandleDatagramECN(now, from, data, ecn)
+	e.conn.HandleDatagram(now, Datagram{Addr: from, Data: data, ECN: ecn})
 }
 
 func (e *simEndpoint) Poll(now time.Duration) ([]netsim.Datagram, time.Duration, bool) {
@@ -73,10 +73,10 @@ func (e *simEndpoint) Poll(now time.Duration) ([]netsim.Datagram, time.Duration,
 		if !ok {
 			break
 		}
-		e.out = append(e.out, netsim.Datagram{To: e.peer, Data: d, ECN: e.conn.DatagramECN()})
+		e.out = append(e.out, netsim.Datagram{To: e.peer, Data: d.Data, ECN: d.ECN})
 		e.sentAt = append(e.sentAt, now)
 	}
-	next, ok := e.conn.NextTimer()
+	next, ok := e.conn.NextTimer(now)
 	return e.out, next, ok
 }
 

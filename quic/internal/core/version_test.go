@@ -20,7 +20,7 @@ func firstClientDatagram(t *testing.T, cfg *Config) (*Conn, []byte) {
 	if !ok {
 		t.Fatal("no first datagram")
 	}
-	return c, d
+	return c, d.Data
 }
 
 func TestVersionNegotiationPacket(t *testing.T) {
