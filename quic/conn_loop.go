@@ -108,7 +108,7 @@ func (c *Conn) run() {
 			closing = nil
 			c.mu.Lock()
 			c.byTransport = true
-			c.core.Close(0, "")
+			c.core.Close(c.t.now(), 0, "")
 			c.mu.Unlock()
 			exit = true
 		}
@@ -210,7 +210,7 @@ func (c *Conn) dispatchEvents(now time.Duration) {
 			if c.l != nil {
 				c.enqueued = c.l.enqueue(c)
 				if !c.enqueued {
-					c.core.Close(0, "server closed")
+					c.core.Close(now, 0, "server closed")
 				}
 			}
 		case core.EventHandshakeConfirmed:

@@ -346,7 +346,7 @@ func (c *client) step(now time.Duration, events []core.Event) {
 		return
 	}
 	if !c.requested {
-		id, err := c.conn.OpenStream(true)
+		id, err := c.conn.OpenStream(now, true)
 		if err != nil {
 			c.err = fmt.Errorf("quicsim: opening the request stream: %w", err)
 			return
@@ -364,11 +364,11 @@ func (c *client) step(now time.Duration, events []core.Event) {
 		c.stream, c.requested = id, true
 	}
 	for {
-		n, err := c.conn.StreamRead(c.stream, c.buf)
+		n, err := c.conn.StreamRead(now, c.stream, c.buf)
 		c.got += int64(n)
 		if err == io.EOF {
 			c.done, c.doneAt = true, now
-			c.conn.Close(0, "")
+			c.conn.Close(now, 0, "")
 			return
 		}
 		if err != nil {
@@ -446,7 +446,7 @@ func (s *server) step(now time.Duration, events []core.Event) {
 	keep := s.order[:0]
 	for _, id := range s.order {
 		x := s.exchanges[id]
-		if err := s.serve(x); err != nil {
+		if err := s.serve(now, x); err != nil {
 			s.err = err
 			return
 		}
@@ -459,12 +459,12 @@ func (s *server) step(now time.Duration, events []core.Event) {
 	s.order = keep
 }
 
-// serve moves one exchange on as far as the connection allows.
-func (s *server) serve(x *exchange) error {
+// serve moves one exchange on at now as far as the connection allows.
+func (s *server) serve(now time.Duration, x *exchange) error {
 	if !x.reqDone {
 		var buf [512]byte
 		for {
-			n, err := s.conn.StreamRead(x.stream, buf[:])
+			n, err := s.conn.StreamRead(now, x.stream, buf[:])
 			x.req = append(x.req, buf[:n]...)
 			if len(x.req) > 8<<10 {
 				return errors.New("quicsim: server: request too long")

@@ -159,7 +159,7 @@ func (r *requester) stepFlow(now time.Duration, f *flow) error {
 				return err
 			}
 		}
-		complete, err := r.read(f)
+		complete, err := r.read(now, f)
 		if err != nil || !complete {
 			return err
 		}
@@ -172,9 +172,9 @@ func (r *requester) stepFlow(now time.Duration, f *flow) error {
 
 // read takes in what arrived of a flow's response and reports whether it
 // is complete.
-func (r *requester) read(f *flow) (bool, error) {
+func (r *requester) read(now time.Duration, f *flow) (bool, error) {
 	for {
-		n, err := r.conn.StreamRead(f.stream, r.buf)
+		n, err := r.conn.StreamRead(now, f.stream, r.buf)
 		f.got += int64(n)
 		if err == io.EOF {
 			return true, nil
@@ -190,7 +190,7 @@ func (r *requester) read(f *flow) (bool, error) {
 
 // send opens the next request's stream and writes the request.
 func (r *requester) send(now time.Duration, f *flow) error {
-	id, err := r.conn.OpenStream(true)
+	id, err := r.conn.OpenStream(now, true)
 	if err != nil {
 		return fmt.Errorf("quicsim: opening request %d: %w", r.sent+1, err)
 	}
@@ -220,7 +220,7 @@ func (r *requester) finish(now time.Duration, f *flow) error {
 	f.nextAt = now + r.cfg.Gap
 	if len(r.times) == r.cfg.Requests {
 		r.done = true
-		r.conn.Close(0, "")
+		r.conn.Close(now, 0, "")
 	}
 	return nil
 }

@@ -79,7 +79,7 @@ func (l *lockstep) sendHalf() {
 func (l *lockstep) recvHalf() {
 	l.receive(l.rcv, &l.data)
 	for {
-		n, err := l.rcv.StreamRead(l.id, l.out)
+		n, err := l.rcv.StreamRead(l.now, l.id, l.out)
 		if err != nil {
 			l.t.Fatal(err)
 		}

@@ -33,15 +33,15 @@ type closingState struct {
 	sent bool
 }
 
-// Close closes the connection with an application error code and reason
-// (CONNECTION_CLOSE of type 0x1d, RFC 9000 section 10.2). The connection
-// enters the closing state; EventClosed follows.
-func (c *Conn) Close(code uint64, reason string) {
+// Close closes the connection at now with an application error code and
+// reason (CONNECTION_CLOSE of type 0x1d, RFC 9000 section 10.2). The
+// connection enters the closing state; EventClosed follows.
+func (c *Conn) Close(now time.Duration, code uint64, reason string) {
 	if c.state != stateActive {
 		return
 	}
 	f := wire.ConnectionCloseFrame{IsApplicationError: true, ErrorCode: code, ReasonPhrase: truncateReason(reason)}
-	c.enterClosing(f, &ConnError{Application: true, Code: code, Reason: reason})
+	c.enterClosing(now, f, &ConnError{Application: true, Code: code, Reason: reason})
 }
 
 // closeLocal closes the connection for a transport error this endpoint
@@ -51,16 +51,16 @@ func (c *Conn) closeLocal(e *wire.TransportError) {
 		return
 	}
 	f := wire.ConnectionCloseFrame{ErrorCode: e.Code, TriggerType: wire.FrameType(e.FrameType), ReasonPhrase: truncateReason(e.Reason)}
-	c.enterClosing(f, &ConnError{Code: e.Code, FrameType: e.FrameType, Reason: e.Reason})
+	c.enterClosing(c.now, f, &ConnError{Code: e.Code, FrameType: e.FrameType, Reason: e.Reason})
 }
 
 // enterClosing sends CONNECTION_CLOSE and starts the closing period of
 // three PTOs (RFC 9000 section 10.2).
-func (c *Conn) enterClosing(f wire.ConnectionCloseFrame, err error) {
+func (c *Conn) enterClosing(now time.Duration, f wire.ConnectionCloseFrame, err error) {
 	c.state = stateClosing
 	c.closeErr = err
 	c.closeFrame = f
-	c.closing.deadline = c.now + 3*c.pto()
+	c.closing.deadline = now + 3*c.pto()
 	c.closing.reply = 1
 	c.closing.packet = c.buildClosePacket()
 	c.closing.pending = c.closing.packet != nil

@@ -10,11 +10,11 @@ import (
 
 func TestCloseApplication(t *testing.T) {
 	p := confirmedPair(t, 60)
-	p.client.Close(0x42, "bye")
+	p.client.Close(p.now, 0x42, "bye")
 	if !p.client.closing.pending || p.client.state != stateClosing {
 		t.Fatal("client not closing after Close")
 	}
-	if _, err := p.client.OpenStream(true); !errors.Is(err, ErrClosed) {
+	if _, err := p.client.OpenStream(p.now, true); !errors.Is(err, ErrClosed) {
 		t.Fatalf("OpenStream on a closing connection: %v", err)
 	}
 	p.mustRun(func() bool { return p.server.Err() != nil }, p.now+time.Second)
@@ -49,7 +49,7 @@ func TestCloseBeforeHandshake(t *testing.T) {
 	ccfg, scfg := testConfigs(t, 61)
 	p := newPair(t, ccfg, scfg, 5*time.Millisecond)
 	p.mustRun(func() bool { return p.server != nil && p.client.spaces[spaceHandshake].write != nil }, time.Second)
-	p.client.Close(7, "secret reason")
+	p.client.Close(p.now, 7, "secret reason")
 	p.mustRun(func() bool { return p.server.Err() != nil }, p.now+time.Second)
 	var ce *ConnError
 	if !errors.As(p.server.Err(), &ce) || ce.Application || ce.Code != wire.CodeApplicationError || ce.Reason != "" {
@@ -61,7 +61,7 @@ func TestCloseBeforeHandshake(t *testing.T) {
 // with its CONNECTION_CLOSE, less and less often.
 func TestClosingAnswersPackets(t *testing.T) {
 	p := confirmedPair(t, 62)
-	p.server.Close(1, "")
+	p.server.Close(p.now, 1, "")
 	if _, ok := p.server.NextDatagram(p.now, nil); !ok {
 		t.Fatal("no CONNECTION_CLOSE datagram")
 	}
@@ -154,7 +154,7 @@ func TestStatelessReset(t *testing.T) {
 func TestCloseLongReason(t *testing.T) {
 	p := confirmedPair(t, 66)
 	long := string(payload(5000, 1))
-	p.client.Close(3, long)
+	p.client.Close(p.now, 3, long)
 	p.mustRun(func() bool { return p.server.Err() != nil }, p.now+time.Second)
 	var ce *ConnError
 	if !errors.As(p.server.Err(), &ce) || ce.Code != 3 || ce.Reason != long[:maxReasonLen] {
@@ -181,12 +181,12 @@ func TestKeepAlive(t *testing.T) {
 }
 
 // TestCloseAfterIdle: Close on a connection idle for longer than its
-// closing period still sends CONNECTION_CLOSE, and the closing period
-// runs from then, although the core's last known time is long past.
+// closing period still sends CONNECTION_CLOSE, and the closing period runs
+// from then, long after the core last heard of the time.
 func TestCloseAfterIdle(t *testing.T) {
 	p := confirmedPair(t, 63)
 	later := p.now + time.Second
-	p.client.Close(0x42, "bye")
+	p.client.Close(later, 0x42, "bye")
 	// The driver runs the due timers, then asks for datagrams.
 	p.client.Step(later, nil)
 	if _, ok := p.client.NextDatagram(later, nil); !ok {

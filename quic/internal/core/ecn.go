@@ -126,8 +126,8 @@ func (e *ecnState) codepoint(now time.Duration, plan []plannedPacket) ecn.Codepo
 		}
 	}
 	if e.state == ECNTesting && e.testSent > 0 && (e.testSent >= ecnTestPackets || now >= e.testEnd) {
-		e.setState(ECNUnknown, "testing period over")
-		e.checkTestLosses()
+		e.setState(now, ECNUnknown, "testing period over")
+		e.checkTestLosses(now)
 	}
 	if e.state == ECNTesting || e.state == ECNCapable {
 		return ecn.ECT0
@@ -151,20 +151,20 @@ func (e *ecnState) onSent(now time.Duration, s recovery.Space, rec *sentPacket, 
 	}
 }
 
-// onLost notes the loss of a packet: if every marked packet of the
-// testing period is lost, the path may drop marked packets, and marking
-// stops (RFC 9000 section 13.4.2).
-func (e *ecnState) onLost(rec *sentPacket) {
+// onLost notes the loss of a packet, declared at now: if every marked
+// packet of the testing period is lost, the path may drop marked packets,
+// and marking stops (RFC 9000 section 13.4.2).
+func (e *ecnState) onLost(now time.Duration, rec *sentPacket) {
 	if rec == nil || !rec.ect || (e.state != ECNTesting && e.state != ECNUnknown) {
 		return
 	}
 	e.testLost++
-	e.checkTestLosses()
+	e.checkTestLosses(now)
 }
 
-func (e *ecnState) checkTestLosses() {
+func (e *ecnState) checkTestLosses(now time.Duration) {
 	if e.state == ECNUnknown && e.testLost >= e.testSent {
-		e.fail("every marked packet of the testing period was lost")
+		e.fail(now, "every marked packet of the testing period was lost")
 	}
 }
 
@@ -199,11 +199,12 @@ func (e *ecnState) fillAck(s recovery.Space, f *wire.AckFrame) {
 	f.HasECN, f.ECN = true, r
 }
 
-// ValidateECN checks the ECN counts of an ACK frame against the packets it
-// newly acknowledges (RFC 9000 section 13.4.2.1), before loss recovery
-// treats a CE increase as congestion. The core's sent-packet records are
-// still live: recovery calls back before the Result is handled.
-func (e *ecnState) ValidateECN(s recovery.Space, counts *wire.ECNCounts, acked []recovery.PacketInfo) bool {
+// ValidateECN checks the ECN counts of an ACK frame processed at now
+// against the packets it newly acknowledges (RFC 9000 section 13.4.2.1),
+// before loss recovery treats a CE increase as congestion. The core's
+// sent-packet records are still live: recovery calls back before the
+// Result is handled.
+func (e *ecnState) ValidateECN(now time.Duration, s recovery.Space, counts *wire.ECNCounts, acked []recovery.PacketInfo) bool {
 	if e.state == ECNDisabled || e.state == ECNFailed || len(acked) == 0 {
 		return false
 	}
@@ -222,17 +223,17 @@ func (e *ecnState) ValidateECN(s recovery.Space, counts *wire.ECNCounts, acked [
 	}
 	if counts == nil {
 		if newlyECT > 0 {
-			e.fail(fmt.Sprintf("an ACK frame without ECN counts acknowledges %d ECT(0) packets in the %v space", newlyECT, s))
+			e.fail(now, fmt.Sprintf("an ACK frame without ECN counts acknowledges %d ECT(0) packets in the %v space", newlyECT, s))
 		}
 		return false
 	}
 	if msg := e.checkCounts(s, counts, newlyECT); msg != "" {
-		e.fail(msg)
+		e.fail(now, msg)
 		return false
 	}
 	e.peer[s] = *counts
 	if newlyECT > 0 && (e.state == ECNTesting || e.state == ECNUnknown) {
-		e.setState(ECNCapable, "counts validated")
+		e.setState(now, ECNCapable, "counts validated")
 	}
 	return true
 }
@@ -257,19 +258,19 @@ func (e *ecnState) checkCounts(s recovery.Space, counts *wire.ECNCounts, newlyEC
 	return ""
 }
 
-func (e *ecnState) fail(why string) {
+func (e *ecnState) fail(now time.Duration, why string) {
 	if e.state == ECNFailed || e.state == ECNDisabled {
 		return
 	}
 	e.failure = why
-	e.setState(ECNFailed, why)
+	e.setState(now, ECNFailed, why)
 }
 
-func (e *ecnState) setState(s ECNState, trigger string) {
+func (e *ecnState) setState(now time.Duration, s ECNState, trigger string) {
 	if e.c.debugf != nil {
-		e.c.debugf("%v ECN %v -> %v: %s", e.c.now, e.state, s, trigger)
+		e.c.debugf("%v ECN %v -> %v: %s", now, e.state, s, trigger)
 	}
-	e.c.qlogECNState(e.state, s, trigger)
+	e.c.qlogECNState(now, e.state, s, trigger)
 	e.state = s
 }
 

@@ -53,7 +53,7 @@ func (h *ecnHarness) ack(counts *wire.ECNCounts, pns ...uint64) bool {
 	for i, pn := range pns {
 		acked[i] = recovery.PacketInfo{Space: spaceApp, Number: pn}
 	}
-	ok := h.c.ecn.ValidateECN(spaceApp, counts, acked)
+	ok := h.c.ecn.ValidateECN(0, spaceApp, counts, acked)
 	for _, pn := range pns {
 		sp.sent.take(pn)
 		if sp.largestAcked == wire.InvalidPacketNumber || pn > sp.largestAcked {
@@ -68,7 +68,7 @@ func (h *ecnHarness) lose(pns ...uint64) {
 	sp := h.c.spaces[spaceApp]
 	for _, pn := range pns {
 		if rec := sp.sent.at(pn); rec != nil && rec.live {
-			h.c.ecn.onLost(rec)
+			h.c.ecn.onLost(0, rec)
 		}
 		sp.sent.take(pn)
 	}

@@ -41,7 +41,7 @@ func lockstepFrom(t testing.TB, upload bool, ccfg, scfg *Config) *lockstep {
 	if !upload {
 		l.snd, l.rcv = p.server, p.client
 	}
-	id, err := l.snd.OpenStream(false)
+	id, err := l.snd.OpenStream(l.now, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -56,21 +56,21 @@ func (c *Conn) handleFrame(s recovery.Space, f wire.Frame, dcid wire.ConnectionI
 	case *wire.CryptoFrame:
 		return c.onCryptoFrame(s, f)
 	case *wire.StreamFrame:
-		return c.streams.onStreamFrame(f)
+		return c.streams.onStreamFrame(c.now, f)
 	case *wire.ResetStreamFrame:
-		return c.streams.onResetStream(f)
+		return c.streams.onResetStream(c.now, f)
 	case *wire.StopSendingFrame:
-		return c.streams.onStopSending(f)
+		return c.streams.onStopSending(c.now, f)
 	case *wire.MaxDataFrame:
 		if c.flow.onMaxData(f.Maximum) {
 			c.flow.blockedQueue = false
 		}
 	case *wire.MaxStreamDataFrame:
-		return c.streams.onMaxStreamData(f)
+		return c.streams.onMaxStreamData(c.now, f)
 	case *wire.MaxStreamsFrame:
 		c.streams.onMaxStreams(f)
 	case *wire.StreamDataBlockedFrame:
-		return c.streams.onStreamDataBlocked(f)
+		return c.streams.onStreamDataBlocked(c.now, f)
 	case *wire.StreamsBlockedFrame:
 		c.streams.onStreamsBlocked(f)
 	case *wire.NewConnectionIDFrame:
@@ -160,7 +160,7 @@ func (c *Conn) onRecoveryResult(res *recovery.Result) {
 	if probe.Count > 0 {
 		c.onProbe(probe)
 	}
-	c.qlogMetricsUpdated()
+	c.qlogMetricsUpdated(c.now)
 	if confirm && c.isClient && c.handshakeComplete {
 		// RFC 9001 section 4.1.2: the acknowledgement of a 1-RTT packet
 		// confirms the handshake for the client.
@@ -193,13 +193,13 @@ func (c *Conn) onPacketLost(p recovery.PacketInfo) {
 		return
 	}
 	if rec := sp.sent.at(p.Number); rec != nil && rec.live {
-		c.ecn.onLost(rec)
+		c.ecn.onLost(c.now, rec)
 	}
 	frames := sp.sent.take(p.Number)
 	if c.debugf != nil {
 		c.debugf("%v lost %v pn %d frames %v", c.now, p.Space, p.Number, frames)
 	}
-	c.qlogPacketLost(p)
+	c.qlogPacketLost(c.now, p)
 	if carriesData(frames) {
 		c.stats.PacketsRetransmitted++
 	}

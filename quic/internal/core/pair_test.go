@@ -50,8 +50,8 @@ type pair struct {
 	listen func(data []byte) (reply []byte, params *ServerParams)
 	// onServer, if set, sees the server Conn when it is created.
 	onServer func(c *Conn)
-	// clientApp and serverApp run before each step.
-	clientApp, serverApp func(c *Conn)
+	// clientApp and serverApp run before each step, with its time.
+	clientApp, serverApp func(now time.Duration, c *Conn)
 	// events collects every event, per side.
 	clientEvents, serverEvents []Event
 	// sizes records the size of every datagram sent, per side.
@@ -183,10 +183,10 @@ func (p *pair) collectEvents() {
 // to the next arrival or timer. It reports false when nothing is left.
 func (p *pair) step() bool {
 	if p.clientApp != nil {
-		p.clientApp(p.client)
+		p.clientApp(p.now, p.client)
 	}
 	if p.serverApp != nil && p.server != nil {
-		p.serverApp(p.server)
+		p.serverApp(p.now, p.server)
 	}
 	p.collectEvents()
 	p.flush(p.client, true)
@@ -266,11 +266,12 @@ func (p *pair) confirmed() bool {
 	return p.server != nil && p.client.HandshakeConfirmed() && p.server.HandshakeConfirmed()
 }
 
-// readAll reads everything readable on a stream into dst and reports EOF.
-func readAll(t testing.TB, c *Conn, id uint64, dst *[]byte) bool {
+// readAll reads everything readable on a stream at now into dst and
+// reports EOF.
+func readAll(t testing.TB, now time.Duration, c *Conn, id uint64, dst *[]byte) bool {
 	var buf [4096]byte
 	for {
-		n, err := c.StreamRead(id, buf[:])
+		n, err := c.StreamRead(now, id, buf[:])
 		*dst = append(*dst, buf[:n]...)
 		if err == io.EOF {
 			return true

@@ -221,7 +221,7 @@ func (c *Conn) onPacket(now time.Duration, s recovery.Space, pt wire.PacketType,
 	c.idle.onReceive(now)
 	cryptoBefore := sp.cryptoRecv.received()
 	eliciting, err := c.processFrames(s, pt, payload, dcid)
-	c.qlogPacketReceived(pt, pn)
+	c.qlogPacketReceived(now, pt, pn)
 	if err == nil && eliciting && s != spaceApp && !sp.discarded && sp.cryptoRecv.received() == cryptoBefore {
 		c.onPeerProbe() // handshake_speedup.go
 	}

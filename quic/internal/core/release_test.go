@@ -72,7 +72,7 @@ func TestReleaseMidHandshake(t *testing.T) {
 			if p.client.HandshakeComplete() {
 				t.Fatal("the handshake completed already")
 			}
-			p.client.Close(3, "gone")
+			p.client.Close(p.now, 3, "gone")
 			p.mustRun(func() bool { return p.server.Closed() && p.client.Closed() }, 10*time.Second)
 			return []*Conn{p.client, p.server}
 		}},

@@ -86,7 +86,7 @@ func TestRetry(t *testing.T) {
 		return reply, params
 	}
 	var completedAt time.Duration
-	p.clientApp = func(c *Conn) {
+	p.clientApp = func(now time.Duration, c *Conn) {
 		if c.HandshakeComplete() && completedAt == 0 {
 			completedAt = p.now
 		}

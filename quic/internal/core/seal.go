@@ -104,7 +104,7 @@ func (c *Conn) onPacketSent(now time.Duration, p *plannedPacket, cp ecn.Codepoin
 	if c.debugf != nil {
 		c.debugf("%v sent %v pn %d size %d frames %v", now, p.space, p.pn, size, frames)
 	}
-	c.qlogPacketSent(p, size, frames)
+	c.qlogPacketSent(now, p, size, frames)
 	inFlight := p.ackEliciting || p.padded
 	err := c.sender.OnPacketSent(now, recovery.SentPacket{
 		Space: p.space, Number: p.pn, Bytes: size,
