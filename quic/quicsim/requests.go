@@ -8,6 +8,7 @@ import (
 
 	"github.com/satquic/satquic/netsim"
 	"github.com/satquic/satquic/quic/internal/core"
+	"github.com/satquic/satquic/quic/internal/coresim"
 )
 
 // RequestsConfig describes requests made on one connection as an HTTP
@@ -59,7 +60,7 @@ func Requests(cfg RequestsConfig) (RequestsResult, error) {
 	}
 	cconn, sv, n := w.cconn, w.sv, w.n
 	cl := newRequester(cconn, cfg)
-	cl.app = cl.step
+	cl.App = cl.step
 	runErr := w.run(cl, func() bool { return cl.done || cl.err != nil || sv.err != nil })
 	res := RequestsResult{Times: cl.times, Handshake: cl.handshakeAt, Elapsed: cl.lastAt - cl.firstAt, Client: cconn.Stats()}
 	res.Up, res.Down = w.path.Stats()
@@ -79,7 +80,8 @@ func Requests(cfg RequestsConfig) (RequestsResult, error) {
 
 // requester makes the requests of a RequestsConfig in cfg.Parallel flows.
 type requester struct {
-	endpoint
+	*endpoint
+	conn        *core.Conn
 	cfg         RequestsConfig
 	buf         []byte
 	handshakeAt time.Duration
@@ -103,7 +105,8 @@ type flow struct {
 
 func newRequester(conn *core.Conn, cfg RequestsConfig) *requester {
 	return &requester{
-		endpoint: endpoint{conn: conn, peer: serverAddr},
+		endpoint: coresim.NewClient(conn),
+		conn:     conn,
 		cfg:      cfg,
 		buf:      make([]byte, 64<<10),
 		flows:    make([]flow, cfg.Parallel),

@@ -8,9 +8,9 @@ import (
 
 // lockstep drives a sender and a receiver Conn in fixed steps of virtual
 // time with preallocated datagram buffers, so that whatever allocates in a
-// step is the core's own doing (the pair harness allocates every
-// datagram). Each half step is a driver's turn (Step, the application,
-// NextDatagram), one end at a time.
+// step is the core's own doing (the pair harness and the simulator
+// allocate every datagram). Each half step is one end's turn of the
+// calling protocol: Step, the application, NextDatagram.
 type lockstep struct {
 	t          testing.TB
 	now        time.Duration
