@@ -3,32 +3,23 @@ package netsim
 import (
 	"net/netip"
 	"time"
+
+	"github.com/satquic/satquic/internal/ecn"
 )
 
 // ECN is the two-bit ECN field of a datagram's IP header (RFC 3168 section
-// 5): what an endpoint sends a datagram with, and what it arrives with.
-type ECN uint8
+// 5): what an endpoint sends a datagram with, and what it arrives with. It
+// is the codepoint type of the whole module, so that a QUIC connection
+// driven over the simulator hands codepoints in and out unconverted.
+type ECN = ecn.Codepoint
 
 // The ECN codepoints, by their value in the IP header.
 const (
-	NotECT ECN = 0b00 // not ECN-capable transport
-	ECT1   ECN = 0b01 // ECN-capable transport, ECT(1)
-	ECT0   ECN = 0b10 // ECN-capable transport, ECT(0)
-	CE     ECN = 0b11 // congestion experienced
+	NotECT = ecn.NotECT // not ECN-capable transport
+	ECT1   = ecn.ECT1   // ECN-capable transport, ECT(1)
+	ECT0   = ecn.ECT0   // ECN-capable transport, ECT(0)
+	CE     = ecn.CE     // congestion experienced
 )
-
-// String names the codepoint as RFC 3168 writes it.
-func (e ECN) String() string {
-	switch e & 0b11 {
-	case ECT1:
-		return "ECT(1)"
-	case ECT0:
-		return "ECT(0)"
-	case CE:
-		return "CE"
-	}
-	return "Not-ECT"
-}
 
 // ECNEndpoint is an Endpoint that learns the codepoint each datagram arrived
 // with, as a socket reading IP_TOS would. The Network calls ReceiveECN

@@ -4,6 +4,7 @@ import (
 	"net/netip"
 	"sync"
 
+	"github.com/satquic/satquic/internal/ecn"
 	"github.com/satquic/satquic/quic/internal/core"
 	"github.com/satquic/satquic/quic/internal/udp"
 )
@@ -38,13 +39,18 @@ type packet struct {
 	buf  []byte
 	n    int
 	from netip.AddrPort
-	ecn  core.ECN // the codepoint it arrived with
+	ecn  ecn.Codepoint // the codepoint it arrived with
 }
 
 func (p *packet) data() []byte { return p.buf[:p.n] }
 
+// datagram is the packet as the core takes it.
+func (p *packet) datagram() core.Datagram {
+	return core.Datagram{Addr: p.from, Data: p.data(), ECN: p.ecn}
+}
+
 // getPacket returns a packet holding a copy of data.
-func (t *Transport) getPacket(data []byte, from netip.AddrPort, ecn core.ECN) *packet {
+func (t *Transport) getPacket(data []byte, from netip.AddrPort, cp ecn.Codepoint) *packet {
 	var p *packet
 	if len(data) <= rxBufSize {
 		if v := rxPackets.Get(); v != nil {
@@ -56,7 +62,7 @@ func (t *Transport) getPacket(data []byte, from netip.AddrPort, ecn core.ECN) *p
 		p = &packet{buf: make([]byte, len(data))}
 	}
 	p.n = copy(p.buf, data)
-	p.from, p.ecn = from, ecn
+	p.from, p.ecn = from, cp
 	return p
 }
 

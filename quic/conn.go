@@ -128,7 +128,7 @@ func (c *Conn) signal() {
 // goroutine to send CONNECTION_CLOSE.
 func (c *Conn) closeLocal(code uint64, reason string) {
 	c.mu.Lock()
-	c.core.Close(code, reason)
+	c.core.Close(c.t.now(), code, reason)
 	c.mu.Unlock()
 	c.signal()
 }
@@ -244,7 +244,7 @@ func (c *Conn) openLocked(bidi bool) (*streamState, <-chan struct{}, error) {
 	if c.err != nil {
 		return nil, nil, c.err
 	}
-	id, err := c.core.OpenStream(bidi)
+	id, err := c.core.OpenStream(c.t.now(), bidi)
 	switch {
 	case errors.Is(err, core.ErrStreamLimit):
 		return nil, c.streamsAvail[dirIndex(bidi)].wait(), ErrStreamLimit

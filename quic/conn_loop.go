@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/satquic/satquic/internal/ecn"
 	"github.com/satquic/satquic/quic/internal/core"
 	"github.com/satquic/satquic/quic/internal/udp"
 	"github.com/satquic/satquic/quic/internal/wire"
@@ -36,8 +37,8 @@ const (
 )
 
 // deliver queues a datagram from the reader for the connection.
-func (c *Conn) deliver(data []byte, from netip.AddrPort, ecn core.ECN) {
-	p := c.t.getPacket(data, from, ecn)
+func (c *Conn) deliver(data []byte, from netip.AddrPort, cp ecn.Codepoint) {
+	p := c.t.getPacket(data, from, cp)
 	c.inboxMu.Lock()
 	if len(c.inbox) >= maxInbox {
 		c.inboxMu.Unlock()
@@ -70,10 +71,16 @@ func (c *Conn) run() {
 	closing := c.t.closing
 	exit := false // the Transport is closing: leave after this flush
 	var batch []*packet
+	var in []core.Datagram
 	spins := 0
 	for {
 		batch = c.takeInbox(batch)
-		next, alive, progress := c.step(batch)
+		in = in[:0]
+		for _, p := range batch {
+			in = append(in, p.datagram())
+		}
+		next, alive, progress := c.step(in)
+		clear(in)
 		for i, p := range batch {
 			c.t.putPacket(p)
 			batch[i] = nil
@@ -101,7 +108,7 @@ func (c *Conn) run() {
 			closing = nil
 			c.mu.Lock()
 			c.byTransport = true
-			c.core.Close(0, "")
+			c.core.Close(c.t.now(), 0, "")
 			c.mu.Unlock()
 			exit = true
 		}
@@ -109,21 +116,17 @@ func (c *Conn) run() {
 	c.finish()
 }
 
-// step processes the queued datagrams and due timers, dispatches the
-// core's events and sends what the core has. It returns when the core next
-// needs attention, whether the connection is still alive, and whether
-// anything was received or sent.
-func (c *Conn) step(in []*packet) (next time.Duration, alive, progress bool) {
+// step is one turn of the core's calling protocol: it feeds the core the
+// queued datagrams and runs its due timers (Step), dispatches the core's
+// events, and sends what the core has. It returns when the core next needs
+// attention, whether the connection is still alive, and whether anything
+// was received or sent.
+func (c *Conn) step(in []core.Datagram) (next time.Duration, alive, progress bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	now := c.t.now()
-	for _, p := range in {
-		c.core.HandleDatagramECN(now, p.from, p.data(), p.ecn)
-	}
+	c.core.Step(now, in)
 	progress = len(in) > 0
-	if t, ok := c.core.NextTimer(); ok && t <= now {
-		c.core.HandleTimer(now)
-	}
 	c.dispatchEvents(now)
 	for range maxBatchesPerStep {
 		n, full := c.sendBatch(now)
@@ -138,7 +141,7 @@ func (c *Conn) step(in []*packet) (next time.Duration, alive, progress bool) {
 		c.closeFlushed = true
 		close(c.flushed)
 	}
-	next, alive = c.core.NextTimer()
+	next, alive = c.core.NextTimer(now)
 	return next, alive && !c.core.Closed(), progress
 }
 
@@ -153,14 +156,14 @@ func (c *Conn) sendBatch(now time.Duration) (int, bool) {
 		if !ok {
 			break
 		}
-		b.bufs[n] = d[:0]
-		b.msgs[n] = udp.Message{Data: d, Addr: c.remote, ECN: udp.ECN(c.core.DatagramECN())}
+		b.bufs[n] = d.Data[:0]
+		b.msgs[n] = udp.Message{Data: d.Data, Addr: d.Addr, ECN: d.ECN}
 		n++
-		if len(d) >= 5 && wire.IsLongHeader(d[0]) {
+		if len(d.Data) >= 5 && wire.IsLongHeader(d.Data[0]) {
 			// The version of the core's latest long-header packet is
 			// the connection's, after Version Negotiation or a
 			// compatible switch (RFC 9368) too.
-			c.version = Version(binary.BigEndian.Uint32(d[1:5]))
+			c.version = Version(binary.BigEndian.Uint32(d.Data[1:5]))
 		}
 	}
 	if n > 0 {
@@ -207,7 +210,7 @@ func (c *Conn) dispatchEvents(now time.Duration) {
 			if c.l != nil {
 				c.enqueued = c.l.enqueue(c)
 				if !c.enqueued {
-					c.core.Close(0, "server closed")
+					c.core.Close(now, 0, "server closed")
 				}
 			}
 		case core.EventHandshakeConfirmed:

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/satquic/satquic/internal/ecn"
 	"github.com/satquic/satquic/internal/testkit"
 	"github.com/satquic/satquic/quic/internal/udp"
 )
@@ -21,7 +22,7 @@ import (
 type ecnRelay struct {
 	conn    *udp.Conn
 	server  netip.AddrPort
-	rewrite func(toClient bool, n int, ecn udp.ECN) udp.ECN
+	rewrite func(toClient bool, n int, cp ecn.Codepoint) ecn.Codepoint
 
 	mu     sync.Mutex
 	client netip.AddrPort
@@ -32,7 +33,7 @@ type ecnRelay struct {
 	done chan struct{}
 }
 
-func newECNRelay(t *testing.T, server netip.AddrPort, rewrite func(toClient bool, n int, ecn udp.ECN) udp.ECN) *ecnRelay {
+func newECNRelay(t *testing.T, server netip.AddrPort, rewrite func(toClient bool, n int, cp ecn.Codepoint) ecn.Codepoint) *ecnRelay {
 	t.Helper()
 	c, err := udp.Listen("udp4", "127.0.0.1:0", udp.Options{})
 	if err != nil {
@@ -77,9 +78,9 @@ func (r *ecnRelay) loop() {
 				r.client = m.Addr
 			}
 			r.seen[dir][m.ECN&3]++
-			ecn := r.rewrite(dir == 1, r.n[dir], m.ECN)
+			cp := r.rewrite(dir == 1, r.n[dir], m.ECN)
 			r.n[dir]++
-			out = append(out, udp.Message{Data: m.Data, Addr: to, ECN: ecn})
+			out = append(out, udp.Message{Data: m.Data, Addr: to, ECN: cp})
 		}
 		r.mu.Unlock()
 		_, _ = r.conn.WriteBatch(out)
@@ -94,7 +95,7 @@ func (r *ecnRelay) counts() (seen [2][4]int) {
 
 // ecnDownload has a client fetch size bytes through a relay and returns
 // both ends' statistics once the client read everything.
-func ecnDownload(t *testing.T, size int, clientConf *Config, rewrite func(toClient bool, n int, ecn udp.ECN) udp.ECN) (cli, srv ConnectionStats, relay *ecnRelay) {
+func ecnDownload(t *testing.T, size int, clientConf *Config, rewrite func(toClient bool, n int, cp ecn.Codepoint) ecn.Codepoint) (cli, srv ConnectionStats, relay *ecnRelay) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -140,7 +141,7 @@ func ecnDownload(t *testing.T, size int, clientConf *Config, rewrite func(toClie
 	return cli, srv, relay
 }
 
-func keepECN(_ bool, _ int, ecn udp.ECN) udp.ECN { return ecn }
+func keepECN(_ bool, _ int, cp ecn.Codepoint) ecn.Codepoint { return cp }
 
 // Over real sockets the marks go out, arrive, validate, and a router's CE
 // marks slow the sender; a middlebox that clears them turns marking off.
@@ -148,17 +149,17 @@ func TestLoopbackECN(t *testing.T) {
 	testkit.CheckGoroutines(t)
 	t.Run("marked", func(t *testing.T) {
 		// Every 16th ECT datagram toward the client arrives CE.
-		ceEvery := func(toClient bool, n int, ecn udp.ECN) udp.ECN {
-			if toClient && ecn == udp.ECT0 && n%16 == 15 {
-				return udp.CE
+		ceEvery := func(toClient bool, n int, cp ecn.Codepoint) ecn.Codepoint {
+			if toClient && cp == ecn.ECT0 && n%16 == 15 {
+				return ecn.CE
 			}
-			return ecn
+			return cp
 		}
 		cli, srv, relay := ecnDownload(t, 1<<20, nil, ceEvery)
 		seen := relay.counts()
 		t.Logf("relay saw (Not-ECT, ECT(1), ECT(0), CE) toward server %v, toward client %v", seen[0], seen[1])
 		t.Logf("client ECN %+v; server ECN %+v", cli.ECN, srv.ECN)
-		if seen[0][udp.ECT0] == 0 || seen[1][udp.ECT0] == 0 {
+		if seen[0][ecn.ECT0] == 0 || seen[1][ecn.ECT0] == 0 {
 			t.Errorf("no ECT(0) datagram crossed the relay: %v", seen)
 		}
 		if cli.ECN.State != "capable" || srv.ECN.State != "capable" {
@@ -169,11 +170,11 @@ func TestLoopbackECN(t *testing.T) {
 		}
 	})
 	t.Run("bleached", func(t *testing.T) {
-		clear := func(toClient bool, _ int, ecn udp.ECN) udp.ECN {
+		clear := func(toClient bool, _ int, cp ecn.Codepoint) ecn.Codepoint {
 			if toClient {
-				return udp.NotECT
+				return ecn.NotECT
 			}
-			return ecn
+			return cp
 		}
 		cli, srv, _ := ecnDownload(t, 256<<10, nil, clear)
 		t.Logf("client ECN %+v; server ECN %+v", cli.ECN, srv.ECN)
@@ -189,7 +190,7 @@ func TestLoopbackECN(t *testing.T) {
 	t.Run("disabled", func(t *testing.T) {
 		cli, srv, relay := ecnDownload(t, 256<<10, &Config{DisableECN: true}, keepECN)
 		seen := relay.counts()
-		if seen[0][udp.ECT0] != 0 || cli.ECN.State != "disabled" || cli.ECN.PacketsMarked != 0 {
+		if seen[0][ecn.ECT0] != 0 || cli.ECN.State != "disabled" || cli.ECN.PacketsMarked != 0 {
 			t.Errorf("client with DisableECN: %+v, relay saw %v", cli.ECN, seen[0])
 		}
 		// The server marks, but the client reports nothing.

@@ -67,7 +67,7 @@ func (s *streamState) read(p []byte) (int, error) {
 			c.mu.Unlock()
 			return 0, err
 		}
-		n, err := c.core.StreamRead(s.id, p)
+		n, err := c.core.StreamRead(c.t.now(), s.id, p)
 		var wait <-chan struct{}
 		switch {
 		case err == io.EOF:
@@ -200,13 +200,14 @@ func (s *streamState) cancelRead(code StreamErrorCode) {
 	if s.readErr != nil {
 		return
 	}
-	_ = c.core.StopSending(s.id, uint64(code))
+	now := c.t.now()
+	_ = c.core.StopSending(now, s.id, uint64(code))
 	// When everything already arrived, STOP_SENDING is pointless and the
 	// core sends none; reading the rest away ends the receiving part, so
 	// that the core can forget the stream and let the peer open another.
 	var scratch [4096]byte
 	for {
-		n, err := c.core.StreamRead(s.id, scratch[:])
+		n, err := c.core.StreamRead(now, s.id, scratch[:])
 		if n == 0 || err != nil {
 			break
 		}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/satquic/satquic/internal/ecn"
 	"github.com/satquic/satquic/quic/internal/core"
 	"github.com/satquic/satquic/quic/internal/crypto"
 	"github.com/satquic/satquic/quic/internal/udp"
@@ -100,7 +101,7 @@ func (t *Transport) handleDatagram(m *udp.Message) {
 	t.mu.RUnlock()
 	switch {
 	case c != nil:
-		c.deliver(data, m.Addr, core.ECN(m.ECN))
+		c.deliver(data, m.Addr, m.ECN)
 	case long:
 		t.handleNewLong(m)
 	case len(data) >= crypto.MinStatelessResetLen && t.offerReset(data, m.Addr):
@@ -119,7 +120,7 @@ func (t *Transport) offerReset(data []byte, from netip.AddrPort) bool {
 	conns := slices.Clone(t.byPeer[from])
 	t.mu.RUnlock()
 	for _, c := range conns {
-		c.deliver(data, from, core.ECNNotECT)
+		c.deliver(data, from, ecn.NotECT)
 	}
 	return len(conns) > 0
 }
@@ -142,7 +143,7 @@ func (t *Transport) handleNewLong(m *udp.Message) {
 	if err != nil {
 		return
 	}
-	t.acceptConn(l, info, m.Data, m.Addr, core.ECN(m.ECN))
+	t.acceptConn(l, info, m.Data, m.Addr, m.ECN)
 }
 
 // acceptConn starts a server connection for a client's first Initial,
@@ -150,7 +151,7 @@ func (t *Transport) handleNewLong(m *udp.Message) {
 // then a Retry packet answers it, and the connection starts when its
 // Initial comes back with the Retry's token. A token that does not
 // validate ends the attempt (INVALID_TOKEN, section 8.1.2).
-func (t *Transport) acceptConn(l *Listener, info core.InitialInfo, data []byte, from netip.AddrPort, ecn core.ECN) {
+func (t *Transport) acceptConn(l *Listener, info core.InitialInfo, data []byte, from netip.AddrPort, cp ecn.Codepoint) {
 	now := t.now()
 	params, err := l.validator.Check(info, from, now)
 	switch {
@@ -200,7 +201,7 @@ func (t *Transport) acceptConn(l *Listener, info core.InitialInfo, data []byte, 
 	// ours: its first choice, or after a Retry the Retry's.
 	c.odcid, c.hasODCID = cc.InitialDestConnID(), true
 	t.routes[c.odcid] = c
-	c.deliver(data, from, ecn)
+	c.deliver(data, from, cp)
 	t.startConnLocked(c)
 }
 

@@ -3,6 +3,9 @@
 // quic package drives in real time, here fed by netsim's discrete-event
 // loop, so that a run is a function of its configuration and seed and a
 // long download over a satellite profile takes a fraction of a second.
+// Each end is driven by package coresim, with core's one calling protocol
+// (Step, the application's turn, NextDatagram, NextTimer), as the real-time
+// loop drives it over a socket.
 //
 // It lives inside the quic tree because the core is internal to it; it
 // exposes only what an experiment needs (Download), not the core.
@@ -33,6 +36,7 @@ import (
 
 	"github.com/satquic/satquic/netsim"
 	"github.com/satquic/satquic/quic/internal/core"
+	"github.com/satquic/satquic/quic/internal/coresim"
 	"github.com/satquic/satquic/quic/internal/recovery"
 )
 
@@ -105,8 +109,8 @@ func Download(cfg DownloadConfig) (Result, error) {
 		return Result{}, err
 	}
 	cconn, sv, n := w.cconn, w.sv, w.n
-	cl := &client{endpoint: endpoint{conn: cconn, peer: serverAddr}, size: cfg.Size, buf: make([]byte, 64<<10)}
-	cl.app = cl.step
+	cl := &client{endpoint: coresim.NewClient(cconn), conn: cconn, size: cfg.Size, buf: make([]byte, 64<<10)}
+	cl.App = cl.step
 	runErr := w.run(cl, func() bool { return cl.done || cl.err != nil || sv.err != nil })
 	up, down := w.path.Stats()
 	res := Result{Elapsed: cl.doneAt, Handshake: cl.handshakeAt, Bytes: cl.got, Up: up, Down: down}
@@ -156,8 +160,9 @@ func newWorld(cfg DownloadConfig) (*world, error) {
 	if w.cconn, err = core.NewClientConn(ccfg, 0, serverAddr); err != nil {
 		return nil, fmt.Errorf("quicsim: client: %w", err)
 	}
-	w.sv = &server{endpoint: endpoint{peer: clientAddr}, cfg: scfg}
-	w.sv.app = w.sv.step
+	w.sv = &server{cfg: scfg}
+	w.sv.endpoint = coresim.NewServer(w.sv.accept)
+	w.sv.App = w.sv.step
 	return w, nil
 }
 
@@ -207,6 +212,8 @@ func configs(cfg DownloadConfig) (client, server *core.Config, err error) {
 		MaxDatagramSize: cfg.MaxDatagramSize,
 		Recovery:        rc,
 		FEC:             fecCfg,
+		// ECN is off in the simulated runs.
+		DisableECN: true,
 	}
 	server = &core.Config{
 		TLS:             &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{ALPN}, MinVersion: tls.VersionTLS13, SessionTicketsDisabled: true},
@@ -214,6 +221,7 @@ func configs(cfg DownloadConfig) (client, server *core.Config, err error) {
 		MaxDatagramSize: cfg.MaxDatagramSize,
 		Recovery:        rc,
 		FEC:             fecCfg,
+		DisableECN:      true,
 	}
 	for _, c := range []*core.Config{client, server} {
 		if err := c.Check(); err != nil {
@@ -275,51 +283,15 @@ func certificate() (tls.Certificate, *x509.CertPool, error) {
 	return simCert, simPool, certErr
 }
 
-// endpoint runs a core.Conn as a netsim endpoint: it hands the connection
-// the arriving datagrams and the time, lets the application act on the
-// events, and collects what the connection sends and its next timer.
-type endpoint struct {
-	conn   *core.Conn
-	peer   netip.AddrPort
-	app    func(now time.Duration, events []core.Event)
-	events []core.Event
-	out    []netsim.Datagram
-}
-
-func (e *endpoint) Receive(now time.Duration, from netip.AddrPort, data []byte) {
-	e.conn.HandleDatagram(now, from, data)
-}
-
-func (e *endpoint) Poll(now time.Duration) ([]netsim.Datagram, time.Duration, bool) {
-	if e.conn == nil {
-		return nil, 0, false
-	}
-	e.conn.HandleTimer(now)
-	e.events = e.events[:0]
-	for {
-		ev, ok := e.conn.PollEvent()
-		if !ok {
-			break
-		}
-		e.events = append(e.events, ev)
-	}
-	e.app(now, e.events)
-	e.out = e.out[:0]
-	for {
-		d, ok := e.conn.NextDatagram(now, nil)
-		if !ok {
-			break
-		}
-		e.out = append(e.out, netsim.Datagram{To: e.peer, Data: d})
-	}
-	next, ok := e.conn.NextTimer()
-	return e.out, next, ok
-}
+// endpoint runs a connection over the simulator: coresim's, the one way a
+// core.Conn is driven over netsim.
+type endpoint = coresim.Endpoint[*core.Conn, core.Event]
 
 // client sends the request once the handshake completed and reads the
 // response to its end.
 type client struct {
-	endpoint
+	*endpoint
+	conn        *core.Conn
 	size        int64
 	buf         []byte
 	stream      uint64
@@ -346,7 +318,7 @@ func (c *client) step(now time.Duration, events []core.Event) {
 		return
 	}
 	if !c.requested {
-		id, err := c.conn.OpenStream(true)
+		id, err := c.conn.OpenStream(now, true)
 		if err != nil {
 			c.err = fmt.Errorf("quicsim: opening the request stream: %w", err)
 			return
@@ -364,11 +336,11 @@ func (c *client) step(now time.Duration, events []core.Event) {
 		c.stream, c.requested = id, true
 	}
 	for {
-		n, err := c.conn.StreamRead(c.stream, c.buf)
+		n, err := c.conn.StreamRead(now, c.stream, c.buf)
 		c.got += int64(n)
 		if err == io.EOF {
 			c.done, c.doneAt = true, now
-			c.conn.Close(0, "")
+			c.conn.Close(now, 0, "")
 			return
 		}
 		if err != nil {
@@ -385,7 +357,8 @@ func (c *client) step(now time.Duration, events []core.Event) {
 // listener would, reads each request and writes its body as fast as the
 // connection takes it. Requests on several streams are served in turn.
 type server struct {
-	endpoint
+	*endpoint
+	conn      *core.Conn // nil until the client's first Initial
 	cfg       *core.Config
 	exchanges map[uint64]*exchange
 	order     []uint64 // streams with work left, oldest first
@@ -402,19 +375,18 @@ type exchange struct {
 	finished bool  // FIN queued
 }
 
-func (s *server) Receive(now time.Duration, from netip.AddrPort, data []byte) {
-	if s.conn == nil {
-		info, err := core.PeekInitial(data)
-		if err != nil {
-			return
-		}
-		s.conn, err = core.NewServerConn(s.cfg, now, core.ServerParams{RemoteAddr: from, OriginalDestConnID: info.DstConnID})
-		if err != nil {
-			s.err = fmt.Errorf("quicsim: server: %w", err)
-			return
-		}
+// accept creates the server's connection from a client's first Initial.
+func (s *server) accept(now time.Duration, d core.Datagram) (*core.Conn, bool) {
+	info, err := core.PeekInitial(d.Data)
+	if err != nil {
+		return nil, false
 	}
-	s.endpoint.Receive(now, from, data)
+	s.conn, err = core.NewServerConn(s.cfg, now, core.ServerParams{RemoteAddr: d.Addr, OriginalDestConnID: info.DstConnID})
+	if err != nil {
+		s.err = fmt.Errorf("quicsim: server: %w", err)
+		return nil, false
+	}
+	return s.conn, true
 }
 
 // body is the block the server repeats: random bytes, as the real-time
@@ -446,7 +418,7 @@ func (s *server) step(now time.Duration, events []core.Event) {
 	keep := s.order[:0]
 	for _, id := range s.order {
 		x := s.exchanges[id]
-		if err := s.serve(x); err != nil {
+		if err := s.serve(now, x); err != nil {
 			s.err = err
 			return
 		}
@@ -459,12 +431,12 @@ func (s *server) step(now time.Duration, events []core.Event) {
 	s.order = keep
 }
 
-// serve moves one exchange on as far as the connection allows.
-func (s *server) serve(x *exchange) error {
+// serve moves one exchange on at now as far as the connection allows.
+func (s *server) serve(now time.Duration, x *exchange) error {
 	if !x.reqDone {
 		var buf [512]byte
 		for {
-			n, err := s.conn.StreamRead(x.stream, buf[:])
+			n, err := s.conn.StreamRead(now, x.stream, buf[:])
 			x.req = append(x.req, buf[:n]...)
 			if len(x.req) > 8<<10 {
 				return errors.New("quicsim: server: request too long")

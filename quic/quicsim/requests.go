@@ -8,6 +8,7 @@ import (
 
 	"github.com/satquic/satquic/netsim"
 	"github.com/satquic/satquic/quic/internal/core"
+	"github.com/satquic/satquic/quic/internal/coresim"
 )
 
 // RequestsConfig describes requests made on one connection as an HTTP
@@ -59,7 +60,7 @@ func Requests(cfg RequestsConfig) (RequestsResult, error) {
 	}
 	cconn, sv, n := w.cconn, w.sv, w.n
 	cl := newRequester(cconn, cfg)
-	cl.app = cl.step
+	cl.App = cl.step
 	runErr := w.run(cl, func() bool { return cl.done || cl.err != nil || sv.err != nil })
 	res := RequestsResult{Times: cl.times, Handshake: cl.handshakeAt, Elapsed: cl.lastAt - cl.firstAt, Client: cconn.Stats()}
 	res.Up, res.Down = w.path.Stats()
@@ -79,7 +80,8 @@ func Requests(cfg RequestsConfig) (RequestsResult, error) {
 
 // requester makes the requests of a RequestsConfig in cfg.Parallel flows.
 type requester struct {
-	endpoint
+	*endpoint
+	conn        *core.Conn
 	cfg         RequestsConfig
 	buf         []byte
 	handshakeAt time.Duration
@@ -103,7 +105,8 @@ type flow struct {
 
 func newRequester(conn *core.Conn, cfg RequestsConfig) *requester {
 	return &requester{
-		endpoint: endpoint{conn: conn, peer: serverAddr},
+		endpoint: coresim.NewClient(conn),
+		conn:     conn,
 		cfg:      cfg,
 		buf:      make([]byte, 64<<10),
 		flows:    make([]flow, cfg.Parallel),
@@ -159,7 +162,7 @@ func (r *requester) stepFlow(now time.Duration, f *flow) error {
 				return err
 			}
 		}
-		complete, err := r.read(f)
+		complete, err := r.read(now, f)
 		if err != nil || !complete {
 			return err
 		}
@@ -172,9 +175,9 @@ func (r *requester) stepFlow(now time.Duration, f *flow) error {
 
 // read takes in what arrived of a flow's response and reports whether it
 // is complete.
-func (r *requester) read(f *flow) (bool, error) {
+func (r *requester) read(now time.Duration, f *flow) (bool, error) {
 	for {
-		n, err := r.conn.StreamRead(f.stream, r.buf)
+		n, err := r.conn.StreamRead(now, f.stream, r.buf)
 		f.got += int64(n)
 		if err == io.EOF {
 			return true, nil
@@ -190,7 +193,7 @@ func (r *requester) read(f *flow) (bool, error) {
 
 // send opens the next request's stream and writes the request.
 func (r *requester) send(now time.Duration, f *flow) error {
-	id, err := r.conn.OpenStream(true)
+	id, err := r.conn.OpenStream(now, true)
 	if err != nil {
 		return fmt.Errorf("quicsim: opening request %d: %w", r.sent+1, err)
 	}
@@ -220,7 +223,7 @@ func (r *requester) finish(now time.Duration, f *flow) error {
 	f.nextAt = now + r.cfg.Gap
 	if len(r.times) == r.cfg.Requests {
 		r.done = true
-		r.conn.Close(0, "")
+		r.conn.Close(now, 0, "")
 	}
 	return nil
 }

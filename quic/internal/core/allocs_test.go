@@ -8,8 +8,9 @@ import (
 
 // lockstep drives a sender and a receiver Conn in fixed steps of virtual
 // time with preallocated datagram buffers, so that whatever allocates in a
-// step is the core's own doing (the pair harness allocates every
-// datagram).
+// step is the core's own doing (the pair harness and the simulator
+// allocate every datagram). Each half step is one end's turn of the
+// calling protocol: Step, the application, NextDatagram.
 type lockstep struct {
 	t          testing.TB
 	now        time.Duration
@@ -20,10 +21,11 @@ type lockstep struct {
 	moved      int
 }
 
-// datagrams holds the datagrams of one direction between two phases.
+// datagrams holds the datagrams of one direction between two phases; the
+// Data of each slot is its buffer, reused from step to step.
 type datagrams struct {
-	bufs [64][]byte
-	n    int
+	d [64]Datagram
+	n int
 }
 
 func newLockstep(t testing.TB, upload bool) *lockstep {
@@ -31,29 +33,26 @@ func newLockstep(t testing.TB, upload bool) *lockstep {
 	return lockstepFrom(t, upload, ccfg, scfg)
 }
 
-// receive hands c the datagrams of d.
+// receive hands c the datagrams of d and runs its timers.
 func (l *lockstep) receive(c *Conn, d *datagrams) {
-	addr := serverAddr
-	if !c.IsClient() {
-		addr = clientAddr
-	}
-	for i := range d.n {
-		c.HandleDatagram(l.now, addr, d.bufs[i])
-	}
+	c.Step(l.now, d.d[:d.n])
 	d.n = 0
 }
 
-// transmit runs c's timer and takes up to len(d.bufs) datagrams from it.
+// transmit takes up to len(d.d) datagrams from c, each from c's address,
+// and drains its events.
 func (l *lockstep) transmit(c *Conn, d *datagrams) {
-	if t, ok := c.NextTimer(); ok && t <= l.now {
-		c.HandleTimer(l.now)
+	from := serverAddr
+	if c.IsClient() {
+		from = clientAddr
 	}
-	for d.n < len(d.bufs) {
-		b, ok := c.NextDatagram(l.now, d.bufs[d.n][:0])
+	for d.n < len(d.d) {
+		dg, ok := c.NextDatagram(l.now, d.d[d.n].Data[:0])
 		if !ok {
 			break
 		}
-		d.bufs[d.n] = b
+		dg.Addr = from
+		d.d[d.n] = dg
 		d.n++
 	}
 	for {
@@ -80,7 +79,7 @@ func (l *lockstep) sendHalf() {
 func (l *lockstep) recvHalf() {
 	l.receive(l.rcv, &l.data)
 	for {
-		n, err := l.rcv.StreamRead(l.id, l.out)
+		n, err := l.rcv.StreamRead(l.now, l.id, l.out)
 		if err != nil {
 			l.t.Fatal(err)
 		}

@@ -19,9 +19,9 @@ func BenchmarkTransfer(b *testing.B) {
 		ccfg.MaxDatagramSize, scfg.MaxDatagramSize = 1452, 1452
 		p := newPair(b, ccfg, scfg, time.Millisecond)
 		p.mustRun(p.confirmed, time.Second)
-		id, _ := p.client.OpenStream(false)
+		id, _ := p.client.OpenStream(p.now, false)
 		written, got := 0, 0
-		p.clientApp = func(c *Conn) {
+		p.clientApp = func(now time.Duration, c *Conn) {
 			for written < size {
 				n, _ := c.StreamWrite(id, chunk[:min(len(chunk), size-written)])
 				if n == 0 {
@@ -30,9 +30,9 @@ func BenchmarkTransfer(b *testing.B) {
 				written += n
 			}
 		}
-		p.serverApp = func(c *Conn) {
+		p.serverApp = func(now time.Duration, c *Conn) {
 			for {
-				n, _ := c.StreamRead(id, buf)
+				n, _ := c.StreamRead(now, id, buf)
 				if n == 0 {
 					break
 				}

@@ -23,14 +23,13 @@ func truncateReason(r string) string {
 // and the datagram carrying our CONNECTION_CLOSE, sent again in answer to
 // the peer's packets.
 //
-// Entering the closing or draining state takes no time: Close has no
-// clock, and a protocol violation may surface deep inside the processing
-// of a datagram. The period of three PTOs starts at the first time the
+// Close starts the period of three PTOs at its now. A protocol violation
+// or a peer's close surfaces deep inside the processing of a datagram,
+// where no time is at hand: the period then starts at the first time the
 // connection is given afterwards (startAt), which the calling protocol
-// makes the time of the close itself: NextDatagram or NextTimer follow
-// every input. Our CONNECTION_CLOSE starts it again when it first goes
-// out, since the connection's last known time may be long past if it was
-// idle.
+// makes the time of the close itself, since NextDatagram and NextTimer
+// follow every input. Our CONNECTION_CLOSE starts it again when it first
+// goes out.
 type closingState struct {
 	// err is why the connection closed, nil while it is active.
 	err error
@@ -104,15 +103,16 @@ func (cl *closingState) over(now, pto time.Duration) bool {
 	return now >= cl.deadline && !cl.pending
 }
 
-// Close closes the connection with an application error code and reason
-// (CONNECTION_CLOSE of type 0x1d, RFC 9000 section 10.2). The connection
-// enters the closing state; EventClosed follows.
-func (c *Conn) Close(code uint64, reason string) {
+// Close closes the connection at now with an application error code and
+// reason (CONNECTION_CLOSE of type 0x1d, RFC 9000 section 10.2). The
+// connection enters the closing state; EventClosed follows.
+func (c *Conn) Close(now time.Duration, code uint64, reason string) {
 	if c.state != stateActive {
 		return
 	}
 	f := wire.ConnectionCloseFrame{IsApplicationError: true, ErrorCode: code, ReasonPhrase: truncateReason(reason)}
 	c.enterClosing(f, &ConnError{Application: true, Code: code, Reason: reason})
+	c.closing.startAt(now, c.pto())
 }
 
 // closeLocal closes the connection for a transport error this endpoint

@@ -10,11 +10,11 @@ import (
 
 func TestCloseApplication(t *testing.T) {
 	p := confirmedPair(t, 60)
-	p.client.Close(0x42, "bye")
+	p.client.Close(p.now, 0x42, "bye")
 	if !p.client.closing.pending || p.client.state != stateClosing {
 		t.Fatal("client not closing after Close")
 	}
-	if _, err := p.client.OpenStream(true); !errors.Is(err, ErrClosed) {
+	if _, err := p.client.OpenStream(p.now, true); !errors.Is(err, ErrClosed) {
 		t.Fatalf("OpenStream on a closing connection: %v", err)
 	}
 	p.mustRun(func() bool { return p.server.Err() != nil }, p.now+time.Second)
@@ -37,7 +37,7 @@ func TestCloseApplication(t *testing.T) {
 	if !hasEvent(p.clientEvents, EventClosed) || !hasEvent(p.serverEvents, EventClosed) {
 		t.Error("EventClosed missing")
 	}
-	if _, ok := p.client.NextTimer(); ok {
+	if _, ok := p.client.NextTimer(p.now); ok {
 		t.Error("a closed connection still has a timer")
 	}
 }
@@ -49,7 +49,7 @@ func TestCloseBeforeHandshake(t *testing.T) {
 	ccfg, scfg := testConfigs(t, 61)
 	p := newPair(t, ccfg, scfg, 5*time.Millisecond)
 	p.mustRun(func() bool { return p.server != nil && p.client.spaces[spaceHandshake].write != nil }, time.Second)
-	p.client.Close(7, "secret reason")
+	p.client.Close(p.now, 7, "secret reason")
 	p.mustRun(func() bool { return p.server.Err() != nil }, p.now+time.Second)
 	var ce *ConnError
 	if !errors.As(p.server.Err(), &ce) || ce.Application || ce.Code != wire.CodeApplicationError || ce.Reason != "" {
@@ -61,14 +61,14 @@ func TestCloseBeforeHandshake(t *testing.T) {
 // with its CONNECTION_CLOSE, less and less often.
 func TestClosingAnswersPackets(t *testing.T) {
 	p := confirmedPair(t, 62)
-	p.server.Close(1, "")
+	p.server.Close(p.now, 1, "")
 	if _, ok := p.server.NextDatagram(p.now, nil); !ok {
 		t.Fatal("no CONNECTION_CLOSE datagram")
 	}
 	answers := 0
 	for range 8 {
 		ping := seal1RTT(t, p.client, []byte{0x01}, 0)
-		p.server.HandleDatagram(p.now, clientAddr, ping)
+		p.server.HandleDatagram(p.now, Datagram{Addr: clientAddr, Data: ping})
 		if _, ok := p.server.NextDatagram(p.now, nil); ok {
 			answers++
 		}
@@ -141,11 +141,11 @@ func TestStatelessReset(t *testing.T) {
 	// only dropped.
 	bogus := append([]byte(nil), reset...)
 	bogus[len(bogus)-1] ^= 1
-	p.client.HandleDatagram(p.now, serverAddr, bogus)
+	p.client.HandleDatagram(p.now, Datagram{Addr: serverAddr, Data: bogus})
 	if p.client.Err() != nil {
 		t.Fatalf("bogus reset closed the client: %v", p.client.Err())
 	}
-	p.client.HandleDatagram(p.now, serverAddr, reset)
+	p.client.HandleDatagram(p.now, Datagram{Addr: serverAddr, Data: reset})
 	if !errors.Is(p.client.Err(), ErrStatelessReset) || p.client.state != stateDraining {
 		t.Fatalf("client after reset: %v, state %d", p.client.Err(), p.client.state)
 	}
@@ -154,7 +154,7 @@ func TestStatelessReset(t *testing.T) {
 func TestCloseLongReason(t *testing.T) {
 	p := confirmedPair(t, 66)
 	long := string(payload(5000, 1))
-	p.client.Close(3, long)
+	p.client.Close(p.now, 3, long)
 	p.mustRun(func() bool { return p.server.Err() != nil }, p.now+time.Second)
 	var ce *ConnError
 	if !errors.As(p.server.Err(), &ce) || ce.Code != 3 || ce.Reason != long[:maxReasonLen] {
@@ -181,20 +181,18 @@ func TestKeepAlive(t *testing.T) {
 }
 
 // TestCloseAfterIdle: Close on a connection idle for longer than its
-// closing period still sends CONNECTION_CLOSE, and the closing period
-// runs from then, although the core's last known time is long past.
+// closing period still sends CONNECTION_CLOSE, and the closing period runs
+// from then, long after the core last heard of the time.
 func TestCloseAfterIdle(t *testing.T) {
 	p := confirmedPair(t, 63)
 	later := p.now + time.Second
-	p.client.Close(0x42, "bye")
+	p.client.Close(later, 0x42, "bye")
 	// The driver runs the due timers, then asks for datagrams.
-	if at, ok := p.client.NextTimer(); ok && at <= later {
-		p.client.HandleTimer(later)
-	}
+	p.client.Step(later, nil)
 	if _, ok := p.client.NextDatagram(later, nil); !ok {
 		t.Fatal("no CONNECTION_CLOSE after a second of idleness")
 	}
-	if at, ok := p.client.NextTimer(); p.client.Closed() || !ok || at < later+3*p.client.pto() {
+	if at, ok := p.client.NextTimer(later); p.client.Closed() || !ok || at < later+3*p.client.pto() {
 		t.Errorf("closing period ends at %v (closed %v), want 3 PTOs after %v", at, p.client.Closed(), later)
 	}
 }

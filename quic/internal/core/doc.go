@@ -9,22 +9,33 @@
 //
 // # Calling protocol
 //
-// Time is a time.Duration since an epoch the caller picks. A driver:
+// Time is a time.Duration since an epoch the caller picks, passed as now to
+// every entry point whose behaviour depends on it: the connection keeps no
+// clock of its own. A datagram is a Datagram, in and out: the peer's
+// address, the payload and the ECN codepoint of its IP header (package
+// internal/ecn's type, the one netsim and the UDP sockets use). Every
+// driver runs the same turn: the real-time loop of package quic over a
+// socket, package coresim over the netsim simulator (quicsim's experiments
+// and this package's simulation tests), and the tests' scripted pair and
+// allocation lockstep. A driver:
 //
 //   - creates a client with NewClientConn, or a server with NewServerConn
 //     when PeekInitial accepts a datagram (then feeds it that datagram);
-//   - calls HandleDatagram for every datagram from the peer, or
-//     HandleDatagramECN with the ECN codepoint it arrived with when the
-//     socket reports it;
-//   - calls HandleTimer when the time NextTimer gave has come;
-//   - after either, and after the application wrote, calls NextDatagram
-//     until it reports false, sending each datagram to RemoteAddr with
-//     the codepoint DatagramECN gives (a driver that cannot set or read
-//     codepoints sets Config.DisableECN), then waits until NextTimer (a
-//     time at or before now means at once);
+//   - calls Step with the datagrams that arrived since its last turn, each
+//     with the codepoint it arrived with (ecn.NotECT when the socket cannot
+//     tell): Step hands them to HandleDatagram in order, then runs the
+//     timers due at now (HandleTimer);
 //   - drains PollEvent: handshake progress, streams opened by the peer,
 //     readable and writable streams, connection IDs to route, and
-//     EventClosed, the last event;
+//     EventClosed, the last event; the application acts on them, and on
+//     the connection at any time between turns (OpenStream, StreamRead,
+//     StopSending and Close take now too);
+//   - calls NextDatagram until it reports false, sending each datagram to
+//     its Addr with its codepoint (a driver that cannot set or read
+//     codepoints sets Config.DisableECN); it may send them in batches and
+//     leave the connection to the application while a batch is written;
+//   - waits until NextTimer (a time at or before now means at once), or
+//     until datagrams arrive or the application acted;
 //   - forgets the connection when Closed reports true; the core has then
 //     released its TLS handshake (Release, which a driver calls itself
 //     only for a connection it abandons earlier, and which is idempotent).
@@ -58,6 +69,9 @@
 //
 // The connection is split by concern into small components:
 //
+//   - drive.go is the driver's side of the calling protocol (Datagram,
+//     Step, NextDatagram); timers.go gathers the deadlines of every
+//     component into NextTimer and runs the due ones in HandleTimer.
 //   - handshake.go drives crypto/tls's QUICConn and hands each of its
 //     events to the part it concerns: secrets become packet protection
 //     keys (package crypto), CRYPTO data flows per encryption level, the

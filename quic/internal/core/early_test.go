@@ -43,12 +43,11 @@ type earlyUpload struct {
 	got     []byte
 	eof     bool
 	firstAt time.Duration
-	now     func() time.Duration
 }
 
-func (u *earlyUpload) client(c *Conn) {
+func (u *earlyUpload) client(now time.Duration, c *Conn) {
 	if !u.opened {
-		id, err := c.OpenStream(false)
+		id, err := c.OpenStream(now, false)
 		if err != nil {
 			if !errors.Is(err, ErrHandshakeIncomplete) {
 				u.t.Fatalf("OpenStream: %v", err)
@@ -70,7 +69,7 @@ func (u *earlyUpload) client(c *Conn) {
 	}
 }
 
-func (u *earlyUpload) server(c *Conn) {
+func (u *earlyUpload) server(now time.Duration, c *Conn) {
 	if u.eof || !u.opened {
 		return
 	}
@@ -78,9 +77,9 @@ func (u *earlyUpload) server(c *Conn) {
 		return
 	}
 	if u.firstAt == 0 && c.StreamReadable(u.id) > 0 {
-		u.firstAt = u.now()
+		u.firstAt = now
 	}
-	u.eof = readAll(u.t, c, u.id, &u.got)
+	u.eof = readAll(u.t, now, c, u.id, &u.got)
 }
 
 // primeSession runs a first connection until the client stored the
@@ -96,7 +95,7 @@ func primeSession(t *testing.T, ccfg, scfg *Config, delay time.Duration) {
 func runUpload(t *testing.T, ccfg, scfg *Config, delay time.Duration, data []byte) (*pair, *earlyUpload) {
 	t.Helper()
 	p := newPair(t, ccfg, scfg, delay)
-	u := &earlyUpload{t: t, data: data, now: func() time.Duration { return p.now }}
+	u := &earlyUpload{t: t, data: data}
 	p.clientApp, p.serverApp = u.client, u.server
 	p.mustRun(func() bool { return u.eof && p.confirmed() }, 10*time.Second)
 	if string(u.got) != string(data) {
@@ -193,7 +192,7 @@ func Test0RTTRememberedLimits(t *testing.T) {
 		}
 		return false
 	}
-	u := &earlyUpload{t: t, data: payload(5000, 8), now: func() time.Duration { return p.now }}
+	u := &earlyUpload{t: t, data: payload(5000, 8)}
 	p.clientApp, p.serverApp = u.client, u.server
 	p.mustRun(func() bool { return u.eof }, 10*time.Second)
 	if early == 0 || early > 1000+200 {
@@ -267,7 +266,7 @@ func Test0RTTHeld(t *testing.T) {
 		}
 		return 0
 	}
-	u := &earlyUpload{t: t, data: payload(4000, 10), now: func() time.Duration { return p.now }}
+	u := &earlyUpload{t: t, data: payload(4000, 10)}
 	p.clientApp, p.serverApp = u.client, u.server
 	p.mustRun(func() bool { return u.eof && p.confirmed() }, 10*time.Second)
 	if string(u.got) != string(u.data) || !p.server.EarlyDataAccepted() {
@@ -343,7 +342,7 @@ func Test0RTTAfterRetry(t *testing.T) {
 	primeSession(t, ccfg, scfg, delay)
 	p := newPair(t, ccfg, scfg, delay)
 	p.listen = retryListener(t, p, newValidator(t, 118, 10*time.Second))
-	u := &earlyUpload{t: t, data: payload(3000, 12), now: func() time.Duration { return p.now }}
+	u := &earlyUpload{t: t, data: payload(3000, 12)}
 	p.clientApp, p.serverApp = u.client, u.server
 	p.mustRun(func() bool { return u.eof && p.confirmed() }, 10*time.Second)
 	if string(u.got) != string(u.data) || !p.client.retry.done || !p.server.EarlyDataAccepted() {

@@ -4,35 +4,10 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/satquic/satquic/internal/ecn"
 	"github.com/satquic/satquic/quic/internal/recovery"
 	"github.com/satquic/satquic/quic/internal/wire"
 )
-
-// ECN is the ECN field of a datagram's IP header (RFC 3168 section 5). The
-// constants have the values of the header bits, so a driver converts its
-// socket's codepoint with a plain conversion.
-type ECN uint8
-
-// The ECN codepoints.
-const (
-	ECNNotECT ECN = 0b00 // not ECN-capable transport
-	ECNECT1   ECN = 0b01 // ECN-capable transport, ECT(1)
-	ECNECT0   ECN = 0b10 // ECN-capable transport, ECT(0)
-	ECNCE     ECN = 0b11 // congestion experienced
-)
-
-// String names the codepoint as RFC 3168 writes it.
-func (e ECN) String() string {
-	switch e & 0b11 {
-	case ECNECT1:
-		return "ECT(1)"
-	case ECNECT0:
-		return "ECT(0)"
-	case ECNCE:
-		return "CE"
-	}
-	return "Not-ECT"
-}
 
 // ECNState is where the validation of ECN on the path is (RFC 9000
 // section 13.4.2, with the states of its appendix A.4).
@@ -124,8 +99,8 @@ type ecnState struct {
 	recv [numSpaces]wire.ECNCounts
 
 	// rx is the codepoint of the datagram being processed; last the one
-	// of the datagram NextDatagram last returned.
-	rx, last ECN
+	// of the datagram being built, which NextDatagram returns with it.
+	rx, last ecn.Codepoint
 
 	marked  uint64
 	failure string
@@ -139,35 +114,30 @@ func (e *ecnState) init(c *Conn, disabled bool) {
 	}
 }
 
-// DatagramECN is the codepoint the driver sends the datagram NextDatagram
-// last returned with: ECT(0) while ECN is tested or validated on the path,
-// Not-ECT otherwise.
-func (c *Conn) DatagramECN() ECN { return c.ecn.last }
-
 // ECNState reports where ECN validation is.
 func (c *Conn) ECNState() ECNState { return c.ecn.state }
 
 // codepoint decides the codepoint of a datagram whose n planned packets
 // are about to be sealed at now.
-func (e *ecnState) codepoint(now time.Duration, plan []plannedPacket) ECN {
+func (e *ecnState) codepoint(now time.Duration, plan []plannedPacket) ecn.Codepoint {
 	for i := range plan {
 		if plan[i].space != spaceApp || plan[i].early {
-			return ECNNotECT
+			return ecn.NotECT
 		}
 	}
 	if e.state == ECNTesting && e.testSent > 0 && (e.testSent >= ecnTestPackets || now >= e.testEnd) {
-		e.setState(ECNUnknown, "testing period over")
-		e.checkTestLosses()
+		e.setState(now, ECNUnknown, "testing period over")
+		e.checkTestLosses(now)
 	}
 	if e.state == ECNTesting || e.state == ECNCapable {
-		return ECNECT0
+		return ecn.ECT0
 	}
-	return ECNNotECT
+	return ecn.NotECT
 }
 
 // onSent records that a packet of space s went out with codepoint cp.
-func (e *ecnState) onSent(now time.Duration, s recovery.Space, rec *sentPacket, cp ECN) {
-	rec.ect = cp == ECNECT0
+func (e *ecnState) onSent(now time.Duration, s recovery.Space, rec *sentPacket, cp ecn.Codepoint) {
+	rec.ect = cp == ecn.ECT0
 	if !rec.ect {
 		return
 	}
@@ -181,20 +151,20 @@ func (e *ecnState) onSent(now time.Duration, s recovery.Space, rec *sentPacket, 
 	}
 }
 
-// onLost notes the loss of a packet: if every marked packet of the
-// testing period is lost, the path may drop marked packets, and marking
-// stops (RFC 9000 section 13.4.2).
-func (e *ecnState) onLost(rec *sentPacket) {
+// onLost notes the loss of a packet, declared at now: if every marked
+// packet of the testing period is lost, the path may drop marked packets,
+// and marking stops (RFC 9000 section 13.4.2).
+func (e *ecnState) onLost(now time.Duration, rec *sentPacket) {
 	if rec == nil || !rec.ect || (e.state != ECNTesting && e.state != ECNUnknown) {
 		return
 	}
 	e.testLost++
-	e.checkTestLosses()
+	e.checkTestLosses(now)
 }
 
-func (e *ecnState) checkTestLosses() {
+func (e *ecnState) checkTestLosses(now time.Duration) {
 	if e.state == ECNUnknown && e.testLost >= e.testSent {
-		e.fail("every marked packet of the testing period was lost")
+		e.fail(now, "every marked packet of the testing period was lost")
 	}
 }
 
@@ -207,11 +177,11 @@ func (e *ecnState) onReceived(s recovery.Space) bool {
 	}
 	r := &e.recv[s]
 	switch e.rx {
-	case ECNECT0:
+	case ecn.ECT0:
 		r.ECT0++
-	case ECNECT1:
+	case ecn.ECT1:
 		r.ECT1++
-	case ECNCE:
+	case ecn.CE:
 		r.CE++
 		return true
 	}
@@ -229,11 +199,12 @@ func (e *ecnState) fillAck(s recovery.Space, f *wire.AckFrame) {
 	f.HasECN, f.ECN = true, r
 }
 
-// ValidateECN checks the ECN counts of an ACK frame against the packets it
-// newly acknowledges (RFC 9000 section 13.4.2.1), before loss recovery
-// treats a CE increase as congestion. The core's sent-packet records are
-// still live: recovery calls back before the Result is handled.
-func (e *ecnState) ValidateECN(s recovery.Space, counts *wire.ECNCounts, acked []recovery.PacketInfo) bool {
+// ValidateECN checks the ECN counts of an ACK frame processed at now
+// against the packets it newly acknowledges (RFC 9000 section 13.4.2.1),
+// before loss recovery treats a CE increase as congestion. The core's
+// sent-packet records are still live: recovery calls back before the
+// Result is handled.
+func (e *ecnState) ValidateECN(now time.Duration, s recovery.Space, counts *wire.ECNCounts, acked []recovery.PacketInfo) bool {
 	if e.state == ECNDisabled || e.state == ECNFailed || len(acked) == 0 {
 		return false
 	}
@@ -252,17 +223,17 @@ func (e *ecnState) ValidateECN(s recovery.Space, counts *wire.ECNCounts, acked [
 	}
 	if counts == nil {
 		if newlyECT > 0 {
-			e.fail(fmt.Sprintf("an ACK frame without ECN counts acknowledges %d ECT(0) packets in the %v space", newlyECT, s))
+			e.fail(now, fmt.Sprintf("an ACK frame without ECN counts acknowledges %d ECT(0) packets in the %v space", newlyECT, s))
 		}
 		return false
 	}
 	if msg := e.checkCounts(s, counts, newlyECT); msg != "" {
-		e.fail(msg)
+		e.fail(now, msg)
 		return false
 	}
 	e.peer[s] = *counts
 	if newlyECT > 0 && (e.state == ECNTesting || e.state == ECNUnknown) {
-		e.setState(ECNCapable, "counts validated")
+		e.setState(now, ECNCapable, "counts validated")
 	}
 	return true
 }
@@ -287,19 +258,19 @@ func (e *ecnState) checkCounts(s recovery.Space, counts *wire.ECNCounts, newlyEC
 	return ""
 }
 
-func (e *ecnState) fail(why string) {
+func (e *ecnState) fail(now time.Duration, why string) {
 	if e.state == ECNFailed || e.state == ECNDisabled {
 		return
 	}
 	e.failure = why
-	e.setState(ECNFailed, why)
+	e.setState(now, ECNFailed, why)
 }
 
-func (e *ecnState) setState(s ECNState, trigger string) {
+func (e *ecnState) setState(now time.Duration, s ECNState, trigger string) {
 	if e.c.debugf != nil {
-		e.c.debugf("%v ECN %v -> %v: %s", e.c.now, e.state, s, trigger)
+		e.c.debugf("%v ECN %v -> %v: %s", now, e.state, s, trigger)
 	}
-	e.c.qlogECNState(e.state, s, trigger)
+	e.c.qlogECNState(now, e.state, s, trigger)
 	e.state = s
 }
 

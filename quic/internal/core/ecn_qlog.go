@@ -1,14 +1,17 @@
 package core
 
-import "strconv"
+import (
+	"strconv"
+	"time"
+)
 
 // qlogECNState logs recovery:ecn_state_updated when ECN validation moves
 // from one state to another, with what moved it.
-func (c *Conn) qlogECNState(old, next ECNState, trigger string) {
+func (c *Conn) qlogECNState(now time.Duration, old, next ECNState, trigger string) {
 	if c.qlog == nil {
 		return
 	}
-	b := c.qlogBegin("recovery:ecn_state_updated")
+	b := c.qlogBegin(now, "recovery:ecn_state_updated")
 	b = append(b, `"old":"`...)
 	b = append(b, old.String()...)
 	b = append(b, `","new":"`...)

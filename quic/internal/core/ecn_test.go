@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/satquic/satquic/internal/ecn"
 	"github.com/satquic/satquic/quic/internal/recovery"
 	"github.com/satquic/satquic/quic/internal/wire"
 )
@@ -30,9 +31,9 @@ func newECNHarness(t *testing.T) *ecnHarness {
 
 // send sends n datagrams of one 1-RTT packet each at now and returns their
 // codepoints.
-func (h *ecnHarness) send(now time.Duration, n int) []ECN {
+func (h *ecnHarness) send(now time.Duration, n int) []ecn.Codepoint {
 	sp := h.c.spaces[spaceApp]
-	var cps []ECN
+	var cps []ecn.Codepoint
 	for range n {
 		plan := []plannedPacket{{space: spaceApp, pn: sp.nextPN}}
 		cp := h.c.ecn.codepoint(now, plan)
@@ -52,7 +53,7 @@ func (h *ecnHarness) ack(counts *wire.ECNCounts, pns ...uint64) bool {
 	for i, pn := range pns {
 		acked[i] = recovery.PacketInfo{Space: spaceApp, Number: pn}
 	}
-	ok := h.c.ecn.ValidateECN(spaceApp, counts, acked)
+	ok := h.c.ecn.ValidateECN(0, spaceApp, counts, acked)
 	for _, pn := range pns {
 		sp.sent.take(pn)
 		if sp.largestAcked == wire.InvalidPacketNumber || pn > sp.largestAcked {
@@ -67,7 +68,7 @@ func (h *ecnHarness) lose(pns ...uint64) {
 	sp := h.c.spaces[spaceApp]
 	for _, pn := range pns {
 		if rec := sp.sent.at(pn); rec != nil && rec.live {
-			h.c.ecn.onLost(rec)
+			h.c.ecn.onLost(0, rec)
 		}
 		sp.sent.take(pn)
 	}
@@ -80,7 +81,7 @@ func (h *ecnHarness) wantState(s ECNState) {
 	}
 }
 
-func countECN(cps []ECN, want ECN) int {
+func countECN(cps []ecn.Codepoint, want ecn.Codepoint) int {
 	n := 0
 	for _, cp := range cps {
 		if cp == want {
@@ -96,14 +97,14 @@ func TestECNTestingPeriod(t *testing.T) {
 	h := newECNHarness(t)
 	h.wantState(ECNTesting)
 	// A datagram holding a handshake packet is never marked.
-	if cp := h.c.ecn.codepoint(0, []plannedPacket{{space: spaceHandshake}, {space: spaceApp}}); cp != ECNNotECT {
+	if cp := h.c.ecn.codepoint(0, []plannedPacket{{space: spaceHandshake}, {space: spaceApp}}); cp != ecn.NotECT {
 		t.Fatalf("handshake datagram marked %v", cp)
 	}
-	if cp := h.c.ecn.codepoint(0, []plannedPacket{{space: spaceApp, early: true}}); cp != ECNNotECT {
+	if cp := h.c.ecn.codepoint(0, []plannedPacket{{space: spaceApp, early: true}}); cp != ecn.NotECT {
 		t.Fatalf("0-RTT datagram marked %v", cp)
 	}
 	cps := h.send(0, 14)
-	if countECN(cps[:10], ECNECT0) != 10 || countECN(cps[10:], ECNNotECT) != 4 {
+	if countECN(cps[:10], ecn.ECT0) != 10 || countECN(cps[10:], ecn.NotECT) != 4 {
 		t.Fatalf("codepoints %v, want 10 ECT(0) then Not-ECT", cps)
 	}
 	h.wantState(ECNUnknown)
@@ -112,7 +113,7 @@ func TestECNTestingPeriod(t *testing.T) {
 		t.Fatal("valid counts rejected")
 	}
 	h.wantState(ECNCapable)
-	if cps := h.send(time.Millisecond, 3); countECN(cps, ECNECT0) != 3 {
+	if cps := h.send(time.Millisecond, 3); countECN(cps, ecn.ECT0) != 3 {
 		t.Fatalf("capable path sends %v", cps)
 	}
 	if st := h.c.Stats().ECN; st.State != ECNCapable || st.PacketsMarked != 13 {
@@ -126,11 +127,11 @@ func TestECNTestingPeriodTime(t *testing.T) {
 	h := newECNHarness(t)
 	pto := h.c.pto()
 	h.send(0, 2)
-	if cps := h.send(3*pto-time.Microsecond, 1); cps[0] != ECNECT0 {
+	if cps := h.send(3*pto-time.Microsecond, 1); cps[0] != ecn.ECT0 {
 		t.Fatalf("marked %v before three PTOs", cps[0])
 	}
 	h.wantState(ECNTesting)
-	if cps := h.send(3*pto, 1); cps[0] != ECNNotECT {
+	if cps := h.send(3*pto, 1); cps[0] != ecn.NotECT {
 		t.Fatalf("marked %v after three PTOs", cps[0])
 	}
 	h.wantState(ECNUnknown)
@@ -165,7 +166,7 @@ func TestECNValidationFailures(t *testing.T) {
 			if !strings.Contains(h.c.ecn.failure, tc.why) {
 				t.Errorf("failure %q, want it to mention %q", h.c.ecn.failure, tc.why)
 			}
-			if cps := h.send(time.Millisecond, 2); countECN(cps, ECNNotECT) != 2 {
+			if cps := h.send(time.Millisecond, 2); countECN(cps, ecn.NotECT) != 2 {
 				t.Errorf("failed path sends %v", cps)
 			}
 			// Later counts, even right ones, are ignored.
@@ -226,11 +227,11 @@ func TestECNTestingPacketsLost(t *testing.T) {
 func TestECNReceiveCounts(t *testing.T) {
 	h := newECNHarness(t)
 	e := &h.c.ecn
-	for _, cp := range []ECN{ECNECT0, ECNECT0, ECNCE, ECNNotECT, ECNECT1} {
+	for _, cp := range []ecn.Codepoint{ecn.ECT0, ecn.ECT0, ecn.CE, ecn.NotECT, ecn.ECT1} {
 		e.rx = cp
 		e.onReceived(spaceApp)
 	}
-	e.rx = ECNECT0
+	e.rx = ecn.ECT0
 	e.onReceived(spaceHandshake)
 	var f wire.AckFrame
 	e.fillAck(spaceInitial, &f)
@@ -252,24 +253,19 @@ func TestECNReceiveCounts(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Release()
-	c.ecn.rx = ECNCE
+	c.ecn.rx = ecn.CE
 	c.ecn.onReceived(spaceApp)
 	f = wire.AckFrame{}
 	c.ecn.fillAck(spaceApp, &f)
 	if f.HasECN || c.ECNState() != ECNDisabled || c.Stats().ECN.CEReceived != 0 {
 		t.Fatalf("disabled ECN counted or reported: %+v", c.Stats().ECN)
 	}
-	if cp := c.ecn.codepoint(0, []plannedPacket{{space: spaceApp}}); cp != ECNNotECT {
+	if cp := c.ecn.codepoint(0, []plannedPacket{{space: spaceApp}}); cp != ecn.NotECT {
 		t.Fatalf("disabled ECN marks %v", cp)
 	}
 }
 
-func TestECNStrings(t *testing.T) {
-	for e, want := range map[ECN]string{ECNNotECT: "Not-ECT", ECNECT1: "ECT(1)", ECNECT0: "ECT(0)", ECNCE: "CE"} {
-		if e.String() != want {
-			t.Errorf("%d: %q, want %q", e, e.String(), want)
-		}
-	}
+func TestECNStateStrings(t *testing.T) {
 	for s, want := range map[ECNState]string{ECNDisabled: "disabled", ECNTesting: "testing", ECNUnknown: "unknown", ECNCapable: "capable", ECNFailed: "failed", 9: "ECNState(9)"} {
 		if s.String() != want {
 			t.Errorf("%d: %q, want %q", s, s.String(), want)

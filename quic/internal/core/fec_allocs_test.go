@@ -43,14 +43,14 @@ func lockstepFrom(t testing.TB, upload bool, ccfg, scfg *Config) *lockstep {
 	if !upload {
 		l.snd, l.rcv = p.server, p.client
 	}
-	id, err := l.snd.OpenStream(false)
+	id, err := l.snd.OpenStream(l.now, false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	l.id = id
-	for i := range l.data.bufs {
-		l.data.bufs[i] = make([]byte, 0, 2048)
-		l.acks.bufs[i] = make([]byte, 0, 2048)
+	for i := range l.data.d {
+		l.data.d[i].Data = make([]byte, 0, 2048)
+		l.acks.d[i].Data = make([]byte, 0, 2048)
 	}
 	return l
 }
@@ -70,11 +70,11 @@ func (l *lockstep) dropOne() {
 	if d.n <= fecLockstepDrop {
 		return
 	}
-	lost := d.bufs[fecLockstepDrop]
-	copy(d.bufs[fecLockstepDrop:d.n], d.bufs[fecLockstepDrop+1:d.n])
+	lost := d.d[fecLockstepDrop]
+	copy(d.d[fecLockstepDrop:d.n], d.d[fecLockstepDrop+1:d.n])
 	d.n--
 	// Its buffer goes to the end, for reuse.
-	d.bufs[d.n] = lost[:0]
+	d.d[d.n] = Datagram{Data: lost.Data[:0]}
 }
 
 // TestFECSteadyStateAllocs checks that FEC allocates nothing per packet

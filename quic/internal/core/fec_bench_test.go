@@ -58,9 +58,9 @@ func fecTransfer(b *testing.B, withFEC bool, lossEach int) FECStats {
 	}
 	chunk := payload(64<<10, 1)
 	buf := make([]byte, 64<<10)
-	id, _ := p.client.OpenStream(false)
+	id, _ := p.client.OpenStream(p.now, false)
 	written, got := 0, 0
-	p.clientApp = func(c *Conn) {
+	p.clientApp = func(now time.Duration, c *Conn) {
 		for written < size {
 			n, _ := c.StreamWrite(id, chunk[:min(len(chunk), size-written)])
 			if n == 0 {
@@ -69,9 +69,9 @@ func fecTransfer(b *testing.B, withFEC bool, lossEach int) FECStats {
 			written += n
 		}
 	}
-	p.serverApp = func(c *Conn) {
+	p.serverApp = func(now time.Duration, c *Conn) {
 		for {
-			n, _ := c.StreamRead(id, buf)
+			n, _ := c.StreamRead(now, id, buf)
 			if n == 0 {
 				break
 			}

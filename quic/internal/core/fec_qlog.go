@@ -11,7 +11,7 @@ func (c *Conn) qlogRepairSent(id fec.RepairID) {
 	if c.qlog == nil {
 		return
 	}
-	b := c.qlogBegin("fec:repair_sent")
+	b := c.qlogBegin(c.now, "fec:repair_sent")
 	b = append(b, `"first_esi":`...)
 	b = strconv.AppendUint(b, uint64(id.FirstESI), 10)
 	b = append(b, `,"window":`...)
@@ -27,7 +27,7 @@ func (c *Conn) qlogSymbolsRecovered(n int) {
 	if c.qlog == nil {
 		return
 	}
-	b := c.qlogBegin("fec:symbols_recovered")
+	b := c.qlogBegin(c.now, "fec:symbols_recovered")
 	b = append(b, `"count":`...)
 	b = strconv.AppendInt(b, int64(n), 10)
 	c.qlogEnd(b)

@@ -19,13 +19,13 @@ func FuzzHandshakeInput(f *testing.F) {
 		f.Fatal(err)
 	}
 	hello, _ := c.NextDatagram(0, nil)
-	info, _ := PeekInitial(hello)
+	info, _ := PeekInitial(hello.Data)
 	v := newValidator(f, 140, time.Second)
 	retry, _ := v.Retry(nil, info, clientAddr, 0)
 	vn, _ := wire.AppendVersionNegotiation(nil, &wire.VersionNegotiation{
 		DstConnID: info.SrcConnID.Bytes(), SrcConnID: info.DstConnID.Bytes(), Versions: []wire.Version{0x1a2a3a4a},
 	}, 0)
-	f.Add(hello)
+	f.Add(hello.Data)
 	f.Add(retry)
 	f.Add(vn)
 	f.Add(appendResumeInfo(extraTagClient, &resumeInfo{version: wire.Version1, rtt: time.Second}))
@@ -44,7 +44,6 @@ func FuzzHandshakeInput(f *testing.F) {
 			t.Fatal(err)
 		}
 		drain(c, 0)
-		c.HandleDatagram(time.Millisecond, serverAddr, append([]byte(nil), data...))
-		drain(c, time.Millisecond)
+		drain(c, time.Millisecond, Datagram{Addr: serverAddr, Data: append([]byte(nil), data...)})
 	})
 }

@@ -15,8 +15,8 @@ func FuzzDatagram(f *testing.F) {
 		f.Fatal(err)
 	}
 	first, _ := client.NextDatagram(0, nil)
-	f.Add(first)
-	f.Add(first[:100])
+	f.Add(first.Data)
+	f.Add(first.Data[:100])
 	f.Add([]byte{0x40, 1, 2, 3, 4, 5, 6, 7, 8, 9})
 	f.Add(make([]byte, 1200))
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -26,7 +26,7 @@ func FuzzDatagram(f *testing.F) {
 			t.Fatal(err)
 		}
 		hello, _ := c.NextDatagram(0, nil)
-		info, err := PeekInitial(hello)
+		info, err := PeekInitial(hello.Data)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -34,11 +34,9 @@ func FuzzDatagram(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s.HandleDatagram(time.Millisecond, clientAddr, hello)
-		s.HandleDatagram(2*time.Millisecond, clientAddr, append([]byte(nil), data...))
-		drain(s, 2*time.Millisecond)
-		c.HandleDatagram(3*time.Millisecond, serverAddr, append([]byte(nil), data...))
-		drain(c, 3*time.Millisecond)
+		s.HandleDatagram(time.Millisecond, Datagram{Addr: clientAddr, Data: hello.Data})
+		drain(s, 2*time.Millisecond, Datagram{Addr: clientAddr, Data: append([]byte(nil), data...)})
+		drain(c, 3*time.Millisecond, Datagram{Addr: serverAddr, Data: append([]byte(nil), data...)})
 	})
 	_ = scfg
 }
@@ -56,8 +54,8 @@ func FuzzFrames(f *testing.F) {
 	f.Add([]byte{0x1c, 0x0a, 0x00, 0x00})
 	f.Fuzz(func(t *testing.T, payload []byte) {
 		p := confirmedPair(t, 9)
-		p.server.HandleDatagram(p.now, clientAddr, seal1RTT(t, p.client, payload, 0))
-		p.client.HandleDatagram(p.now, serverAddr, seal1RTT(t, p.server, payload, 0))
+		p.server.HandleDatagram(p.now, Datagram{Addr: clientAddr, Data: seal1RTT(t, p.client, payload, 0)})
+		p.client.HandleDatagram(p.now, Datagram{Addr: serverAddr, Data: seal1RTT(t, p.server, payload, 0)})
 		for range 50 {
 			if !p.step() {
 				break
@@ -66,9 +64,10 @@ func FuzzFrames(f *testing.F) {
 	})
 }
 
-// drain runs a connection's output and timers once.
-func drain(c *Conn, now time.Duration) {
-	c.HandleTimer(now)
+// drain runs one driver's turn of a connection: Step with in, then its
+// output and events.
+func drain(c *Conn, now time.Duration, in ...Datagram) {
+	c.Step(now, in)
 	for {
 		if _, ok := c.NextDatagram(now, nil); !ok {
 			break
@@ -79,5 +78,5 @@ func drain(c *Conn, now time.Duration) {
 			break
 		}
 	}
-	c.NextTimer()
+	c.NextTimer(now)
 }

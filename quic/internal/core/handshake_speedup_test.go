@@ -25,7 +25,7 @@ func TestRepeatedCryptoResendsEarly(t *testing.T) {
 	p.drop = func(toServer bool, n int, _ []byte) bool { return toServer && n >= 2 }
 	resends := 0
 	var at []time.Duration
-	p.clientApp = func(c *Conn) {
+	p.clientApp = func(now time.Duration, c *Conn) {
 		if c.speedup.resends != resends {
 			resends = c.speedup.resends
 			at = append(at, p.now)

@@ -13,7 +13,7 @@ func TestKeyUpdate(t *testing.T) {
 	ccfg.KeyUpdateInterval = 100
 	p := newPair(t, ccfg, scfg, 5*time.Millisecond)
 	p.mustRun(p.confirmed, time.Second)
-	id, err := p.client.OpenStream(true)
+	id, err := p.client.OpenStream(p.now, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -21,10 +21,10 @@ func TestKeyUpdate(t *testing.T) {
 	w := &writer{id: id, data: data}
 	var got []byte
 	done := false
-	p.clientApp = func(c *Conn) { w.pump(t, c) }
-	p.serverApp = func(c *Conn) {
+	p.clientApp = func(now time.Duration, c *Conn) { w.pump(t, c) }
+	p.serverApp = func(now time.Duration, c *Conn) {
 		if hasEvent(p.serverEvents, EventStreamOpened) && !done {
-			done = readAll(t, c, id, &got)
+			done = readAll(t, now, c, id, &got)
 		}
 	}
 	p.mustRun(func() bool { return done }, 30*time.Second)
@@ -48,7 +48,7 @@ func TestKeyUpdateWaitsForAck(t *testing.T) {
 	p := newPair(t, ccfg, scfg, 50*time.Millisecond)
 	p.mustRun(p.confirmed, time.Second)
 	before := p.client.KeyUpdates()
-	id, _ := p.client.OpenStream(false)
+	id, _ := p.client.OpenStream(p.now, false)
 	// Many packets within one round trip: one update at most.
 	for i := range 10 {
 		if _, err := p.client.StreamWrite(id, payload(1000, uint64(i))); err != nil {

@@ -111,7 +111,7 @@ func TestMalformedFrames(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p := confirmedPair(t, uint64(100+i))
 			for _, pl := range tc.payload(t) {
-				p.server.HandleDatagram(p.now, clientAddr, seal1RTT(t, p.client, pl, tc.extra))
+				p.server.HandleDatagram(p.now, Datagram{Addr: clientAddr, Data: seal1RTT(t, p.client, pl, tc.extra)})
 			}
 			var ce *ConnError
 			if !errors.As(p.server.Err(), &ce) || ce.Code != tc.code || ce.Remote {

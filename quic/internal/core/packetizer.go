@@ -58,13 +58,11 @@ type sendPermit struct {
 
 func (p *sendPermit) allows(s recovery.Space) bool { return p.eliciting || p.probe[s] }
 
-// NextDatagram builds the next datagram to send at now, appending it to
+// buildDatagram builds the next datagram to send at now, appending it to
 // buf[:0] (buf may be nil), and reports false when there is nothing to send
-// now. The caller sends the datagram to RemoteAddr and calls again until it
-// reports false, then waits for NextTimer.
-func (c *Conn) NextDatagram(now time.Duration, buf []byte) ([]byte, bool) {
+// now. NextDatagram (drive.go) hands it to the driver.
+func (c *Conn) buildDatagram(now time.Duration, buf []byte) ([]byte, bool) {
 	c.now = now
-	c.ecn.last = ECNNotECT
 	switch c.state {
 	case stateClosing:
 		return c.closingDatagram(now, buf)

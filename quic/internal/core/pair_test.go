@@ -8,18 +8,26 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/satquic/satquic/internal/ecn"
 )
 
-// flight is a datagram on its way between the two ends of a pair.
+// flight is a datagram on its way between the two ends of a pair, with
+// the codepoint it was sent with: the pair's path carries ECN unchanged.
 type flight struct {
 	at       time.Duration
 	toServer bool
 	data     []byte
+	ecn      ecn.Codepoint
 }
 
 // pair wires a client and a server Conn back to back with a fixed one-way
-// delay, in virtual time. drop may discard datagrams; apps drive streams at
-// every step.
+// delay, in virtual time: the scripted level of the tests, where hooks drop,
+// delay and reorder chosen datagrams and answer for the server's listener.
+// It drives both ends as every driver does (see the package
+// documentation): Step with the datagrams due, then the applications, then
+// NextDatagram until none is left, then NextTimer. drop may discard
+// datagrams; apps drive streams at every step.
 type pair struct {
 	t      testing.TB
 	now    time.Duration
@@ -42,8 +50,8 @@ type pair struct {
 	listen func(data []byte) (reply []byte, params *ServerParams)
 	// onServer, if set, sees the server Conn when it is created.
 	onServer func(c *Conn)
-	// clientApp and serverApp run before each step.
-	clientApp, serverApp func(c *Conn)
+	// clientApp and serverApp run before each step, with its time.
+	clientApp, serverApp func(now time.Duration, c *Conn)
 	// events collects every event, per side.
 	clientEvents, serverEvents []Event
 	// sizes records the size of every datagram sent, per side.
@@ -51,6 +59,9 @@ type pair struct {
 	// ampCheck fails the test if the server sends more than three times
 	// what it received before the client's address is validated.
 	serverRecv, serverSent int
+	// in holds the datagrams due at each end in a step: [0] the client's,
+	// [1] the server's.
+	in [2][]Datagram
 }
 
 func newPair(t testing.TB, ccfg, scfg *Config, delay time.Duration) *pair {
@@ -74,27 +85,29 @@ func (p *pair) flush(c *Conn, toServer bool) {
 		}
 		n := p.sent[dir]
 		p.sent[dir]++
-		p.sizes[dir] = append(p.sizes[dir], len(d))
+		p.sizes[dir] = append(p.sizes[dir], len(d.Data))
 		if !toServer {
-			p.serverSent += len(d)
+			p.serverSent += len(d.Data)
 			if !p.server.amp.validated && p.serverSent > 3*p.serverRecv {
 				p.t.Errorf("server sent %d bytes after receiving %d before address validation", p.serverSent, p.serverRecv)
 			}
 		}
-		if p.drop != nil && p.drop(toServer, n, d) {
+		if p.drop != nil && p.drop(toServer, n, d.Data) {
 			continue
 		}
 		at := p.now + p.delay
 		if p.extraDelay != nil {
-			at += p.extraDelay(toServer, n, d)
+			at += p.extraDelay(toServer, n, d.Data)
 		}
-		p.enqueue(flight{at: at, toServer: toServer, data: d})
+		p.enqueue(flight{at: at, toServer: toServer, data: d.Data, ecn: d.ECN})
 	}
 }
 
+// deliver queues a flight that arrived for its end's next Step; the first
+// one the listener accepts creates the server.
 func (p *pair) deliver(f flight) {
 	if !f.toServer {
-		p.client.HandleDatagram(p.now, serverAddr, f.data)
+		p.in[0] = append(p.in[0], Datagram{Addr: serverAddr, Data: f.data, ECN: f.ecn})
 		return
 	}
 	if p.server == nil {
@@ -112,7 +125,7 @@ func (p *pair) deliver(f flight) {
 		}
 	}
 	p.serverRecv += len(f.data)
-	p.server.HandleDatagram(p.now, clientAddr, f.data)
+	p.in[1] = append(p.in[1], Datagram{Addr: clientAddr, Data: f.data, ECN: f.ecn})
 }
 
 // enqueue adds a flight; flights stay sorted by arrival time, in sending
@@ -170,10 +183,10 @@ func (p *pair) collectEvents() {
 // to the next arrival or timer. It reports false when nothing is left.
 func (p *pair) step() bool {
 	if p.clientApp != nil {
-		p.clientApp(p.client)
+		p.clientApp(p.now, p.client)
 	}
 	if p.serverApp != nil && p.server != nil {
-		p.serverApp(p.server)
+		p.serverApp(p.now, p.server)
 	}
 	p.collectEvents()
 	p.flush(p.client, true)
@@ -188,7 +201,7 @@ func (p *pair) step() bool {
 		if c == nil {
 			continue
 		}
-		if t, ok := c.NextTimer(); ok && t < next {
+		if t, ok := c.NextTimer(p.now); ok && t < next {
 			next = t
 		}
 	}
@@ -201,10 +214,11 @@ func (p *pair) step() bool {
 		p.flights = p.flights[1:]
 		p.deliver(f)
 	}
-	p.client.HandleTimer(p.now)
+	p.client.Step(p.now, p.in[0])
 	if p.server != nil {
-		p.server.HandleTimer(p.now)
+		p.server.Step(p.now, p.in[1])
 	}
+	p.in[0], p.in[1] = p.in[0][:0], p.in[1][:0]
 	return true
 }
 
@@ -252,11 +266,12 @@ func (p *pair) confirmed() bool {
 	return p.server != nil && p.client.HandshakeConfirmed() && p.server.HandshakeConfirmed()
 }
 
-// readAll reads everything readable on a stream into dst and reports EOF.
-func readAll(t testing.TB, c *Conn, id uint64, dst *[]byte) bool {
+// readAll reads everything readable on a stream at now into dst and
+// reports EOF.
+func readAll(t testing.TB, now time.Duration, c *Conn, id uint64, dst *[]byte) bool {
 	var buf [4096]byte
 	for {
-		n, err := c.StreamRead(id, buf[:])
+		n, err := c.StreamRead(now, id, buf[:])
 		*dst = append(*dst, buf[:n]...)
 		if err == io.EOF {
 			return true

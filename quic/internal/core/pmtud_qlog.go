@@ -8,7 +8,7 @@ func (c *Conn) qlogMTUUpdated(old, next int, done bool) {
 	if c.qlog == nil {
 		return
 	}
-	b := c.qlogBegin("recovery:mtu_updated")
+	b := c.qlogBegin(c.now, "recovery:mtu_updated")
 	b = append(b, `"old":`...)
 	b = strconv.AppendInt(b, int64(old), 10)
 	b = append(b, `,"new":`...)

@@ -58,13 +58,13 @@ func TestPMTUProbeRaisesSize(t *testing.T) {
 		t.Errorf("qlog mtu_updated %v, want %v", updates, want)
 	}
 	// Data now goes in datagrams of the new size.
-	id, _ := p.client.OpenStream(false)
+	id, _ := p.client.OpenStream(p.now, false)
 	if _, err := p.client.StreamWrite(id, payload(5000, 1)); err != nil {
 		t.Fatal(err)
 	}
 	d, ok := p.client.NextDatagram(p.now, nil)
-	if !ok || len(d) != DefaultMaxProbeDatagramSize {
-		t.Errorf("data datagram of %d bytes, want %d", len(d), DefaultMaxProbeDatagramSize)
+	if !ok || len(d.Data) != DefaultMaxProbeDatagramSize {
+		t.Errorf("data datagram of %d bytes, want %d", len(d.Data), DefaultMaxProbeDatagramSize)
 	}
 }
 
@@ -186,10 +186,10 @@ func TestPMTUBlackHole(t *testing.T) {
 	p.mustRun(p.pmtuSettled, p.now+time.Second)
 	var dropped int
 	dropAbove(p, DefaultMaxDatagramSize, &dropped)
-	id, _ := p.client.OpenStream(false)
+	id, _ := p.client.OpenStream(p.now, false)
 	data := payload(200<<10, 9)
 	written := 0
-	p.clientApp = func(c *Conn) {
+	p.clientApp = func(now time.Duration, c *Conn) {
 		if written < len(data) {
 			n, _ := c.StreamWrite(id, data[written:])
 			written += n
@@ -202,7 +202,7 @@ func TestPMTUBlackHole(t *testing.T) {
 	}
 	var got []byte
 	p.mustRun(func() bool {
-		return p.server.streams.m[id] != nil && readAll(t, p.server, id, &got)
+		return p.server.streams.m[id] != nil && readAll(t, p.now, p.server, id, &got)
 	}, p.now+60*time.Second)
 	if !bytes.Equal(got, data) {
 		t.Fatalf("server read %d bytes, want %d", len(got), len(data))

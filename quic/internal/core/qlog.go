@@ -46,8 +46,8 @@ func newQlogger(w io.Writer, start time.Duration) *qlogger {
 	return &qlogger{w: w, start: start}
 }
 
-// begin starts an event record at now, writing the header first.
-func (c *Conn) qlogBegin(name string) []byte {
+// qlogBegin starts an event record at now, writing the header first.
+func (c *Conn) qlogBegin(now time.Duration, name string) []byte {
 	q := c.qlog
 	if !q.header {
 		q.header = true
@@ -55,7 +55,7 @@ func (c *Conn) qlogBegin(name string) []byte {
 	}
 	b := append(q.rec[:0], qlogRecordSeparator)
 	b = append(b, `{"time":`...)
-	b = appendMillis(b, c.now-q.start)
+	b = appendMillis(b, now-q.start)
 	b = append(b, `,"name":"`...)
 	b = append(b, name...)
 	b = append(b, `","data":{`...)
@@ -140,7 +140,7 @@ func (c *Conn) sentPacketType(s recovery.Space, pn uint64) wire.PacketType {
 }
 
 // qlogPacketSent logs transport:packet_sent with the frames of the packet.
-func (c *Conn) qlogPacketSent(p *plannedPacket, size int, frames []sentFrame) {
+func (c *Conn) qlogPacketSent(now time.Duration, p *plannedPacket, size int, frames []sentFrame) {
 	if c.qlog == nil {
 		return
 	}
@@ -148,7 +148,7 @@ func (c *Conn) qlogPacketSent(p *plannedPacket, size int, frames []sentFrame) {
 	if p.early {
 		pt = wire.PacketType0RTT
 	}
-	b := c.qlogBegin("transport:packet_sent")
+	b := c.qlogBegin(now, "transport:packet_sent")
 	b = appendQlogHeader(b, pt, p.pn)
 	b = append(b, `,"raw":{"length":`...)
 	b = strconv.AppendInt(b, int64(size), 10)
@@ -326,12 +326,12 @@ func qlogFrameName(t wire.FrameType) string {
 
 // qlogPacketReceived logs transport:packet_received with the frames
 // recorded while it was processed.
-func (c *Conn) qlogPacketReceived(pt wire.PacketType, pn uint64) {
+func (c *Conn) qlogPacketReceived(now time.Duration, pt wire.PacketType, pn uint64) {
 	q := c.qlog
 	if q == nil {
 		return
 	}
-	b := c.qlogBegin("transport:packet_received")
+	b := c.qlogBegin(now, "transport:packet_received")
 	b = appendQlogHeader(b, pt, pn)
 	b = append(b, `,"raw":{"length":`...)
 	b = strconv.AppendInt(b, int64(c.rxPacketLen), 10)
@@ -342,18 +342,18 @@ func (c *Conn) qlogPacketReceived(pt wire.PacketType, pn uint64) {
 }
 
 // qlogPacketLost logs recovery:packet_lost.
-func (c *Conn) qlogPacketLost(p recovery.PacketInfo) {
+func (c *Conn) qlogPacketLost(now time.Duration, p recovery.PacketInfo) {
 	if c.qlog == nil {
 		return
 	}
-	b := c.qlogBegin("recovery:packet_lost")
+	b := c.qlogBegin(now, "recovery:packet_lost")
 	b = appendQlogHeader(b, c.sentPacketType(p.Space, p.Number), p.Number)
 	c.qlogEnd(b)
 }
 
 // qlogMetricsUpdated logs recovery:metrics_updated when an estimate
 // changed.
-func (c *Conn) qlogMetricsUpdated() {
+func (c *Conn) qlogMetricsUpdated(now time.Duration) {
 	q := c.qlog
 	if q == nil {
 		return
@@ -367,7 +367,7 @@ func (c *Conn) qlogMetricsUpdated() {
 		return
 	}
 	q.last = m
-	b := c.qlogBegin("recovery:metrics_updated")
+	b := c.qlogBegin(now, "recovery:metrics_updated")
 	b = append(b, `"min_rtt":`...)
 	b = appendMillis(b, m.minRTT)
 	b = append(b, `,"smoothed_rtt":`...)

@@ -56,9 +56,9 @@ func TestQlog(t *testing.T) {
 	p := newPair(t, ccfg, scfg, 20*time.Millisecond)
 	p.drop = func(toServer bool, n int, _ []byte) bool { return !toServer && n == 8 }
 	d := newDownload(t, 60_000)
-	p.serverApp = func(c *Conn) { d.server(p.now, c) }
+	p.serverApp = d.server
 	cl := d.client(nil)
-	p.clientApp = func(c *Conn) {
+	p.clientApp = func(now time.Duration, c *Conn) {
 		if !d.haveID {
 			for _, ev := range p.clientEvents {
 				if ev.Kind == EventStreamOpened {

@@ -1,7 +1,7 @@
 package core
 
 // The receive path, stage 1 of 6: the datagram. Every datagram from the
-// peer enters at HandleDatagramECN. It is counted (statistics, and the
+// peer enters at HandleDatagram. It is counted (statistics, and the
 // server's anti-amplification budget, RFC 9000 section 8.1), split into
 // its coalesced packets (section 12.2), each handed to stage 2, and taken
 // for a Stateless Reset when its first packet cannot be processed
@@ -11,30 +11,24 @@ package core
 // Next: receive_packet.go, one packet's header.
 
 import (
-	"net/netip"
 	"time"
+
+	"github.com/satquic/satquic/internal/ecn"
 
 	"github.com/satquic/satquic/quic/internal/crypto"
 	"github.com/satquic/satquic/quic/internal/wire"
 )
 
 // HandleDatagram processes a UDP datagram that arrived at now from the
-// peer. The Conn may modify data in place and does not keep it. Malformed
-// or undecryptable packets are dropped (RFC 9000 section 12.2); a protocol
-// violation inside an authenticated packet closes the connection.
-// HandleDatagram is HandleDatagramECN for a datagram whose codepoint is
-// unknown.
-func (c *Conn) HandleDatagram(now time.Duration, from netip.AddrPort, data []byte) {
-	c.HandleDatagramECN(now, from, data, ECNNotECT)
-}
-
-// HandleDatagramECN is HandleDatagram for a datagram that arrived with the
-// ECN codepoint ecn in its IP header, which the connection counts for its
-// ACK frames (RFC 9000 section 13.4.1).
-func (c *Conn) HandleDatagramECN(now time.Duration, from netip.AddrPort, data []byte, ecn ECN) {
+// peer, with the ECN codepoint it arrived with, which the connection counts
+// for its ACK frames (RFC 9000 section 13.4.1). The Conn may modify d.Data
+// in place and does not keep it. Malformed or undecryptable packets are
+// dropped (RFC 9000 section 12.2); a protocol violation inside an
+// authenticated packet closes the connection.
+func (c *Conn) HandleDatagram(now time.Duration, d Datagram) {
 	c.now = now
-	c.ecn.rx = ecn & 0b11
-	c.receiveDatagram(now, data)
+	c.ecn.rx = d.ECN & ecn.Mask
+	c.receiveDatagram(now, d.Data)
 }
 
 // receiveDatagram processes the packets of a datagram that arrived at now.

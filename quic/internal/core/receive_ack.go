@@ -66,7 +66,7 @@ func (c *Conn) onRecoveryResult(now time.Duration, res *recovery.Result) {
 	if probe.Count > 0 {
 		c.onProbe(probe)
 	}
-	c.qlogMetricsUpdated()
+	c.qlogMetricsUpdated(now)
 	if confirm && c.isClient && c.handshakeComplete {
 		// RFC 9001 section 4.1.2: the acknowledgement of a 1-RTT packet
 		// confirms the handshake for the client.
@@ -99,13 +99,13 @@ func (c *Conn) onPacketLost(now time.Duration, p recovery.PacketInfo) {
 		return
 	}
 	if rec := sp.sent.at(p.Number); rec != nil && rec.live {
-		c.ecn.onLost(rec)
+		c.ecn.onLost(now, rec)
 	}
 	frames := sp.sent.take(p.Number)
 	if c.debugf != nil {
 		c.debugf("%v lost %v pn %d frames %v", now, p.Space, p.Number, frames)
 	}
-	c.qlogPacketLost(p)
+	c.qlogPacketLost(now, p)
 	if carriesData(frames) {
 		c.stats.PacketsRetransmitted++
 	}

@@ -30,7 +30,7 @@ func (c *Conn) processPacket(now time.Duration, s recovery.Space, pt wire.Packet
 	c.idle.onReceive(now)
 	cryptoBefore := sp.cryptoRecv.received()
 	eliciting, err := c.processFrames(now, s, pt, payload, dcid)
-	c.qlogPacketReceived(pt, pn)
+	c.qlogPacketReceived(now, pt, pn)
 	if err == nil && eliciting && s != spaceApp && !sp.discarded && sp.cryptoRecv.received() == cryptoBefore {
 		c.speedup.onPeerProbe(&c.spaces, c.isClient)
 	}
@@ -114,21 +114,21 @@ func (c *Conn) handleFrame(now time.Duration, s recovery.Space, f wire.Frame, dc
 		}
 		c.onCryptoData(now, s)
 	case *wire.StreamFrame:
-		return c.streams.onStreamFrame(f)
+		return c.streams.onStreamFrame(now, f)
 	case *wire.ResetStreamFrame:
-		return c.streams.onResetStream(f)
+		return c.streams.onResetStream(now, f)
 	case *wire.StopSendingFrame:
-		return c.streams.onStopSending(f)
+		return c.streams.onStopSending(now, f)
 	case *wire.MaxDataFrame:
 		if c.flow.onMaxData(f.Maximum) {
 			c.flow.blockedQueue = false
 		}
 	case *wire.MaxStreamDataFrame:
-		return c.streams.onMaxStreamData(f)
+		return c.streams.onMaxStreamData(now, f)
 	case *wire.MaxStreamsFrame:
 		c.streams.onMaxStreams(f)
 	case *wire.StreamDataBlockedFrame:
-		return c.streams.onStreamDataBlocked(f)
+		return c.streams.onStreamDataBlocked(now, f)
 	case *wire.StreamsBlockedFrame:
 		c.streams.onStreamsBlocked(f)
 	case *wire.NewConnectionIDFrame:

@@ -13,6 +13,7 @@ package core
 import (
 	"time"
 
+	"github.com/satquic/satquic/internal/ecn"
 	"github.com/satquic/satquic/quic/internal/wire"
 )
 
@@ -106,7 +107,7 @@ const (
 type heldPacket struct {
 	data []byte
 	typ  wire.PacketType
-	ecn  ECN // the codepoint of the datagram it came in
+	ecn  ecn.Codepoint // the codepoint of the datagram it came in
 }
 
 // undecryptableQueue holds packets waiting for keys, in arrival order.

@@ -27,7 +27,7 @@ func TestHeldHandshakePackets(t *testing.T) {
 		return 0
 	}
 	var completedAt time.Duration
-	p.clientApp = func(c *Conn) {
+	p.clientApp = func(now time.Duration, c *Conn) {
 		if c.HandshakeComplete() && completedAt == 0 {
 			completedAt = p.now
 		}
@@ -66,13 +66,13 @@ func TestHeldOneRTTPackets(t *testing.T) {
 	data := payload(5000, 3)
 	var id uint64
 	opened, written := false, 0
-	p.clientApp = func(c *Conn) {
+	p.clientApp = func(now time.Duration, c *Conn) {
 		if !c.HandshakeComplete() {
 			return
 		}
 		if !opened {
 			var err error
-			if id, err = c.OpenStream(false); err != nil {
+			if id, err = c.OpenStream(now, false); err != nil {
 				t.Fatalf("OpenStream: %v", err)
 			}
 			opened = true
@@ -92,13 +92,13 @@ func TestHeldOneRTTPackets(t *testing.T) {
 	var got []byte
 	var readAt time.Duration
 	eof := false
-	p.serverApp = func(c *Conn) {
+	p.serverApp = func(now time.Duration, c *Conn) {
 		if !eof && c.StreamReadable(id) > 0 && readAt == 0 {
 			readAt = p.now
 		}
 		if !eof && c.HandshakeComplete() {
 			if _, err := c.streams.get(id); err == nil {
-				eof = readAll(t, c, id, &got)
+				eof = readAll(t, now, c, id, &got)
 			}
 		}
 	}

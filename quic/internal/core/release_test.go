@@ -44,12 +44,12 @@ func TestReleaseMidHandshake(t *testing.T) {
 						break
 					}
 				}
-				next, ok := c.NextTimer()
+				next, ok := c.NextTimer(now)
 				if !ok || next > 10*time.Second {
 					t.Fatalf("no timer ends the handshake (%v, %v)", next, ok)
 				}
 				now = max(now, next)
-				c.HandleTimer(now)
+				c.Step(now, nil)
 			}
 			return []*Conn{c}
 		}},
@@ -72,7 +72,7 @@ func TestReleaseMidHandshake(t *testing.T) {
 			if p.client.HandshakeComplete() {
 				t.Fatal("the handshake completed already")
 			}
-			p.client.Close(3, "gone")
+			p.client.Close(p.now, 3, "gone")
 			p.mustRun(func() bool { return p.server.Closed() && p.client.Closed() }, 10*time.Second)
 			return []*Conn{p.client, p.server}
 		}},

@@ -86,7 +86,7 @@ func TestRetry(t *testing.T) {
 		return reply, params
 	}
 	var completedAt time.Duration
-	p.clientApp = func(c *Conn) {
+	p.clientApp = func(now time.Duration, c *Conn) {
 		if c.HandshakeComplete() && completedAt == 0 {
 			completedAt = p.now
 		}
@@ -262,7 +262,7 @@ func TestRefuseInitial(t *testing.T) {
 	if len(out) >= len(d) {
 		t.Errorf("refusal of %d bytes for a %d-byte Initial", len(out), len(d))
 	}
-	c.HandleDatagram(time.Millisecond, serverAddr, out)
+	c.HandleDatagram(time.Millisecond, Datagram{Addr: serverAddr, Data: out})
 	var ce *ConnError
 	if !errors.As(c.Err(), &ce) || !ce.Remote || ce.Code != wire.CodeConnectionRefused || ce.Reason != "busy" {
 		t.Fatalf("client error %v", c.Err())
@@ -302,12 +302,12 @@ func TestRetryIgnored(t *testing.T) {
 	}
 	fresh := mustCID(t, 7, 7, 7, 7, 7, 7, 7, 7)
 	for _, pkt := range [][]byte{build(info.SrcConnID, info.DstConnID), build(fresh, fresh)} {
-		c.HandleDatagram(time.Millisecond, serverAddr, pkt)
+		c.HandleDatagram(time.Millisecond, Datagram{Addr: serverAddr, Data: pkt})
 		if c.retry.done {
 			t.Fatal("took an invalid Retry")
 		}
 	}
-	c.HandleDatagram(time.Millisecond, serverAddr, build(info.SrcConnID, fresh))
+	c.HandleDatagram(time.Millisecond, Datagram{Addr: serverAddr, Data: build(info.SrcConnID, fresh)})
 	if !c.retry.done || string(c.retry.token) != "tok" || c.cids.dcid() != fresh {
 		t.Fatal("did not take a valid Retry")
 	}
@@ -316,7 +316,7 @@ func TestRetryIgnored(t *testing.T) {
 	if !ok {
 		t.Fatal("no Initial after the Retry")
 	}
-	info2, err := PeekInitial(d2)
+	info2, err := PeekInitial(d2.Data)
 	if err != nil || string(info2.Token) != "tok" || info2.DstConnID != fresh {
 		t.Fatalf("Initial after Retry: %+v %v", info2, err)
 	}

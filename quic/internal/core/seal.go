@@ -3,6 +3,7 @@ package core
 import (
 	"time"
 
+	"github.com/satquic/satquic/internal/ecn"
 	"github.com/satquic/satquic/quic/internal/crypto"
 	"github.com/satquic/satquic/quic/internal/recovery"
 	"github.com/satquic/satquic/quic/internal/wire"
@@ -92,7 +93,7 @@ func (c *Conn) sealPacket(out []byte, p *plannedPacket) ([]byte, error) {
 // onPacketSent records a sealed packet, sent with codepoint cp: its frames
 // for acknowledgement and loss, the loss detector, and the ACK, ECN and
 // idle state.
-func (c *Conn) onPacketSent(now time.Duration, p *plannedPacket, cp ECN) {
+func (c *Conn) onPacketSent(now time.Duration, p *plannedPacket, cp ecn.Codepoint) {
 	sp := c.spaces[p.space]
 	sp.nextPN++
 	frames := c.build.frames[p.space]
@@ -103,7 +104,7 @@ func (c *Conn) onPacketSent(now time.Duration, p *plannedPacket, cp ECN) {
 	if c.debugf != nil {
 		c.debugf("%v sent %v pn %d size %d frames %v", now, p.space, p.pn, size, frames)
 	}
-	c.qlogPacketSent(p, size, frames)
+	c.qlogPacketSent(now, p, size, frames)
 	inFlight := p.ackEliciting || p.padded
 	err := c.sender.OnPacketSent(now, recovery.SentPacket{
 		Space: p.space, Number: p.pn, Bytes: size,

@@ -123,7 +123,7 @@ func TestSimECNBleached(t *testing.T) {
 func TestSimECNDropped(t *testing.T) {
 	ccfg, scfg := testConfigs(t, 22)
 	sp, _ := runECNDownload(t, ecnProfile(t, 0, false), 1<<20, ccfg, scfg, func(sp *simPair) {
-		sp.client.drop = func(ecn netsim.ECN) bool { return ecn != netsim.NotECT }
+		sp.client.Drop = func(d Datagram) bool { return d.ECN != netsim.NotECT }
 	})
 	srv := sp.server.conn.Stats()
 	t.Logf("server %+v, lost %d", srv.ECN, srv.PacketsLost)

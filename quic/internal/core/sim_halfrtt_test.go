@@ -16,7 +16,6 @@ import (
 type earlyRequest struct {
 	t         testing.TB
 	req, resp []byte
-	now       func() time.Duration
 
 	id      uint64
 	opened  bool
@@ -38,9 +37,9 @@ type earlyRequest struct {
 	done    bool
 }
 
-func (r *earlyRequest) client(c *Conn) {
+func (r *earlyRequest) client(now time.Duration, c *Conn) {
 	if !r.opened {
-		id, err := c.OpenStream(true)
+		id, err := c.OpenStream(now, true)
 		if err != nil {
 			if !errors.Is(err, ErrHandshakeIncomplete) {
 				r.t.Fatalf("OpenStream: %v", err)
@@ -64,14 +63,14 @@ func (r *earlyRequest) client(c *Conn) {
 		return
 	}
 	if r.firstAt == 0 && c.StreamReadable(r.id) > 0 {
-		r.firstAt = r.now()
+		r.firstAt = now
 	}
-	if r.done = readAll(r.t, c, r.id, &r.respGot); r.done {
-		r.doneAt = r.now()
+	if r.done = readAll(r.t, now, c, r.id, &r.respGot); r.done {
+		r.doneAt = now
 	}
 }
 
-func (r *earlyRequest) server(c *Conn) {
+func (r *earlyRequest) server(now time.Duration, c *Conn) {
 	if !r.opened {
 		return
 	}
@@ -79,10 +78,10 @@ func (r *earlyRequest) server(c *Conn) {
 		return
 	}
 	if !r.reqDone {
-		if r.reqDone = readAll(r.t, c, r.id, &r.reqGot); !r.reqDone {
+		if r.reqDone = readAll(r.t, now, c, r.id, &r.reqGot); !r.reqDone {
 			return
 		}
-		r.respStart, r.respComplete = r.now(), c.HandshakeComplete()
+		r.respStart, r.respComplete = now, c.HandshakeComplete()
 	}
 	for r.respWritten < len(r.resp) {
 		n, err := c.StreamWrite(r.id, r.resp[r.respWritten:])
@@ -109,9 +108,8 @@ func simRequest(t *testing.T, prof netsim.Profile, seed uint64, ccfg, scfg *Conf
 	t.Helper()
 	var trace []netsim.Event
 	sp := newSimPair(t, prof, seed, ccfg, scfg, func(e netsim.Event) { trace = append(trace, e) })
-	r := &earlyRequest{t: t, req: req, resp: resp, now: sp.net.Now}
-	sp.client.app = func(_ time.Duration, c *Conn) { r.client(c) }
-	sp.server.app = func(_ time.Duration, c *Conn) { r.server(c) }
+	r := &earlyRequest{t: t, req: req, resp: resp}
+	sp.client.app, sp.server.app = r.client, r.server
 	sp.run(t, func() bool {
 		return r.done && sp.client.conn.HandshakeConfirmed() && sp.server.conn.HandshakeConfirmed() && hasSession(ccfg)
 	}, 30*time.Second)
@@ -203,7 +201,7 @@ func Test0RTTResponseFlightLost(t *testing.T) {
 	ccfg.Allow0RTT, scfg.Allow0RTT = true, true
 	primeSession(t, ccfg, scfg, delay)
 	p := newPair(t, ccfg, scfg, delay)
-	r := &earlyRequest{t: t, req: payload(200, 5), resp: payload(1000, 6), now: func() time.Duration { return p.now }}
+	r := &earlyRequest{t: t, req: payload(200, 5), resp: payload(1000, 6)}
 	p.clientApp, p.serverApp = r.client, r.server
 	lost := 0
 	p.drop = func(toServer bool, _ int, _ []byte) bool {

@@ -15,9 +15,8 @@ func simUpload(t *testing.T, prof netsim.Profile, seed uint64, ccfg, scfg *Confi
 	t.Helper()
 	var trace []netsim.Event
 	sp := newSimPair(t, prof, seed, ccfg, scfg, func(e netsim.Event) { trace = append(trace, e) })
-	u := &earlyUpload{t: t, data: data, now: sp.net.Now}
-	sp.client.app = func(_ time.Duration, c *Conn) { u.client(c) }
-	sp.server.app = func(_ time.Duration, c *Conn) { u.server(c) }
+	u := &earlyUpload{t: t, data: data}
+	sp.client.app, sp.server.app = u.client, u.server
 	// The session ticket comes with HANDSHAKE_DONE.
 	sp.run(t, func() bool {
 		return u.eof && sp.client.conn.HandshakeConfirmed() && sp.server.conn.HandshakeConfirmed() && hasSession(ccfg)

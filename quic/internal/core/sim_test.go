@@ -1,83 +1,48 @@
 package core
 
 import (
-	"net/netip"
 	"testing"
 	"time"
 
 	"github.com/satquic/satquic/netsim"
+	"github.com/satquic/satquic/quic/internal/coresim"
 )
 
-// simEndpoint runs a Conn as a netsim endpoint. The server side creates
-// its Conn from the first datagram, as a listener would.
+// simEndpoint is a Conn over netsim for the tests: coresim's endpoint,
+// the one driver over the simulator, with what the tests look at.
 type simEndpoint struct {
-	t      testing.TB
-	conn   *Conn
-	peer   netip.AddrPort
-	scfg   *Config // server only
-	app    func(now time.Duration, c *Conn)
+	*coresim.Endpoint[*Conn, Event]
+	// conn is the connection; a server's is nil until the client's
+	// first Initial, from which it is created as a listener would.
+	conn *Conn
+	// app, if set, is the application's turn at every poll.
+	app func(now time.Duration, c *Conn)
+	// events collects every event of the run.
 	events []Event
-	out    []netsim.Datagram
 	// completedAt is when the handshake completed here.
 	completedAt time.Duration
 	// sentAt is when each datagram was sent.
 	sentAt []time.Duration
-	// drop, if set, loses the datagrams it reports true for on their
-	// arrival, as a path that drops by codepoint would.
-	drop func(ecn netsim.ECN) bool
 }
 
-func (e *simEndpoint) Receive(now time.Duration, from netip.AddrPort, data []byte) {
-	e.ReceiveECN(now, from, data, netsim.NotECT)
+func newSimEndpoint(ep *coresim.Endpoint[*Conn, Event]) *simEndpoint {
+	e := &simEndpoint{Endpoint: ep}
+	ep.App = e.turn
+	ep.OnSend = func(now time.Duration, _ Datagram) { e.sentAt = append(e.sentAt, now) }
+	return e
 }
 
-// ReceiveECN hands the Conn the codepoint the datagram arrived with.
-func (e *simEndpoint) ReceiveECN(now time.Duration, from netip.AddrPort, data []byte, ecn netsim.ECN) {
-	if e.drop != nil && e.drop(ecn) {
-		return
-	}
-	if e.conn == nil {
-		info, err := PeekInitial(data)
-		if err != nil {
-			return
-		}
-		e.conn, err = NewServerConn(e.scfg, now, ServerParams{RemoteAddr: from, OriginalDestConnID: info.DstConnID})
-		if err != nil {
-			e.t.Fatalf("NewServerConn: %v", err)
-		}
-	}
-	e.conn.HandleDatagramECN(now, from, data, ECN(ecn))
-}
-
-func (e *simEndpoint) Poll(now time.Duration) ([]netsim.Datagram, time.Duration, bool) {
-	if e.conn == nil {
-		return nil, 0, false
-	}
-	e.conn.HandleTimer(now)
-	for {
-		ev, ok := e.conn.PollEvent()
-		if !ok {
-			break
-		}
+// turn records the events of a poll, then runs the application.
+func (e *simEndpoint) turn(now time.Duration, events []Event) {
+	for _, ev := range events {
 		if ev.Kind == EventHandshakeComplete {
 			e.completedAt = now
 		}
-		e.events = append(e.events, ev)
 	}
+	e.events = append(e.events, events...)
 	if e.app != nil {
 		e.app(now, e.conn)
 	}
-	e.out = e.out[:0]
-	for {
-		d, ok := e.conn.NextDatagram(now, nil)
-		if !ok {
-			break
-		}
-		e.out = append(e.out, netsim.Datagram{To: e.peer, Data: d, ECN: netsim.ECN(e.conn.DatagramECN())})
-		e.sentAt = append(e.sentAt, now)
-	}
-	next, ok := e.conn.NextTimer()
-	return e.out, next, ok
 }
 
 // simPair is a client and a server over a netsim path.
@@ -98,12 +63,20 @@ func newSimPair(t testing.TB, prof netsim.Profile, seed uint64, ccfg, scfg *Conf
 	if err != nil {
 		t.Fatal(err)
 	}
-	sp := &simPair{
-		net:    n,
-		path:   path,
-		client: &simEndpoint{t: t, conn: conn, peer: serverAddr},
-		server: &simEndpoint{t: t, peer: clientAddr, scfg: scfg},
-	}
+	sp := &simPair{net: n, path: path, client: newSimEndpoint(coresim.NewClient(conn))}
+	sp.client.conn = conn
+	sp.server = newSimEndpoint(coresim.NewServer(func(now time.Duration, d Datagram) (*Conn, bool) {
+		info, err := PeekInitial(d.Data)
+		if err != nil {
+			return nil, false
+		}
+		c, err := NewServerConn(scfg, now, ServerParams{RemoteAddr: d.Addr, OriginalDestConnID: info.DstConnID})
+		if err != nil {
+			t.Fatalf("NewServerConn: %v", err)
+		}
+		sp.server.conn = c
+		return c, true
+	}))
 	if err := n.Attach(serverAddr, sp.server); err != nil {
 		t.Fatal(err)
 	}

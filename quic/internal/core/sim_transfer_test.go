@@ -41,7 +41,7 @@ func newDownload(t testing.TB, size int) *download {
 
 func (d *download) server(now time.Duration, c *Conn) {
 	if !d.opened {
-		id, err := c.OpenStream(false)
+		id, err := c.OpenStream(now, false)
 		if err != nil {
 			return // before the client's transport parameters
 		}
@@ -74,7 +74,7 @@ func (d *download) client(ev []Event) func(now time.Duration, c *Conn) {
 			return
 		}
 		for !d.done {
-			n, err := c.StreamRead(d.clientID, buf)
+			n, err := c.StreamRead(now, d.clientID, buf)
 			d.sum.Write(buf[:n])
 			d.got += n
 			if err == io.EOF {

@@ -1,6 +1,8 @@
 package core
 
 import (
+	"time"
+
 	"github.com/satquic/satquic/quic/internal/wire"
 )
 
@@ -64,7 +66,7 @@ func (m *streamMap) localID(n uint64, dir int) uint64 {
 }
 
 // newStream creates a stream with the parts its ID gives it.
-func (m *streamMap) newStream(id uint64) *stream {
+func (m *streamMap) newStream(now time.Duration, id uint64) *stream {
 	s := &stream{id: id}
 	local, bidi := m.isLocal(id), streamIsBidi(id)
 	if bidi || local {
@@ -79,7 +81,7 @@ func (m *streamMap) newStream(id uint64) *stream {
 	}
 	if bidi || !local {
 		cfg := &m.c.cfg
-		s.recv = &recvSide{win: newRecvWindow(cfg.InitialStreamReceiveWindow, cfg.MaxStreamReceiveWindow, m.c.now)}
+		s.recv = &recvSide{win: newRecvWindow(cfg.InitialStreamReceiveWindow, cfg.MaxStreamReceiveWindow, now)}
 	}
 	m.m[id] = s
 	return s
@@ -87,7 +89,7 @@ func (m *streamMap) newStream(id uint64) *stream {
 
 // open opens a local stream, or fails with ErrStreamLimit and queues
 // STREAMS_BLOCKED (RFC 9000 section 4.6).
-func (m *streamMap) open(bidi bool) (uint64, error) {
+func (m *streamMap) open(now time.Duration, bidi bool) (uint64, error) {
 	d := dirOfBidi(bidi)
 	if m.nextLocal[d] >= m.peerMax[d] {
 		if m.blockedAt[d] != m.peerMax[d] || !m.blockedPending[d] {
@@ -97,7 +99,7 @@ func (m *streamMap) open(bidi bool) (uint64, error) {
 	}
 	id := m.localID(m.nextLocal[d], d)
 	m.nextLocal[d]++
-	m.newStream(id)
+	m.newStream(now, id)
 	return id, nil
 }
 
@@ -122,7 +124,7 @@ const (
 // streams up to it (RFC 9000 section 3.2: opening a stream opens the lower
 // ones of its type). It returns nil without error for a stream that is
 // closed already: late frames for it are ignored.
-func (m *streamMap) forFrame(id uint64, ft wire.FrameType, p part) (*stream, error) {
+func (m *streamMap) forFrame(now time.Duration, id uint64, ft wire.FrameType, p part) (*stream, error) {
 	local, bidi := m.isLocal(id), streamIsBidi(id)
 	if !bidi && local && p == partRecv {
 		return nil, transportError(wire.CodeStreamStateError, ft, "stream %d is send-only for us", id)
@@ -145,7 +147,7 @@ func (m *streamMap) forFrame(id uint64, ft wire.FrameType, p part) (*stream, err
 	for m.peerOpened[d] <= n {
 		sid := m.peerOpened[d]<<2 | id&3
 		m.peerOpened[d]++
-		m.newStream(sid)
+		m.newStream(now, sid)
 		m.c.events.push(Event{Kind: EventStreamOpened, StreamID: sid, Bidi: bidi})
 	}
 	return m.m[id], nil

@@ -2,13 +2,14 @@ package core
 
 import (
 	"io"
+	"time"
 )
 
 // OpenStream opens a bidirectional or unidirectional stream and returns
 // its ID. It fails with ErrStreamLimit while the peer's limit does not allow
 // another stream (EventStreamsAvailable tells when it does), and with
 // ErrHandshakeIncomplete before the peer's transport parameters arrived.
-func (c *Conn) OpenStream(bidi bool) (uint64, error) {
+func (c *Conn) OpenStream(now time.Duration, bidi bool) (uint64, error) {
 	if err := c.checkOpen(); err != nil {
 		return 0, err
 	}
@@ -17,7 +18,7 @@ func (c *Conn) OpenStream(bidi bool) (uint64, error) {
 		// only under the remembered ones of 0-RTT.
 		return 0, ErrHandshakeIncomplete
 	}
-	return c.streams.open(bidi)
+	return c.streams.open(now, bidi)
 }
 
 // checkOpen fails once the connection is closing.
@@ -122,7 +123,7 @@ func (m *streamMap) resetSend(s *stream, code uint64) {
 // StreamRead reads in-order data from a stream. It returns 0 and no error
 // when nothing is readable yet (EventStreamReadable tells when), io.EOF
 // after the last byte, and a *StreamError if the peer reset the stream.
-func (c *Conn) StreamRead(id uint64, p []byte) (int, error) {
+func (c *Conn) StreamRead(now time.Duration, id uint64, p []byte) (int, error) {
 	s, err := c.streams.get(id)
 	if err != nil {
 		return 0, err
@@ -140,7 +141,7 @@ func (c *Conn) StreamRead(id uint64, p []byte) (int, error) {
 	}
 	n := r.buf.read(p)
 	if n > 0 {
-		c.onStreamConsumed(s, uint64(n))
+		c.onStreamConsumed(now, s, uint64(n))
 	}
 	if r.hasFinal && r.buf.readOff == r.finalSize {
 		r.eofRead = true
@@ -163,7 +164,7 @@ func (c *Conn) StreamReadable(id uint64) int {
 // discarded, as is data that arrives later, and StreamRead fails with a
 // *StreamError carrying code. While data is still to come, the peer is
 // asked to stop sending (STOP_SENDING, RFC 9000 section 19.5).
-func (c *Conn) StopSending(id, code uint64) error {
+func (c *Conn) StopSending(now time.Duration, id, code uint64) error {
 	if err := c.checkOpen(); err != nil {
 		return err
 	}
@@ -190,31 +191,31 @@ func (c *Conn) StopSending(id, code uint64) error {
 	// The unread data is dropped and its connection credit released;
 	// with all data received the part is done (stopped and complete), so
 	// the stream can be forgotten and the peer may open another.
-	c.streams.discardRecv(s, r.buf.highest)
+	c.streams.discardRecv(now, s, r.buf.highest)
 	c.streams.maybeRemove(s)
 	return nil
 }
 
 // onStreamConsumed moves the flow control windows after the application
 // read n bytes of a stream.
-func (c *Conn) onStreamConsumed(s *stream, n uint64) {
+func (c *Conn) onStreamConsumed(now time.Duration, s *stream, n uint64) {
 	r := s.recv
 	srtt := c.sender.RTT().SmoothedRTT()
-	r.win.observe(r.buf.readOff, c.now, srtt)
+	r.win.observe(r.buf.readOff, now, srtt)
 	// Section 4.2: once the final size is known, no more credit is
 	// needed.
 	if !r.hasFinal && r.win.shouldUpdate(r.buf.readOff) {
-		r.win.update(r.buf.readOff, c.now, srtt)
+		r.win.update(r.buf.readOff, now, srtt)
 		r.limitPending = true
 		c.streams.queueCtrl(s)
 		// The connection window stays ahead of the largest stream
 		// window, or it would throttle a single fast stream.
 		c.flow.recv.grow(r.win.window + r.win.window/2)
 	}
-	c.onConsumed(n)
+	c.onConsumed(now, n)
 }
 
 // onConsumed accounts for n bytes consumed at the connection level.
-func (c *Conn) onConsumed(n uint64) {
-	c.flow.onConsumed(n, c.now, c.sender.RTT().SmoothedRTT())
+func (c *Conn) onConsumed(now time.Duration, n uint64) {
+	c.flow.onConsumed(n, now, c.sender.RTT().SmoothedRTT())
 }

@@ -1,13 +1,15 @@
 package core
 
 import (
+	"time"
+
 	"github.com/satquic/satquic/quic/internal/wire"
 )
 
 // onStreamFrame handles a STREAM frame (RFC 9000 section 19.8).
-func (m *streamMap) onStreamFrame(f *wire.StreamFrame) error {
+func (m *streamMap) onStreamFrame(now time.Duration, f *wire.StreamFrame) error {
 	ft := f.Type()
-	s, err := m.forFrame(f.StreamID, ft, partRecv)
+	s, err := m.forFrame(now, f.StreamID, ft, partRecv)
 	if err != nil || s == nil {
 		return err
 	}
@@ -25,7 +27,7 @@ func (m *streamMap) onStreamFrame(f *wire.StreamFrame) error {
 	if r.reset || r.stopped || r.eofRead {
 		// Discarded, but recorded: a stopped part ends once all data
 		// arrived.
-		m.discardRecv(s, r.buf.highest)
+		m.discardRecv(now, s, r.buf.highest)
 		r.buf.push(f.Offset, f.Data)
 		m.maybeRemove(s)
 		return nil
@@ -71,19 +73,19 @@ func (m *streamMap) onReceivedUpTo(s *stream, end uint64, ft wire.FrameType) err
 
 // discardRecv drops the received bytes of a stream and those that arrive
 // later, counting those below off as consumed for connection flow control.
-func (m *streamMap) discardRecv(s *stream, off uint64) {
+func (m *streamMap) discardRecv(now time.Duration, s *stream, off uint64) {
 	r := s.recv
 	before := r.buf.consumedTo()
 	r.buf.discard(off)
 	if d := r.buf.consumedTo() - before; d > 0 {
-		m.c.onConsumed(d)
+		m.c.onConsumed(now, d)
 	}
 }
 
 // onResetStream handles RESET_STREAM (RFC 9000 section 19.4).
-func (m *streamMap) onResetStream(f *wire.ResetStreamFrame) error {
+func (m *streamMap) onResetStream(now time.Duration, f *wire.ResetStreamFrame) error {
 	ft := wire.FrameTypeResetStream
-	s, err := m.forFrame(f.StreamID, ft, partRecv)
+	s, err := m.forFrame(now, f.StreamID, ft, partRecv)
 	if err != nil || s == nil {
 		return err
 	}
@@ -103,7 +105,7 @@ func (m *streamMap) onResetStream(f *wire.ResetStreamFrame) error {
 	}
 	r.reset, r.resetCode = true, f.ErrorCode
 	// Section 3.2: the data is discarded and its credit released.
-	m.discardRecv(s, f.FinalSize)
+	m.discardRecv(now, s, f.FinalSize)
 	m.notifyReadable(s)
 	m.maybeRemove(s)
 	return nil
@@ -111,8 +113,8 @@ func (m *streamMap) onResetStream(f *wire.ResetStreamFrame) error {
 
 // onStopSending handles STOP_SENDING (RFC 9000 section 19.5): the sending
 // part is reset with the peer's code (section 3.5).
-func (m *streamMap) onStopSending(f *wire.StopSendingFrame) error {
-	s, err := m.forFrame(f.StreamID, wire.FrameTypeStopSending, partSend)
+func (m *streamMap) onStopSending(now time.Duration, f *wire.StopSendingFrame) error {
+	s, err := m.forFrame(now, f.StreamID, wire.FrameTypeStopSending, partSend)
 	if err != nil || s == nil {
 		return err
 	}
@@ -129,8 +131,8 @@ func (m *streamMap) onStopSending(f *wire.StopSendingFrame) error {
 }
 
 // onMaxStreamData handles MAX_STREAM_DATA (RFC 9000 section 19.10).
-func (m *streamMap) onMaxStreamData(f *wire.MaxStreamDataFrame) error {
-	s, err := m.forFrame(f.StreamID, wire.FrameTypeMaxStreamData, partSend)
+func (m *streamMap) onMaxStreamData(now time.Duration, f *wire.MaxStreamDataFrame) error {
+	s, err := m.forFrame(now, f.StreamID, wire.FrameTypeMaxStreamData, partSend)
 	if err != nil || s == nil {
 		return err
 	}
@@ -143,8 +145,8 @@ func (m *streamMap) onMaxStreamData(f *wire.MaxStreamDataFrame) error {
 
 // onStreamDataBlocked handles STREAM_DATA_BLOCKED (RFC 9000 section
 // 19.13): only the stream checks matter, the frame is informational.
-func (m *streamMap) onStreamDataBlocked(f *wire.StreamDataBlockedFrame) error {
-	_, err := m.forFrame(f.StreamID, wire.FrameTypeStreamDataBlocked, partRecv)
+func (m *streamMap) onStreamDataBlocked(now time.Duration, f *wire.StreamDataBlockedFrame) error {
+	_, err := m.forFrame(now, f.StreamID, wire.FrameTypeStreamDataBlocked, partRecv)
 	return err
 }
 

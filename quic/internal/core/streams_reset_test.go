@@ -13,7 +13,7 @@ import (
 // the stream.
 func TestResetStream(t *testing.T) {
 	p := confirmedPair(t, 90)
-	id, _ := p.client.OpenStream(true)
+	id, _ := p.client.OpenStream(p.now, true)
 	if _, err := p.client.StreamWrite(id, payload(50_000, 1)); err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +26,7 @@ func TestResetStream(t *testing.T) {
 	}
 	var se *StreamError
 	p.mustRun(func() bool {
-		_, err := p.server.StreamRead(id, make([]byte, 100))
+		_, err := p.server.StreamRead(p.now, id, make([]byte, 100))
 		return errors.As(err, &se)
 	}, p.now+time.Second)
 	if se.Code != 7 || !se.Remote || se.StreamID != id {
@@ -37,7 +37,7 @@ func TestResetStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got []byte
-	p.mustRun(func() bool { return readAll(t, p.client, id, &got) }, p.now+time.Second)
+	p.mustRun(func() bool { return readAll(t, p.now, p.client, id, &got) }, p.now+time.Second)
 	p.mustRun(func() bool { return len(p.client.streams.m) == 0 && len(p.server.streams.m) == 0 }, p.now+time.Second)
 	// Flow control credit of the reset data came back to the server.
 	if p.server.flow.consumed != p.server.flow.received {
@@ -49,9 +49,9 @@ func TestResetStream(t *testing.T) {
 // code and answer with RESET_STREAM (RFC 9000 section 3.5).
 func TestStopSending(t *testing.T) {
 	p := confirmedPair(t, 91)
-	id, _ := p.client.OpenStream(false)
+	id, _ := p.client.OpenStream(p.now, false)
 	w := &writer{id: id, data: payload(4<<20, 2)}
-	p.clientApp = func(c *Conn) {
+	p.clientApp = func(now time.Duration, c *Conn) {
 		if w.off < len(w.data) {
 			n, err := c.StreamWrite(id, w.data[w.off:])
 			if err == nil {
@@ -60,7 +60,7 @@ func TestStopSending(t *testing.T) {
 		}
 	}
 	p.mustRun(func() bool { return p.server.StreamReadable(id) > 0 }, p.now+time.Second)
-	if err := p.server.StopSending(id, 9); err != nil {
+	if err := p.server.StopSending(p.now, id, 9); err != nil {
 		t.Fatal(err)
 	}
 	var se *StreamError
@@ -87,15 +87,15 @@ func TestSmallWindows(t *testing.T) {
 	scfg.InitialConnReceiveWindow, scfg.MaxConnReceiveWindow = 3000, 5000
 	p := newPair(t, ccfg, scfg, 5*time.Millisecond)
 	p.mustRun(p.confirmed, time.Second)
-	id, _ := p.client.OpenStream(true)
+	id, _ := p.client.OpenStream(p.now, true)
 	data := payload(200_000, 4)
 	w := &writer{id: id, data: data}
 	var got []byte
 	done := false
-	p.clientApp = func(c *Conn) { w.pump(t, c) }
-	p.serverApp = func(c *Conn) {
+	p.clientApp = func(now time.Duration, c *Conn) { w.pump(t, c) }
+	p.serverApp = func(now time.Duration, c *Conn) {
 		if hasEvent(p.serverEvents, EventStreamOpened) && !done {
-			done = readAll(t, c, id, &got)
+			done = readAll(t, now, c, id, &got)
 		}
 	}
 	p.mustRun(func() bool { return done }, p.now+30*time.Second)
@@ -123,7 +123,7 @@ func TestStopSendingAfterAllData(t *testing.T) {
 			stops++
 		}
 	}
-	id, err := p.client.OpenStream(false)
+	id, err := p.client.OpenStream(p.now, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,23 +137,23 @@ func TestStopSendingAfterAllData(t *testing.T) {
 		s := p.server.streams.m[id]
 		return s != nil && s.recv.allReceived()
 	}, p.now+time.Second)
-	if _, err := p.client.OpenStream(false); !errors.Is(err, ErrStreamLimit) {
+	if _, err := p.client.OpenStream(p.now, false); !errors.Is(err, ErrStreamLimit) {
 		t.Fatalf("second stream before the first ended: %v", err)
 	}
-	if err := p.server.StopSending(id, 5); err != nil {
+	if err := p.server.StopSending(p.now, id, 5); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := p.server.streams.m[id]; ok {
 		t.Fatal("the server kept the stream")
 	}
-	if _, err := p.server.StreamRead(id, make([]byte, 100)); !errors.Is(err, ErrUnknownStream) {
+	if _, err := p.server.StreamRead(p.now, id, make([]byte, 100)); !errors.Is(err, ErrUnknownStream) {
 		t.Fatalf("read after StopSending: %v", err)
 	}
 	if p.server.flow.consumed != p.server.flow.received {
 		t.Errorf("server consumed %d of %d bytes received", p.server.flow.consumed, p.server.flow.received)
 	}
 	p.mustRun(func() bool {
-		_, err := p.client.OpenStream(false)
+		_, err := p.client.OpenStream(p.now, false)
 		return err == nil
 	}, p.now+time.Second)
 	if stops != 0 {
@@ -168,7 +168,7 @@ func TestStopSendingSizeKnown(t *testing.T) {
 	p := confirmedPair(t, 94)
 	// The losses below count datagrams: path MTU probes must be over.
 	p.mustRun(p.pmtuSettled, p.now+time.Second)
-	id, _ := p.client.OpenStream(false)
+	id, _ := p.client.OpenStream(p.now, false)
 	if _, err := p.client.StreamWrite(id, payload(3000, 6)); err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +195,7 @@ func TestStopSendingSizeKnown(t *testing.T) {
 			stops++
 		}
 	}
-	if err := p.server.StopSending(id, 6); err != nil {
+	if err := p.server.StopSending(p.now, id, 6); err != nil {
 		t.Fatal(err)
 	}
 	p.drop = nil

@@ -50,7 +50,7 @@ func TestStreamEcho(t *testing.T) {
 	p := newPair(t, ccfg, scfg, 5*time.Millisecond)
 	p.mustRun(p.confirmed, 5*time.Second)
 
-	id, err := p.client.OpenStream(true)
+	id, err := p.client.OpenStream(p.now, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,18 +59,18 @@ func TestStreamEcho(t *testing.T) {
 	var got, echoed []byte
 	var down *writer
 	clientDone := false
-	p.clientApp = func(c *Conn) {
+	p.clientApp = func(now time.Duration, c *Conn) {
 		up.pump(t, c)
 		if !clientDone {
-			clientDone = readAll(t, c, id, &echoed)
+			clientDone = readAll(t, now, c, id, &echoed)
 		}
 	}
-	p.serverApp = func(c *Conn) {
+	p.serverApp = func(now time.Duration, c *Conn) {
 		if !hasEvent(p.serverEvents, EventStreamOpened) {
 			return
 		}
 		if down == nil {
-			if readAll(t, c, id, &got) {
+			if readAll(t, now, c, id, &got) {
 				down = &writer{id: id, data: got}
 			}
 			return
@@ -96,9 +96,9 @@ func TestStreamLimitsRaised(t *testing.T) {
 	const total = 45
 	opened, finished := 0, 0
 	var writers []*writer
-	p.clientApp = func(c *Conn) {
+	p.clientApp = func(now time.Duration, c *Conn) {
 		for opened < total {
-			id, err := c.OpenStream(false)
+			id, err := c.OpenStream(now, false)
 			if errors.Is(err, ErrStreamLimit) {
 				break
 			}
@@ -113,7 +113,7 @@ func TestStreamLimitsRaised(t *testing.T) {
 		}
 	}
 	got := map[uint64][]byte{}
-	p.serverApp = func(c *Conn) {
+	p.serverApp = func(now time.Duration, c *Conn) {
 		for _, ev := range p.serverEvents {
 			if ev.Kind == EventStreamOpened {
 				if _, ok := got[ev.StreamID]; !ok {
@@ -126,7 +126,7 @@ func TestStreamLimitsRaised(t *testing.T) {
 			if len(b) == 3000 {
 				continue
 			}
-			if readAll(t, c, id, &b) {
+			if readAll(t, now, c, id, &b) {
 				finished++
 			}
 			got[id] = b

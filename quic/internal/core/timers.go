@@ -14,18 +14,18 @@ func (d *deadlines) add(t time.Duration, ok bool) {
 	}
 }
 
-// NextTimer returns when the connection next needs HandleTimer (and then
-// NextDatagram): a loss detection or probe timeout, a delayed ACK, the
-// pacer releasing a packet, the idle or handshake timeout, the end of the
-// closing period. ok is false when nothing is scheduled (a closed
-// connection). A time at or before the last now means "now".
-func (c *Conn) NextTimer() (time.Duration, bool) {
+// NextTimer returns when the connection next needs Step (and then
+// NextDatagram), asked at now: a loss detection or probe timeout, a delayed
+// ACK, the pacer releasing a packet, the idle or handshake timeout, the end
+// of the closing period. ok is false when nothing is scheduled (a closed
+// connection). A time due already is returned as now.
+func (c *Conn) NextTimer(now time.Duration) (time.Duration, bool) {
 	var d deadlines
 	switch c.state {
 	case stateClosed:
 		return 0, false
 	case stateClosing, stateDraining:
-		return c.closing.timer(c.now, c.pto())
+		return c.closing.timer(now, c.pto())
 	}
 	d.add(c.handshakeDeadline, !c.handshakeComplete)
 	d.add(c.idle.timer(c.pto(), c.handshakeConfirmed))
@@ -42,11 +42,11 @@ func (c *Conn) NextTimer() (time.Duration, bool) {
 		}
 	}
 	if c.sender.CanSend() && c.hasAnyData() {
-		d.add(c.sender.NextSendTime(c.now, c.maxDatagram), true)
+		d.add(c.sender.NextSendTime(now, c.maxDatagram), true)
 	}
-	d.add(c.pmtu.timer(c.now, c.sender))
-	if d.ok && d.t < c.now {
-		d.t = c.now
+	d.add(c.pmtu.timer(now, c.sender))
+	if d.ok && d.t < now {
+		d.t = now
 	}
 	return d.t, d.ok
 }
@@ -61,8 +61,9 @@ func (c *Conn) hasAnyData() bool {
 	return false
 }
 
-// HandleTimer runs the timers due at now. Call NextDatagram afterwards:
-// a timer may have made probes or ACKs due.
+// HandleTimer runs the timers due at now and nothing else, so a driver may
+// call it at any time; Step calls it after the datagrams. Call NextDatagram
+// afterwards: a timer may have made probes or ACKs due.
 func (c *Conn) HandleTimer(now time.Duration) {
 	c.now = now
 	switch c.state {

@@ -22,7 +22,7 @@ func bigChainConfig(scfg *Config) {
 func completion(t *testing.T, p *pair) time.Duration {
 	t.Helper()
 	var at time.Duration
-	p.clientApp = func(c *Conn) {
+	p.clientApp = func(now time.Duration, c *Conn) {
 		if c.HandshakeComplete() && at == 0 {
 			at = p.now
 		}

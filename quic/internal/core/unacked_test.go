@@ -13,7 +13,7 @@ func TestStreamBytesUnacked(t *testing.T) {
 	scfg.InitialStreamReceiveWindow = 16 << 10 // the client's writes wait for credit
 	p := newPair(t, ccfg, scfg, 10*time.Millisecond)
 	p.mustRun(p.confirmed, time.Second)
-	id, err := p.client.OpenStream(true)
+	id, err := p.client.OpenStream(p.now, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +38,7 @@ func TestStreamBytesUnacked(t *testing.T) {
 	buf := make([]byte, 64<<10)
 	read := 0
 	p.mustRun(func() bool {
-		n, _ := p.server.StreamRead(id, buf)
+		n, _ := p.server.StreamRead(p.now, id, buf)
 		read += n
 		return read == len(data) && p.client.Stats().StreamBytesUnacked == 0
 	}, 5*time.Second)

@@ -20,7 +20,7 @@ func firstClientDatagram(t *testing.T, cfg *Config) (*Conn, []byte) {
 	if !ok {
 		t.Fatal("no first datagram")
 	}
-	return c, d
+	return c, d.Data
 }
 
 func TestVersionNegotiationPacket(t *testing.T) {
@@ -113,7 +113,7 @@ func TestVersionNegotiationRestart(t *testing.T) {
 	p := newPair(t, ccfg, scfg, delay)
 	p.listen = vnListener(t, []wire.Version{wire.Version2})
 	var completedAt time.Duration
-	p.clientApp = func(c *Conn) {
+	p.clientApp = func(now time.Duration, c *Conn) {
 		if c.HandshakeComplete() && completedAt == 0 {
 			completedAt = p.now
 		}
@@ -200,7 +200,7 @@ func TestCompatibleVersionNegotiation(t *testing.T) {
 		return false
 	}
 	var completedAt time.Duration
-	p.clientApp = func(c *Conn) {
+	p.clientApp = func(now time.Duration, c *Conn) {
 		if c.HandshakeComplete() && completedAt == 0 {
 			completedAt = p.now
 		}

@@ -30,11 +30,11 @@ type Ack struct {
 // the check needs the packets newly acknowledged, which only the Sender
 // knows until OnAck returns: so OnAck calls back.
 type ECNValidator interface {
-	// ValidateECN is called with the frame's counts (nil for an ACK
-	// without them) and the packets it newly acknowledges, before they
-	// are handed back in the Result. It reports whether the counts may
-	// be acted on.
-	ValidateECN(space Space, counts *wire.ECNCounts, acked []PacketInfo) bool
+	// ValidateECN is called with the time of OnAck, the frame's counts
+	// (nil for an ACK without them) and the packets it newly
+	// acknowledges, before they are handed back in the Result. It
+	// reports whether the counts may be acted on.
+	ValidateECN(now time.Duration, space Space, counts *wire.ECNCounts, acked []PacketInfo) bool
 }
 
 // OnAck processes an ACK frame received in space (RFC 9002 appendix A.7):
@@ -69,7 +69,7 @@ func (s *Sender) OnAck(now time.Duration, space Space, ack *Ack) (*Result, error
 	}
 	hasSample := s.updateRTT(now, space, ack)
 	ecn := ack.ECN
-	if ack.ECNCheck != nil && !ack.ECNCheck.ValidateECN(space, ecn, s.res.Acked) {
+	if ack.ECNCheck != nil && !ack.ECNCheck.ValidateECN(now, space, ecn, s.res.Acked) {
 		ecn = nil
 	}
 	s.processECN(now, sp, ecn, prior)

@@ -2,6 +2,7 @@ package recovery
 
 import (
 	"testing"
+	"time"
 
 	"github.com/satquic/satquic/quic/internal/wire"
 )
@@ -15,7 +16,7 @@ type recordingValidator struct {
 	acked   []uint64
 }
 
-func (v *recordingValidator) ValidateECN(space Space, counts *wire.ECNCounts, acked []PacketInfo) bool {
+func (v *recordingValidator) ValidateECN(_ time.Duration, space Space, counts *wire.ECNCounts, acked []PacketInfo) bool {
 	v.calls++
 	v.space, v.counts, v.acked = space, counts, numbers(acked)
 	return v.verdict

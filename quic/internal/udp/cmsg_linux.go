@@ -8,6 +8,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/satquic/satquic/internal/ecn"
 )
 
 const (
@@ -25,7 +27,7 @@ var cmsgHeaderLen = unix.CmsgLen(0)
 // rxInfo is what the control messages of one received buffer say.
 type rxInfo struct {
 	segment int // GRO segment size; 0 when the buffer is one datagram
-	ecn     ECN
+	ecn     ecn.Codepoint
 	local   netip.Addr
 	ifIndex int
 }
@@ -46,9 +48,9 @@ func parseControl(b []byte) rxInfo {
 		case h.Level == unix.IPPROTO_UDP && h.Type == unix.UDP_GRO && len(data) >= 4:
 			info.segment = int(binary.NativeEndian.Uint32(data))
 		case h.Level == unix.IPPROTO_IP && h.Type == unix.IP_TOS && len(data) >= 1:
-			info.ecn = ECN(data[0] & 0b11)
+			info.ecn = ecn.Codepoint(data[0] & ecn.Mask)
 		case h.Level == unix.IPPROTO_IPV6 && h.Type == unix.IPV6_TCLASS && len(data) >= 4:
-			info.ecn = ECN(binary.NativeEndian.Uint32(data) & 0b11)
+			info.ecn = ecn.Codepoint(binary.NativeEndian.Uint32(data) & ecn.Mask)
 		case h.Level == unix.IPPROTO_IP && h.Type == unix.IP_PKTINFO && len(data) >= unix.SizeofInet4Pktinfo:
 			// ipi_addr, the destination in the IP header, not
 			// ipi_spec_dst, the address routing would answer from.
@@ -83,9 +85,9 @@ func putControl(b []byte, level, typ int32, datalen int) (data []byte, size int)
 
 // txInfo is what one sent message asks of the kernel beyond its payload.
 type txInfo struct {
-	segment int  // GSO segment size; 0 for a single datagram
-	ecn     ECN  // codepoint for the IP header
-	ipv4    bool // the peer is IPv4 (plain or v4-mapped): use SOL_IP options
+	segment int           // GSO segment size; 0 for a single datagram
+	ecn     ecn.Codepoint // codepoint for the IP header
+	ipv4    bool          // the peer is IPv4 (plain or v4-mapped): use SOL_IP options
 	local   netip.Addr
 	ifIndex int
 }
@@ -99,7 +101,7 @@ func appendControl(b []byte, info txInfo) int {
 		binary.NativeEndian.PutUint16(data, uint16(info.segment))
 		off += n
 	}
-	if info.ecn != NotECT {
+	if info.ecn != ecn.NotECT {
 		// IPv4 peers, even on an IPv6 socket, go through the IPv4 output
 		// path, which reads only IP_TOS; IPv6 reads only IPV6_TCLASS.
 		level, typ := int32(unix.IPPROTO_IPV6), int32(unix.IPV6_TCLASS)

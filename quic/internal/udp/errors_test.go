@@ -124,11 +124,3 @@ func TestNewMessages(t *testing.T) {
 		t.Fatal("degenerate sizes")
 	}
 }
-
-func TestECNString(t *testing.T) {
-	for e, want := range map[ECN]string{NotECT: "Not-ECT", ECT0: "ECT(0)", ECT1: "ECT(1)", CE: "CE"} {
-		if e.String() != want {
-			t.Errorf("%d: %q, want %q", e, e.String(), want)
-		}
-	}
-}

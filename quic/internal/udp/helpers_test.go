@@ -9,6 +9,8 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/satquic/satquic/internal/ecn"
 )
 
 // ioTimeout bounds every wait on a loopback socket in tests.
@@ -55,7 +57,7 @@ type datagram struct {
 	data  []byte
 	from  netip.AddrPort
 	local netip.Addr
-	ecn   ECN
+	ecn   ecn.Codepoint
 	trunc bool
 }
 

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/satquic/satquic/internal/ecn"
 	"golang.org/x/sys/unix"
 )
 
@@ -58,7 +59,7 @@ func TestGSORunBoundaries(t *testing.T) {
 	batch = append(batch, payloadsTo(dst, repeat(1000, 70)...)...)
 	batch = append(batch, payloadsTo(dst, 500, 900, 900, 1000, 1000, 600)...)
 	tail := payloadsTo(dst, 700, 700, 700, 700)
-	tail[2].ECN, tail[3].ECN = ECT0, ECT0
+	tail[2].ECN, tail[3].ECN = ecn.ECT0, ecn.ECT0
 	batch = append(batch, tail...)
 	writeAll(t, snd, batch)
 	// Runs: 64 | 6+500 | 900 900 | 1000 1000 600 | 700 700 | 700 700.
@@ -83,7 +84,7 @@ func TestGROSplitsCoalescedBuffer(t *testing.T) {
 	requireGSO(t, snd)
 	batch := payloadsTo(addrOf(rcv, lo4), append(repeat(1000, 10), 300)...)
 	for i := range batch {
-		batch[i].ECN = ECT1
+		batch[i].ECN = ecn.ECT1
 	}
 	writeAll(t, snd, batch)
 	// One 64 KiB buffer and output-only messages for the split.
@@ -101,7 +102,7 @@ func TestGROSplitsCoalescedBuffer(t *testing.T) {
 	}
 	base := &msgs[0].Buf[0]
 	for i, m := range msgs[:n] {
-		if !bytes.Equal(m.Data, batch[i].Data) || m.ECN != ECT1 || m.Addr != addrOf(snd, lo4) {
+		if !bytes.Equal(m.Data, batch[i].Data) || m.ECN != ecn.ECT1 || m.Addr != addrOf(snd, lo4) {
 			t.Fatalf("datagram %d: %d bytes %x ecn %v from %v", i, len(m.Data), head(m.Data), m.ECN, m.Addr)
 		}
 		// Split, not copied: every datagram lies in the one buffer, and
@@ -197,7 +198,7 @@ func TestECNCodepoints(t *testing.T) {
 		{"dual-stack-to-ipv4", "udp", "[::]:0", "udp4", "127.0.0.1:0", lo4, lo4},
 		{"dual-stack-ipv6", "udp", "[::]:0", "udp", "[::]:0", lo6, lo6},
 	}
-	codepoints := []ECN{NotECT, ECT0, ECT1, CE}
+	codepoints := []ecn.Codepoint{ecn.NotECT, ecn.ECT0, ecn.ECT1, ecn.CE}
 	for _, tc := range cases {
 		for _, mode := range modes[:2] {
 			t.Run(tc.name+"/"+mode.name, func(t *testing.T) {

@@ -2,33 +2,9 @@ package udp
 
 import (
 	"net/netip"
+
+	"github.com/satquic/satquic/internal/ecn"
 )
-
-// ECN is the two-bit Explicit Congestion Notification field of an IP
-// header (RFC 3168 section 5), the codepoint QUIC counts in ACK_ECN frames
-// (RFC 9000 section 13.4).
-type ECN uint8
-
-// The ECN codepoints, by their value in the IP header.
-const (
-	NotECT ECN = 0b00 // not ECN-capable transport
-	ECT1   ECN = 0b01 // ECN-capable transport, ECT(1) (L4S)
-	ECT0   ECN = 0b10 // ECN-capable transport, ECT(0)
-	CE     ECN = 0b11 // congestion experienced
-)
-
-// String names the codepoint as RFC 3168 writes it.
-func (e ECN) String() string {
-	switch e & 0b11 {
-	case ECT1:
-		return "ECT(1)"
-	case ECT0:
-		return "ECT(0)"
-	case CE:
-		return "CE"
-	}
-	return "Not-ECT"
-}
 
 // Message is one datagram of a batch.
 type Message struct {
@@ -55,7 +31,7 @@ type Message struct {
 	IfIndex int
 	// ECN is the codepoint: the one the datagram arrived with, or the one
 	// to send it with.
-	ECN ECN
+	ECN ecn.Codepoint
 	// Truncated reports that the datagram was longer than the room left
 	// for it, so Data holds only its beginning.
 	Truncated bool
