@@ -2,10 +2,8 @@ package core
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/satquic/satquic/fec"
-	"github.com/satquic/satquic/quic/internal/recovery"
 	"github.com/satquic/satquic/quic/internal/wire"
 )
 
@@ -99,100 +97,6 @@ func (c *Conn) startFECSender(p *wire.TransportParameters) error {
 	return nil
 }
 
-// fecSending reports whether packets of space s built now are protected.
-func (c *Conn) fecSending(s recovery.Space, early bool) bool {
-	return c.fec != nil && c.fec.send != nil && s == spaceApp && !early
-}
-
-// appendRepair fills a 1-RTT packet with the next owed repair, after an
-// ACK frame if one is due and fits. It reports false when no repair is
-// owed or it does not fit, leaving b as it was.
-func (c *Conn) appendRepair(now time.Duration, sp *pnSpace, b []byte, frames []sentFrame, avail int, wantAck bool) ([]byte, []sentFrame, bool, bool) {
-	fs := c.fec.send
-	data, id, ok := fs.nextRepair()
-	if !ok {
-		return b, frames, false, false
-	}
-	f := wire.FECRepairFrame{Data: data}
-	need := f.Len()
-	if need > avail {
-		// A source grew past the reserve (a longer packet number):
-		// this repair cannot be sent, the next one covers the same.
-		fs.owed--
-		return b, frames, false, false
-	}
-	hasAck := false
-	if wantAck {
-		b, frames, hasAck = c.appendAck(sp, b, frames, avail-need, now)
-	}
-	// FEC_REPAIR runs to the end of the packet: a report goes before it.
-	b, frames = c.appendRecoveredReport(b, frames, avail-need, hasAck)
-	b, _ = f.Append(b)
-	frames = append(frames, sentFrame{kind: fkFECRepair, id: uint64(id.FirstESI), n: uint64(id.NSS)})
-	fs.onRepairSent(sp.nextPN, id, len(data))
-	rtt := c.sender.RTT()
-	until := now + rtt.SmoothedRTT() + max(4*rtt.RTTVar(), time.Millisecond) + c.peerParams.MaxAckDelay()
-	fs.coverWindow(c.sender, id, until)
-	c.qlogRepairSent(id)
-	return b, frames, hasAck, true
-}
-
-// markSource makes a 1-RTT payload built within the reserve a source
-// symbol: it moves the frames to make room for FEC_SOURCE_ID in front.
-func (c *Conn) markSource(b []byte, frames []sentFrame) ([]byte, []sentFrame) {
-	seq := c.fec.send.nextSeq()
-	id := wire.FECSourceIDFrame{Seq: seq}
-	n := id.Len()
-	if n > fecMaxSourceIDLen {
-		return b, frames // sequence numbers beyond 2^30: sent unprotected
-	}
-	b = append(b, zeros[:n]...)
-	copy(b[n:], b[:len(b)-n])
-	if _, err := id.Append(b[:0]); err != nil {
-		return b[n:], frames
-	}
-	return b, append(frames, sentFrame{kind: fkFECSourceID, id: seq})
-}
-
-// onFECSourceSent gives the encoder the symbol of a sent source packet.
-func (c *Conn) onFECSourceSent(pn uint64, payload []byte) {
-	_, n, ok := sourceID(payload)
-	if !ok {
-		return
-	}
-	if err := c.fec.send.onSourceSent(pn, payload[n:]); err != nil {
-		c.closeLocal(transportError(wire.CodeInternalError, 0, "FEC source: %v", err))
-		return
-	}
-	if !c.hasAppData() {
-		c.fec.send.protectTail()
-	}
-}
-
-// appendRecoveredReport appends FEC_RECOVERED when the decoder rebuilt
-// symbols the peer has not heard of: right after a recovery, and with
-// every ACK frame until the peer acknowledges a report.
-func (c *Conn) appendRecoveredReport(b []byte, frames []sentFrame, avail int, withAck bool) ([]byte, []sentFrame) {
-	r := c.fec.recv
-	if !r.reportDue && !withAck {
-		return b, frames
-	}
-	f, ok := r.buildReport()
-	if !ok {
-		r.reportDue = false
-		return b, frames
-	}
-	for len(f.Ranges) > 1 && len(b)+f.Len() > avail {
-		f.Ranges = f.Ranges[:len(f.Ranges)-1]
-	}
-	out, ok := c.fits(b, avail, f)
-	if !ok {
-		return b, frames
-	}
-	r.reportDue = false
-	return out, append(frames, sentFrame{kind: fkFECRecovered, id: f.Ranges[0].Largest})
-}
-
 // onFECFrame handles the FEC frames of a received packet.
 func (c *Conn) onFECFrame(f wire.Frame, first bool) error {
 	switch f := f.(type) {
@@ -253,26 +157,4 @@ func (c *Conn) fecStats() FECStats {
 			fs.stats.SourcesSent, fs.stats.RepairsSent, fs.stats.RepairBytesSent, fs.stats.RepairsCapped
 	}
 	return s
-}
-
-// fecAvail is the payload budget of a packet that may become a source
-// symbol.
-func fecAvail(avail int) int { return avail - fecReserve }
-
-// fecReportDue reports whether an ACK should go out in space s to carry a
-// FEC_RECOVERED frame right after a recovery.
-func (c *Conn) fecReportDue(s recovery.Space) bool {
-	return c.fec != nil && s == spaceApp && c.fec.recv.reportDue
-}
-
-// carriesRepair reports whether a packet's frames include a FEC_REPAIR: a
-// repair packet, whose loss the FECHide policy does not take for
-// congestion (recovery's fec_hide.go).
-func carriesRepair(frames []sentFrame) bool {
-	for i := range frames {
-		if frames[i].kind == fkFECRepair {
-			return true
-		}
-	}
-	return false
 }

@@ -38,7 +38,7 @@ func (c *Conn) HandleDatagramECN(now time.Duration, from netip.AddrPort, data []
 	c.rxDatagramLen = len(data)
 	if !c.addrValidated {
 		c.ampReceived += uint64(len(data))
-		c.updateAmplification()
+		c.updateAmplification(now)
 	}
 	// The tail is copied before packet protection is removed in place:
 	// a Stateless Reset is recognized by it (RFC 9000 section 10.3.1).
