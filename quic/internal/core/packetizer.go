@@ -36,6 +36,9 @@ func (p *sendPermit) allows(s recovery.Space) bool { return p.eliciting || p.pro
 // now. The caller sends the datagram to RemoteAddr and calls again until it
 // reports false, then waits for NextTimer.
 func (c *Conn) NextDatagram(now time.Duration, buf []byte) ([]byte, bool) {
+	// What this reaches and reads the time from c.now (qlog events, the
+	// deadlines of closing and key updates, the discard of a space) and
+	// NextTimer after it see this datagram's time.
 	c.now = now
 	c.ecn.last = ECNNotECT
 	switch c.state {

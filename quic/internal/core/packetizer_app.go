@@ -226,51 +226,49 @@ func (c *Conn) appendStreams(w *packetWriter) {
 			idle++
 			continue
 		}
-		sent := c.appendStreamFrame(w, s)
+		limit := min(s.send.maxData, s.send.buf.next+c.flow.sendCredit())
+		rg, isNew, sent := s.appendDataFrame(w, limit)
 		m.sendQueue.pushBack(s)
 		if !sent {
 			break // the packet is full
+		}
+		if isNew {
+			c.flow.sent += rg.len()
+		} else {
+			c.stats.StreamBytesRetransmitted += rg.len()
 		}
 		idle = 0
 	}
 }
 
-// appendStreamFrame appends one STREAM frame of s if one fits, and counts
-// its bytes: new data against the connection's flow control, the rest as
-// retransmitted.
-func (c *Conn) appendStreamFrame(w *packetWriter, s *stream) bool {
+// appendDataFrame appends one STREAM frame of s if one fits: lost data
+// first, else new data below limit (the stream's and the connection's
+// flow control), and the FIN once all data is sent. It returns the range
+// of data sent and whether it is new.
+func (s *stream) appendDataFrame(w *packetWriter, limit uint64) (rg span, isNew, ok bool) {
 	sd := s.send
-	if !c.streams.sendable(s, c.flow.sendCredit()) {
-		return false
-	}
 	off := sd.buf.next
 	if sd.buf.hasLost() {
 		off = sd.buf.lost.min()
 	}
 	n, ok := wire.MaxStreamDataLen(w.room(), s.id, off, true)
 	if !ok {
-		return false
+		return span{}, false, false
 	}
-	limit := min(sd.maxData, sd.buf.next+c.flow.sendCredit())
-	rg, isNew := sd.buf.nextRange(uint64(n), limit)
+	rg, isNew = sd.buf.nextRange(uint64(n), limit)
 	fin := sd.finQueue && !sd.finSent && rg.hi == sd.buf.written && sd.buf.next == sd.buf.written
 	if rg.len() == 0 && !fin {
-		return false
+		return span{}, false, false
 	}
 	f := wire.StreamFrame{StreamID: s.id, Offset: rg.lo, Data: w.streamBytes(&sd.buf, rg), Fin: fin, DataLenPresent: true}
 	if !w.appendFrame(f.Len(), f.Append) {
-		return false
-	}
-	if isNew {
-		c.flow.sent += rg.len()
-	} else {
-		c.stats.StreamBytesRetransmitted += rg.len()
+		return span{}, false, false
 	}
 	if fin {
 		sd.finSent = true
 	}
 	w.record(sentFrame{kind: fkStream, id: s.id, off: rg.lo, n: rg.len(), fin: fin})
-	return true
+	return rg, isNew, true
 }
 
 // noteBlocked queues STREAM_DATA_BLOCKED or DATA_BLOCKED when flow control
