@@ -62,9 +62,9 @@ func (p *plannedPacket) long() bool { return p.space != spaceApp || p.early }
 type packetWriter struct {
 	b    []byte // the datagram
 	size int    // its budget
-	// used is what the finished packets took of the budget, leaving out
-	// the padding of packets too short for header protection (a few bytes
-	// over the budget at most).
+	// used is what the finished packets took of the budget. It leaves
+	// out the padding of packets too short for header protection: with
+	// it, a datagram may exceed the budget by a few bytes.
 	used int
 	// pkts holds the n finished packets, then the one being written,
 	// whose frames may reach end, an offset in b.
@@ -80,12 +80,17 @@ type packetWriter struct {
 	// err is the first header or frame that could not be encoded: the
 	// datagram is not sent (sealDatagram).
 	err error
+	// spare holds the datagram when the caller's buffer is too small,
+	// and goes to the caller with it (inSpare): a call that sends nothing
+	// allocates nothing.
+	spare   []byte
+	inSpare bool
 }
 
 // reset starts a datagram of at most size bytes in buf's memory (buf may be
-// nil: the first packet allocates).
+// nil).
 func (w *packetWriter) reset(buf []byte, size int) {
-	w.b, w.size, w.used, w.n, w.err = buf[:0], size, 0, 0, nil
+	w.b, w.size, w.used, w.n, w.err, w.inSpare = buf[:0], size, 0, 0, nil, false
 }
 
 // empty reports whether the datagram has no packet.
@@ -132,7 +137,10 @@ func (w *packetWriter) startLongPacket(p plannedPacket, h *wire.LongHeader) bool
 // places p after it.
 func (w *packetWriter) beginPacket(p *plannedPacket) {
 	if w.n == 0 && cap(w.b) < w.size+datagramSlack {
-		w.b = make([]byte, 0, w.size+datagramSlack)
+		if cap(w.spare) < w.size+datagramSlack {
+			w.spare = make([]byte, 0, w.size+datagramSlack)
+		}
+		w.b, w.inSpare = w.spare[:0], true
 	}
 	if w.n > 0 {
 		w.b = append(w.b, zeros[:crypto.TagLen]...)
@@ -322,6 +330,9 @@ func (w *packetWriter) seal(keys func(*plannedPacket) packetProtector) ([]byte, 
 		if err := w.sealPacket(p, keys(p)); err != nil {
 			return nil, fmt.Errorf("sealing a %v packet: %w", p.space, err)
 		}
+	}
+	if w.inSpare {
+		w.spare, w.inSpare = nil, false
 	}
 	return w.b, nil
 }
