@@ -224,7 +224,7 @@ func (w *packetWriter) record(f sentFrame) {
 func (w *packetWriter) finishPacket() *plannedPacket {
 	p := &w.pkts[w.n]
 	if len(w.b) == p.payload {
-		w.b = w.b[:w.tail()]
+		w.abandonPacket()
 		return nil
 	}
 	p.end = len(w.b)
