@@ -189,7 +189,10 @@ func (c *Conn) buildClosePacket(f wire.ConnectionCloseFrame) []byte {
 	if len(c.cids.peer) == 0 {
 		return nil
 	}
-	n, total := 0, 0
+	// A writer of its own: the connection's may hold a datagram being
+	// built. The packets are not held to one datagram's size.
+	var w packetWriter
+	w.reset(nil, numSpaces*c.maxDatagram)
 	for s := range recovery.Space(numSpaces) {
 		if !c.canSendIn(s) || (s != spaceApp && c.handshakeConfirmed) {
 			continue
@@ -198,30 +201,23 @@ func (c *Conn) buildClosePacket(f wire.ConnectionCloseFrame) []byte {
 		if s != spaceApp && f.IsApplicationError {
 			sf = wire.ConnectionCloseFrame{ErrorCode: wire.CodeApplicationError}
 		}
-		sp := c.spaces[s]
-		p := plannedPacket{space: s, pn: sp.nextPN}
-		p.pnLen, _ = wire.PacketNumberLen(p.pn, sp.largestAcked)
-		p.hdrLen = c.headerLen(s, p.pnLen)
-		b, err := sf.Append(c.build.payload[s][:0])
-		if err != nil {
+		if !c.startPacket(&w, s) {
 			continue
 		}
-		c.build.payload[s] = b
-		c.build.plan[n] = p
-		sp.nextPN++
-		total += p.size(len(b))
-		n++
+		if !w.appendFrame(sf.Len(), sf.Append) {
+			w.abandonPacket()
+			continue
+		}
+		w.finishPacket()
+		c.spaces[s].nextPN++
 	}
-	if n == 0 {
+	if w.empty() {
 		return nil
 	}
-	total += c.padDatagram(n, total)
-	out := make([]byte, 0, total+n*16)
-	for i := range n {
-		var err error
-		if out, err = c.sealPacket(out, &c.build.plan[i]); err != nil {
-			return nil
-		}
+	w.padDatagram(c.isClient)
+	out, err := w.seal(c.packetKeys)
+	if err != nil {
+		return nil
 	}
 	return out
 }

@@ -36,8 +36,6 @@ type Conn struct {
 	tls *tls.QUICConn
 	// released: Release closed tls (release.go).
 	released bool
-	// flowFrames holds frequent control frames while they are appended.
-	flowFrames frameScratch
 
 	spaces   [numSpaces]*pnSpace
 	appRead  *crypto.AppKeys

@@ -99,10 +99,17 @@
 //     state it concerns (ACK frames in receive_ack.go, streams*.go,
 //     flow.go, cid.go, tokens.go, close.go, handshake.go, fec_conn.go);
 //     last, ack.go records the packet for acknowledgement.
-//   - packetizer.go and seal.go build datagrams:
-//     Initial, Handshake and 1-RTT packets coalesced, client Initials
-//     padded to 1200 bytes, the server held to three times what it received
-//     until the client's address is validated (RFC 9000 section 8.1).
+//   - packetizer.go decides what a datagram carries: its size (the
+//     server held to three times what it received until the client's
+//     address is validated, RFC 9000 section 8.1), what congestion
+//     control, the pacer and probes allow, the spaces with something to
+//     send, and each packet's frames (packetizer_app.go: control frames
+//     and stream data, round robin). packet_writer.go writes it: a
+//     packetWriter owns the datagram buffer, starts each packet with its
+//     header, appends frames within the room left and records them for
+//     loss recovery, coalesces Initial, Handshake and 1-RTT packets, pads
+//     the last one when an Initial packet needs a 1200-byte datagram,
+//     and protects them in place. seal.go then records the packets sent.
 //   - ack.go decides when ACK frames go out: at once in the handshake
 //     spaces and for out-of-order packets, after AckElicitingThreshold
 //     ack-eliciting packets or max_ack_delay otherwise (RFC 9000 section

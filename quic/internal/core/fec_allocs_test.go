@@ -16,8 +16,8 @@ import (
 const fecLockstepDrop = 11
 
 // fecAllocSlack is the most allocations the 300 measured steps may make in
-// all: 0 or 1 are seen (flow control frames come from the connection's
-// frameScratch), and the slack leaves room for a rare growth of a queue
+// all: 0 or 1 are seen (the packet writer appends frames without moving
+// them to the heap), and the slack leaves room for a rare growth of a queue
 // outside FEC. One allocation per rebuilt source (about 156) or per
 // packet (over 3,000) exceeds it many times.
 const fecAllocSlack = 10

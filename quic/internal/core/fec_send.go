@@ -253,6 +253,103 @@ func (f *fecSender) recoveredPackets(dst []wire.AckRange, seqs []wire.AckRange) 
 	return dst
 }
 
+// protects reports whether packets of space s written now are protected:
+// 1-RTT packets once the peer offered FEC (f may be nil: FEC is off).
+func (f *fecState) protects(s recovery.Space, early bool) bool {
+	return f != nil && f.send != nil && s == spaceApp && !early
+}
+
+// reportDue reports whether an ACK should go out in space s to carry a
+// FEC_RECOVERED frame right after a recovery (f may be nil).
+func (f *fecState) reportDue(s recovery.Space) bool {
+	return f != nil && s == spaceApp && f.recv.reportDue
+}
+
+// appendRepair fills a 1-RTT packet with the next owed repair, after an
+// ACK frame if wantAck and one fits. It reports false when no repair is
+// owed or it does not fit, leaving the packet empty.
+func (c *Conn) appendRepair(now time.Duration, w *packetWriter, sp *pnSpace, wantAck bool) bool {
+	fs := c.fec.send
+	data, id, ok := fs.nextRepair()
+	if !ok {
+		return false
+	}
+	f := wire.FECRepairFrame{Data: data}
+	need := f.Len()
+	if need > w.room() {
+		// A source grew past the reserve (a longer packet number):
+		// this repair cannot be sent, the next one covers the same.
+		fs.owed--
+		return false
+	}
+	// FEC_REPAIR runs to the end of the packet: an ACK and a report go
+	// before it.
+	w.reserve(need)
+	if wantAck {
+		c.appendAck(now, w, sp)
+	}
+	c.fec.recv.appendReport(w, w.current().hasAck)
+	w.reserve(-need)
+	w.appendFrame(need, f.Append)
+	w.record(sentFrame{kind: fkFECRepair, id: uint64(id.FirstESI), n: uint64(id.NSS)})
+	fs.onRepairSent(sp.nextPN, id, len(data))
+	rtt := c.sender.RTT()
+	until := now + rtt.SmoothedRTT() + max(4*rtt.RTTVar(), time.Millisecond) + c.peerParams.MaxAckDelay()
+	fs.coverWindow(c.sender, id, until)
+	c.qlogRepairSent(id)
+	return true
+}
+
+// appendReport appends FEC_RECOVERED when the decoder rebuilt symbols the
+// peer has not heard of: right after a recovery, and with every ACK frame
+// (withAck) until the peer acknowledges a report.
+func (r *fecReceiver) appendReport(w *packetWriter, withAck bool) {
+	if !r.reportDue && !withAck {
+		return
+	}
+	f, ok := r.buildReport()
+	if !ok {
+		r.reportDue = false
+		return
+	}
+	for len(f.Ranges) > 1 && f.Len() > w.room() {
+		f.Ranges = f.Ranges[:len(f.Ranges)-1]
+	}
+	if !w.appendFrame(f.Len(), f.Append) {
+		return
+	}
+	r.reportDue = false
+	w.record(sentFrame{kind: fkFECRecovered, id: f.Ranges[0].Largest})
+}
+
+// onFECSourceSent gives the encoder the symbol of a sent source packet,
+// whose plaintext payload starts with FEC_SOURCE_ID.
+func (c *Conn) onFECSourceSent(pn uint64, payload []byte) {
+	_, n, ok := sourceID(payload)
+	if !ok {
+		return
+	}
+	if err := c.fec.send.onSourceSent(pn, payload[n:]); err != nil {
+		c.closeLocal(transportError(wire.CodeInternalError, 0, "FEC source: %v", err))
+		return
+	}
+	if !c.hasAppData() {
+		c.fec.send.protectTail()
+	}
+}
+
+// carriesRepair reports whether a packet's frames include a FEC_REPAIR: a
+// repair packet, whose loss the FECHide policy does not take for
+// congestion (recovery's fec_hide.go).
+func carriesRepair(frames []sentFrame) bool {
+	for i := range frames {
+		if frames[i].kind == fkFECRepair {
+			return true
+		}
+	}
+	return false
+}
+
 // sourceState is what became of a source symbol's packet.
 type sourceState uint8
 

@@ -3,7 +3,6 @@ package core
 import (
 	"time"
 
-	"github.com/satquic/satquic/quic/internal/crypto"
 	"github.com/satquic/satquic/quic/internal/recovery"
 	"github.com/satquic/satquic/quic/internal/wire"
 )
@@ -12,42 +11,16 @@ import (
 // packet (RFC 9000 section 14.1).
 const minInitialDatagram = 1200
 
-// lengthFieldLen is the size of the Length field of the long headers this
-// endpoint sends: two bytes hold any packet up to 16383 bytes.
-const lengthFieldLen = 2
-
-// zeros supplies PADDING frames.
-var zeros [minInitialDatagram]byte
-
-// builder is the scratch space of the packet builder, reused from datagram
-// to datagram so that steady-state sending does not allocate.
+// builder is the connection's scratch space, reused so that steady-state
+// sending does not allocate: the datagram writer, and the lists of
+// packets loss recovery reports.
 type builder struct {
-	payload [numSpaces][]byte
-	frames  [numSpaces][]sentFrame
-	plan    [numSpaces]plannedPacket
-	ack     wire.AckFrame
-	data    []byte
+	writer packetWriter
 	// fecRanges holds the packet ranges of a FEC_RECOVERED frame.
 	fecRanges []wire.AckRange
 	acked     []recovery.PacketInfo
 	lost      []recovery.PacketInfo
 }
-
-// plannedPacket is a packet of the datagram being built, before it is
-// sealed.
-type plannedPacket struct {
-	space        recovery.Space
-	pn           uint64
-	pnLen        int
-	hdrLen       int // header length, packet number included
-	ackEliciting bool
-	hasAck       bool
-	padded       bool
-	early        bool // a 0-RTT packet
-	fecSource    bool // a FEC source symbol (fec_send.go)
-}
-
-func (p *plannedPacket) size(payload int) int { return p.hdrLen + payload + crypto.TagLen }
 
 // sendPermit is what congestion control, the pacer and the probes allow
 // for the datagram being built.
@@ -62,6 +35,9 @@ func (p *sendPermit) allows(s recovery.Space) bool { return p.eliciting || p.pro
 // buf[:0] (buf may be nil), and reports false when there is nothing to send
 // now. NextDatagram (drive.go) hands it to the driver.
 func (c *Conn) buildDatagram(now time.Duration, buf []byte) ([]byte, bool) {
+	// What this reaches and reads the time from c.now (qlog events, the
+	// deadlines of key updates, the discard of a space) and NextTimer
+	// after it see this datagram's time.
 	c.now = now
 	switch c.state {
 	case stateClosing:
@@ -78,30 +54,25 @@ func (c *Conn) buildDatagram(now time.Duration, buf []byte) ([]byte, bool) {
 	}
 	size := c.datagramBudget()
 	if size < minInitialDatagram {
-		c.updateAmplification()
+		c.updateAmplification(now)
 		return nil, false
 	}
 	c.maybeStartKeyUpdate(now)
 	if c.pmtuProbeDue(now) {
 		return c.probeDatagram(now, buf)
 	}
-	size = c.pmtu.budget(size, c.sender)
-	permit := c.permit(now)
-	n, total, eliciting := c.planDatagram(now, size, &permit)
+	w := &c.build.writer
+	w.reset(buf, c.pmtu.budget(size, c.sender))
+	permit := sendPermitAt(c.sender, now, c.maxDatagram)
+	eliciting := c.writePackets(now, w, &permit)
 	if !eliciting && permit.eliciting && c.handshakeComplete {
 		// Nothing to send while the window allowed it (RFC 9002
 		// section 7.8). A server holding data until its handshake
 		// completes is not application limited.
 		c.sender.SetAppLimited()
 	}
-	if n == 0 {
-		return nil, false
-	}
-	out := c.sealDatagram(now, n, total, buf, size)
-	if out == nil {
-		return nil, false
-	}
-	return out, true
+	out := c.sealDatagram(now, w)
+	return out, out != nil
 }
 
 // datagramBudget is the largest datagram that may be sent now: the path's
@@ -114,26 +85,26 @@ func (c *Conn) datagramBudget() int {
 	return c.amp.limit(c.maxDatagram)
 }
 
-// updateAmplification tells the loss detector whether the anti-amplification
-// limit blocks the server, so that it arms no PTO meanwhile (RFC 9002
-// section 6.2.2.1).
-func (c *Conn) updateAmplification() {
+// updateAmplification tells the loss detector at now whether the
+// anti-amplification limit blocks the server, so that it arms no PTO
+// meanwhile (RFC 9002 section 6.2.2.1).
+func (c *Conn) updateAmplification(now time.Duration) {
 	if c.amp.validated {
 		return
 	}
 	limited := c.datagramBudget() < minInitialDatagram
 	if c.amp.setLimited(limited) {
-		c.sender.SetAmplificationLimited(c.now, limited)
+		c.sender.SetAmplificationLimited(now, limited)
 	}
 }
 
-// permit asks congestion control and the pacer whether ack-eliciting
-// packets may go now; probes bypass both (RFC 9002 section 7.5).
-func (c *Conn) permit(now time.Duration) sendPermit {
+// sendPermitAt asks congestion control and the pacer whether ack-eliciting
+// packets may go at now; probes bypass both (RFC 9002 section 7.5).
+func sendPermitAt(snd *recovery.Sender, now time.Duration, maxDatagram int) sendPermit {
 	var p sendPermit
-	p.eliciting = c.sender.CanSend() && c.sender.NextSendTime(now, c.maxDatagram) <= now
+	p.eliciting = snd.CanSend() && snd.NextSendTime(now, maxDatagram) <= now
 	for s := range recovery.Space(numSpaces) {
-		p.probe[s] = c.sender.ProbesPending(s) > 0
+		p.probe[s] = snd.ProbesPending(s) > 0
 	}
 	if p.probe[spaceInitial] || p.probe[spaceHandshake] {
 		// A handshake probe carries the handshake data of both spaces:
@@ -145,36 +116,29 @@ func (c *Conn) permit(now time.Duration) sendPermit {
 	if p.probe[spaceApp] || p.probe[spaceHandshake] || p.probe[spaceInitial] {
 		// CanSend is true whenever a probe is owed; only the probed
 		// spaces may exceed the window.
-		p.eliciting = p.eliciting && c.sender.SendWindow() > 0
+		p.eliciting = p.eliciting && snd.SendWindow() > 0
 	}
 	return p
 }
 
-// planDatagram builds the payloads of the packets of one datagram, in
-// the order Initial, Handshake, 1-RTT (RFC 9000 section 12.2). It returns
-// how many packets, their total size and whether any is ack-eliciting.
-func (c *Conn) planDatagram(now time.Duration, size int, permit *sendPermit) (n, total int, eliciting bool) {
-	remaining := size
+// writePackets writes a packet for each space with something to send,
+// in the order Initial, Handshake, 1-RTT (RFC 9000 section 12.2), and pads
+// the datagram. It reports whether any packet is ack-eliciting.
+func (c *Conn) writePackets(now time.Duration, w *packetWriter, permit *sendPermit) bool {
+	eliciting := false
 	for s := range recovery.Space(numSpaces) {
-		if !c.canSendIn(s) {
+		if !c.canSendIn(s) || !c.startPacket(w, s) {
 			continue
 		}
-		p, ok := c.planPacket(now, s, remaining, permit)
-		if !ok {
-			continue
+		c.appendFrames(now, w, s, permit)
+		if p := w.finishPacket(); p != nil {
+			eliciting = eliciting || p.ackEliciting
 		}
-		c.build.plan[n] = p
-		n++
-		sz := p.size(len(c.build.payload[s]))
-		remaining -= sz
-		total += sz
-		eliciting = eliciting || p.ackEliciting
 	}
-	if n == 0 {
-		return 0, 0, false
+	if !w.empty() {
+		w.padDatagram(c.isClient)
 	}
-	total += c.padDatagram(n, total)
-	return n, total, eliciting
+	return eliciting
 }
 
 // canSendIn reports whether packets of space s can be sealed now.
@@ -189,58 +153,70 @@ func (c *Conn) canSendIn(s recovery.Space) bool {
 	return sp.write != nil
 }
 
-// planPacket fills the payload of the next packet of space s within
-// remaining bytes of datagram.
-func (c *Conn) planPacket(now time.Duration, s recovery.Space, remaining int, permit *sendPermit) (plannedPacket, bool) {
+// startPacket starts the next packet of space s in w, unless the budget
+// leaves too little room for frames after its header: a 1-RTT packet has
+// a short header, the others (0-RTT included) a long one with the
+// connection's version and IDs, and an Initial the token of a Retry.
+func (c *Conn) startPacket(w *packetWriter, s recovery.Space) bool {
 	sp := c.spaces[s]
 	p := plannedPacket{space: s, pn: sp.nextPN, early: s == spaceApp && c.early.sending()}
 	p.pnLen, _ = wire.PacketNumberLen(p.pn, sp.largestAcked)
-	p.hdrLen = c.headerLen(s, p.pnLen)
-	avail := remaining - p.hdrLen - crypto.TagLen
-	if avail < 8 {
-		return p, false
+	var ok bool
+	if p.long() {
+		h := wire.LongHeader{Type: packetTypeOfSpace(s), Version: c.version, DstConnID: c.cids.dcid(), SrcConnID: c.cids.local[0].id}
+		switch {
+		case p.early:
+			h.Type = wire.PacketType0RTT
+		case s == spaceInitial:
+			h.Token = c.retry.token // a server's is empty
+		}
+		ok = w.startLongPacket(p, &h)
+	} else {
+		ok = w.startShortPacket(p, c.cids.dcid())
 	}
-	b := c.build.payload[s][:0]
-	frames := c.build.frames[s][:0]
+	if ok && w.room() < minFrameRoom {
+		w.abandonPacket()
+		return false
+	}
+	return ok
+}
+
+// appendFrames fills the packet of space s: an owed FEC repair, or else
+// an ACK frame when one is due (or can ride along with data), a
+// FEC_RECOVERED report, the ack-eliciting frames the permit allows, and
+// FEC_SOURCE_ID in a protected packet with stream data.
+func (c *Conn) appendFrames(now time.Duration, w *packetWriter, s recovery.Space, permit *sendPermit) {
+	sp := c.spaces[s]
+	p := w.current()
 	allow := permit.allows(s)
 	wantsData := allow && c.hasDataIn(s)
-	fecOn := c.fec.sending(s, p.early)
+	fecOn := c.fec.protects(s, p.early)
 	if fecOn && permit.eliciting {
 		// Owed repairs go before new data (fec_send.go).
 		wantAck := sp.acks.due(now) || sp.acks.piggyback()
-		if rb, rf, hasAck, ok := c.appendRepair(now, sp, b, frames, avail, wantAck); ok {
-			c.build.payload[s], c.build.frames[s] = rb, rf
-			p.hasAck, p.ackEliciting = hasAck, true
-			return p, true
+		if c.appendRepair(now, w, sp, wantAck) {
+			return
 		}
 	}
 	if fecOn {
-		avail = fecAvail(avail)
+		w.reserve(fecReserve)
 	}
 	if !p.early && (sp.acks.due(now) || (wantsData && sp.acks.piggyback()) || c.fec.reportDue(s)) {
-		b, frames, p.hasAck = c.appendAck(sp, b, frames, avail, now)
+		c.appendAck(now, w, sp)
 	}
 	if c.fec != nil && s == spaceApp && !p.early {
-		b, frames = c.appendRecoveredReport(b, frames, avail, p.hasAck)
+		c.fec.recv.appendReport(w, p.hasAck)
 	}
 	if allow {
-		b, frames = c.appendEliciting(s, b, frames, avail)
-		if c.sender.ProbesPending(s) > 0 && !hasEliciting(frames) && len(b) < avail {
+		c.appendEliciting(w, s)
+		if c.sender.ProbesPending(s) > 0 && !p.ackEliciting && w.room() > 0 {
 			// A probe with nothing else to say (RFC 9002 section 6.2.4).
-			b = append(b, byte(wire.FrameTypePing))
-			frames = append(frames, sentFrame{kind: fkPing})
+			w.appendPing(fkPing)
 		}
 	}
-	if fecOn && hasStreamFrame(frames) {
-		b, frames = c.markSource(b, frames)
-		p.fecSource = frames[len(frames)-1].kind == fkFECSourceID
+	if fecOn && hasStreamFrame(w.currentFrames()) {
+		w.markSource(c.fec.send.nextSeq())
 	}
-	c.build.payload[s], c.build.frames[s] = b, frames
-	if len(b) == 0 {
-		return p, false
-	}
-	p.ackEliciting = hasEliciting(frames)
-	return p, true
 }
 
 // hasEliciting reports whether a frame list makes its packet ack-eliciting.
@@ -277,36 +253,18 @@ func hasStreamFrame(frames []sentFrame) bool {
 	return false
 }
 
-// headerLen is the size of the header of a packet of space s, packet
-// number included.
-func (c *Conn) headerLen(s recovery.Space, pnLen int) int {
-	dcid := c.cids.dcid().Len()
-	if s == spaceApp && !c.early.sending() {
-		return 1 + dcid + pnLen
-	}
-	n := 1 + 4 + 1 + dcid + 1 + c.cids.local[0].id.Len() + lengthFieldLen + pnLen
-	if s == spaceInitial {
-		n += c.retry.tokenLen()
-	}
-	return n
-}
-
 // appendAck appends the space's ACK frame, trimmed to fit (RFC 9000
 // section 13.2.3 lets old ranges go).
-func (c *Conn) appendAck(sp *pnSpace, b []byte, frames []sentFrame, avail int, now time.Duration) ([]byte, []sentFrame, bool) {
-	f := &c.build.ack
+func (c *Conn) appendAck(now time.Duration, w *packetWriter, sp *pnSpace) {
+	f := &w.ack
 	if !sp.acks.buildFrame(f, now, c.cfg.AckDelayExponent, c.cfg.MaxAckRanges) {
-		return b, frames, false
+		return
 	}
 	c.ecn.fillAck(sp.id, f)
-	if !f.TruncateToLen(avail - len(b)) {
-		return b, frames, false
+	if !f.TruncateToLen(w.room()) || !w.appendFrame(f.Len(), f.Append) {
+		return
 	}
-	out, err := f.Append(b)
-	if err != nil {
-		return b, frames, false
-	}
-	return out, append(frames, sentFrame{kind: fkAck, id: f.Ranges[0].Largest}), true
+	w.record(sentFrame{kind: fkAck, id: f.Ranges[0].Largest})
 }
 
 // hasDataIn reports whether space s has ack-eliciting frames to send.
@@ -317,96 +275,17 @@ func (c *Conn) hasDataIn(s recovery.Space) bool {
 	return s == spaceApp && c.hasAppData()
 }
 
-// appendEliciting appends the ack-eliciting frames of space s.
-func (c *Conn) appendEliciting(s recovery.Space, b []byte, frames []sentFrame, avail int) ([]byte, []sentFrame) {
+// appendEliciting appends the ack-eliciting frames of space s: control
+// frames, CRYPTO frames, then stream data.
+func (c *Conn) appendEliciting(w *packetWriter, s recovery.Space) {
 	if s == spaceApp {
-		b, frames = c.appendControl(b, frames, avail)
+		c.appendControl(w)
 	}
-	b, frames = c.appendCrypto(c.spaces[s], b, frames, avail)
+	w.appendCrypto(&c.spaces[s].cryptoSend)
 	if s == spaceApp && c.maySendStreams() {
 		// A server may send stream data before its handshake
 		// completes, within a budget that keeps the handshake safe
 		// (halfrtt.go).
-		b, frames = c.appendStreams(b, frames, avail)
+		c.appendStreams(w)
 	}
-	return b, frames
-}
-
-// appendCrypto appends CRYPTO frames: lost data first, then new data.
-func (c *Conn) appendCrypto(sp *pnSpace, b []byte, frames []sentFrame, avail int) ([]byte, []sentFrame) {
-	buf := &sp.cryptoSend
-	for buf.hasPending(wire.MaxVarint) {
-		off := buf.next
-		if buf.hasLost() {
-			off = buf.lost.min()
-		}
-		n, ok := wire.MaxCryptoDataLen(avail-len(b), off)
-		if !ok || n == 0 {
-			break
-		}
-		rg, _ := buf.nextRange(uint64(n), wire.MaxVarint)
-		data := c.streamBytes(buf, rg)
-		f := wire.CryptoFrame{Offset: rg.lo, Data: data}
-		out, err := f.Append(b)
-		if err != nil {
-			c.closeLocal(transportError(wire.CodeInternalError, 0, "CRYPTO frame: %v", err))
-			break
-		}
-		b = out
-		frames = append(frames, sentFrame{kind: fkCrypto, off: rg.lo, n: rg.len()})
-	}
-	return b, frames
-}
-
-// streamBytes returns the bytes of rg for a frame: a view of the send
-// buffer when they lie in one block, or else a copy in scratch space. The
-// frame's Append copies them into the packet at once.
-func (c *Conn) streamBytes(buf *sendBuffer, rg span) []byte {
-	if data, ok := buf.view(rg.lo, rg.len()); ok {
-		return data
-	}
-	data := c.scratch(int(rg.len()))
-	buf.readAt(data, rg.lo)
-	return data
-}
-
-// scratch returns a reusable buffer of n bytes.
-func (c *Conn) scratch(n int) []byte {
-	if cap(c.build.data) < n {
-		c.build.data = make([]byte, n)
-	}
-	return c.build.data[:n]
-}
-
-// padDatagram adds PADDING to the last packet where RFC 9000 section 14.1
-// requires a 1200-byte datagram (a client's Initial, a server's
-// ack-eliciting Initial), and where a packet is too short for the header
-// protection sample (RFC 9001 section 5.4.2). It returns the bytes added.
-func (c *Conn) padDatagram(n, total int) int {
-	added := 0
-	for i := range n {
-		p := &c.build.plan[i]
-		pl := &c.build.payload[p.space]
-		if short := 4 - p.pnLen - len(*pl); short > 0 {
-			*pl = append(*pl, zeros[:short]...)
-			added += short
-			p.padded = true
-		}
-	}
-	needs := false
-	for i := range n {
-		p := &c.build.plan[i]
-		if p.space == spaceInitial && (c.isClient || p.ackEliciting) {
-			needs = true
-		}
-	}
-	if needs && total+added < minInitialDatagram {
-		last := &c.build.plan[n-1]
-		pad := minInitialDatagram - total - added
-		pl := &c.build.payload[last.space]
-		*pl = append(*pl, zeros[:pad]...)
-		last.padded = true
-		added += pad
-	}
-	return added
 }

@@ -3,7 +3,6 @@ package core
 import (
 	"time"
 
-	"github.com/satquic/satquic/quic/internal/crypto"
 	"github.com/satquic/satquic/quic/internal/recovery"
 	"github.com/satquic/satquic/quic/internal/wire"
 )
@@ -296,20 +295,16 @@ func (c *Conn) pmtuProbeDue(now time.Duration) bool {
 // recovery learns is a probe. The PING is recorded as fkPathProbe, which
 // nothing sends again when the probe is lost.
 func (c *Conn) probeDatagram(now time.Duration, buf []byte) ([]byte, bool) {
-	size := c.pmtu.size
-	sp := c.spaces[spaceApp]
-	p := plannedPacket{space: spaceApp, pn: sp.nextPN, ackEliciting: true, padded: true}
-	p.pnLen, _ = wire.PacketNumberLen(p.pn, sp.largestAcked)
-	p.hdrLen = c.headerLen(spaceApp, p.pnLen)
-	n := size - p.hdrLen - crypto.TagLen
-	b := append(c.build.payload[spaceApp][:0], byte(wire.FrameTypePing))
-	for len(b) < n {
-		b = append(b, zeros[:min(len(zeros), n-len(b))]...)
+	m := &c.pmtu
+	w := &c.build.writer
+	w.reset(buf, m.size)
+	if !c.startPacket(w, spaceApp) {
+		return nil, false
 	}
-	c.build.payload[spaceApp] = b
-	c.build.frames[spaceApp] = append(c.build.frames[spaceApp][:0], sentFrame{kind: fkPathProbe})
-	c.build.plan[0] = p
-	out := c.sealDatagram(now, 1, p.size(len(b)), buf, size)
+	w.appendPing(fkPathProbe)
+	p := w.finishPacket()
+	w.padTo(m.size)
+	out := c.sealDatagram(now, w)
 	if out == nil {
 		return nil, false
 	}

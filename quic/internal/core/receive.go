@@ -45,7 +45,7 @@ func (c *Conn) receiveDatagram(now time.Duration, data []byte) {
 	c.rxDatagramLen = len(data)
 	if !c.amp.validated {
 		c.amp.onReceived(len(data))
-		c.updateAmplification()
+		c.updateAmplification(now)
 	}
 	tail, mayBeReset := resetCandidate(data)
 	first := true

@@ -4,100 +4,60 @@ import (
 	"time"
 
 	"github.com/satquic/satquic/internal/ecn"
-	"github.com/satquic/satquic/quic/internal/crypto"
 	"github.com/satquic/satquic/quic/internal/recovery"
 	"github.com/satquic/satquic/quic/internal/wire"
 )
 
-// sealDatagram writes and protects the planned packets into buf[:0] and
-// records them as sent. It returns nil if protection failed (the
-// connection is then closing).
-func (c *Conn) sealDatagram(now time.Duration, n, total int, buf []byte, size int) []byte {
-	need := total + n*crypto.TagLen
-	if cap(buf) < need {
-		buf = make([]byte, 0, max(need, size+64))
+// sealDatagram protects the packets w wrote and records them as sent at
+// now. It returns nil when there is none, or when the datagram could not
+// be encoded or protected (the connection is then closing).
+func (c *Conn) sealDatagram(now time.Duration, w *packetWriter) []byte {
+	if w.err != nil {
+		c.closeLocal(transportError(wire.CodeInternalError, 0, "building a datagram: %v", w.err))
+		return nil
 	}
-	out := buf[:0]
-	cp := c.ecn.codepoint(now, c.build.plan[:n])
-	for i := range n {
-		p := &c.build.plan[i]
-		var err error
-		out, err = c.sealPacket(out, p)
-		if err != nil {
-			c.closeLocal(transportError(wire.CodeInternalError, 0, "sealing a %v packet: %v", p.space, err))
-			return nil
-		}
+	if w.empty() {
+		return nil
 	}
-	for i := range n {
-		c.onPacketSent(now, &c.build.plan[i], cp)
+	pkts := w.packets()
+	cp := c.ecn.codepoint(now, pkts)
+	out, err := w.seal(c.packetKeys)
+	if err != nil {
+		c.closeLocal(transportError(wire.CodeInternalError, 0, "%v", err))
+		return nil
+	}
+	for i := range pkts {
+		c.onPacketSent(now, w, &pkts[i], cp)
 	}
 	c.ecn.last = cp
 	c.stats.DatagramsSent++
 	c.stats.BytesSent += uint64(len(out))
 	if !c.amp.validated {
 		c.amp.onSent(len(out))
-		c.updateAmplification()
+		c.updateAmplification(now)
 	}
 	return out
 }
 
-// sealPacket appends the header and payload of p to out and protects them
-// (RFC 9001 section 5).
-func (c *Conn) sealPacket(out []byte, p *plannedPacket) ([]byte, error) {
-	payload := c.build.payload[p.space]
-	start := len(out)
-	var err error
-	if p.space == spaceApp && !p.early {
-		h := wire.ShortHeader{DstConnID: c.cids.dcid(), PacketNumber: p.pn, PacketNumberLen: p.pnLen}
-		out, err = wire.AppendShortHeader(out, &h)
-	} else {
-		pt := packetTypeOfSpace(p.space)
-		if p.early {
-			pt = wire.PacketType0RTT
-		}
-		h := wire.LongHeader{
-			Type:            pt,
-			Version:         c.version,
-			DstConnID:       c.cids.dcid(),
-			SrcConnID:       c.cids.local[0].id,
-			Length:          uint64(p.pnLen + len(payload) + crypto.TagLen),
-			LengthLen:       lengthFieldLen,
-			PacketNumber:    p.pn,
-			PacketNumberLen: p.pnLen,
-		}
-		if p.space == spaceInitial {
-			h.Token = c.retry.token // a server's is empty
-		}
-		out, err = wire.AppendLongHeader(out, &h)
-	}
-	if err != nil {
-		return out[:start], err
-	}
-	pnOffset := len(out) - start - p.pnLen
-	out = append(out, payload...)
-	var sealed []byte
+// packetKeys returns the keys that protect packet p (RFC 9001 section 5).
+func (c *Conn) packetKeys(p *plannedPacket) packetProtector {
 	switch {
 	case p.early:
-		sealed, err = c.early.write.Protect(out[start:], pnOffset, p.pn)
+		return c.early.write
 	case p.space == spaceApp:
-		sealed, err = c.appWrite.Protect(out[start:], pnOffset, p.pn)
-	default:
-		sealed, err = c.spaces[p.space].write.Protect(out[start:], pnOffset, p.pn)
+		return c.appWrite
 	}
-	if err != nil {
-		return out[:start], err
-	}
-	return append(out[:start], sealed...), nil
+	return c.spaces[p.space].write
 }
 
-// onPacketSent records a sealed packet, sent with codepoint cp: its frames
-// for acknowledgement and loss, the loss detector, and the ACK, ECN and
-// idle state.
-func (c *Conn) onPacketSent(now time.Duration, p *plannedPacket, cp ecn.Codepoint) {
+// onPacketSent records a sealed packet of w, sent with codepoint cp: its
+// frames for acknowledgement and loss, the loss detector, and the ACK,
+// ECN and idle state.
+func (c *Conn) onPacketSent(now time.Duration, w *packetWriter, p *plannedPacket, cp ecn.Codepoint) {
 	sp := c.spaces[p.space]
 	sp.nextPN++
-	frames := c.build.frames[p.space]
-	size := p.size(len(c.build.payload[p.space]))
+	frames := w.framesOf(p.space)
+	size := p.size()
 	rec := sp.sent.push(p.pn)
 	rec.setFrames(frames)
 	c.ecn.onSent(now, p.space, rec, cp)
@@ -120,7 +80,7 @@ func (c *Conn) onPacketSent(now time.Duration, p *plannedPacket, cp ecn.Codepoin
 		sp.acks.onAckSent()
 	}
 	if p.fecSource {
-		c.onFECSourceSent(p.pn, c.build.payload[p.space])
+		c.onFECSourceSent(p.pn, w.symbol)
 	}
 	if p.ackEliciting {
 		c.idle.onSendEliciting(now)

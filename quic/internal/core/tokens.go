@@ -122,16 +122,15 @@ func (t *newTokenState) issue(v *AddressValidator, remote netip.AddrPort, versio
 }
 
 // appendNewToken appends the pending NEW_TOKEN frame.
-func (c *Conn) appendNewToken(b []byte, frames []sentFrame, avail int) ([]byte, []sentFrame) {
+func (c *Conn) appendNewToken(w *packetWriter) {
 	if !c.newToken.pending {
-		return b, frames
+		return
 	}
-	var ok bool
-	if b, ok = c.fits(b, avail, &wire.NewTokenFrame{Token: c.newToken.token}); ok {
+	f := wire.NewTokenFrame{Token: c.newToken.token}
+	if w.appendFrame(f.Len(), f.Append) {
 		c.newToken.pending = false
-		frames = append(frames, sentFrame{kind: fkNewToken})
+		w.record(sentFrame{kind: fkNewToken})
 	}
-	return b, frames
 }
 
 // onAcked and onLost complete or queue again the NEW_TOKEN frame (RFC
