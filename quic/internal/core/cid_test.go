@@ -45,7 +45,7 @@ func TestRetirePriorTo(t *testing.T) {
 	}
 	l := s.cids.local[len(s.cids.local)-1]
 	f := &wire.NewConnectionIDFrame{SequenceNumber: l.seq, RetirePriorTo: l.seq, ConnectionID: l.id, StatelessResetToken: l.token}
-	c.HandleDatagram(p.now, Datagram{Addr: serverAddr, Data: seal1RTT(t, s, frameBytes(t, f), 0)})
+	c.HandleDatagram(p.now, Datagram{Addr: serverAddr, Data: seal1RTT(t, p.now, s, frameBytes(t, f), 0)})
 	if c.Err() != nil {
 		t.Fatal(c.Err())
 	}
@@ -76,7 +76,7 @@ func TestRetireOwnPacketID(t *testing.T) {
 	p := confirmedPair(t, 82)
 	seq := p.server.cids.local[0].seq // the client sends to it
 	f := &wire.RetireConnectionIDFrame{SequenceNumber: seq}
-	p.server.HandleDatagram(p.now, Datagram{Addr: clientAddr, Data: seal1RTT(t, p.client, frameBytes(t, f), 0)})
+	p.server.HandleDatagram(p.now, Datagram{Addr: clientAddr, Data: seal1RTT(t, p.now, p.client, frameBytes(t, f), 0)})
 	var ce *ConnError
 	if !asConnError(p.server.Err(), &ce) || ce.Code != wire.CodeProtocolViolation {
 		t.Fatalf("server closed with %v", p.server.Err())

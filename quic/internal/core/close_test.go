@@ -67,7 +67,7 @@ func TestClosingAnswersPackets(t *testing.T) {
 	}
 	answers := 0
 	for range 8 {
-		ping := seal1RTT(t, p.client, []byte{0x01}, 0)
+		ping := seal1RTT(t, p.now, p.client, []byte{0x01}, 0)
 		p.server.HandleDatagram(p.now, Datagram{Addr: clientAddr, Data: ping})
 		if _, ok := p.server.NextDatagram(p.now, nil); ok {
 			answers++

@@ -30,7 +30,6 @@ type Conn struct {
 	cfg      Config
 	isClient bool
 	version  wire.Version
-	now      time.Duration
 	remote   netip.AddrPort
 
 	tls *tls.QUICConn
@@ -165,7 +164,7 @@ func NewClientConn(cfg *Config, now time.Duration, remote netip.AddrPort) (*Conn
 	if err := c.installInitialKeys(dcid); err != nil {
 		return nil, err
 	}
-	if err := c.startTLS(newClientTLS(&c.cfg)); err != nil {
+	if err := c.startTLS(now, newClientTLS(&c.cfg)); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -202,7 +201,7 @@ func NewServerConn(cfg *Config, now time.Duration, p ServerParams) (*Conn, error
 	}
 	// Session events let the server decline 0-RTT (resume.go).
 	q := tls.QUICServer(&tls.QUICConfig{TLSConfig: c.cfg.tlsConfig(), EnableSessionEvents: true})
-	if err := c.startTLS(q); err != nil {
+	if err := c.startTLS(now, q); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -224,7 +223,6 @@ func newConn(cfg *Config, now time.Duration, remote netip.AddrPort, isClient boo
 		cfg:               d,
 		isClient:          isClient,
 		version:           d.Version,
-		now:               now,
 		remote:            remote,
 		sender:            sender,
 		maxDatagram:       d.MaxDatagramSize,
@@ -265,7 +263,7 @@ func (c *Conn) installInitialKeys(dcid wire.ConnectionID) error {
 }
 
 // startTLS sets the transport parameters and starts the handshake.
-func (c *Conn) startTLS(q *tls.QUICConn) error {
+func (c *Conn) startTLS(now time.Duration, q *tls.QUICConn) error {
 	c.tls = q
 	c.localParams = c.buildLocalParams()
 	if c.isClient {
@@ -281,7 +279,7 @@ func (c *Conn) startTLS(q *tls.QUICConn) error {
 		c.Release()
 		return fmt.Errorf("quic core: TLS start: %w", err)
 	}
-	c.drainTLS(c.now)
+	c.drainTLS(now)
 	if c.state != stateActive {
 		// The caller gets no Conn to release.
 		c.Release()

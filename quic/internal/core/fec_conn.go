@@ -115,7 +115,7 @@ func (c *Conn) onFECFrame(now time.Duration, f wire.Frame, first bool) error {
 	if err != nil {
 		return transportError(wire.CodeInternalError, f.Type(), "%v", err)
 	}
-	c.onRecoveryResult(c.now, res)
+	c.onRecoveryResult(now, res)
 	return nil
 }
 

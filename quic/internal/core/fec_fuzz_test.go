@@ -40,8 +40,8 @@ func FuzzFECFrames(f *testing.F) {
 	f.Add(appendFrames(f, &wire.PingFrame{}, &wire.FECSourceIDFrame{Seq: 5}))
 	f.Fuzz(func(t *testing.T, payload []byte) {
 		p := fecPair(t, 11)
-		p.server.HandleDatagram(p.now, Datagram{Addr: clientAddr, Data: seal1RTT(t, p.client, payload, 0)})
-		p.client.HandleDatagram(p.now, Datagram{Addr: serverAddr, Data: seal1RTT(t, p.server, payload, 0)})
+		p.server.HandleDatagram(p.now, Datagram{Addr: clientAddr, Data: seal1RTT(t, p.now, p.client, payload, 0)})
+		p.client.HandleDatagram(p.now, Datagram{Addr: serverAddr, Data: seal1RTT(t, p.now, p.server, payload, 0)})
 		for range 50 {
 			if !p.step() {
 				break
@@ -55,7 +55,7 @@ func FuzzFECFrames(f *testing.F) {
 func TestFECSourceIDMustComeFirst(t *testing.T) {
 	p := fecPair(t, 12)
 	payload := appendFrames(t, &wire.PingFrame{}, &wire.FECSourceIDFrame{Seq: 5})
-	p.server.HandleDatagram(p.now, Datagram{Addr: clientAddr, Data: seal1RTT(t, p.client, payload, 0)})
+	p.server.HandleDatagram(p.now, Datagram{Addr: clientAddr, Data: seal1RTT(t, p.now, p.client, payload, 0)})
 	var ce *ConnError
 	if !asConnError(p.server.Err(), &ce) || ce.Code != wire.CodeProtocolViolation {
 		t.Fatalf("server error %v, want PROTOCOL_VIOLATION", p.server.Err())

@@ -2,16 +2,17 @@ package core
 
 import (
 	"strconv"
+	"time"
 
 	"github.com/satquic/satquic/fec"
 )
 
-// qlogRepairSent logs fec:repair_sent with the window the repair covers.
-func (c *Conn) qlogRepairSent(id fec.RepairID) {
+// qlogRepairSent logs at now fec:repair_sent with the window the repair covers.
+func (c *Conn) qlogRepairSent(now time.Duration, id fec.RepairID) {
 	if c.qlog == nil {
 		return
 	}
-	b := c.qlogBegin(c.now, "fec:repair_sent")
+	b := c.qlogBegin(now, "fec:repair_sent")
 	b = append(b, `"first_esi":`...)
 	b = strconv.AppendUint(b, uint64(id.FirstESI), 10)
 	b = append(b, `,"window":`...)
@@ -21,13 +22,13 @@ func (c *Conn) qlogRepairSent(id fec.RepairID) {
 	c.qlogEnd(b)
 }
 
-// qlogSymbolsRecovered logs fec:symbols_recovered when the decoder rebuilt
+// qlogSymbolsRecovered logs at now fec:symbols_recovered when the decoder rebuilt
 // lost packets.
-func (c *Conn) qlogSymbolsRecovered(n int) {
+func (c *Conn) qlogSymbolsRecovered(now time.Duration, n int) {
 	if c.qlog == nil {
 		return
 	}
-	b := c.qlogBegin(c.now, "fec:symbols_recovered")
+	b := c.qlogBegin(now, "fec:symbols_recovered")
 	b = append(b, `"count":`...)
 	b = strconv.AppendInt(b, int64(n), 10)
 	c.qlogEnd(b)

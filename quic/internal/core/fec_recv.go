@@ -1,6 +1,8 @@
 package core
 
 import (
+	"time"
+
 	"github.com/satquic/satquic/fec"
 	"github.com/satquic/satquic/quic/internal/wire"
 )
@@ -155,16 +157,16 @@ func (r *fecReceiver) recycle() {
 // afterFECPacket gives the decoder the source symbol of a processed 1-RTT
 // packet and handles the frames of the symbols rebuilt meanwhile, walking
 // pending by index.
-func (c *Conn) afterFECPacket(payload []byte, dcid wire.ConnectionID) error {
+func (c *Conn) afterFECPacket(now time.Duration, payload []byte, dcid wire.ConnectionID) error {
 	r := c.fec.recv
 	r.onPacket(payload)
 	if len(r.pending) == 0 {
 		return nil
 	}
-	c.qlogSymbolsRecovered(len(r.pending))
+	c.qlogSymbolsRecovered(now, len(r.pending))
 	var err error
 	for i := 0; i < len(r.pending) && err == nil && c.state == stateActive; i++ {
-		err = c.processRecoveredFrames(r.pending[i], dcid)
+		err = c.processRecoveredFrames(now, r.pending[i], dcid)
 	}
 	r.recycle()
 	return err
@@ -173,7 +175,7 @@ func (c *Conn) afterFECPacket(payload []byte, dcid wire.ConnectionID) error {
 // processRecoveredFrames handles the frames of one rebuilt packet payload.
 // ACK frames are skipped (they are older than what the peer reported
 // since), and so are FEC frames.
-func (c *Conn) processRecoveredFrames(payload []byte, dcid wire.ConnectionID) error {
+func (c *Conn) processRecoveredFrames(now time.Duration, payload []byte, dcid wire.ConnectionID) error {
 	for len(payload) > 0 {
 		f, n, err := c.parser.Parse(payload)
 		if err != nil {
@@ -187,7 +189,7 @@ func (c *Conn) processRecoveredFrames(payload []byte, dcid wire.ConnectionID) er
 		if ft.IsAck() || ft.IsFEC() || ft == wire.FrameTypePadding {
 			continue
 		}
-		if err := c.handleFrame(c.now, spaceApp, f, dcid); err != nil {
+		if err := c.handleFrame(now, spaceApp, f, dcid); err != nil {
 			return err
 		}
 		if c.state != stateActive {

@@ -54,8 +54,8 @@ func FuzzFrames(f *testing.F) {
 	f.Add([]byte{0x1c, 0x0a, 0x00, 0x00})
 	f.Fuzz(func(t *testing.T, payload []byte) {
 		p := confirmedPair(t, 9)
-		p.server.HandleDatagram(p.now, Datagram{Addr: clientAddr, Data: seal1RTT(t, p.client, payload, 0)})
-		p.client.HandleDatagram(p.now, Datagram{Addr: serverAddr, Data: seal1RTT(t, p.server, payload, 0)})
+		p.server.HandleDatagram(p.now, Datagram{Addr: clientAddr, Data: seal1RTT(t, p.now, p.client, payload, 0)})
+		p.client.HandleDatagram(p.now, Datagram{Addr: serverAddr, Data: seal1RTT(t, p.now, p.server, payload, 0)})
 		for range 50 {
 			if !p.step() {
 				break

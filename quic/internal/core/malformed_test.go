@@ -12,7 +12,7 @@ import (
 // seal1RTT protects payload as a 1-RTT packet from the sending Conn to its
 // peer, with a 4-byte packet number taken from the sender's space and the
 // first-byte bits in extra (reserved bits, for the tests that need them).
-func seal1RTT(t testing.TB, from *Conn, payload []byte, extra byte) []byte {
+func seal1RTT(t testing.TB, now time.Duration, from *Conn, payload []byte, extra byte) []byte {
 	t.Helper()
 	sp := from.spaces[spaceApp]
 	pn := sp.nextPN
@@ -31,7 +31,7 @@ func seal1RTT(t testing.TB, from *Conn, payload []byte, extra byte) []byte {
 	}
 	// Recorded as sent, so that the peer's acknowledgement is valid.
 	sp.sent.push(pn)
-	err = from.sender.OnPacketSent(from.now, recovery.SentPacket{Space: spaceApp, Number: pn, Bytes: len(out), AckEliciting: true, InFlight: true})
+	err = from.sender.OnPacketSent(now, recovery.SentPacket{Space: spaceApp, Number: pn, Bytes: len(out), AckEliciting: true, InFlight: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func TestMalformedFrames(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p := confirmedPair(t, uint64(100+i))
 			for _, pl := range tc.payload(t) {
-				p.server.HandleDatagram(p.now, Datagram{Addr: clientAddr, Data: seal1RTT(t, p.client, pl, tc.extra)})
+				p.server.HandleDatagram(p.now, Datagram{Addr: clientAddr, Data: seal1RTT(t, p.now, p.client, pl, tc.extra)})
 			}
 			var ce *ConnError
 			if !errors.As(p.server.Err(), &ce) || ce.Code != tc.code || ce.Remote {

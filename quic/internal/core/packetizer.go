@@ -35,10 +35,6 @@ func (p *sendPermit) allows(s recovery.Space) bool { return p.eliciting || p.pro
 // buf[:0] (buf may be nil), and reports false when there is nothing to send
 // now. NextDatagram (drive.go) hands it to the driver.
 func (c *Conn) buildDatagram(now time.Duration, buf []byte) ([]byte, bool) {
-	// What this reaches and reads the time from c.now (qlog events, the
-	// deadlines of key updates, the discard of a space) and NextTimer
-	// after it see this datagram's time.
-	c.now = now
 	switch c.state {
 	case stateClosing:
 		return c.closingDatagram(now, buf)

@@ -1,14 +1,17 @@
 package core
 
-import "strconv"
+import (
+	"strconv"
+	"time"
+)
 
 // qlogMTUUpdated logs recovery:mtu_updated when path MTU discovery
 // changes the datagram size (old to new) or ends its search (done).
-func (c *Conn) qlogMTUUpdated(old, next int, done bool) {
+func (c *Conn) qlogMTUUpdated(now time.Duration, old, next int, done bool) {
 	if c.qlog == nil {
 		return
 	}
-	b := c.qlogBegin(c.now, "recovery:mtu_updated")
+	b := c.qlogBegin(now, "recovery:mtu_updated")
 	b = append(b, `"old":`...)
 	b = strconv.AppendInt(b, int64(old), 10)
 	b = append(b, `,"new":`...)

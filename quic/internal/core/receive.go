@@ -26,7 +26,6 @@ import (
 // dropped (RFC 9000 section 12.2); a protocol violation inside an
 // authenticated packet closes the connection.
 func (c *Conn) HandleDatagram(now time.Duration, d Datagram) {
-	c.now = now
 	c.ecn.rx = d.ECN & ecn.Mask
 	c.receiveDatagram(now, d.Data)
 }

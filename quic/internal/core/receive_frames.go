@@ -35,7 +35,7 @@ func (c *Conn) processPacket(now time.Duration, s recovery.Space, pt wire.Packet
 		c.speedup.onPeerProbe(&c.spaces, c.isClient)
 	}
 	if err == nil && c.fec != nil && s == spaceApp && c.state == stateActive {
-		err = c.afterFECPacket(payload, dcid)
+		err = c.afterFECPacket(now, payload, dcid)
 	}
 	if err != nil {
 		c.closeLocal(asTransportError(err))

@@ -65,7 +65,6 @@ func (c *Conn) hasAnyData() bool {
 // call it at any time; Step calls it after the datagrams. Call NextDatagram
 // afterwards: a timer may have made probes or ACKs due.
 func (c *Conn) HandleTimer(now time.Duration) {
-	c.now = now
 	switch c.state {
 	case stateClosed:
 		return

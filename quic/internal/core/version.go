@@ -287,7 +287,7 @@ func (c *Conn) restartWithVersion(now time.Duration, v wire.Version) error {
 	if err := c.installInitialKeys(dcid); err != nil {
 		return err
 	}
-	return c.startTLS(newClientTLS(&c.cfg))
+	return c.startTLS(now, newClientTLS(&c.cfg))
 }
 
 // checkPeerVersionInfo validates the peer's version_information (RFC 9368
