@@ -23,6 +23,10 @@ var pureDirs = []string{
 	"quic/internal/crypto",
 	"quic/internal/core",
 	"quic/internal/recovery",
+	"quic/internal/dgram",
+	"quic/internal/coresim",
+	"quic/quicsim",
+	"internal/ecn",
 }
 
 // forbiddenTimeFuncs read or wait on the wall clock.
