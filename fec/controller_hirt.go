@@ -6,7 +6,9 @@ import (
 )
 
 // HIRTConfig configures a HIRTController. Zero fields take the values of
-// HIRT's simulator (seed 002, section VIII; REFERENCES.md section 2).
+// HIRT's simulator (Navarre, Michel and Barbette, "A High-Speed Robust
+// Tunnel using Forward Erasure Correction in Segment Routing", section
+// VIII).
 type HIRTConfig struct {
 	// Alpha is the EWMA memory of the loss estimates, in [0, 1); 0 means
 	// 0.9.

@@ -2,7 +2,8 @@ package fec
 
 import "testing"
 
-// Reference outputs of RFC 8682 for seed 1 (REFERENCES.md section 1).
+// Reference outputs of RFC 8682 for seed 1 (the values the RFC gives to
+// validate an implementation of the PRNG).
 var (
 	tinyMTSeed1Outputs = []uint32{
 		2545341989, 981918433, 3715302833, 2387538352, 3591001365,

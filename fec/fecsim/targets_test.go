@@ -49,8 +49,9 @@ func TestAdaptiveMeetsItsTargets(t *testing.T) {
 }
 
 // TestHIRTReproducesThePaper checks the HIRT controller against the
-// reproduction of seed 002's simulation in REFERENCES.md section 2
-// (n = 100,000, w = 200, a = 0.9), within the noise of one seed.
+// HIRT paper's simulation (section VIII, figures 10 and 11: n = 100,000,
+// w = 200, a = 0.9) as reproduced by this package, within the noise of one
+// seed.
 func TestHIRTReproducesThePaper(t *testing.T) {
 	cases := []struct {
 		loss            string
