@@ -189,7 +189,11 @@
 //     send the size back to the start (a black hole). pmtuState runs the
 //     search, times the probes and gives the new sizes, which the Conn
 //     hands to loss recovery; the Conn builds the probes.
-//   - qlog.go writes the JSON-SEQ qlog of Config.Qlog.
+//   - qlog.go writes the JSON-SEQ qlog of Config.Qlog: the qlogger (nil
+//     without a qlog, off once its writer fails) has a method per event,
+//     handed the time and what the event reports; ecn_qlog.go,
+//     pmtud_qlog.go and fec_qlog.go hold the events of ECN, path MTU
+//     discovery and FEC.
 //   - fec_*.go: forward erasure correction inside the connection
 //     (Config.FEC), offered by a transport parameter: 1-RTT packets with
 //     stream data are source symbols of the RFC 8681 code (a

@@ -278,6 +278,7 @@ func (c *Conn) restartWithVersion(now time.Duration, v wire.Version) error {
 	fresh.stats = c.stats
 	fresh.handshakeDeadline = c.handshakeDeadline
 	fresh.qlog = c.qlog
+	fresh.qlog.setTrace(true, dcid)
 	fresh.vn.available = c.vn.available
 	fresh.vn.afterVN = true
 	// The abandoned handshake's goroutine ends with its QUICConn.
