@@ -131,10 +131,12 @@
 //     receive windows that tune themselves to round trips of consumption,
 //     up to 64 MiB per stream and 96 MiB per connection by default.
 //   - close.go: CONNECTION_CLOSE, closing and draining periods, silent
-//     closes. closingState keeps why the connection ended and the datagram
-//     that answers the peer while closing; a close needs no clock, so its
-//     period of three PTOs starts at the first time the connection is
-//     given afterwards, and again when CONNECTION_CLOSE first goes out.
+//     closes; one method, end, moves an active connection to closing,
+//     draining or closed and reports it. closingState keeps why the
+//     connection ended and the datagram that answers the peer while
+//     closing; a close needs no clock, so its period of three PTOs starts
+//     at the first time the connection is given afterwards, and again when
+//     CONNECTION_CLOSE first goes out.
 //     idle.go: the idle timeout and keep-alive PINGs (idleState). cid.go:
 //     connection IDs (connIDs: NEW_CONNECTION_ID, RETIRE_CONNECTION_ID,
 //     active_connection_id_limit, IDs drawn from Config.Rand with reset

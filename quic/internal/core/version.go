@@ -250,7 +250,7 @@ func (c *Conn) onVersionNegotiation(now time.Duration, data []byte) bool {
 		err = c.restartWithVersion(now, next)
 	}
 	if err != nil {
-		c.closeSilently(err)
+		c.end(stateClosed, err)
 	}
 	return true
 }
