@@ -105,9 +105,9 @@ func (cl *closingState) over(now, pto time.Duration) bool {
 // An active connection ends in one of three ways (RFC 9000 section 10),
 // each made by end, which reports it with EventClosed: it is closing once
 // this endpoint sent CONNECTION_CLOSE (Close, closeLocal), draining once
-// the peer sent one (onPeerClose) or a Stateless Reset, closed at once
-// after an idle or handshake timeout. A closing or draining connection is
-// closed when its period is over (HandleTimer, setClosed).
+// the peer sent one (onPeerClose) or a Stateless Reset (section 10.3.1),
+// closed at once after an idle or handshake timeout. A closing or draining
+// connection is closed when its period is over (HandleTimer, setClosed).
 
 // Close closes the connection at now with an application error code and
 // reason (CONNECTION_CLOSE of type 0x1d, RFC 9000 section 10.2). The
@@ -153,7 +153,8 @@ func (c *Conn) onPeerClose(f *wire.ConnectionCloseFrame) {
 // end moves the connection to next for err, which Err returns and
 // EventClosed reports: closing or draining until the period of three PTOs
 // is over, or closed at once and silently, as after an idle or handshake
-// timeout (RFC 9000 sections 10.1 and 10.2).
+// timeout or a failed version negotiation (RFC 9000 sections 6.2, 10.1
+// and 10.2).
 func (c *Conn) end(next connState, err error) {
 	c.closing.err = err
 	c.events.push(Event{Kind: EventClosed, Err: err})
