@@ -47,8 +47,7 @@ type closingState struct {
 
 // startClosing records a close by this endpoint: packet carries its
 // CONNECTION_CLOSE, and answers the first datagram the peer sends after it.
-func (cl *closingState) startClosing(err error, packet []byte) {
-	cl.err = err
+func (cl *closingState) startClosing(packet []byte) {
 	cl.packet = packet
 	cl.pending = packet != nil
 	cl.reply = 1
@@ -103,6 +102,13 @@ func (cl *closingState) over(now, pto time.Duration) bool {
 	return now >= cl.deadline && !cl.pending
 }
 
+// An active connection ends in one of three ways (RFC 9000 section 10),
+// each made by end, which reports it with EventClosed: it is closing once
+// this endpoint sent CONNECTION_CLOSE (Close, closeLocal), draining once
+// the peer sent one (onPeerClose) or a Stateless Reset (section 10.3.1),
+// closed at once after an idle or handshake timeout. A closing or draining
+// connection is closed when its period is over (HandleTimer, setClosed).
+
 // Close closes the connection at now with an application error code and
 // reason (CONNECTION_CLOSE of type 0x1d, RFC 9000 section 10.2). The
 // connection enters the closing state; EventClosed follows.
@@ -128,9 +134,8 @@ func (c *Conn) closeLocal(e *wire.TransportError) {
 // enterClosing sends CONNECTION_CLOSE f and starts the closing period
 // (RFC 9000 section 10.2.1).
 func (c *Conn) enterClosing(f wire.ConnectionCloseFrame, err error) {
-	c.state = stateClosing
-	c.closing.startClosing(err, c.buildClosePacket(f))
-	c.events.push(Event{Kind: EventClosed, Err: err})
+	c.closing.startClosing(c.buildClosePacket(f))
+	c.end(stateClosing, err)
 }
 
 // onPeerClose enters the draining state after the peer's CONNECTION_CLOSE
@@ -139,33 +144,25 @@ func (c *Conn) onPeerClose(f *wire.ConnectionCloseFrame) {
 	if c.state != stateActive {
 		return
 	}
-	c.enterDraining(&ConnError{
+	c.end(stateDraining, &ConnError{
 		Application: f.IsApplicationError, Code: f.ErrorCode,
 		FrameType: uint64(f.TriggerType), Reason: f.ReasonPhrase, Remote: true,
 	})
 }
 
-// onStatelessReset handles a recognized Stateless Reset: the connection
-// drains (RFC 9000 section 10.3.1).
-func (c *Conn) onStatelessReset() { c.enterDraining(ErrStatelessReset) }
-
-func (c *Conn) enterDraining(err error) {
-	c.state = stateDraining
+// end moves the connection to next for err, which Err returns and
+// EventClosed reports: closing or draining until the period of three PTOs
+// is over, or closed at once and silently, as after an idle or handshake
+// timeout or a failed version negotiation (RFC 9000 sections 6.2, 10.1
+// and 10.2).
+func (c *Conn) end(next connState, err error) {
 	c.closing.err = err
 	c.events.push(Event{Kind: EventClosed, Err: err})
-}
-
-// closeSilently ends the connection without a packet: idle timeout,
-// handshake timeout, stateless reset (RFC 9000 sections 10.1 and 10.3).
-func (c *Conn) closeSilently(err error) {
-	if c.state == stateClosed {
+	if next == stateClosed {
+		c.setClosed()
 		return
 	}
-	if c.state == stateActive {
-		c.closing.err = err
-		c.events.push(Event{Kind: EventClosed, Err: err})
-	}
-	c.setClosed()
+	c.state = next
 }
 
 // closingDatagram returns the CONNECTION_CLOSE datagram if it is due.

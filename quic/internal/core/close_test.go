@@ -204,7 +204,7 @@ func TestCloseAfterIdle(t *testing.T) {
 func TestClosingStatePeriod(t *testing.T) {
 	const pto = 100 * time.Millisecond
 	var cl closingState
-	cl.startClosing(ErrClosed, []byte{1, 2, 3})
+	cl.startClosing([]byte{1, 2, 3})
 	if d, ok := cl.timer(time.Second, pto); !ok || d != time.Second+3*pto {
 		t.Fatalf("timer %v %v, want %v", d, ok, time.Second+3*pto)
 	}

@@ -157,6 +157,7 @@ func NewClientConn(cfg *Config, now time.Duration, remote netip.AddrPort) (*Conn
 		return nil, err
 	}
 	c.origDCID = dcid
+	c.qlog.setTrace(true, dcid)
 	if err := c.cids.initClient(&c.cfg, &c.events, dcid); err != nil {
 		return nil, err
 	}
@@ -189,6 +190,7 @@ func NewServerConn(cfg *Config, now time.Duration, p ServerParams) (*Conn, error
 		return nil, err
 	}
 	c.origDCID = p.OriginalDestConnID
+	c.qlog.setTrace(false, c.origDCID)
 	if p.RetrySourceConnID.Len() > 0 {
 		c.retry.done, c.retry.scid = true, p.RetrySourceConnID
 	}

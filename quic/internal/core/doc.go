@@ -131,10 +131,12 @@
 //     receive windows that tune themselves to round trips of consumption,
 //     up to 64 MiB per stream and 96 MiB per connection by default.
 //   - close.go: CONNECTION_CLOSE, closing and draining periods, silent
-//     closes. closingState keeps why the connection ended and the datagram
-//     that answers the peer while closing; a close needs no clock, so its
-//     period of three PTOs starts at the first time the connection is
-//     given afterwards, and again when CONNECTION_CLOSE first goes out.
+//     closes; one method, end, moves an active connection to closing,
+//     draining or closed and reports it. closingState keeps why the
+//     connection ended and the datagram that answers the peer while
+//     closing; a close needs no clock, so its period of three PTOs starts
+//     at the first time the connection is given afterwards, and again when
+//     CONNECTION_CLOSE first goes out.
 //     idle.go: the idle timeout and keep-alive PINGs (idleState). cid.go:
 //     connection IDs (connIDs: NEW_CONNECTION_ID, RETIRE_CONNECTION_ID,
 //     active_connection_id_limit, IDs drawn from Config.Rand with reset
@@ -189,7 +191,11 @@
 //     send the size back to the start (a black hole). pmtuState runs the
 //     search, times the probes and gives the new sizes, which the Conn
 //     hands to loss recovery; the Conn builds the probes.
-//   - qlog.go writes the JSON-SEQ qlog of Config.Qlog.
+//   - qlog.go writes the JSON-SEQ qlog of Config.Qlog: the qlogger (nil
+//     without a qlog, off once its writer fails) has a method per event,
+//     handed the time and what the event reports; ecn_qlog.go,
+//     pmtud_qlog.go and fec_qlog.go hold the events of ECN, path MTU
+//     discovery and FEC.
 //   - fec_*.go: forward erasure correction inside the connection
 //     (Config.FEC), offered by a transport parameter: 1-RTT packets with
 //     stream data are source symbols of the RFC 8681 code (a

@@ -270,7 +270,7 @@ func (e *ecnState) setState(now time.Duration, s ECNState, trigger string) {
 	if e.c.debugf != nil {
 		e.c.debugf("%v ECN %v -> %v: %s", now, e.state, s, trigger)
 	}
-	e.c.qlogECNState(now, e.state, s, trigger)
+	e.c.qlog.ecnStateUpdated(now, e.state, s, trigger)
 	e.state = s
 }
 

@@ -163,7 +163,7 @@ func (c *Conn) afterFECPacket(now time.Duration, payload []byte, dcid wire.Conne
 	if len(r.pending) == 0 {
 		return nil
 	}
-	c.qlogSymbolsRecovered(now, len(r.pending))
+	c.qlog.symbolsRecovered(now, len(r.pending))
 	var err error
 	for i := 0; i < len(r.pending) && err == nil && c.state == stateActive; i++ {
 		err = c.processRecoveredFrames(now, r.pending[i], dcid)

@@ -296,7 +296,7 @@ func (c *Conn) appendRepair(now time.Duration, w *packetWriter, sp *pnSpace, wan
 	rtt := c.sender.RTT()
 	until := now + rtt.SmoothedRTT() + max(4*rtt.RTTVar(), time.Millisecond) + c.peerParams.MaxAckDelay()
 	fs.coverWindow(c.sender, id, until)
-	c.qlogRepairSent(now, id)
+	c.qlog.repairSent(now, id)
 	return true
 }
 

@@ -263,11 +263,11 @@ func (c *Conn) pmtuUpdate(now time.Duration) {
 		if err := c.sender.SetMaxDatagramSize(resize); err != nil {
 			c.closeLocal(transportError(wire.CodeInternalError, 0, "path MTU: %v", err))
 		} else {
-			c.qlogMTUUpdated(now, old, resize, false)
+			c.qlog.mtuUpdated(now, old, resize, false)
 		}
 	}
 	if done {
-		c.qlogMTUUpdated(now, c.maxDatagram, c.maxDatagram, true)
+		c.qlog.mtuUpdated(now, c.maxDatagram, c.maxDatagram, true)
 	}
 }
 

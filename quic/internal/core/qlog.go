@@ -22,13 +22,17 @@ const (
 	qlogFileSchema      = "urn:ietf:params:qlog:file:sequential"
 )
 
-// qlogger writes a connection's qlog. It is nil when Config.Qlog is.
+// qlogger writes a connection's qlog. It is nil when Config.Qlog is, and
+// a failing writer turns it off: its methods then do nothing, so that the
+// connection logs an event in one line whether or not a qlog is kept.
 type qlogger struct {
-	w      io.Writer
+	w      io.Writer // nil once a write failed
 	start  time.Duration
-	header bool
-	rec    []byte // the record being written
-	frames []byte // received frames of the packet being processed
+	client bool              // the vantage point
+	odcid  wire.ConnectionID // names the connection in the header
+	header bool              // the header was written
+	rec    []byte            // the record being written
+	frames []byte            // received frames of the packet being processed
 	nframe int
 	last   qlogMetrics
 }
@@ -46,12 +50,23 @@ func newQlogger(w io.Writer, start time.Duration) *qlogger {
 	return &qlogger{w: w, start: start}
 }
 
-// qlogBegin starts an event record at now, writing the header first.
-func (c *Conn) qlogBegin(now time.Duration, name string) []byte {
-	q := c.qlog
+// off reports whether nothing is logged: no qlog, or its writer failed.
+func (q *qlogger) off() bool { return q == nil || q.w == nil }
+
+// setTrace names the trace the header describes, which is written with the
+// first event: the vantage point and the client's first Destination
+// Connection ID.
+func (q *qlogger) setTrace(isClient bool, odcid wire.ConnectionID) {
+	if q != nil {
+		q.client, q.odcid = isClient, odcid
+	}
+}
+
+// begin starts an event record at now, writing the header first.
+func (q *qlogger) begin(now time.Duration, name string) []byte {
 	if !q.header {
 		q.header = true
-		c.qlogHeader()
+		q.writeHeader()
 	}
 	b := append(q.rec[:0], qlogRecordSeparator)
 	b = append(b, `{"time":`...)
@@ -62,41 +77,42 @@ func (c *Conn) qlogBegin(now time.Duration, name string) []byte {
 	return b
 }
 
-// qlogEnd closes and writes a record; a failing writer ends the qlog.
-func (c *Conn) qlogEnd(b []byte) {
-	q := c.qlog
-	if q == nil {
+// end closes and writes a record.
+func (q *qlogger) end(b []byte) {
+	if q.w == nil {
 		return // the header failed to write
 	}
 	b = append(b, "}}\n"...)
+	q.write(b)
+}
+
+// write writes a record; a failing writer ends the qlog.
+func (q *qlogger) write(b []byte) {
 	q.rec = b
 	if _, err := q.w.Write(b); err != nil {
-		c.qlog = nil
+		q.w = nil
 	}
 }
 
-// qlogHeader writes the header record: format, schema, and the trace with
-// its vantage point and the original Destination Connection ID that names
-// the connection.
-func (c *Conn) qlogHeader() {
+// writeHeader writes the header record: format, schema, and the trace
+// with its vantage point and the original Destination Connection ID that
+// names the connection.
+func (q *qlogger) writeHeader() {
 	vp := "server"
-	if c.isClient {
+	if q.client {
 		vp = "client"
 	}
-	b := append(c.qlog.rec[:0], qlogRecordSeparator)
+	b := append(q.rec[:0], qlogRecordSeparator)
 	b = append(b, `{"qlog_version":"0.3","qlog_format":"JSON-SEQ","file_schema":"`...)
 	b = append(b, qlogFileSchema...)
 	b = append(b, `","serialization_format":"application/qlog+json-seq","title":"satquic","trace":{"vantage_point":{"type":"`...)
 	b = append(b, vp...)
 	b = append(b, `","name":"satquic"},"common_fields":{"ODCID":"`...)
-	b = hex.AppendEncode(b, c.origDCID.Bytes())
+	b = hex.AppendEncode(b, q.odcid.Bytes())
 	b = append(b, `","group_id":"`...)
-	b = hex.AppendEncode(b, c.origDCID.Bytes())
+	b = hex.AppendEncode(b, q.odcid.Bytes())
 	b = append(b, `","protocol_type":["QUIC"],"time_format":"relative","reference_time":0}}}`+"\n"...)
-	c.qlog.rec = b
-	if _, err := c.qlog.w.Write(b); err != nil {
-		c.qlog = nil
-	}
+	q.write(b)
 }
 
 // appendMillis appends a duration in milliseconds with microsecond
@@ -131,24 +147,26 @@ func appendQlogHeader(b []byte, pt wire.PacketType, pn uint64) []byte {
 	return append(b, '}')
 }
 
-// sentPacketType is the type of a packet this endpoint sent in space s.
-func (c *Conn) sentPacketType(s recovery.Space, pn uint64) wire.PacketType {
-	if s == spaceApp && c.isClient && !c.early.isOneRTT(pn) {
+// sentPacketType is the type of packet pn that this endpoint sent in space
+// s: a client's application packets before its first 1-RTT one are 0-RTT.
+func sentPacketType(s recovery.Space, pn uint64, isClient bool, early *earlyState) wire.PacketType {
+	if s == spaceApp && isClient && !early.isOneRTT(pn) {
 		return wire.PacketType0RTT
 	}
 	return packetTypeOfSpace(s)
 }
 
-// qlogPacketSent logs transport:packet_sent with the frames of the packet.
-func (c *Conn) qlogPacketSent(now time.Duration, p *plannedPacket, size int, frames []sentFrame) {
-	if c.qlog == nil {
+// packetSent logs at now transport:packet_sent for packet p of size
+// bytes with its frames.
+func (q *qlogger) packetSent(now time.Duration, p *plannedPacket, size int, frames []sentFrame) {
+	if q.off() {
 		return
 	}
 	pt := packetTypeOfSpace(p.space)
 	if p.early {
 		pt = wire.PacketType0RTT
 	}
-	b := c.qlogBegin(now, "transport:packet_sent")
+	b := q.begin(now, "transport:packet_sent")
 	b = appendQlogHeader(b, pt, p.pn)
 	b = append(b, `,"raw":{"length":`...)
 	b = strconv.AppendInt(b, int64(size), 10)
@@ -165,7 +183,7 @@ func (c *Conn) qlogPacketSent(now time.Duration, p *plannedPacket, size int, fra
 		}
 		b = append(b, `{"frame_type":"padding"}`...)
 	}
-	c.qlogEnd(append(b, ']'))
+	q.end(append(b, ']'))
 }
 
 // sentFrameNames are the qlog frame types of the sent-frame records.
@@ -225,11 +243,10 @@ func appendRange(b []byte, off, n uint64) []byte {
 	return strconv.AppendUint(b, n, 10)
 }
 
-// qlogFrame records a received frame for the packet_received event of the
-// packet being processed.
-func (c *Conn) qlogFrame(f wire.Frame) {
-	q := c.qlog
-	if q == nil {
+// frameReceived records a received frame for the packet_received event
+// of the packet being processed.
+func (q *qlogger) frameReceived(f wire.Frame) {
+	if q.off() {
 		return
 	}
 	b := q.frames
@@ -324,50 +341,49 @@ func qlogFrameName(t wire.FrameType) string {
 	return "unknown"
 }
 
-// qlogPacketReceived logs transport:packet_received with the frames
-// recorded while it was processed.
-func (c *Conn) qlogPacketReceived(now time.Duration, pt wire.PacketType, pn uint64) {
-	q := c.qlog
-	if q == nil {
+// packetReceived logs at now transport:packet_received for packet pn of
+// type pt and size bytes, with the frames recorded while it was processed.
+func (q *qlogger) packetReceived(now time.Duration, pt wire.PacketType, pn uint64, size int) {
+	if q.off() {
 		return
 	}
-	b := c.qlogBegin(now, "transport:packet_received")
+	b := q.begin(now, "transport:packet_received")
 	b = appendQlogHeader(b, pt, pn)
 	b = append(b, `,"raw":{"length":`...)
-	b = strconv.AppendInt(b, int64(c.rxPacketLen), 10)
+	b = strconv.AppendInt(b, int64(size), 10)
 	b = append(b, `},"frames":[`...)
 	b = append(b, q.frames...)
 	q.frames, q.nframe = q.frames[:0], 0
-	c.qlogEnd(append(b, ']'))
+	q.end(append(b, ']'))
 }
 
-// qlogPacketLost logs recovery:packet_lost.
-func (c *Conn) qlogPacketLost(now time.Duration, p recovery.PacketInfo) {
-	if c.qlog == nil {
+// packetLost logs at now recovery:packet_lost for packet pn of type pt
+// (sentPacketType).
+func (q *qlogger) packetLost(now time.Duration, pt wire.PacketType, pn uint64) {
+	if q.off() {
 		return
 	}
-	b := c.qlogBegin(now, "recovery:packet_lost")
-	b = appendQlogHeader(b, c.sentPacketType(p.Space, p.Number), p.Number)
-	c.qlogEnd(b)
+	b := q.begin(now, "recovery:packet_lost")
+	b = appendQlogHeader(b, pt, pn)
+	q.end(b)
 }
 
-// qlogMetricsUpdated logs recovery:metrics_updated when an estimate
-// changed.
-func (c *Conn) qlogMetricsUpdated(now time.Duration) {
-	q := c.qlog
-	if q == nil {
+// metricsUpdated logs at now recovery:metrics_updated when an estimate of
+// the sender changed since the last time.
+func (q *qlogger) metricsUpdated(now time.Duration, s *recovery.Sender) {
+	if q.off() {
 		return
 	}
-	rtt := c.sender.RTT()
+	rtt := s.RTT()
 	m := qlogMetrics{
 		minRTT: rtt.MinRTT(), srtt: rtt.SmoothedRTT(), latest: rtt.LatestRTT(), rttVar: rtt.RTTVar(),
-		cwnd: c.sender.CongestionWindow(), inFlight: c.sender.BytesInFlight(),
+		cwnd: s.CongestionWindow(), inFlight: s.BytesInFlight(),
 	}
 	if m == q.last {
 		return
 	}
 	q.last = m
-	b := c.qlogBegin(now, "recovery:metrics_updated")
+	b := q.begin(now, "recovery:metrics_updated")
 	b = append(b, `"min_rtt":`...)
 	b = appendMillis(b, m.minRTT)
 	b = append(b, `,"smoothed_rtt":`...)
@@ -380,5 +396,5 @@ func (c *Conn) qlogMetricsUpdated(now time.Duration) {
 	b = strconv.AppendInt(b, int64(m.cwnd), 10)
 	b = append(b, `,"bytes_in_flight":`...)
 	b = strconv.AppendInt(b, m.inFlight, 10)
-	c.qlogEnd(b)
+	q.end(b)
 }

@@ -136,7 +136,7 @@ func TestQlogWriterError(t *testing.T) {
 	ccfg.Qlog = failingWriter{}
 	p := newPair(t, ccfg, scfg, 5*time.Millisecond)
 	p.mustRun(p.confirmed, 5*time.Second)
-	if p.client.qlog != nil {
+	if !p.client.qlog.off() {
 		t.Error("qlog still on after a write error")
 	}
 }

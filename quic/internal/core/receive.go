@@ -51,7 +51,7 @@ func (c *Conn) receiveDatagram(now time.Duration, data []byte) {
 	for len(data) > 0 && c.state == stateActive {
 		n, ok := c.handlePacket(now, data)
 		if !ok && first && mayBeReset && c.cids.matchesReset(tail[:]) {
-			c.onStatelessReset()
+			c.end(stateDraining, ErrStatelessReset) // RFC 9000 section 10.3.1
 			return
 		}
 		if !ok {

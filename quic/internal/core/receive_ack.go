@@ -66,7 +66,7 @@ func (c *Conn) onRecoveryResult(now time.Duration, res *recovery.Result) {
 	if probe.Count > 0 {
 		c.onProbe(probe)
 	}
-	c.qlogMetricsUpdated(now)
+	c.qlog.metricsUpdated(now, c.sender)
 	if confirm && c.isClient && c.handshakeComplete {
 		// RFC 9001 section 4.1.2: the acknowledgement of a 1-RTT packet
 		// confirms the handshake for the client.
@@ -105,7 +105,7 @@ func (c *Conn) onPacketLost(now time.Duration, p recovery.PacketInfo) {
 	if c.debugf != nil {
 		c.debugf("%v lost %v pn %d frames %v", now, p.Space, p.Number, frames)
 	}
-	c.qlogPacketLost(now, p)
+	c.qlog.packetLost(now, sentPacketType(p.Space, p.Number, c.isClient, &c.early), p.Number)
 	if carriesData(frames) {
 		c.stats.PacketsRetransmitted++
 	}

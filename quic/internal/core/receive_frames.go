@@ -30,7 +30,7 @@ func (c *Conn) processPacket(now time.Duration, s recovery.Space, pt wire.Packet
 	c.idle.onReceive(now)
 	cryptoBefore := sp.cryptoRecv.received()
 	eliciting, err := c.processFrames(now, s, pt, payload, dcid)
-	c.qlogPacketReceived(now, pt, pn)
+	c.qlog.packetReceived(now, pt, pn, c.rxPacketLen)
 	if err == nil && eliciting && s != spaceApp && !sp.discarded && sp.cryptoRecv.received() == cryptoBefore {
 		c.speedup.onPeerProbe(&c.spaces, c.isClient)
 	}
@@ -81,7 +81,7 @@ func (c *Conn) processFrames(now time.Duration, s recovery.Space, pt wire.Packet
 		if c.debugf != nil {
 			c.debugf("%v recv %v frame %v", now, s, ft)
 		}
-		c.qlogFrame(f)
+		c.qlog.frameReceived(f)
 		if ft.IsFEC() {
 			err = c.onFECFrame(now, f, first)
 		} else {

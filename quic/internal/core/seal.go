@@ -64,7 +64,7 @@ func (c *Conn) onPacketSent(now time.Duration, w *packetWriter, p *plannedPacket
 	if c.debugf != nil {
 		c.debugf("%v sent %v pn %d size %d frames %v", now, p.space, p.pn, size, frames)
 	}
-	c.qlogPacketSent(now, p, size, frames)
+	c.qlog.packetSent(now, p, size, frames)
 	inFlight := p.ackEliciting || p.padded
 	err := c.sender.OnPacketSent(now, recovery.SentPacket{
 		Space: p.space, Number: p.pn, Bytes: size,

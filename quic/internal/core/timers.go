@@ -76,11 +76,11 @@ func (c *Conn) HandleTimer(now time.Duration) {
 		return
 	}
 	if !c.handshakeComplete && now >= c.handshakeDeadline {
-		c.closeSilently(ErrHandshakeTimeout)
+		c.end(stateClosed, ErrHandshakeTimeout)
 		return
 	}
 	if c.idle.onTimer(now, c.pto(), c.handshakeConfirmed) {
-		c.closeSilently(ErrIdleTimeout)
+		c.end(stateClosed, ErrIdleTimeout)
 		return
 	}
 	c.early.onTimer(now)

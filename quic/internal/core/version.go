@@ -250,7 +250,7 @@ func (c *Conn) onVersionNegotiation(now time.Duration, data []byte) bool {
 		err = c.restartWithVersion(now, next)
 	}
 	if err != nil {
-		c.closeSilently(err)
+		c.end(stateClosed, err)
 	}
 	return true
 }
@@ -278,6 +278,7 @@ func (c *Conn) restartWithVersion(now time.Duration, v wire.Version) error {
 	fresh.stats = c.stats
 	fresh.handshakeDeadline = c.handshakeDeadline
 	fresh.qlog = c.qlog
+	fresh.qlog.setTrace(true, dcid)
 	fresh.vn.available = c.vn.available
 	fresh.vn.afterVN = true
 	// The abandoned handshake's goroutine ends with its QUICConn.
@@ -304,25 +305,25 @@ func (c *Conn) checkPeerVersionInfo(p *wire.TransportParameters) error {
 		return err
 	}
 	old := c.spaces[spaceInitial].read
-	if err := c.switchVersion(next); err != nil {
-		c.closeLocal(transportError(wire.CodeInternalError, 0, "switching to %v: %v", next, err))
-		return nil
+	if c.switchVersion(next) {
+		c.vn.oldInitialRead = old
 	}
-	c.vn.oldInitialRead = old
 	return nil
 }
 
 // switchVersion moves the connection to version v: its Initial keys are
 // derived again with v's salt (RFC 9369 section 3.3.1), and the transport
-// parameters name v.
-func (c *Conn) switchVersion(v wire.Version) error {
+// parameters name v. It reports false when the keys could not be derived,
+// which closes the connection.
+func (c *Conn) switchVersion(v wire.Version) bool {
 	c.version = v
 	c.vn.switched = true
 	if err := c.installInitialKeys(c.InitialDestConnID()); err != nil {
-		return err
+		c.closeLocal(transportError(wire.CodeInternalError, 0, "switching to %v: %v", v, err))
+		return false
 	}
 	c.localParams = c.buildLocalParams()
-	return nil
+	return true
 }
 
 // handleOtherVersion handles a long header packet received at now whose
@@ -350,8 +351,7 @@ func (c *Conn) handleOtherVersion(now time.Duration, data []byte, h *wire.LongHe
 		if err != nil || !opensLong(keys, data[:size], pnOffset) {
 			return size, false
 		}
-		if err := c.switchVersion(h.Version); err != nil {
-			c.closeLocal(transportError(wire.CodeInternalError, 0, "switching to %v: %v", h.Version, err))
+		if !c.switchVersion(h.Version) {
 			return size, false
 		}
 		return size, c.handleLong(now, data[:size], h, pnOffset)
