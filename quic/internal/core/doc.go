@@ -95,7 +95,8 @@
 //     section 5.7); receive_open.go removes header and packet
 //     protection, decodes the packet number, drops duplicates, follows
 //     the key phase and checks the reserved bits; receive_frames.go runs
-//     the frame loop and dispatches each frame to its handler, with the
+//     the frame loop, over the packet and over the lost packets FEC
+//     rebuilt from it, and dispatches each frame to its handler, with the
 //     state it concerns (ACK frames in receive_ack.go, streams*.go,
 //     flow.go, cid.go, tokens.go, close.go, handshake.go, fec_conn.go);
 //     last, ack.go records the packet for acknowledgement.
@@ -116,9 +117,10 @@
 //     13.2), with bounded ranges.
 //   - Loss recovery and congestion control are package recovery's Sender.
 //     Every sent packet has a record of its frames (sentlog.go); when the
-//     Sender reports it acknowledged or lost, receive_ack.go completes the
-//     frames or queues their content again (RFC 9000 section 13.3), and
-//     probe timeouts resend handshake data or the oldest data in flight.
+//     Sender reports it acknowledged or lost, receive_ack.go hands each
+//     frame to the state that sent it, which completes it or queues its
+//     content again (RFC 9000 section 13.3), and probe timeouts resend
+//     handshake data or the oldest data in flight.
 //   - streams*.go implement stream states, IDs and limits (MAX_STREAMS is
 //     raised as the peer's streams finish), reassembly (recvbuf.go), send
 //     buffers with retransmission ranges (sendbuf.go), final sizes, RESET_STREAM
@@ -203,8 +205,8 @@
 //     their own, paced and congestion controlled, at a rate the adaptive
 //     controller takes from the sender's ACKs, plus repairs over the tail
 //     when the application stops sending (fec_tail.go). The receiver
-//     (fec_recv.go) processes rebuilt packets at once and reports them
-//     (FEC_RECOVERED); loss detection holds a covered packet until its
+//     (fec_recv.go) hands the packets it rebuilds to the frame loop at
+//     once and reports them (FEC_RECOVERED); loss detection holds a covered packet until its
 //     repair could have been reported, and never retransmits a rebuilt
 //     one (recovery's CoverPacket and OnRecovered). The connection's
 //     fecState (fec_conn.go, nil without FEC) offers FEC in the transport

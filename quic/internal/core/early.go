@@ -180,36 +180,6 @@ func reducedLimit(old, cur *wire.TransportParameters) (string, bool) {
 	return "", false
 }
 
-// handle0RTT processes a 0-RTT packet at a server (RFC 9001 section 4.6):
-// held until the ClientHello yields its keys, dropped when 0-RTT was
-// declined or its keys are gone.
-func (c *Conn) handle0RTT(now time.Duration, pkt []byte, h *wire.LongHeader, pnOffset int) bool {
-	if c.isClient || !c.acceptLongIDs(h) {
-		return false
-	}
-	switch c.keysFor(wire.PacketType0RTT) {
-	case keysPending:
-		return c.hold(now, pkt, wire.PacketType0RTT)
-	case keysGone:
-		return false
-	}
-	sp := c.spaces[spaceApp]
-	pnLen, truncated, err := c.early.read.Header().Remove(pkt, pnOffset)
-	if err != nil {
-		return false
-	}
-	pn, err := wire.DecodePacketNumber(sp.acks.largestReceived(), truncated, pnLen)
-	if err != nil {
-		return false
-	}
-	payload, err := c.early.read.Packet().Open(pkt, pnOffset+pnLen, pn)
-	if err != nil {
-		c.onDecryptFailure(err)
-		return false
-	}
-	return c.onOpened(now, spaceApp, wire.PacketType0RTT, pn, pkt[0], payload, h.DstConnID)
-}
-
 // onOneRTTReceived arms the discard of a server's 0-RTT keys at its first
 // 1-RTT packet, received at now: reordered 0-RTT packets are still read
 // for three PTOs (RFC 9001 section 4.9.3).

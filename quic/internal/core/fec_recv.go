@@ -1,8 +1,6 @@
 package core
 
 import (
-	"time"
-
 	"github.com/satquic/satquic/fec"
 	"github.com/satquic/satquic/quic/internal/wire"
 )
@@ -10,9 +8,10 @@ import (
 // The receiving half of FEC. A 1-RTT packet whose first frame is
 // FEC_SOURCE_ID gives the decoder its source symbol; a FEC_REPAIR frame
 // gives it a repair. A symbol the decoder rebuilds is a packet that never
-// arrived: its frames are processed as if it had (ACK frames aside, which
-// are stale), and its sequence number goes into the FEC_RECOVERED frames
-// sent with the next ACKs until the peer acknowledged one that covers it.
+// arrived: the frame loop (receive_frames.go) processes its frames as if
+// it had (ACK frames aside, which are stale), and its sequence number goes
+// into the FEC_RECOVERED frames sent with the next ACKs until the peer
+// acknowledged one that covers it.
 // The lost packet's number is not acknowledged: the peer learns from
 // FEC_RECOVERED which of its packets the repair replaced.
 
@@ -137,11 +136,14 @@ func (r *fecReceiver) onReportAcked(largest uint64) {
 }
 
 // onPacket gives the decoder the source symbol of a processed 1-RTT packet
-// that carries one.
-func (r *fecReceiver) onPacket(payload []byte) {
+// that carries one. It returns the payloads of the packets rebuilt from it
+// and from the repairs the packet carried, which the frame loop processes
+// (receive_frames.go); they stay valid until recycle.
+func (r *fecReceiver) onPacket(payload []byte) [][]byte {
 	if seq, n, ok := sourceID(payload); ok {
 		r.onSource(seq, payload[n:])
 	}
+	return r.pending
 }
 
 // recycle empties pending once its symbols were processed, and gives
@@ -152,49 +154,4 @@ func (r *fecReceiver) recycle() {
 	r.spare = append(r.spare, r.pending...)
 	clear(r.pending)
 	r.pending = r.pending[:0]
-}
-
-// afterFECPacket gives the decoder the source symbol of a processed 1-RTT
-// packet and handles the frames of the symbols rebuilt meanwhile, walking
-// pending by index.
-func (c *Conn) afterFECPacket(now time.Duration, payload []byte, dcid wire.ConnectionID) error {
-	r := c.fec.recv
-	r.onPacket(payload)
-	if len(r.pending) == 0 {
-		return nil
-	}
-	c.qlog.symbolsRecovered(now, len(r.pending))
-	var err error
-	for i := 0; i < len(r.pending) && err == nil && c.state == stateActive; i++ {
-		err = c.processRecoveredFrames(now, r.pending[i], dcid)
-	}
-	r.recycle()
-	return err
-}
-
-// processRecoveredFrames handles the frames of one rebuilt packet payload.
-// ACK frames are skipped (they are older than what the peer reported
-// since), and so are FEC frames.
-func (c *Conn) processRecoveredFrames(now time.Duration, payload []byte, dcid wire.ConnectionID) error {
-	for len(payload) > 0 {
-		f, n, err := c.parser.Parse(payload)
-		if err != nil {
-			return err
-		}
-		payload = payload[n:]
-		ft := f.Type()
-		if err := wire.CheckFrameAllowed(ft, wire.PacketType1RTT); err != nil {
-			return err
-		}
-		if ft.IsAck() || ft.IsFEC() || ft == wire.FrameTypePadding {
-			continue
-		}
-		if err := c.handleFrame(now, spaceApp, f, dcid); err != nil {
-			return err
-		}
-		if c.state != stateActive {
-			return nil
-		}
-	}
-	return nil
 }

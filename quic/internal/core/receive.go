@@ -26,12 +26,8 @@ import (
 // dropped (RFC 9000 section 12.2); a protocol violation inside an
 // authenticated packet closes the connection.
 func (c *Conn) HandleDatagram(now time.Duration, d Datagram) {
+	data := d.Data
 	c.ecn.rx = d.ECN & ecn.Mask
-	c.receiveDatagram(now, d.Data)
-}
-
-// receiveDatagram processes the packets of a datagram that arrived at now.
-func (c *Conn) receiveDatagram(now time.Duration, data []byte) {
 	switch c.state {
 	case stateDraining, stateClosed:
 		return

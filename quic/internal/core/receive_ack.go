@@ -2,10 +2,14 @@ package core
 
 // The receive path, stage 5 of 6, for ACK frames: loss recovery (package
 // recovery's Sender) takes them in and reports which of the packets sent
-// are acknowledged and which are lost. The frames an acknowledged packet
-// carried are done; those of a lost one are queued again, with fresh
-// values where they changed (RFC 9000 section 13.3), and what probe
-// timeouts need is queued too. Loss recovery's timer and FEC_RECOVERED
+// are acknowledged and which are lost. Each frame an acknowledged packet
+// carried is done, each of a lost one is queued again, with fresh values
+// where they changed (RFC 9000 section 13.3), by the state that sent it:
+// onFrameAcked and onFrameLost only dispatch. The methods after them are
+// the reactions of the stream map, connection flow control and connection
+// IDs to their frames' fate (stream data and the streams' own control
+// frames have theirs in streams_send.go). What probe timeouts need is
+// queued too. Loss recovery's timer and FEC_RECOVERED
 // frames (fec_conn.go) report the same way, through onRecoveryResult.
 //
 // The other frames' handlers are with their state (see receive_frames.go).
@@ -115,7 +119,8 @@ func (c *Conn) onPacketLost(now time.Duration, p recovery.PacketInfo) {
 	sp.sent.compact()
 }
 
-// onFrameAcked completes a frame the peer received.
+// onFrameAcked completes a frame the peer received: the state that sent it
+// learns it arrived.
 func (c *Conn) onFrameAcked(sp *pnSpace, f sentFrame) {
 	switch f.kind {
 	case fkAck:
@@ -124,52 +129,85 @@ func (c *Conn) onFrameAcked(sp *pnSpace, f sentFrame) {
 		sp.cryptoSend.onAck(f.off, f.n)
 	case fkStream:
 		c.streams.onStreamAcked(f)
+	case fkResetStream:
+		c.streams.onResetAcked(f)
 	case fkNewToken:
 		c.newToken.onAcked()
 	case fkFECRecovered:
 		c.fec.recv.onReportAcked(f.id)
-	case fkResetStream:
-		if s := c.streams.m[f.id]; s != nil && s.send != nil {
-			s.send.resetAcked = true
-			c.streams.maybeRemove(s)
-		}
 	}
 }
 
-// onFrameLost queues a lost frame's content again, with fresh values where
-// they changed (RFC 9000 section 13.3).
+// onFrameLost hands a lost frame to the state that sent it, which queues
+// its content again, with fresh values where they changed (RFC 9000
+// section 13.3).
 func (c *Conn) onFrameLost(sp *pnSpace, f sentFrame) {
-	m := &c.streams
 	switch f.kind {
 	case fkCrypto:
 		sp.cryptoSend.onLost(f.off, f.n)
 	case fkStream:
-		m.onStreamLost(f)
+		c.streams.onStreamLost(f)
+	case fkMaxStreamsBidi, fkMaxStreamsUni:
+		c.streams.onMaxStreamsLost(f)
+	case fkStreamsBlockedBidi, fkStreamsBlockedUni:
+		c.streams.onStreamsBlockedLost(f)
+	case fkMaxStreamData, fkStopSending, fkResetStream, fkStreamDataBlocked:
+		c.streams.onControlLost(f)
+	case fkMaxData:
+		c.flow.onMaxDataLost()
+	case fkDataBlocked:
+		c.flow.onDataBlockedLost(f.n)
+	case fkNewConnID:
+		c.cids.onNewConnIDLost(f.id)
+	case fkRetireConnID:
+		c.cids.queueRetire(f.id)
 	case fkHandshakeDone:
 		c.handshakeDonePend = true
 	case fkNewToken:
 		c.newToken.onLost()
-	case fkMaxData:
-		c.flow.limitPending = true
-	case fkDataBlocked:
-		if c.flow.sendMax == f.n && c.flow.sendCredit() == 0 {
-			c.flow.blockedQueue = true
-		}
-	case fkMaxStreamsBidi, fkMaxStreamsUni:
-		m.maxPending[f.kind-fkMaxStreamsBidi] = true
-	case fkStreamsBlockedBidi, fkStreamsBlockedUni:
-		d := f.kind - fkStreamsBlockedBidi
-		if m.peerMax[d] == f.n {
-			m.blockedPending[d] = true
-		}
-	case fkNewConnID:
-		if c.cids.localBySeq(f.id) != nil {
-			c.cids.announce = append(c.cids.announce, f.id)
-		}
-	case fkRetireConnID:
-		c.cids.queueRetire(f.id)
-	case fkMaxStreamData, fkStopSending, fkResetStream, fkStreamDataBlocked:
-		m.onControlLost(f)
+	}
+}
+
+// onResetAcked completes the sending part of a stream whose RESET_STREAM
+// frame f the peer received (RFC 9000 section 3.1: "Reset Recvd").
+func (m *streamMap) onResetAcked(f sentFrame) {
+	if s := m.m[f.id]; s != nil && s.send != nil {
+		s.send.resetAcked = true
+		m.maybeRemove(s)
+	}
+}
+
+// onMaxStreamsLost queues MAX_STREAMS again for the direction of the lost
+// frame f: the frame sent then carries the current limit.
+func (m *streamMap) onMaxStreamsLost(f sentFrame) {
+	m.maxPending[f.kind-fkMaxStreamsBidi] = true
+}
+
+// onStreamsBlockedLost queues STREAMS_BLOCKED again for the direction of
+// the lost frame f if the peer's limit is still the one it reported.
+func (m *streamMap) onStreamsBlockedLost(f sentFrame) {
+	d := f.kind - fkStreamsBlockedBidi
+	if m.peerMax[d] == f.n {
+		m.blockedPending[d] = true
+	}
+}
+
+// onMaxDataLost queues MAX_DATA again, with the current limit.
+func (f *connFlow) onMaxDataLost() { f.limitPending = true }
+
+// onDataBlockedLost queues DATA_BLOCKED again if the connection is still
+// blocked at limit, the one the lost frame reported.
+func (f *connFlow) onDataBlockedLost(limit uint64) {
+	if f.sendMax == limit && f.sendCredit() == 0 {
+		f.blockedQueue = true
+	}
+}
+
+// onNewConnIDLost announces connection ID seq again unless it was retired
+// meanwhile.
+func (ids *connIDs) onNewConnIDLost(seq uint64) {
+	if ids.localBySeq(seq) != nil {
+		ids.announce = append(ids.announce, seq)
 	}
 }
 

@@ -3,8 +3,9 @@ package core
 // The receive path, stage 4 of 6: an opened packet's frames. processPacket
 // counts the packet (statistics, its ECN codepoint, the idle timer), runs
 // the frame loop, which checks each frame is allowed in the packet type
-// (RFC 9000 section 12.4) and dispatches it to its handler, lets FEC
-// rebuild lost packets from it (fec_conn.go), and records the packet for
+// (RFC 9000 section 12.4) and dispatches it to its handler, gives FEC the
+// packet's source symbol and runs the frame loop again over the lost
+// packets FEC rebuilt (fec_recv.go), and records the packet for
 // acknowledgement (ack.go).
 //
 // Next, stage 5: the frame handlers, grouped by concern: ACK frames in
@@ -29,13 +30,13 @@ func (c *Conn) processPacket(now time.Duration, s recovery.Space, pt wire.Packet
 	ce := c.ecn.onReceived(s)
 	c.idle.onReceive(now)
 	cryptoBefore := sp.cryptoRecv.received()
-	eliciting, err := c.processFrames(now, s, pt, payload, dcid)
+	eliciting, err := c.processFrames(now, s, pt, payload, dcid, false)
 	c.qlog.packetReceived(now, pt, pn, c.rxPacketLen)
 	if err == nil && eliciting && s != spaceApp && !sp.discarded && sp.cryptoRecv.received() == cryptoBefore {
 		c.speedup.onPeerProbe(&c.spaces, c.isClient)
 	}
 	if err == nil && c.fec != nil && s == spaceApp && c.state == stateActive {
-		err = c.afterFECPacket(now, payload, dcid)
+		err = c.processRebuilt(now, c.fec.recv.onPacket(payload), dcid)
 	}
 	if err != nil {
 		c.closeLocal(asTransportError(err))
@@ -59,10 +60,14 @@ func (c *Conn) processPacket(now time.Duration, s recovery.Space, pt wire.Packet
 	}
 }
 
-// processFrames handles the frames of a decrypted payload and reports
-// whether the packet was ack-eliciting.
-func (c *Conn) processFrames(now time.Duration, s recovery.Space, pt wire.PacketType, payload []byte, dcid wire.ConnectionID) (bool, error) {
-	if len(payload) == 0 {
+// processFrames handles the frames of a payload of a packet of type pt in
+// space s and reports whether the packet was ack-eliciting. A payload FEC
+// rebuilt is a packet that never arrived, processed as if it had: its
+// ACK frames are skipped, older than what the peer reported since, and so
+// are its FEC frames and padding; its frames are not logged, they belong
+// to no packet received.
+func (c *Conn) processFrames(now time.Duration, s recovery.Space, pt wire.PacketType, payload []byte, dcid wire.ConnectionID, rebuilt bool) (bool, error) {
+	if len(payload) == 0 && !rebuilt {
 		// RFC 9000 section 12.4: a packet must hold a frame.
 		return false, transportError(wire.CodeProtocolViolation, 0, "packet without frames")
 	}
@@ -73,15 +78,21 @@ func (c *Conn) processFrames(now time.Duration, s recovery.Space, pt wire.Packet
 		if err != nil {
 			return eliciting, err
 		}
+		payload = payload[n:]
 		ft := f.Type()
 		if err := wire.CheckFrameAllowed(ft, pt); err != nil {
 			return eliciting, err
 		}
-		eliciting = eliciting || ft.IsAckEliciting()
-		if c.debugf != nil {
-			c.debugf("%v recv %v frame %v", now, s, ft)
+		if rebuilt && (ft.IsAck() || ft.IsFEC() || ft == wire.FrameTypePadding) {
+			continue
 		}
-		c.qlog.frameReceived(f)
+		eliciting = eliciting || ft.IsAckEliciting()
+		if !rebuilt {
+			if c.debugf != nil {
+				c.debugf("%v recv %v frame %v", now, s, ft)
+			}
+			c.qlog.frameReceived(f)
+		}
 		if ft.IsFEC() {
 			err = c.onFECFrame(now, f, first)
 		} else {
@@ -94,9 +105,24 @@ func (c *Conn) processFrames(now time.Duration, s recovery.Space, pt wire.Packet
 		if c.state != stateActive {
 			return eliciting, nil
 		}
-		payload = payload[n:]
 	}
 	return eliciting, nil
+}
+
+// processRebuilt processes the frames of the packets FEC rebuilt
+// (fec_recv.go) while the 1-RTT packet being processed was, and recycles
+// their buffers.
+func (c *Conn) processRebuilt(now time.Duration, rebuilt [][]byte, dcid wire.ConnectionID) error {
+	if len(rebuilt) == 0 {
+		return nil
+	}
+	c.qlog.symbolsRecovered(now, len(rebuilt))
+	var err error
+	for i := 0; i < len(rebuilt) && err == nil && c.state == stateActive; i++ {
+		_, err = c.processFrames(now, spaceApp, wire.PacketType1RTT, rebuilt[i], dcid, true)
+	}
+	c.fec.recv.recycle()
+	return err
 }
 
 // handleFrame dispatches one frame (RFC 9000 section 19) of a packet of

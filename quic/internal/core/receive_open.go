@@ -20,16 +20,15 @@ import (
 	"github.com/satquic/satquic/quic/internal/wire"
 )
 
-// openLong opens an Initial or Handshake packet of space s with the
-// space's keys. Once one is authenticated, the peer's Source Connection
-// ID is the one its later long headers must carry (RFC 9000 section 7.2).
-func (c *Conn) openLong(now time.Duration, s recovery.Space, pkt []byte, h *wire.LongHeader, pnOffset int) bool {
-	sp := c.spaces[s]
-	pn, hdrLen, err := unprotectHeader(sp.read.Header(), sp.acks.largestReceived(), pkt, pnOffset)
+// openLong opens an Initial, 0-RTT or Handshake packet of space s with
+// keys. Once one is authenticated, the peer's Source Connection ID is the
+// one its later long headers must carry (RFC 9000 section 7.2).
+func (c *Conn) openLong(now time.Duration, s recovery.Space, keys *crypto.Keys, pkt []byte, h *wire.LongHeader, pnOffset int) bool {
+	pn, hdrLen, err := unprotectHeader(keys.Header(), c.spaces[s].acks.largestReceived(), pkt, pnOffset)
 	if err != nil {
 		return false
 	}
-	payload, err := sp.read.Packet().Open(pkt, hdrLen, pn)
+	payload, err := keys.Packet().Open(pkt, hdrLen, pn)
 	if err != nil {
 		c.onDecryptFailure(err)
 		return false

@@ -3,9 +3,9 @@ package core
 // The receive path, stage 2 of 6: one packet's header. handlePacket parses
 // it and sends the packet the way its type goes: Version Negotiation
 // (version.go), Retry (retry.go), another version than the connection's
-// (version.go), 0-RTT (early.go), Initial and Handshake (handleLong), or
-// 1-RTT (handleShort). These check the connection IDs (RFC 9000 section
-// 7.2) and that the keys to open the packet are there. A packet whose keys
+// (version.go), Initial, 0-RTT and Handshake (handleLong), or 1-RTT
+// (handleShort). These check the connection IDs (RFC 9000 section 7.2)
+// and that the keys to open the packet are there. A packet whose keys
 // have not arrived yet is held, and tried again after the datagram.
 //
 // Next: receive_open.go, protection removal.
@@ -41,39 +41,39 @@ func (c *Conn) handlePacket(now time.Duration, data []byte) (int, bool) {
 	}
 	size := pnOffset + int(h.Length)
 	c.rxPacketLen = size
-	if h.Type == wire.PacketType0RTT {
-		return size, c.handle0RTT(now, data[:size], &h, pnOffset)
-	}
 	return size, c.handleLong(now, data[:size], &h, pnOffset)
 }
 
-// handleLong processes an Initial or Handshake packet.
+// handleLong processes an Initial, 0-RTT or Handshake packet. Its
+// Destination Connection ID must be ours (a server also accepts the
+// client's original one), and once the peer's first Initial was processed
+// its Source must not change (RFC 9000 section 7.2). Its keys are its
+// space's, or the 0-RTT keys a server has once it processed the
+// ClientHello (RFC 9001 section 4.6).
 func (c *Conn) handleLong(now time.Duration, pkt []byte, h *wire.LongHeader, pnOffset int) bool {
-	s, _ := spaceOfPacketType(h.Type)
-	sp := c.spaces[s]
-	if sp.discarded || !c.acceptLongIDs(h) {
+	if !c.cids.isLocalID(h.DstConnID) && (c.isClient || h.DstConnID != c.InitialDestConnID()) {
 		return false
 	}
-	if sp.read == nil {
+	if c.peerSCIDSet && h.SrcConnID != c.cids.peerInitialSCID {
+		return false
+	}
+	switch c.keysFor(h.Type) {
+	case keysPending:
 		return c.hold(now, pkt, h.Type) // RFC 9001 section 5.7
+	case keysGone:
+		return false
 	}
 	if !c.isClient && h.Type == wire.PacketTypeInitial && c.rxDatagramLen < minInitialDatagram {
 		// RFC 9000 section 14.1: a server drops an Initial packet in a
 		// datagram of less than 1200 bytes.
 		return false
 	}
-	return c.openLong(now, s, pkt, h, pnOffset)
-}
-
-// acceptLongIDs checks the connection IDs of a long header: the
-// Destination must be ours (a server also accepts the client's original
-// one), and once the peer's first Initial was processed its Source must
-// not change (RFC 9000 section 7.2).
-func (c *Conn) acceptLongIDs(h *wire.LongHeader) bool {
-	if !c.cids.isLocalID(h.DstConnID) && (c.isClient || h.DstConnID != c.InitialDestConnID()) {
-		return false
+	s, _ := spaceOfPacketType(h.Type)
+	keys := c.spaces[s].read
+	if h.Type == wire.PacketType0RTT {
+		keys = c.early.read
 	}
-	return !c.peerSCIDSet || h.SrcConnID == c.cids.peerInitialSCID
+	return c.openLong(now, s, keys, pkt, h, pnOffset)
 }
 
 // handleShort processes a 1-RTT packet.
@@ -145,8 +145,9 @@ const (
 // keysFor reports the state of the keys that open packets of type typ.
 func (c *Conn) keysFor(typ wire.PacketType) keysState {
 	switch typ {
-	case wire.PacketTypeHandshake:
-		sp := c.spaces[spaceHandshake]
+	case wire.PacketTypeInitial, wire.PacketTypeHandshake:
+		s, _ := spaceOfPacketType(typ)
+		sp := c.spaces[s]
 		switch {
 		case sp.discarded:
 			return keysGone

@@ -55,7 +55,8 @@ func (sp *pnSpace) onCryptoFrame(f *wire.CryptoFrame, maxBuffer int) error {
 }
 
 // spaceOfLevel maps a TLS encryption level to its packet number space;
-// ok is false for 0-RTT, which this core does not use yet.
+// ok is false for 0-RTT: its keys are the earlyState's (early.go), and no
+// CRYPTO data goes at that level (RFC 9001 section 8.3).
 func spaceOfLevel(l tls.QUICEncryptionLevel) (recovery.Space, bool) {
 	switch l {
 	case tls.QUICEncryptionLevelInitial:
@@ -80,8 +81,9 @@ func levelOfSpace(s recovery.Space) tls.QUICEncryptionLevel {
 	return tls.QUICEncryptionLevelApplication
 }
 
-// packetTypeOfSpace is the packet type a space sends (1-RTT for the
-// application space: this core sends no 0-RTT yet).
+// packetTypeOfSpace is the packet type a space sends: 1-RTT for the
+// application space, whose packets are 0-RTT only while a client has
+// 0-RTT keys (the packet writer and the qlog tell those apart).
 func packetTypeOfSpace(s recovery.Space) wire.PacketType {
 	switch s {
 	case spaceInitial:
