@@ -150,9 +150,7 @@ func NewClientConn(cfg *Config, now time.Duration, remote netip.AddrPort) (*Conn
 	if err != nil {
 		return nil, err
 	}
-	// RFC 9000 section 7.2: the first Destination Connection ID is
-	// unpredictable and at least 8 bytes long.
-	dcid, err := c.randomConnID(max(8, c.cfg.ConnIDLen))
+	dcid, err := firstDestConnID(&c.cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -269,7 +267,7 @@ func (c *Conn) startTLS(now time.Duration, q *tls.QUICConn) error {
 	if c.isClient {
 		// A server's wait for the client's: compatible version
 		// negotiation may change them (RFC 9368 section 2.3).
-		raw, err := c.localParams.Append(nil, c.perspective())
+		raw, err := c.localParams.Append(nil, perspective(c.isClient))
 		if err != nil {
 			return fmt.Errorf("quic core: transport parameters: %w", err)
 		}
@@ -288,17 +286,21 @@ func (c *Conn) startTLS(now time.Duration, q *tls.QUICConn) error {
 	return nil
 }
 
-// perspective is this endpoint's role for transport parameters.
-func (c *Conn) perspective() wire.Perspective {
-	if c.isClient {
+// perspective is the role of a client or a server for transport
+// parameters: who sends them decides which are allowed (RFC 9000 section
+// 18.2).
+func perspective(isClient bool) wire.Perspective {
+	if isClient {
 		return wire.PerspectiveClient
 	}
 	return wire.PerspectiveServer
 }
 
-// randomConnID draws a connection ID of n bytes from the configured source.
-func (c *Conn) randomConnID(n int) (wire.ConnectionID, error) {
-	return drawConnID(c.cfg.Rand, n)
+// firstDestConnID draws a client's first Destination Connection ID from
+// cfg.Rand: unpredictable and at least 8 bytes long (RFC 9000 section
+// 7.2), whatever length cfg gives the IDs the client issues.
+func firstDestConnID(cfg *Config) (wire.ConnectionID, error) {
+	return drawConnID(cfg.Rand, max(8, cfg.ConnIDLen))
 }
 
 // IsClient reports the connection's role.
@@ -337,9 +339,10 @@ func (c *Conn) Closed() bool { return c.state == stateClosed }
 // Err returns why the connection closed, or nil while it is active.
 func (c *Conn) Err() error { return c.closing.err }
 
-// pto is the current probe timeout without backoff (RFC 9002 section
-// 6.2.1), used for the closing, draining and idle periods.
-func (c *Conn) pto() time.Duration {
-	rtt := c.sender.RTT()
+// probeTimeout is the probe timeout of the RTT estimates rtt, without
+// backoff (RFC 9002 section 6.2.1): the unit of the closing, draining and
+// idle periods, the key update and 0-RTT key discard delays and the ECN
+// test.
+func probeTimeout(rtt *recovery.RTTStats) time.Duration {
 	return rtt.SmoothedRTT() + max(4*rtt.RTTVar(), time.Millisecond) + rtt.MaxAckDelay()
 }

@@ -31,7 +31,7 @@ func (c *Conn) drainTLS(now time.Duration) {
 		case tls.QUICTransportParameters:
 			c.onPeerParams(now, ev.Data)
 		case tls.QUICTransportParametersRequired:
-			raw, err := c.localParams.Append(nil, c.perspective())
+			raw, err := c.localParams.Append(nil, perspective(c.isClient))
 			if err != nil {
 				c.closeLocal(transportError(wire.CodeInternalError, 0, "transport parameters: %v", err))
 				return
@@ -206,11 +206,7 @@ func (c *Conn) dropSpace(now time.Duration, s recovery.Space) {
 // onPeerParams parses, authenticates and applies the peer's transport
 // parameters, received at now (RFC 9000 sections 7.3, 7.4 and 18).
 func (c *Conn) onPeerParams(now time.Duration, raw []byte) {
-	sender := wire.PerspectiveServer
-	if !c.isClient {
-		sender = wire.PerspectiveClient
-	}
-	p, err := wire.ParseTransportParameters(raw, sender)
+	p, err := wire.ParseTransportParameters(raw, perspective(!c.isClient))
 	if err == nil {
 		err = checkInitialSourceConnID(&p, c.cids.peerInitialSCID)
 	}

@@ -267,7 +267,7 @@ func (c *Conn) restartWithVersion(now time.Duration, v wire.Version) error {
 	if err != nil {
 		return err
 	}
-	dcid, err := fresh.randomConnID(max(8, cfg.ConnIDLen))
+	dcid, err := firstDestConnID(&fresh.cfg)
 	if err != nil {
 		return err
 	}
