@@ -159,7 +159,7 @@ func NewClientConn(cfg *Config, now time.Duration, remote netip.AddrPort) (*Conn
 		return nil, err
 	}
 	c.retry.takeStoredToken(&c.cfg, c.remote)
-	if err := c.installInitialKeys(dcid); err != nil {
+	if err := c.spaces[spaceInitial].installInitialKeys(dcid, c.version, c.isClient); err != nil {
 		return nil, err
 	}
 	if err := c.startTLS(now, newClientTLS(&c.cfg)); err != nil {
@@ -194,7 +194,7 @@ func NewServerConn(cfg *Config, now time.Duration, p ServerParams) (*Conn, error
 	if err := c.cids.initServer(&c.cfg, &c.events); err != nil {
 		return nil, err
 	}
-	if err := c.installInitialKeys(c.InitialDestConnID()); err != nil {
+	if err := c.spaces[spaceInitial].installInitialKeys(c.InitialDestConnID(), c.version, c.isClient); err != nil {
 		return nil, err
 	}
 	// Session events let the server decline 0-RTT (resume.go).
@@ -242,22 +242,6 @@ func newConn(cfg *Config, now time.Duration, remote netip.AddrPort, isClient boo
 	c.vn.init(c.version, isClient, d.Versions)
 	c.qlog = newQlogger(d.Qlog, now)
 	return c, nil
-}
-
-// installInitialKeys derives the Initial keys from the client's first
-// Destination Connection ID (RFC 9001 section 5.2).
-func (c *Conn) installInitialKeys(dcid wire.ConnectionID) error {
-	client, server, err := crypto.NewInitial(dcid.Bytes(), crypto.Version(c.version))
-	if err != nil {
-		return err
-	}
-	sp := c.spaces[spaceInitial]
-	if c.isClient {
-		sp.write, sp.read = client, server
-	} else {
-		sp.write, sp.read = server, client
-	}
-	return nil
 }
 
 // startTLS sets the transport parameters and starts the handshake.

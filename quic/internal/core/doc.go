@@ -79,7 +79,8 @@
 //     authenticated (RFC 9000 section 7.3) and their limits applied;
 //     Initial and Handshake keys are discarded as RFC 9001 section 4.9
 //     says, and the server confirms with HANDSHAKE_DONE. client.go makes
-//     a client's QUICConn; initial.go has PeekInitial. The
+//     a client's QUICConn; initial.go has PeekInitial and gives the
+//     Initial space its keys (RFC 9001 section 5.2). The
 //     handshakeSpeedup (handshake_speedup.go) answers a peer's probe with
 //     the CRYPTO data it misses at once (RFC 9002 section 6.2.3). The
 //     amplification type (amplification.go) holds a server to three

@@ -78,7 +78,7 @@ func (c *Conn) onRetry(now time.Duration, pkt []byte, h *wire.LongHeader) bool {
 		return false
 	}
 	c.cids.peer[0].id = h.SrcConnID
-	if err := c.installInitialKeys(h.SrcConnID); err != nil {
+	if err := c.spaces[spaceInitial].installInitialKeys(h.SrcConnID, c.version, c.isClient); err != nil {
 		c.closeLocal(transportError(wire.CodeInternalError, 0, "Initial keys after Retry: %v", err))
 		return true
 	}

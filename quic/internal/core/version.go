@@ -284,7 +284,7 @@ func (c *Conn) restartWithVersion(now time.Duration, v wire.Version) error {
 	_ = c.tls.Close()
 	*c = *fresh
 	c.streams.c = c
-	if err := c.installInitialKeys(dcid); err != nil {
+	if err := c.spaces[spaceInitial].installInitialKeys(dcid, c.version, c.isClient); err != nil {
 		return err
 	}
 	return c.startTLS(now, newClientTLS(&c.cfg))
@@ -318,7 +318,7 @@ func (c *Conn) checkPeerVersionInfo(p *wire.TransportParameters) error {
 func (c *Conn) switchVersion(v wire.Version) error {
 	c.version = v
 	c.vn.switched = true
-	if err := c.installInitialKeys(c.InitialDestConnID()); err != nil {
+	if err := c.spaces[spaceInitial].installInitialKeys(c.InitialDestConnID(), c.version, c.isClient); err != nil {
 		return err
 	}
 	c.localParams = c.buildLocalParams()
