@@ -244,10 +244,16 @@ func newConn(cfg *Config, now time.Duration, remote netip.AddrPort, isClient boo
 	return c, nil
 }
 
-// startTLS sets the transport parameters and starts the handshake.
+// startTLS sets the transport parameters this endpoint sends and starts
+// the handshake at now.
 func (c *Conn) startTLS(now time.Duration, q *tls.QUICConn) error {
 	c.tls = q
-	c.localParams = c.buildLocalParams()
+	c.localParams = c.cfg.transportParams(&c.cids.local[0], c.isClient)
+	c.localParams.VersionInformation = c.vn.localInfo(c.version)
+	c.fec.addParam(&c.localParams)
+	if !c.isClient {
+		c.retry.addParams(&c.localParams, c.origDCID)
+	}
 	if c.isClient {
 		// A server's wait for the client's: compatible version
 		// negotiation may change them (RFC 9368 section 2.3).

@@ -265,40 +265,6 @@ func (c *Conn) applyPeerParams(now time.Duration, p *wire.TransportParameters) {
 	c.cids.peerLimit = p.ActiveConnectionIDLimit
 }
 
-// buildLocalParams returns the transport parameters this endpoint sends.
-func (c *Conn) buildLocalParams() wire.TransportParameters {
-	p := wire.DefaultTransportParameters()
-	p.MaxIdleTimeoutMs = uint64(c.cfg.IdleTimeout.Milliseconds())
-	// What the driver can receive, not what this endpoint sends: the
-	// peer's path MTU discovery stops there (RFC 9000 section 18.2).
-	p.MaxUDPPayloadSize = uint64(c.cfg.MaxReceiveDatagramSize)
-	p.InitialMaxData = c.flow.recv.limit
-	p.InitialMaxStreamDataBidiLocal = c.cfg.InitialStreamReceiveWindow
-	p.InitialMaxStreamDataBidiRemote = c.cfg.InitialStreamReceiveWindow
-	p.InitialMaxStreamDataUni = c.cfg.InitialStreamReceiveWindow
-	p.InitialMaxStreamsBidi = c.cfg.MaxIncomingStreamsBidi
-	p.InitialMaxStreamsUni = c.cfg.MaxIncomingStreamsUni
-	p.AckDelayExponent = uint64(c.cfg.AckDelayExponent)
-	p.MaxAckDelayMs = uint64((c.cfg.MaxAckDelay + time.Millisecond - 1) / time.Millisecond)
-	p.ActiveConnectionIDLimit = c.cfg.ActiveConnIDLimit
-	p.DisableActiveMigration = true
-	p.VersionInformation = c.vn.localInfo(c.version)
-	scid := c.cids.local[0].id
-	p.InitialSourceConnectionID = &scid
-	c.fec.addParam(&p)
-	if !c.isClient {
-		odcid := c.origDCID
-		p.OriginalDestinationConnectionID = &odcid
-		tok := c.cids.local[0].token
-		p.StatelessResetToken = &tok
-		if c.retry.done {
-			rscid := c.retry.scid
-			p.RetrySourceConnectionID = &rscid
-		}
-	}
-	return p
-}
-
 // onHandshakeDoneFrame handles HANDSHAKE_DONE, which only a server sends
 // (RFC 9000 section 19.20), in a packet received at now.
 func (c *Conn) onHandshakeDoneFrame(now time.Duration) error {

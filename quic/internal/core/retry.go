@@ -142,6 +142,19 @@ func (r *retryState) checkParams(p *wire.TransportParameters, orig wire.Connecti
 	return nil
 }
 
+// addParams puts in a server's transport parameters p the connection IDs
+// the client checks (checkParams): orig, the client's first Destination
+// Connection ID, as original_destination_connection_id, and after a Retry
+// its Source Connection ID as retry_source_connection_id (RFC 9000
+// section 7.3).
+func (r *retryState) addParams(p *wire.TransportParameters, orig wire.ConnectionID) {
+	p.OriginalDestinationConnectionID = &orig
+	if r.done {
+		rscid := r.scid
+		p.RetrySourceConnectionID = &rscid
+	}
+}
+
 // ErrInvalidToken: a client's Initial carried a Retry token that does not
 // validate (expired, or issued to another address or version). The client
 // will not accept another Retry; RFC 9000 section 8.1.2 has the server

@@ -321,7 +321,7 @@ func (c *Conn) switchVersion(v wire.Version) error {
 	if err := c.spaces[spaceInitial].installInitialKeys(c.InitialDestConnID(), c.version, c.isClient); err != nil {
 		return err
 	}
-	c.localParams = c.buildLocalParams()
+	c.localParams.VersionInformation = c.vn.localInfo(c.version)
 	return nil
 }
 
