@@ -1,7 +1,6 @@
 package core
 
 import (
-	"context"
 	"crypto/tls"
 	"fmt"
 	"net/netip"
@@ -32,9 +31,8 @@ type Conn struct {
 	version  wire.Version
 	remote   netip.AddrPort
 
-	tls *tls.QUICConn
-	// released: Release closed tls (release.go).
-	released bool
+	// tls is the TLS handshake (handshake_tls.go).
+	tls tlsHandshake
 
 	spaces   [numSpaces]*pnSpace
 	appRead  *crypto.AppKeys
@@ -245,27 +243,17 @@ func newConn(cfg *Config, now time.Duration, remote netip.AddrPort, isClient boo
 }
 
 // startTLS sets the transport parameters this endpoint sends and starts
-// the handshake at now.
+// the handshake q at now.
 func (c *Conn) startTLS(now time.Duration, q *tls.QUICConn) error {
-	c.tls = q
 	c.localParams = c.cfg.transportParams(&c.cids.local[0], c.isClient)
 	c.localParams.VersionInformation = c.vn.localInfo(c.version)
 	c.fec.addParam(&c.localParams)
 	if !c.isClient {
 		c.retry.addParams(&c.localParams, c.origDCID)
 	}
-	if c.isClient {
-		// A server's wait for the client's: compatible version
-		// negotiation may change them (RFC 9368 section 2.3).
-		raw, err := c.localParams.Append(nil, perspective(c.isClient))
-		if err != nil {
-			return fmt.Errorf("quic core: transport parameters: %w", err)
-		}
-		q.SetTransportParameters(raw)
-	}
-	if err := q.Start(context.Background()); err != nil {
+	if err := c.tls.start(q, &c.localParams, c.isClient); err != nil {
 		c.Release()
-		return fmt.Errorf("quic core: TLS start: %w", err)
+		return err
 	}
 	c.drainTLS(now)
 	if c.state != stateActive {
@@ -308,7 +296,7 @@ func (c *Conn) HandshakeConfirmed() bool { return c.handshakeConfirmed }
 
 // ConnectionState returns the TLS state: negotiated protocol, peer
 // certificates.
-func (c *Conn) ConnectionState() tls.ConnectionState { return c.tls.ConnectionState() }
+func (c *Conn) ConnectionState() tls.ConnectionState { return c.tls.conn.ConnectionState() }
 
 // PeerParams returns the peer's transport parameters, once received.
 func (c *Conn) PeerParams() (wire.TransportParameters, bool) { return c.peerParams, c.hasPeer }

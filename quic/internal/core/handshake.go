@@ -10,20 +10,19 @@ import (
 	"github.com/satquic/satquic/quic/internal/wire"
 )
 
-// drainTLS handles every event crypto/tls's QUICConn has ready at now (RFC
-// 9001 section 4.1.3): new secrets, handshake bytes to send in CRYPTO
-// frames, the peer's transport parameters, session tickets, and the end
-// of the handshake. Each goes to the part of the connection it concerns.
+// drainTLS handles every event TLS has ready at now (RFC 9001 section
+// 4.1.3): new secrets, handshake bytes to send in CRYPTO frames, the
+// peer's transport parameters, session tickets, and the end of the
+// handshake. Each goes to the part of the connection it concerns.
 func (c *Conn) drainTLS(now time.Duration) {
 	for c.state == stateActive {
-		ev := c.tls.NextEvent()
-		switch ev.Kind {
-		case tls.QUICNoEvent:
+		ev, ok := c.tls.nextEvent()
+		if !ok {
 			return
-		case tls.QUICSetReadSecret:
-			c.installSecret(now, ev, false)
-		case tls.QUICSetWriteSecret:
-			c.installSecret(now, ev, true)
+		}
+		switch ev.Kind {
+		case tls.QUICSetReadSecret, tls.QUICSetWriteSecret:
+			c.installSecret(now, ev, ev.Kind == tls.QUICSetWriteSecret)
 		case tls.QUICWriteData:
 			if s, ok := spaceOfLevel(ev.Level); ok {
 				c.spaces[s].cryptoSend.write(ev.Data)
@@ -31,20 +30,30 @@ func (c *Conn) drainTLS(now time.Duration) {
 		case tls.QUICTransportParameters:
 			c.onPeerParams(now, ev.Data)
 		case tls.QUICTransportParametersRequired:
-			raw, err := c.localParams.Append(nil, perspective(c.isClient))
-			if err != nil {
+			if err := c.tls.setTransportParams(&c.localParams, c.isClient); err != nil {
 				c.closeLocal(transportError(wire.CodeInternalError, 0, "transport parameters: %v", err))
-				return
 			}
-			c.tls.SetTransportParameters(raw)
 		case tls.QUICHandshakeDone:
 			c.onHandshakeComplete(now)
 		case tls.QUICErrorEvent:
 			c.closeLocal(tlsError(ev.Err))
 		case tls.QUICResumeSession:
-			c.onResumeSession(ev.SessionState)
+			rtt := c.early.onResumeSession(ev.SessionState, c.isClient, c.cfg.Allow0RTT && !c.vn.switched, c.version, &c.localParams)
+			if rtt > 0 && c.cfg.ResumeRTT && c.stats.PacketsSent == 0 {
+				// Nothing was sent yet: the client starts from the
+				// remembered RTT, or from the configured one if that
+				// fails.
+				if sender, err := newClientSender(&c.cfg, rtt); err == nil {
+					c.sender = sender
+				}
+			}
 		case tls.QUICStoreSession:
-			c.onStoreSession(ev.SessionState)
+			if s := ev.SessionState; s != nil && c.hasPeer && c.cfg.TLS.ClientSessionCache != nil {
+				r := clientResumeInfo(c.version, &c.peerParams, c.sender.RTT())
+				if err := c.tls.storeSession(s, &r); err != nil {
+					c.closeLocal(tlsError(err))
+				}
+			}
 		case tls.QUICRejectedEarlyData:
 			c.onEarlyDataRejected(now)
 		}
@@ -110,7 +119,7 @@ func (c *Conn) onCryptoData(now time.Duration, s recovery.Space) {
 		if data == nil {
 			return
 		}
-		err := c.tls.HandleData(levelOfSpace(s), data)
+		err := c.tls.handleData(s, data)
 		buf.consume(len(data))
 		if err != nil {
 			c.closeLocal(tlsError(err))
@@ -158,7 +167,7 @@ func (c *Conn) onHandshakeComplete(now time.Duration) {
 		c.handshakeDonePend = true
 		c.confirmHandshake(now)
 		if !c.cfg.TLS.SessionTicketsDisabled {
-			if err := c.tls.SendSessionTicket(serverTicketOptions(c.cfg.Allow0RTT, c.version, &c.localParams)); err != nil {
+			if err := c.tls.conn.SendSessionTicket(serverTicketOptions(c.cfg.Allow0RTT, c.version, &c.localParams)); err != nil {
 				c.closeLocal(transportError(wire.CodeInternalError, 0, "session ticket: %v", err))
 			}
 		}

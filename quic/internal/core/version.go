@@ -281,7 +281,7 @@ func (c *Conn) restartWithVersion(now time.Duration, v wire.Version) error {
 	fresh.vn.available = c.vn.available
 	fresh.vn.afterVN = true
 	// The abandoned handshake's goroutine ends with its QUICConn.
-	_ = c.tls.Close()
+	c.tls.release()
 	*c = *fresh
 	c.streams.c = c
 	if err := c.spaces[spaceInitial].installInitialKeys(dcid, c.version, c.isClient); err != nil {
