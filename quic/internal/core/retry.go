@@ -70,9 +70,11 @@ func (r *retryState) accept(pkt []byte, h *wire.LongHeader, local, orig wire.Con
 
 // onRetry handles a Retry packet that arrived at a client at now: once one
 // is accepted, before any other packet from the server, the client keys
-// its Initials with the new connection ID, puts the token in them, and
-// sends its first flight again with fresh loss recovery (RFC 9002 section
-// 6.3); packet numbers go on.
+// its Initials with the new connection ID and puts the token in them. The
+// server processed none of the packets sent so far: loss recovery starts
+// again, with the time to the Retry as its first RTT estimate, and their
+// content is queued again for the first flight (RFC 9002 section 6.3);
+// packet numbers go on.
 func (c *Conn) onRetry(now time.Duration, pkt []byte, h *wire.LongHeader) bool {
 	if !c.isClient || c.stats.PacketsReceived > 0 || !c.retry.accept(pkt, h, c.cids.local[0].id, c.origDCID, c.version) {
 		return false
@@ -82,19 +84,10 @@ func (c *Conn) onRetry(now time.Duration, pkt []byte, h *wire.LongHeader) bool {
 		c.closeLocal(transportError(wire.CodeInternalError, 0, "Initial keys after Retry: %v", err))
 		return true
 	}
-	c.restartRecovery(now)
-	return true
-}
-
-// restartRecovery replaces the loss recovery state after a Retry that
-// arrived at now: the packets sent so far were not processed, so their
-// content is queued again, and the time to the Retry is the first RTT
-// estimate (RFC 9002 section 6.3).
-func (c *Conn) restartRecovery(now time.Duration) {
 	sender, err := newClientSender(&c.cfg, now-c.retry.started)
 	if err != nil {
 		c.closeLocal(transportError(wire.CodeInternalError, 0, "loss recovery after Retry: %v", err))
-		return
+		return true
 	}
 	c.sender = sender
 	for _, s := range []*pnSpace{c.spaces[spaceInitial], c.spaces[spaceApp]} {
@@ -107,6 +100,7 @@ func (c *Conn) restartRecovery(now time.Duration) {
 		s.sent = sentLog{}
 	}
 	c.spaces[spaceInitial].cryptoSend.requeueUnacked()
+	return true
 }
 
 // newClientSender starts a client's loss recovery again from a first RTT
