@@ -106,15 +106,15 @@ func clientResumeInfo(v wire.Version, peer *wire.TransportParameters, rtt *recov
 	return r
 }
 
-// onResumeSession handles the session s a client resumes or a server is
-// asked to resume, with 0-RTT allowed by allow0RTT (Config.Allow0RTT,
-// unless the connection changed its version), at version v. A client
-// takes the remembered parameters for 0-RTT, unless 0-RTT is not allowed
-// or the ticket came from another version, and returns the remembered
-// RTT, for its first estimate (RFC 9002 section 6.2.2; Config.ResumeRTT),
-// or 0; it declines 0-RTT without them. A server declines 0-RTT unless it
-// is allowed and its ticket still holds with the transport parameters
-// local (honorsTicket).
+// onResumeSession takes what a session s remembers, at a client that
+// resumes it or a server asked to resume it, on a connection of version v
+// where allow0RTT is Config.Allow0RTT (false once the version changed). A
+// client takes the server's remembered parameters for 0-RTT data (RFC 9000
+// section 7.4.1) if it is allowed and the ticket is of version v, and
+// declines 0-RTT otherwise; it returns the remembered RTT, 0 if none, its
+// first estimate with Config.ResumeRTT (RFC 9002 section 6.2.2). A server
+// declines 0-RTT unless it is allowed and its ticket still holds with its
+// transport parameters local (honorsTicket).
 func (e *earlyState) onResumeSession(s *tls.SessionState, isClient, allow0RTT bool, v wire.Version, local *wire.TransportParameters) time.Duration {
 	if s == nil {
 		return 0
