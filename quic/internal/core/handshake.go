@@ -43,7 +43,7 @@ func (c *Conn) drainTLS(now time.Duration) {
 				// Nothing was sent yet: the client starts from the
 				// remembered RTT, or from the configured one if that
 				// fails.
-				if sender, err := newClientSender(&c.cfg, rtt); err == nil {
+				if sender, err := newClientSender(&c.cfg, rtt, &c.pmtu); err == nil {
 					c.sender = sender
 				}
 			}

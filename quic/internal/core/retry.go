@@ -84,7 +84,7 @@ func (c *Conn) onRetry(now time.Duration, pkt []byte, h *wire.LongHeader) bool {
 		c.closeLocal(transportError(wire.CodeInternalError, 0, "Initial keys after Retry: %v", err))
 		return true
 	}
-	sender, err := newClientSender(&c.cfg, now-c.retry.started)
+	sender, err := newClientSender(&c.cfg, now-c.retry.started, &c.pmtu)
 	if err != nil {
 		c.closeLocal(transportError(wire.CodeInternalError, 0, "loss recovery after Retry: %v", err))
 		return true
@@ -104,13 +104,20 @@ func (c *Conn) onRetry(now time.Duration, pkt []byte, h *wire.LongHeader) bool {
 }
 
 // newClientSender starts a client's loss recovery again from a first RTT
-// estimate, when it is positive, in place of the configured one.
-func newClientSender(cfg *Config, initialRTT time.Duration) (*recovery.Sender, error) {
+// estimate, when it is positive, in place of the configured one. Like the
+// first Sender, it reports the fate of each packet to observer, the path
+// MTU search, which otherwise never learns of its probes.
+func newClientSender(cfg *Config, initialRTT time.Duration, observer recovery.PacketObserver) (*recovery.Sender, error) {
 	rc := cfg.recoveryConfig(false)
 	if initialRTT > 0 {
 		rc.InitialRTT = initialRTT
 	}
-	return recovery.New(rc)
+	s, err := recovery.New(rc)
+	if err != nil {
+		return nil, err
+	}
+	s.SetPacketObserver(observer)
+	return s, nil
 }
 
 // checkParams checks the connection IDs that the server's transport
