@@ -118,7 +118,7 @@ func (c *Conn) Close(now time.Duration, code uint64, reason string) {
 	}
 	f := wire.ConnectionCloseFrame{IsApplicationError: true, ErrorCode: code, ReasonPhrase: truncateReason(reason)}
 	c.enterClosing(f, &ConnError{Application: true, Code: code, Reason: reason})
-	c.closing.startAt(now, c.pto())
+	c.closing.startAt(now, probeTimeout(c.sender.RTT()))
 }
 
 // closeLocal closes the connection for a transport error this endpoint
@@ -167,7 +167,7 @@ func (c *Conn) end(next connState, err error) {
 
 // closingDatagram returns the CONNECTION_CLOSE datagram if it is due.
 func (c *Conn) closingDatagram(now time.Duration, buf []byte) ([]byte, bool) {
-	pkt, ok := c.closing.take(now, c.pto(), c.amp.budget())
+	pkt, ok := c.closing.take(now, probeTimeout(c.sender.RTT()), c.amp.budget())
 	if !ok {
 		return nil, false
 	}

@@ -27,7 +27,7 @@ func TestCloseApplication(t *testing.T) {
 	}
 	closedAt := p.now
 	// Each end's closing or draining period follows its own estimate.
-	pto := max(p.client.pto(), p.server.pto())
+	pto := max(probeTimeout(p.client.sender.RTT()), probeTimeout(p.server.sender.RTT()))
 	p.mustRun(func() bool { return p.client.Closed() && p.server.Closed() }, p.now+10*time.Second)
 	// Closing and draining last three PTOs (RFC 9000 section 10.2).
 	if p.now > closedAt+3*pto+5*time.Millisecond {
@@ -192,7 +192,7 @@ func TestCloseAfterIdle(t *testing.T) {
 	if _, ok := p.client.NextDatagram(later, nil); !ok {
 		t.Fatal("no CONNECTION_CLOSE after a second of idleness")
 	}
-	if at, ok := p.client.NextTimer(later); p.client.Closed() || !ok || at < later+3*p.client.pto() {
+	if at, ok := p.client.NextTimer(later); p.client.Closed() || !ok || at < later+3*probeTimeout(p.client.sender.RTT()) {
 		t.Errorf("closing period ends at %v (closed %v), want 3 PTOs after %v", at, p.client.Closed(), later)
 	}
 }

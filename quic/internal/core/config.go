@@ -333,3 +333,35 @@ func (c *Config) tlsConfig() *tls.Config {
 	}
 	return t
 }
+
+// transportParams are the transport parameters of an endpoint with this
+// configuration, its defaults filled in, whose first connection ID is
+// first (RFC 9000 section 18.2): its limits, and first as
+// initial_source_connection_id, which the peer authenticates (section
+// 7.3); a server's carry first's stateless reset token too. The
+// connection adds its version information, its FEC offer and, at a
+// server, the client's connection IDs (retryState.addParams).
+func (c *Config) transportParams(first *localCID, isClient bool) wire.TransportParameters {
+	p := wire.DefaultTransportParameters()
+	p.MaxIdleTimeoutMs = uint64(c.IdleTimeout.Milliseconds())
+	// What the driver can receive, not what this endpoint sends: the
+	// peer's path MTU discovery stops there (RFC 9000 section 18.2).
+	p.MaxUDPPayloadSize = uint64(c.MaxReceiveDatagramSize)
+	p.InitialMaxData = c.InitialConnReceiveWindow
+	p.InitialMaxStreamDataBidiLocal = c.InitialStreamReceiveWindow
+	p.InitialMaxStreamDataBidiRemote = c.InitialStreamReceiveWindow
+	p.InitialMaxStreamDataUni = c.InitialStreamReceiveWindow
+	p.InitialMaxStreamsBidi = c.MaxIncomingStreamsBidi
+	p.InitialMaxStreamsUni = c.MaxIncomingStreamsUni
+	p.AckDelayExponent = uint64(c.AckDelayExponent)
+	p.MaxAckDelayMs = uint64((c.MaxAckDelay + time.Millisecond - 1) / time.Millisecond)
+	p.ActiveConnectionIDLimit = c.ActiveConnIDLimit
+	p.DisableActiveMigration = true
+	scid := first.id
+	p.InitialSourceConnectionID = &scid
+	if !isClient {
+		tok := first.token
+		p.StatelessResetToken = &tok
+	}
+	return p
+}

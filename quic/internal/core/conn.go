@@ -1,7 +1,6 @@
 package core
 
 import (
-	"context"
 	"crypto/tls"
 	"fmt"
 	"net/netip"
@@ -32,9 +31,8 @@ type Conn struct {
 	version  wire.Version
 	remote   netip.AddrPort
 
-	tls *tls.QUICConn
-	// released: Release closed tls (release.go).
-	released bool
+	// tls is the TLS handshake (handshake_tls.go).
+	tls tlsHandshake
 
 	spaces   [numSpaces]*pnSpace
 	appRead  *crypto.AppKeys
@@ -150,9 +148,7 @@ func NewClientConn(cfg *Config, now time.Duration, remote netip.AddrPort) (*Conn
 	if err != nil {
 		return nil, err
 	}
-	// RFC 9000 section 7.2: the first Destination Connection ID is
-	// unpredictable and at least 8 bytes long.
-	dcid, err := c.randomConnID(max(8, c.cfg.ConnIDLen))
+	dcid, err := firstDestConnID(&c.cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -162,7 +158,7 @@ func NewClientConn(cfg *Config, now time.Duration, remote netip.AddrPort) (*Conn
 		return nil, err
 	}
 	c.retry.takeStoredToken(&c.cfg, c.remote)
-	if err := c.installInitialKeys(dcid); err != nil {
+	if err := c.spaces[spaceInitial].installInitialKeys(dcid, c.version, c.isClient); err != nil {
 		return nil, err
 	}
 	if err := c.startTLS(now, newClientTLS(&c.cfg)); err != nil {
@@ -198,7 +194,7 @@ func NewServerConn(cfg *Config, now time.Duration, p ServerParams) (*Conn, error
 	if err := c.cids.initServer(&c.cfg, &c.events); err != nil {
 		return nil, err
 	}
-	if err := c.installInitialKeys(c.InitialDestConnID()); err != nil {
+	if err := c.spaces[spaceInitial].installInitialKeys(c.InitialDestConnID(), c.version, c.isClient); err != nil {
 		return nil, err
 	}
 	// Session events let the server decline 0-RTT (resume.go).
@@ -248,38 +244,18 @@ func newConn(cfg *Config, now time.Duration, remote netip.AddrPort, isClient boo
 	return c, nil
 }
 
-// installInitialKeys derives the Initial keys from the client's first
-// Destination Connection ID (RFC 9001 section 5.2).
-func (c *Conn) installInitialKeys(dcid wire.ConnectionID) error {
-	client, server, err := crypto.NewInitial(dcid.Bytes(), crypto.Version(c.version))
-	if err != nil {
-		return err
-	}
-	sp := c.spaces[spaceInitial]
-	if c.isClient {
-		sp.write, sp.read = client, server
-	} else {
-		sp.write, sp.read = server, client
-	}
-	return nil
-}
-
-// startTLS sets the transport parameters and starts the handshake.
+// startTLS sets the transport parameters this endpoint sends and starts
+// the handshake q at now.
 func (c *Conn) startTLS(now time.Duration, q *tls.QUICConn) error {
-	c.tls = q
-	c.localParams = c.buildLocalParams()
-	if c.isClient {
-		// A server's wait for the client's: compatible version
-		// negotiation may change them (RFC 9368 section 2.3).
-		raw, err := c.localParams.Append(nil, c.perspective())
-		if err != nil {
-			return fmt.Errorf("quic core: transport parameters: %w", err)
-		}
-		q.SetTransportParameters(raw)
+	c.localParams = c.cfg.transportParams(&c.cids.local[0], c.isClient)
+	c.localParams.VersionInformation = c.vn.localInfo(c.version)
+	c.fec.addParam(&c.localParams)
+	if !c.isClient {
+		c.retry.addParams(&c.localParams, c.origDCID)
 	}
-	if err := q.Start(context.Background()); err != nil {
+	if err := c.tls.start(q, &c.localParams, c.isClient); err != nil {
 		c.Release()
-		return fmt.Errorf("quic core: TLS start: %w", err)
+		return err
 	}
 	c.drainTLS(now)
 	if c.state != stateActive {
@@ -290,17 +266,21 @@ func (c *Conn) startTLS(now time.Duration, q *tls.QUICConn) error {
 	return nil
 }
 
-// perspective is this endpoint's role for transport parameters.
-func (c *Conn) perspective() wire.Perspective {
-	if c.isClient {
+// perspective is the role of a client or a server for transport
+// parameters: who sends them decides which are allowed (RFC 9000 section
+// 18.2).
+func perspective(isClient bool) wire.Perspective {
+	if isClient {
 		return wire.PerspectiveClient
 	}
 	return wire.PerspectiveServer
 }
 
-// randomConnID draws a connection ID of n bytes from the configured source.
-func (c *Conn) randomConnID(n int) (wire.ConnectionID, error) {
-	return drawConnID(c.cfg.Rand, n)
+// firstDestConnID draws a client's first Destination Connection ID from
+// cfg.Rand: unpredictable and at least 8 bytes long (RFC 9000 section
+// 7.2), whatever length cfg gives the IDs the client issues.
+func firstDestConnID(cfg *Config) (wire.ConnectionID, error) {
+	return drawConnID(cfg.Rand, max(8, cfg.ConnIDLen))
 }
 
 // IsClient reports the connection's role.
@@ -318,7 +298,7 @@ func (c *Conn) HandshakeConfirmed() bool { return c.handshakeConfirmed }
 
 // ConnectionState returns the TLS state: negotiated protocol, peer
 // certificates.
-func (c *Conn) ConnectionState() tls.ConnectionState { return c.tls.ConnectionState() }
+func (c *Conn) ConnectionState() tls.ConnectionState { return c.tls.conn.ConnectionState() }
 
 // PeerParams returns the peer's transport parameters, once received.
 func (c *Conn) PeerParams() (wire.TransportParameters, bool) { return c.peerParams, c.hasPeer }
@@ -339,9 +319,10 @@ func (c *Conn) Closed() bool { return c.state == stateClosed }
 // Err returns why the connection closed, or nil while it is active.
 func (c *Conn) Err() error { return c.closing.err }
 
-// pto is the current probe timeout without backoff (RFC 9002 section
-// 6.2.1), used for the closing, draining and idle periods.
-func (c *Conn) pto() time.Duration {
-	rtt := c.sender.RTT()
+// probeTimeout is the probe timeout of the RTT estimates rtt, without
+// backoff (RFC 9002 section 6.2.1): the unit of the closing, draining and
+// idle periods, the key update and 0-RTT key discard delays and the ECN
+// test.
+func probeTimeout(rtt *recovery.RTTStats) time.Duration {
 	return rtt.SmoothedRTT() + max(4*rtt.RTTVar(), time.Millisecond) + rtt.MaxAckDelay()
 }

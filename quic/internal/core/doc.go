@@ -72,20 +72,24 @@
 //   - drive.go is the driver's side of the calling protocol (Datagram,
 //     Step, NextDatagram); timers.go gathers the deadlines of every
 //     component into NextTimer and runs the due ones in HandleTimer.
-//   - handshake.go drives crypto/tls's QUICConn and hands each of its
-//     events to the part it concerns: secrets become packet protection
+//   - handshake.go dispatches the events of the TLS handshake (a
+//     tlsHandshake, handshake_tls.go, owns crypto/tls's QUICConn, feeds
+//     it CRYPTO data and reports its events) to the part each concerns,
+//     as RFC 9001 section 4.1.3 says: secrets become packet protection
 //     keys (package crypto), CRYPTO data flows per encryption level, the
 //     peer's transport parameters are parsed, their connection IDs
 //     authenticated (RFC 9000 section 7.3) and their limits applied;
 //     Initial and Handshake keys are discarded as RFC 9001 section 4.9
 //     says, and the server confirms with HANDSHAKE_DONE. client.go makes
-//     a client's QUICConn; initial.go has PeekInitial. The
+//     a client's QUICConn; initial.go has PeekInitial and gives the
+//     Initial space its keys (RFC 9001 section 5.2). The
 //     handshakeSpeedup (handshake_speedup.go) answers a peer's probe with
 //     the CRYPTO data it misses at once (RFC 9002 section 6.2.3). The
 //     amplification type (amplification.go) holds a server to three
 //     times what it received until the client's address is validated
 //     (RFC 9000 section 8.1). release.go ends the TLS handshake's
-//     goroutine.
+//     goroutine. config.go gives the transport parameters an endpoint
+//     sends.
 //   - The receive path has a file per stage, in the order a datagram
 //     goes through them, each saying at its top what it does and what
 //     comes next: receive.go takes a datagram, counts it and splits its
@@ -163,8 +167,9 @@
 //     handshake is confirmed, a client keeps the token in the TokenStore
 //     for its next connection.
 //   - resume.go: session tickets carry the server's transport parameters
-//     and the smoothed RTT (Config.ResumeRTT); a server declines 0-RTT on
-//     a ticket whose limits it no longer honors. early.go: the earlyState
+//     and the smoothed RTT (Config.ResumeRTT); the earlyState takes them
+//     from a resumed session or, at a server, declines 0-RTT on a ticket
+//     whose limits it no longer honors. early.go: the earlyState
 //     holds the 0-RTT keys, the remembered limits its data stays within
 //     (RFC 9000 section 7.4.1), acceptance and rejection (the 0-RTT
 //     packets' content then goes again in 1-RTT ones), the discard of a

@@ -145,7 +145,7 @@ func (e *ecnState) onSent(now time.Duration, s recovery.Space, rec *sentPacket, 
 	e.marked++
 	if e.state == ECNTesting {
 		if e.testSent == 0 {
-			e.testEnd = now + ecnTestPTOs*e.c.pto()
+			e.testEnd = now + ecnTestPTOs*probeTimeout(e.c.sender.RTT())
 		}
 		e.testSent++
 	}

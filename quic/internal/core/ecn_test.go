@@ -125,7 +125,7 @@ func TestECNTestingPeriod(t *testing.T) {
 // were sent.
 func TestECNTestingPeriodTime(t *testing.T) {
 	h := newECNHarness(t)
-	pto := h.c.pto()
+	pto := probeTimeout(h.c.sender.RTT())
 	h.send(0, 2)
 	if cps := h.send(3*pto-time.Microsecond, 1); cps[0] != ecn.ECT0 {
 		t.Fatalf("marked %v before three PTOs", cps[0])

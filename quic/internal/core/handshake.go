@@ -10,20 +10,19 @@ import (
 	"github.com/satquic/satquic/quic/internal/wire"
 )
 
-// drainTLS handles every event crypto/tls's QUICConn has ready at now (RFC
-// 9001 section 4.1.3): new secrets, handshake bytes to send in CRYPTO
-// frames, the peer's transport parameters, session tickets, and the end
-// of the handshake. Each goes to the part of the connection it concerns.
+// drainTLS handles every event TLS has ready at now (RFC 9001 section
+// 4.1.3): new secrets, handshake bytes to send in CRYPTO frames, the
+// peer's transport parameters, session tickets, and the end of the
+// handshake. Each goes to the part of the connection it concerns.
 func (c *Conn) drainTLS(now time.Duration) {
 	for c.state == stateActive {
-		ev := c.tls.NextEvent()
-		switch ev.Kind {
-		case tls.QUICNoEvent:
+		ev, ok := c.tls.nextEvent()
+		if !ok {
 			return
-		case tls.QUICSetReadSecret:
-			c.installSecret(now, ev, false)
-		case tls.QUICSetWriteSecret:
-			c.installSecret(now, ev, true)
+		}
+		switch ev.Kind {
+		case tls.QUICSetReadSecret, tls.QUICSetWriteSecret:
+			c.installSecret(now, ev, ev.Kind == tls.QUICSetWriteSecret)
 		case tls.QUICWriteData:
 			if s, ok := spaceOfLevel(ev.Level); ok {
 				c.spaces[s].cryptoSend.write(ev.Data)
@@ -31,20 +30,30 @@ func (c *Conn) drainTLS(now time.Duration) {
 		case tls.QUICTransportParameters:
 			c.onPeerParams(now, ev.Data)
 		case tls.QUICTransportParametersRequired:
-			raw, err := c.localParams.Append(nil, c.perspective())
-			if err != nil {
+			if err := c.tls.setTransportParams(&c.localParams, c.isClient); err != nil {
 				c.closeLocal(transportError(wire.CodeInternalError, 0, "transport parameters: %v", err))
-				return
 			}
-			c.tls.SetTransportParameters(raw)
 		case tls.QUICHandshakeDone:
 			c.onHandshakeComplete(now)
 		case tls.QUICErrorEvent:
 			c.closeLocal(tlsError(ev.Err))
 		case tls.QUICResumeSession:
-			c.onResumeSession(ev.SessionState)
+			rtt := c.early.onResumeSession(ev.SessionState, c.isClient, c.cfg.Allow0RTT && !c.vn.switched, c.version, &c.localParams)
+			if rtt > 0 && c.cfg.ResumeRTT && c.stats.PacketsSent == 0 {
+				// Nothing was sent yet: the client starts from the
+				// remembered RTT, or from the configured one if that
+				// fails.
+				if sender, err := newClientSender(&c.cfg, rtt, &c.pmtu); err == nil {
+					c.sender = sender
+				}
+			}
 		case tls.QUICStoreSession:
-			c.onStoreSession(ev.SessionState)
+			if s := ev.SessionState; s != nil && c.hasPeer && c.cfg.TLS.ClientSessionCache != nil {
+				r := clientResumeInfo(c.version, &c.peerParams, c.sender.RTT())
+				if err := c.tls.storeSession(s, &r); err != nil {
+					c.closeLocal(tlsError(err))
+				}
+			}
 		case tls.QUICRejectedEarlyData:
 			c.onEarlyDataRejected(now)
 		}
@@ -110,7 +119,7 @@ func (c *Conn) onCryptoData(now time.Duration, s recovery.Space) {
 		if data == nil {
 			return
 		}
-		err := c.tls.HandleData(levelOfSpace(s), data)
+		err := c.tls.handleData(s, data)
 		buf.consume(len(data))
 		if err != nil {
 			c.closeLocal(tlsError(err))
@@ -158,7 +167,7 @@ func (c *Conn) onHandshakeComplete(now time.Duration) {
 		c.handshakeDonePend = true
 		c.confirmHandshake(now)
 		if !c.cfg.TLS.SessionTicketsDisabled {
-			if err := c.tls.SendSessionTicket(serverTicketOptions(c.cfg.Allow0RTT, c.version, &c.localParams)); err != nil {
+			if err := c.tls.conn.SendSessionTicket(serverTicketOptions(c.cfg.Allow0RTT, c.version, &c.localParams)); err != nil {
 				c.closeLocal(transportError(wire.CodeInternalError, 0, "session ticket: %v", err))
 			}
 		}
@@ -206,11 +215,7 @@ func (c *Conn) dropSpace(now time.Duration, s recovery.Space) {
 // onPeerParams parses, authenticates and applies the peer's transport
 // parameters, received at now (RFC 9000 sections 7.3, 7.4 and 18).
 func (c *Conn) onPeerParams(now time.Duration, raw []byte) {
-	sender := wire.PerspectiveServer
-	if !c.isClient {
-		sender = wire.PerspectiveClient
-	}
-	p, err := wire.ParseTransportParameters(raw, sender)
+	p, err := wire.ParseTransportParameters(raw, perspective(!c.isClient))
 	if err == nil {
 		err = checkInitialSourceConnID(&p, c.cids.peerInitialSCID)
 	}
@@ -267,40 +272,6 @@ func (c *Conn) applyPeerParams(now time.Duration, p *wire.TransportParameters) {
 		c.cids.setPeerResetToken(*p.StatelessResetToken)
 	}
 	c.cids.peerLimit = p.ActiveConnectionIDLimit
-}
-
-// buildLocalParams returns the transport parameters this endpoint sends.
-func (c *Conn) buildLocalParams() wire.TransportParameters {
-	p := wire.DefaultTransportParameters()
-	p.MaxIdleTimeoutMs = uint64(c.cfg.IdleTimeout.Milliseconds())
-	// What the driver can receive, not what this endpoint sends: the
-	// peer's path MTU discovery stops there (RFC 9000 section 18.2).
-	p.MaxUDPPayloadSize = uint64(c.cfg.MaxReceiveDatagramSize)
-	p.InitialMaxData = c.flow.recv.limit
-	p.InitialMaxStreamDataBidiLocal = c.cfg.InitialStreamReceiveWindow
-	p.InitialMaxStreamDataBidiRemote = c.cfg.InitialStreamReceiveWindow
-	p.InitialMaxStreamDataUni = c.cfg.InitialStreamReceiveWindow
-	p.InitialMaxStreamsBidi = c.cfg.MaxIncomingStreamsBidi
-	p.InitialMaxStreamsUni = c.cfg.MaxIncomingStreamsUni
-	p.AckDelayExponent = uint64(c.cfg.AckDelayExponent)
-	p.MaxAckDelayMs = uint64((c.cfg.MaxAckDelay + time.Millisecond - 1) / time.Millisecond)
-	p.ActiveConnectionIDLimit = c.cfg.ActiveConnIDLimit
-	p.DisableActiveMigration = true
-	p.VersionInformation = c.vn.localInfo(c.version)
-	scid := c.cids.local[0].id
-	p.InitialSourceConnectionID = &scid
-	c.fec.addParam(&p)
-	if !c.isClient {
-		odcid := c.origDCID
-		p.OriginalDestinationConnectionID = &odcid
-		tok := c.cids.local[0].token
-		p.StatelessResetToken = &tok
-		if c.retry.done {
-			rscid := c.retry.scid
-			p.RetrySourceConnectionID = &rscid
-		}
-	}
-	return p
 }
 
 // onHandshakeDoneFrame handles HANDSHAKE_DONE, which only a server sends

@@ -3,6 +3,7 @@ package core
 import (
 	"fmt"
 
+	"github.com/satquic/satquic/quic/internal/crypto"
 	"github.com/satquic/satquic/quic/internal/wire"
 )
 
@@ -37,4 +38,21 @@ func PeekInitial(datagram []byte) (InitialInfo, error) {
 		return InitialInfo{}, fmt.Errorf("quic core: %d-byte destination connection ID: %w", h.DstConnID.Len(), wire.ErrConnectionIDLen)
 	}
 	return InitialInfo{Version: h.Version, DstConnID: h.DstConnID, SrcConnID: h.SrcConnID, Token: h.Token}, nil
+}
+
+// installInitialKeys gives the Initial space sp the keys derived from
+// dcid, the Destination Connection ID of the client's Initial packets,
+// with version v's salt (RFC 9001 section 5.2): one side's write keys are
+// the other's read keys.
+func (sp *pnSpace) installInitialKeys(dcid wire.ConnectionID, v wire.Version, isClient bool) error {
+	client, server, err := crypto.NewInitial(dcid.Bytes(), crypto.Version(v))
+	if err != nil {
+		return err
+	}
+	if isClient {
+		sp.write, sp.read = client, server
+	} else {
+		sp.write, sp.read = server, client
+	}
+	return nil
 }

@@ -108,7 +108,7 @@ func (c *Conn) maybeStartKeyUpdate(now time.Duration) {
 	if !c.handshakeConfirmed || c.appWrite == nil || !c.ku.due(c.appWrite, c.cfg.KeyUpdateInterval) {
 		return
 	}
-	if err := c.ku.start(now, c.pto(), c.appWrite, c.appRead); err != nil {
+	if err := c.ku.start(now, probeTimeout(c.sender.RTT()), c.appWrite, c.appRead); err != nil {
 		c.closeLocal(asTransportError(err))
 	}
 }

@@ -58,11 +58,11 @@ func (c *Conn) openShort(now time.Duration, pkt []byte, pnOffset int, dcid wire.
 		c.stats.PacketsDuplicate++
 		return true
 	}
-	if err := c.ku.onOpened(now, c.pto(), c.appRead, c.appWrite, gen, pn); err != nil {
+	if err := c.ku.onOpened(now, probeTimeout(c.sender.RTT()), c.appRead, c.appWrite, gen, pn); err != nil {
 		c.closeLocal(asTransportError(err))
 		return true
 	}
-	c.early.onOneRTTReceived(now, c.pto())
+	c.early.onOneRTTReceived(now, probeTimeout(c.sender.RTT()))
 	return c.onOpened(now, spaceApp, wire.PacketType1RTT, pn, pkt[0], payload, dcid)
 }
 

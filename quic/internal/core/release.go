@@ -9,13 +9,7 @@ package core
 // is idempotent. Only ConnectionState, Stats and the stream read calls
 // remain usable afterwards.
 func (c *Conn) Release() {
-	if c.released {
-		return
-	}
-	c.released = true
-	if c.tls != nil {
-		_ = c.tls.Close()
-	}
+	c.tls.release()
 }
 
 // setClosed ends the connection: nothing more is sent, received or timed,

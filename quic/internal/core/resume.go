@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"time"
 
+	"github.com/satquic/satquic/quic/internal/recovery"
 	"github.com/satquic/satquic/quic/internal/wire"
 )
 
@@ -94,49 +95,43 @@ func withoutTag(extra [][]byte, tag []byte) [][]byte {
 	return out
 }
 
-// onStoreSession completes a client's session ticket with the resumption
-// entry and stores it in the TLS ClientSessionCache.
-func (c *Conn) onStoreSession(s *tls.SessionState) {
-	if s == nil || !c.hasPeer || c.cfg.TLS.ClientSessionCache == nil {
-		return
-	}
-	r := resumeInfo{version: c.version, params: c.peerParams}
-	if rtt := c.sender.RTT(); rtt.HasSample() {
+// clientResumeInfo is the resumption entry of a client's session ticket
+// from a server of version v: its transport parameters peer and, once
+// measured, the smoothed RTT of rtt.
+func clientResumeInfo(v wire.Version, peer *wire.TransportParameters, rtt *recovery.RTTStats) resumeInfo {
+	r := resumeInfo{version: v, params: *peer}
+	if rtt.HasSample() {
 		r.rtt = rtt.SmoothedRTT()
 	}
-	s.Extra = append(withoutTag(s.Extra, extraTagClient), appendResumeInfo(extraTagClient, &r))
-	if err := c.tls.StoreSession(s); err != nil {
-		c.closeLocal(tlsError(err))
-	}
+	return r
 }
 
-// onResumeSession handles the session a client resumes or a server is
-// asked to resume. A client takes the remembered parameters for 0-RTT and,
-// with Config.ResumeRTT, the remembered RTT as its first estimate (RFC
-// 9002 section 6.2.2; nothing was sent yet); it declines 0-RTT unless
-// Config.Allow0RTT and the entry allow it. A server declines 0-RTT unless
-// Config.Allow0RTT, and unless its ticket still holds (honorsTicket).
-func (c *Conn) onResumeSession(s *tls.SessionState) {
+// onResumeSession takes what a session s remembers, at a client that
+// resumes it or a server asked to resume it, on a connection of version v
+// where allow0RTT is Config.Allow0RTT (false once the version changed). A
+// client takes the server's remembered parameters for 0-RTT data (RFC 9000
+// section 7.4.1) if it is allowed and the ticket is of version v, and
+// declines 0-RTT otherwise; it returns the remembered RTT, 0 if none, its
+// first estimate with Config.ResumeRTT (RFC 9002 section 6.2.2). A server
+// declines 0-RTT unless it is allowed and its ticket still holds with its
+// transport parameters local (honorsTicket).
+func (e *earlyState) onResumeSession(s *tls.SessionState, isClient, allow0RTT bool, v wire.Version, local *wire.TransportParameters) time.Duration {
 	if s == nil {
-		return
+		return 0
 	}
-	if !c.isClient {
-		if !c.cfg.Allow0RTT || c.vn.switched || !honorsTicket(s.Extra, c.version, &c.localParams) {
+	if !isClient {
+		if !allow0RTT || !honorsTicket(s.Extra, v, local) {
 			s.EarlyData = false
 		}
-		return
+		return 0
 	}
 	r, ok := findResumeInfo(s.Extra, extraTagClient)
-	if ok && c.cfg.ResumeRTT && r.rtt > 0 && c.stats.PacketsSent == 0 {
-		if sender, err := newClientSender(&c.cfg, r.rtt); err == nil {
-			c.sender = sender
-		} // else the configured initial RTT stays
-	}
-	if !ok || !c.cfg.Allow0RTT || r.version != c.version {
+	if !ok || !allow0RTT || r.version != v {
 		s.EarlyData = false
-		return
+		return r.rtt
 	}
-	c.early.params, c.early.haveParams = r.params, true
+	e.params, e.haveParams = r.params, true
+	return r.rtt
 }
 
 // honorsTicket reports whether a server can accept 0-RTT data on the

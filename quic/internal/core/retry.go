@@ -70,31 +70,24 @@ func (r *retryState) accept(pkt []byte, h *wire.LongHeader, local, orig wire.Con
 
 // onRetry handles a Retry packet that arrived at a client at now: once one
 // is accepted, before any other packet from the server, the client keys
-// its Initials with the new connection ID, puts the token in them, and
-// sends its first flight again with fresh loss recovery (RFC 9002 section
-// 6.3); packet numbers go on.
+// its Initials with the new connection ID and puts the token in them. The
+// server processed none of the packets sent so far: loss recovery starts
+// again, with the time to the Retry as its first RTT estimate, and their
+// content is queued again for the first flight (RFC 9002 section 6.3);
+// packet numbers go on.
 func (c *Conn) onRetry(now time.Duration, pkt []byte, h *wire.LongHeader) bool {
 	if !c.isClient || c.stats.PacketsReceived > 0 || !c.retry.accept(pkt, h, c.cids.local[0].id, c.origDCID, c.version) {
 		return false
 	}
 	c.cids.peer[0].id = h.SrcConnID
-	if err := c.installInitialKeys(h.SrcConnID); err != nil {
+	if err := c.spaces[spaceInitial].installInitialKeys(h.SrcConnID, c.version, c.isClient); err != nil {
 		c.closeLocal(transportError(wire.CodeInternalError, 0, "Initial keys after Retry: %v", err))
 		return true
 	}
-	c.restartRecovery(now)
-	return true
-}
-
-// restartRecovery replaces the loss recovery state after a Retry that
-// arrived at now: the packets sent so far were not processed, so their
-// content is queued again, and the time to the Retry is the first RTT
-// estimate (RFC 9002 section 6.3).
-func (c *Conn) restartRecovery(now time.Duration) {
-	sender, err := newClientSender(&c.cfg, now-c.retry.started)
+	sender, err := newClientSender(&c.cfg, now-c.retry.started, &c.pmtu)
 	if err != nil {
 		c.closeLocal(transportError(wire.CodeInternalError, 0, "loss recovery after Retry: %v", err))
-		return
+		return true
 	}
 	c.sender = sender
 	for _, s := range []*pnSpace{c.spaces[spaceInitial], c.spaces[spaceApp]} {
@@ -107,16 +100,24 @@ func (c *Conn) restartRecovery(now time.Duration) {
 		s.sent = sentLog{}
 	}
 	c.spaces[spaceInitial].cryptoSend.requeueUnacked()
+	return true
 }
 
 // newClientSender starts a client's loss recovery again from a first RTT
-// estimate, when it is positive, in place of the configured one.
-func newClientSender(cfg *Config, initialRTT time.Duration) (*recovery.Sender, error) {
+// estimate, when it is positive, in place of the configured one. Like the
+// first Sender, it reports the fate of each packet to observer, the path
+// MTU search, which otherwise never learns of its probes.
+func newClientSender(cfg *Config, initialRTT time.Duration, observer recovery.PacketObserver) (*recovery.Sender, error) {
 	rc := cfg.recoveryConfig(false)
 	if initialRTT > 0 {
 		rc.InitialRTT = initialRTT
 	}
-	return recovery.New(rc)
+	s, err := recovery.New(rc)
+	if err != nil {
+		return nil, err
+	}
+	s.SetPacketObserver(observer)
+	return s, nil
 }
 
 // checkParams checks the connection IDs that the server's transport
@@ -140,6 +141,19 @@ func (r *retryState) checkParams(p *wire.TransportParameters, orig wire.Connecti
 		return transportError(wire.CodeTransportParameterError, 0, "retry_source_connection_id %v, the Retry came from %v", *got, r.scid)
 	}
 	return nil
+}
+
+// addParams puts in a server's transport parameters p the connection IDs
+// the client checks (checkParams): orig, the client's first Destination
+// Connection ID, as original_destination_connection_id, and after a Retry
+// its Source Connection ID as retry_source_connection_id (RFC 9000
+// section 7.3).
+func (r *retryState) addParams(p *wire.TransportParameters, orig wire.ConnectionID) {
+	p.OriginalDestinationConnectionID = &orig
+	if r.done {
+		rscid := r.scid
+		p.RetrySourceConnectionID = &rscid
+	}
 }
 
 // ErrInvalidToken: a client's Initial carried a Retry token that does not

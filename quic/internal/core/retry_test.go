@@ -321,3 +321,43 @@ func TestRetryIgnored(t *testing.T) {
 		t.Fatalf("Initial after Retry: %+v %v", info2, err)
 	}
 }
+
+// TestRestartedRecoveryProbesPMTU: a client whose loss recovery starts
+// again, after a Retry or from the RTT of a resumed session, still learns
+// the fate of its path MTU probes: one acknowledged probe raises its
+// datagram size, as on a connection that kept its first loss recovery.
+func TestRestartedRecoveryProbesPMTU(t *testing.T) {
+	const delay = 10 * time.Millisecond
+	cases := []struct {
+		name      string
+		pair      func(t *testing.T) *pair
+		restarted func(c *Conn) bool
+	}{
+		{"Retry", func(t *testing.T) *pair {
+			ccfg, scfg := testConfigs(t, 94)
+			p := newPair(t, ccfg, scfg, delay)
+			p.listen = retryListener(t, p, newValidator(t, 94, 10*time.Second))
+			return p
+		}, func(c *Conn) bool { return c.retry.done }},
+		{"ResumeRTT", func(t *testing.T) *pair {
+			ccfg, scfg := resumeConfigs(t, 95)
+			ccfg.ResumeRTT = true
+			primeSession(t, ccfg, scfg, delay)
+			return newPair(t, ccfg, scfg, delay)
+		}, func(c *Conn) bool { return c.Stats().SmoothedRTT != c.cfg.Recovery.InitialRTT }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := tc.pair(t)
+			p.mustRun(p.confirmed, 5*time.Second)
+			if !tc.restarted(p.client) {
+				t.Fatal("the client's loss recovery did not start again")
+			}
+			err := p.run(p.pmtuSettled, p.now+5*time.Second)
+			st := p.client.Stats().PathMTU
+			if err != nil || st.MaxDatagramSize != DefaultMaxProbeDatagramSize || st.ProbesSent != 1 || st.ProbesLost != 0 {
+				t.Errorf("client's path MTU %+v (%v), want %d after one probe", st, err, DefaultMaxProbeDatagramSize)
+			}
+		})
+	}
+}

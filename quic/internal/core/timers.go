@@ -25,10 +25,10 @@ func (c *Conn) NextTimer(now time.Duration) (time.Duration, bool) {
 	case stateClosed:
 		return 0, false
 	case stateClosing, stateDraining:
-		return c.closing.timer(now, c.pto())
+		return c.closing.timer(now, probeTimeout(c.sender.RTT()))
 	}
 	d.add(c.handshakeDeadline, !c.handshakeComplete)
-	d.add(c.idle.timer(c.pto(), c.handshakeConfirmed))
+	d.add(c.idle.timer(probeTimeout(c.sender.RTT()), c.handshakeConfirmed))
 	d.add(c.sender.Deadline())
 	d.add(c.ku.discardTimer())
 	d.add(c.early.timer())
@@ -70,7 +70,7 @@ func (c *Conn) HandleTimer(now time.Duration) {
 		return
 	case stateClosing, stateDraining:
 		// A CONNECTION_CLOSE not sent yet goes out first.
-		if c.closing.over(now, c.pto()) {
+		if c.closing.over(now, probeTimeout(c.sender.RTT())) {
 			c.setClosed()
 		}
 		return
@@ -79,7 +79,7 @@ func (c *Conn) HandleTimer(now time.Duration) {
 		c.end(stateClosed, ErrHandshakeTimeout)
 		return
 	}
-	if c.idle.onTimer(now, c.pto(), c.handshakeConfirmed) {
+	if c.idle.onTimer(now, probeTimeout(c.sender.RTT()), c.handshakeConfirmed) {
 		c.end(stateClosed, ErrIdleTimeout)
 		return
 	}

@@ -267,7 +267,7 @@ func (c *Conn) restartWithVersion(now time.Duration, v wire.Version) error {
 	if err != nil {
 		return err
 	}
-	dcid, err := fresh.randomConnID(max(8, cfg.ConnIDLen))
+	dcid, err := firstDestConnID(&fresh.cfg)
 	if err != nil {
 		return err
 	}
@@ -282,10 +282,10 @@ func (c *Conn) restartWithVersion(now time.Duration, v wire.Version) error {
 	fresh.vn.available = c.vn.available
 	fresh.vn.afterVN = true
 	// The abandoned handshake's goroutine ends with its QUICConn.
-	_ = c.tls.Close()
+	c.tls.release()
 	*c = *fresh
 	c.streams.c = c
-	if err := c.installInitialKeys(dcid); err != nil {
+	if err := c.spaces[spaceInitial].installInitialKeys(dcid, c.version, c.isClient); err != nil {
 		return err
 	}
 	return c.startTLS(now, newClientTLS(&c.cfg))
@@ -318,11 +318,11 @@ func (c *Conn) checkPeerVersionInfo(p *wire.TransportParameters) error {
 func (c *Conn) switchVersion(v wire.Version) bool {
 	c.version = v
 	c.vn.switched = true
-	if err := c.installInitialKeys(c.InitialDestConnID()); err != nil {
+	if err := c.spaces[spaceInitial].installInitialKeys(c.InitialDestConnID(), c.version, c.isClient); err != nil {
 		c.closeLocal(transportError(wire.CodeInternalError, 0, "switching to %v: %v", v, err))
 		return false
 	}
-	c.localParams = c.buildLocalParams()
+	c.localParams.VersionInformation = c.vn.localInfo(c.version)
 	return true
 }
 
