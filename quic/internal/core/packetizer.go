@@ -262,26 +262,3 @@ func (c *Conn) appendAck(now time.Duration, w *packetWriter, sp *pnSpace) {
 	}
 	w.record(sentFrame{kind: fkAck, id: f.Ranges[0].Largest})
 }
-
-// hasDataIn reports whether space s has ack-eliciting frames to send.
-func (c *Conn) hasDataIn(s recovery.Space) bool {
-	if c.spaces[s].cryptoSend.hasPending(wire.MaxVarint) {
-		return true
-	}
-	return s == spaceApp && c.hasAppData()
-}
-
-// appendEliciting appends the ack-eliciting frames of space s: control
-// frames, CRYPTO frames, then stream data.
-func (c *Conn) appendEliciting(w *packetWriter, s recovery.Space) {
-	if s == spaceApp {
-		c.appendControl(w)
-	}
-	w.appendCrypto(&c.spaces[s].cryptoSend)
-	if s == spaceApp && c.maySendStreams() {
-		// A server may send stream data before its handshake
-		// completes, within a budget that keeps the handshake safe
-		// (halfrtt.go).
-		c.appendStreams(w)
-	}
-}
