@@ -40,6 +40,8 @@ type plannedPacket struct {
 	padded       bool
 	early        bool // a 0-RTT packet
 	fecSource    bool // a FEC source symbol (fec_send.go)
+	// keys seal the packet (RFC 9001 section 5).
+	keys packetProtector
 	// start, payload and end are offsets in the datagram: the header,
 	// the first frame, and the end of the frames.
 	start, payload, end int
@@ -322,12 +324,12 @@ func (w *packetWriter) streamBytes(buf *sendBuffer, rg span) []byte {
 }
 
 // seal fills in the Length fields and protects every packet in place with
-// the keys keys gives for it, and returns the datagram.
-func (w *packetWriter) seal(keys func(*plannedPacket) packetProtector) ([]byte, error) {
+// its keys, and returns the datagram.
+func (w *packetWriter) seal() ([]byte, error) {
 	w.b = append(w.b, zeros[:crypto.TagLen]...)
 	for i := range w.n {
 		p := &w.pkts[i]
-		if err := w.sealPacket(p, keys(p)); err != nil {
+		if err := w.sealPacket(p); err != nil {
 			return nil, fmt.Errorf("sealing a %v packet: %w", p.space, err)
 		}
 	}
@@ -339,7 +341,7 @@ func (w *packetWriter) seal(keys func(*plannedPacket) packetProtector) ([]byte, 
 
 // sealPacket protects p, whose AEAD tag goes into the room after it. The
 // plaintext of a FEC source packet is kept for the encoder first.
-func (w *packetWriter) sealPacket(p *plannedPacket, k packetProtector) error {
+func (w *packetWriter) sealPacket(p *plannedPacket) error {
 	if p.long() {
 		length := uint64(p.pnLen + p.end - p.payload + crypto.TagLen)
 		if err := wire.PutVarintWithLen(w.b[p.payload-p.pnLen-lengthFieldLen:], length, lengthFieldLen); err != nil {
@@ -352,6 +354,6 @@ func (w *packetWriter) sealPacket(p *plannedPacket, k packetProtector) error {
 	pnOffset := p.hdrLen - p.pnLen
 	// With exactly the tag's room as spare capacity, Protect seals in
 	// place.
-	_, err := k.Protect(w.b[p.start:p.end:p.end+crypto.TagLen], pnOffset, p.pn)
+	_, err := p.keys.Protect(w.b[p.start:p.end:p.end+crypto.TagLen], pnOffset, p.pn)
 	return err
 }

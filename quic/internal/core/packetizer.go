@@ -152,10 +152,18 @@ func (c *Conn) canSendIn(s recovery.Space) bool {
 // startPacket starts the next packet of space s in w, unless the budget
 // leaves too little room for frames after its header: a 1-RTT packet has
 // a short header, the others (0-RTT included) a long one with the
-// connection's version and IDs, and an Initial the token of a Retry.
+// connection's version and IDs, and an Initial the token of a Retry. The
+// packet's keys are the space's, the 1-RTT ones (which update, so the
+// Conn holds them) or a client's 0-RTT ones (RFC 9001 section 5).
 func (c *Conn) startPacket(w *packetWriter, s recovery.Space) bool {
 	sp := c.spaces[s]
-	p := plannedPacket{space: s, pn: sp.nextPN, early: s == spaceApp && c.early.sending()}
+	p := plannedPacket{space: s, pn: sp.nextPN, early: s == spaceApp && c.early.sending(), keys: sp.write}
+	switch {
+	case p.early:
+		p.keys = c.early.write
+	case s == spaceApp:
+		p.keys = c.appWrite
+	}
 	p.pnLen, _ = wire.PacketNumberLen(p.pn, sp.largestAcked)
 	var ok bool
 	if p.long() {
