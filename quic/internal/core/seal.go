@@ -69,7 +69,11 @@ func (c *Conn) onPacketSent(now time.Duration, w *packetWriter, p *plannedPacket
 		sp.acks.onAckSent()
 	}
 	if p.fecSource {
-		c.onFECSourceSent(p.pn, w.symbol)
+		// Sent while nothing else waits, a source ends a burst whose
+		// tail needs repairs of its own.
+		if err := c.fec.send.onPacketSent(p.pn, w.symbol, !c.hasAppData()); err != nil {
+			c.closeLocal(transportError(wire.CodeInternalError, 0, "FEC source: %v", err))
+		}
 	}
 	if p.ackEliciting {
 		c.idle.onSendEliciting(now)
