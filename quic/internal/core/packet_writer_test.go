@@ -29,9 +29,9 @@ func writerTestKeys(t *testing.T) (*crypto.Keys, wire.ConnectionID) {
 // sealed with keys.
 func startTestPacket(t *testing.T, w *packetWriter, s recovery.Space, pn uint64, dcid wire.ConnectionID, keys *crypto.Keys) {
 	t.Helper()
-	p := plannedPacket{space: s, pn: pn, pnLen: 1, keys: keys}
+	p := plannedPacket{space: s, pn: pn, pnLen: 1}
 	h := wire.LongHeader{Type: packetTypeOfSpace(p.space), Version: wire.Version1, DstConnID: dcid}
-	if !w.startLongPacket(p, &h) {
+	if !w.startLongPacket(p, keys, &h) {
 		t.Fatalf("starting a %v packet: %v", p.space, w.err)
 	}
 }

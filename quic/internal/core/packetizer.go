@@ -157,12 +157,13 @@ func (c *Conn) canSendIn(s recovery.Space) bool {
 // Conn holds them) or a client's 0-RTT ones (RFC 9001 section 5).
 func (c *Conn) startPacket(w *packetWriter, s recovery.Space) bool {
 	sp := c.spaces[s]
-	p := plannedPacket{space: s, pn: sp.nextPN, early: s == spaceApp && c.early.sending(), keys: sp.write}
+	p := plannedPacket{space: s, pn: sp.nextPN, early: s == spaceApp && c.early.sending()}
+	var keys packetProtector = sp.write
 	switch {
 	case p.early:
-		p.keys = c.early.write
+		keys = c.early.write
 	case s == spaceApp:
-		p.keys = c.appWrite
+		keys = c.appWrite
 	}
 	p.pnLen, _ = wire.PacketNumberLen(p.pn, sp.largestAcked)
 	var ok bool
@@ -174,9 +175,9 @@ func (c *Conn) startPacket(w *packetWriter, s recovery.Space) bool {
 		case s == spaceInitial:
 			h.Token = c.retry.token // a server's is empty
 		}
-		ok = w.startLongPacket(p, &h)
+		ok = w.startLongPacket(p, keys, &h)
 	} else {
-		ok = w.startShortPacket(p, c.cids.dcid())
+		ok = w.startShortPacket(p, keys, c.cids.dcid())
 	}
 	if ok && w.room() < minFrameRoom {
 		w.abandonPacket()

@@ -40,7 +40,9 @@ func (c *Conn) appendEliciting(w *packetWriter, s recovery.Space) {
 		c.newToken.appendFrame(w)
 		c.streams.appendLimits(w)
 		c.cids.appendFrames(w)
-		c.pathResponses = w.appendPathResponses(c.pathResponses)
+		if len(c.pathResponses) > 0 {
+			c.pathResponses = w.appendPathResponses(c.pathResponses)
+		}
 		c.streams.appendControl(w)
 	}
 	w.appendCrypto(&c.spaces[s].cryptoSend)
