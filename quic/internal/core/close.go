@@ -212,7 +212,7 @@ func (c *Conn) buildClosePacket(f wire.ConnectionCloseFrame) []byte {
 		return nil
 	}
 	w.padDatagram(c.isClient)
-	out, err := w.seal(c.packetKeys)
+	out, err := w.seal()
 	if err != nil {
 		return nil
 	}

@@ -108,10 +108,14 @@
 //     server held to three times what it received until the client's
 //     address is validated, RFC 9000 section 8.1), what congestion
 //     control, the pacer and probes allow, the spaces with something to
-//     send, and each packet's frames (packetizer_app.go: control frames
-//     and stream data, round robin). packet_writer.go writes it: a
-//     packetWriter owns the datagram buffer, starts each packet with its
-//     header, appends frames within the room left and records them for
+//     send, and each packet's frames. packetizer_app.go lists the
+//     application space's: each state that owns frames to send (flow
+//     control, idle, NEW_TOKEN, the stream map, connection IDs) appends
+//     them to the writer it is handed and tells whether it has any, and
+//     the stream map sends stream data round robin within flow control.
+//     packet_writer.go writes it: a packetWriter owns the datagram
+//     buffer, starts each packet with its header and the keys that will
+//     seal it, appends frames within the room left and records them for
 //     loss recovery, coalesces Initial, Handshake and 1-RTT packets, pads
 //     the last one when an Initial packet needs a 1200-byte datagram,
 //     and protects them in place. seal.go then records the packets sent.

@@ -108,6 +108,24 @@ func (f *fecSender) onSourceSent(pn uint64, data []byte) error {
 	return nil
 }
 
+// onPacketSent gives the encoder the symbol of a sent source packet pn,
+// whose plaintext payload starts with FEC_SOURCE_ID. idle: the
+// application has nothing more to send, and the newest sources get the
+// repairs of a tail (fec_tail.go).
+func (f *fecSender) onPacketSent(pn uint64, payload []byte, idle bool) error {
+	_, n, ok := sourceID(payload)
+	if !ok {
+		return nil
+	}
+	if err := f.onSourceSent(pn, payload[n:]); err != nil {
+		return err
+	}
+	if idle {
+		f.protectTail()
+	}
+	return nil
+}
+
 // owe adds n repairs to send, within the overhead allowance.
 func (f *fecSender) owe(n int) {
 	for range n {
@@ -320,22 +338,6 @@ func (r *fecReceiver) appendReport(w *packetWriter, withAck bool) {
 	}
 	r.reportDue = false
 	w.record(sentFrame{kind: fkFECRecovered, id: f.Ranges[0].Largest})
-}
-
-// onFECSourceSent gives the encoder the symbol of a sent source packet,
-// whose plaintext payload starts with FEC_SOURCE_ID.
-func (c *Conn) onFECSourceSent(pn uint64, payload []byte) {
-	_, n, ok := sourceID(payload)
-	if !ok {
-		return
-	}
-	if err := c.fec.send.onSourceSent(pn, payload[n:]); err != nil {
-		c.closeLocal(transportError(wire.CodeInternalError, 0, "FEC source: %v", err))
-		return
-	}
-	if !c.hasAppData() {
-		c.fec.send.protectTail()
-	}
 }
 
 // carriesRepair reports whether a packet's frames include a FEC_REPAIR: a

@@ -126,6 +126,17 @@ func (f *connFlow) init(cfg *Config) {
 // sendCredit is how many new stream bytes the connection may still send.
 func (f *connFlow) sendCredit() uint64 { return f.sendMax - min(f.sent, f.sendMax) }
 
+// noteBlocked queues DATA_BLOCKED when the connection's limit keeps
+// stream data back, once per limit (RFC 9000 section 4.1).
+func (f *connFlow) noteBlocked() {
+	if f.sendCredit() == 0 && f.blockedAt != f.sendMax {
+		f.blockedAt, f.blockedQueue = f.sendMax, true
+	}
+}
+
+// hasFrames reports whether MAX_DATA or DATA_BLOCKED is to be sent.
+func (f *connFlow) hasFrames() bool { return f.limitPending || f.blockedQueue }
+
 // onMaxData raises the send limit (RFC 9000 section 19.9: a smaller value
 // is ignored).
 func (f *connFlow) onMaxData(maximum uint64) bool {

@@ -71,6 +71,10 @@ type packetWriter struct {
 	pkts [numSpaces]plannedPacket
 	n    int
 	end  int
+	// keys seal each packet of pkts (RFC 9001 section 5). They are kept
+	// apart so that a plannedPacket, copied for every packet, holds no
+	// pointer.
+	keys [numSpaces]packetProtector
 	// frames lists the frames of each space's packet.
 	frames [numSpaces][]sentFrame
 	ack    wire.AckFrame // the ACK frame being appended
@@ -115,18 +119,22 @@ func (w *packetWriter) room() int { return w.end - len(w.b) }
 // gives them back).
 func (w *packetWriter) reserve(n int) { w.end -= n }
 
-// startShortPacket starts the 1-RTT packet p to dcid.
-func (w *packetWriter) startShortPacket(p plannedPacket, dcid wire.ConnectionID) bool {
+// startShortPacket starts the 1-RTT packet p to dcid, to be sealed with
+// keys.
+func (w *packetWriter) startShortPacket(p plannedPacket, keys packetProtector, dcid wire.ConnectionID) bool {
 	w.beginPacket(&p)
+	w.keys[w.n] = keys
 	h := wire.ShortHeader{DstConnID: dcid, PacketNumber: p.pn, PacketNumberLen: p.pnLen}
 	b, err := wire.AppendShortHeader(w.b, &h)
 	return w.afterHeader(p, b, err)
 }
 
-// startLongPacket starts packet p with the long header h, whose packet
-// number it sets and whose Length field seal fills in.
-func (w *packetWriter) startLongPacket(p plannedPacket, h *wire.LongHeader) bool {
+// startLongPacket starts packet p, to be sealed with keys, with the long
+// header h, whose packet number it sets and whose Length field seal fills
+// in.
+func (w *packetWriter) startLongPacket(p plannedPacket, keys packetProtector, h *wire.LongHeader) bool {
 	w.beginPacket(&p)
+	w.keys[w.n] = keys
 	h.PacketNumber, h.PacketNumberLen = p.pn, p.pnLen
 	h.Length, h.LengthLen = uint64(p.pnLen), lengthFieldLen
 	b, err := wire.AppendLongHeader(w.b, h)
@@ -322,12 +330,12 @@ func (w *packetWriter) streamBytes(buf *sendBuffer, rg span) []byte {
 }
 
 // seal fills in the Length fields and protects every packet in place with
-// the keys keys gives for it, and returns the datagram.
-func (w *packetWriter) seal(keys func(*plannedPacket) packetProtector) ([]byte, error) {
+// its keys, and returns the datagram.
+func (w *packetWriter) seal() ([]byte, error) {
 	w.b = append(w.b, zeros[:crypto.TagLen]...)
 	for i := range w.n {
 		p := &w.pkts[i]
-		if err := w.sealPacket(p, keys(p)); err != nil {
+		if err := w.sealPacket(p, w.keys[i]); err != nil {
 			return nil, fmt.Errorf("sealing a %v packet: %w", p.space, err)
 		}
 	}
@@ -337,8 +345,8 @@ func (w *packetWriter) seal(keys func(*plannedPacket) packetProtector) ([]byte, 
 	return w.b, nil
 }
 
-// sealPacket protects p, whose AEAD tag goes into the room after it. The
-// plaintext of a FEC source packet is kept for the encoder first.
+// sealPacket protects p with k, its AEAD tag going into the room after
+// it. The plaintext of a FEC source packet is kept for the encoder first.
 func (w *packetWriter) sealPacket(p *plannedPacket, k packetProtector) error {
 	if p.long() {
 		length := uint64(p.pnLen + p.end - p.payload + crypto.TagLen)

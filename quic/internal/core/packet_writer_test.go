@@ -25,12 +25,13 @@ func writerTestKeys(t *testing.T) (*crypto.Keys, wire.ConnectionID) {
 	return keys, dcid
 }
 
-// startTestPacket starts a long-header packet of space s, numbered pn.
-func startTestPacket(t *testing.T, w *packetWriter, s recovery.Space, pn uint64, dcid wire.ConnectionID) {
+// startTestPacket starts a long-header packet of space s, numbered pn,
+// sealed with keys.
+func startTestPacket(t *testing.T, w *packetWriter, s recovery.Space, pn uint64, dcid wire.ConnectionID, keys *crypto.Keys) {
 	t.Helper()
 	p := plannedPacket{space: s, pn: pn, pnLen: 1}
 	h := wire.LongHeader{Type: packetTypeOfSpace(p.space), Version: wire.Version1, DstConnID: dcid}
-	if !w.startLongPacket(p, &h) {
+	if !w.startLongPacket(p, keys, &h) {
 		t.Fatalf("starting a %v packet: %v", p.space, w.err)
 	}
 }
@@ -67,17 +68,17 @@ func TestPacketWriterCoalesces(t *testing.T) {
 	keys, dcid := writerTestKeys(t)
 	var w packetWriter
 	w.reset(nil, 1400)
-	startTestPacket(t, &w, spaceInitial, 0, dcid)
+	startTestPacket(t, &w, spaceInitial, 0, dcid, keys)
 	w.appendPing(fkPing)
 	// A one-byte PING is too short for the header protection sample.
 	if p := w.finishPacket(); p == nil || !p.ackEliciting || !p.padded || p.end-p.payload != 3 {
 		t.Fatalf("finished Initial packet %+v", p)
 	}
-	startTestPacket(t, &w, spaceHandshake, 7, dcid)
+	startTestPacket(t, &w, spaceHandshake, 7, dcid, keys)
 	if p := w.finishPacket(); p != nil {
 		t.Fatalf("a packet without frames was kept: %+v", p)
 	}
-	startTestPacket(t, &w, spaceHandshake, 7, dcid)
+	startTestPacket(t, &w, spaceHandshake, 7, dcid, keys)
 	f := wire.MaxDataFrame{Maximum: 1 << 20}
 	if !w.appendFrame(f.Len(), f.Append) {
 		t.Fatal("MAX_DATA does not fit")
@@ -88,7 +89,7 @@ func TestPacketWriterCoalesces(t *testing.T) {
 	if pkts := w.packets(); len(pkts) != 2 || !pkts[0].padded || !pkts[1].padded {
 		t.Fatalf("packets %+v: want two, both padded", pkts)
 	}
-	d, err := w.seal(func(*plannedPacket) packetProtector { return keys })
+	d, err := w.seal()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +118,7 @@ func TestPacketWriterBudget(t *testing.T) {
 	var w packetWriter
 	const size = 1200
 	w.reset(make([]byte, 0, 64), size)
-	startTestPacket(t, &w, spaceInitial, 3, dcid)
+	startTestPacket(t, &w, spaceInitial, 3, dcid, keys)
 	p := w.current()
 	if got, want := w.room(), size-p.hdrLen-crypto.TagLen; got != want {
 		t.Fatalf("room %d, want %d", got, want)
@@ -136,7 +137,7 @@ func TestPacketWriterBudget(t *testing.T) {
 	if p = w.finishPacket(); !p.fecSource {
 		t.Fatal("FEC_SOURCE_ID not recorded")
 	}
-	d, err := w.seal(func(*plannedPacket) packetProtector { return keys })
+	d, err := w.seal()
 	if err != nil {
 		t.Fatal(err)
 	}

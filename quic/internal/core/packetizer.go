@@ -152,10 +152,19 @@ func (c *Conn) canSendIn(s recovery.Space) bool {
 // startPacket starts the next packet of space s in w, unless the budget
 // leaves too little room for frames after its header: a 1-RTT packet has
 // a short header, the others (0-RTT included) a long one with the
-// connection's version and IDs, and an Initial the token of a Retry.
+// connection's version and IDs, and an Initial the token of a Retry. The
+// packet's keys are the space's, the 1-RTT ones (which update, so the
+// Conn holds them) or a client's 0-RTT ones (RFC 9001 section 5).
 func (c *Conn) startPacket(w *packetWriter, s recovery.Space) bool {
 	sp := c.spaces[s]
 	p := plannedPacket{space: s, pn: sp.nextPN, early: s == spaceApp && c.early.sending()}
+	var keys packetProtector = sp.write
+	switch {
+	case p.early:
+		keys = c.early.write
+	case s == spaceApp:
+		keys = c.appWrite
+	}
 	p.pnLen, _ = wire.PacketNumberLen(p.pn, sp.largestAcked)
 	var ok bool
 	if p.long() {
@@ -166,9 +175,9 @@ func (c *Conn) startPacket(w *packetWriter, s recovery.Space) bool {
 		case s == spaceInitial:
 			h.Token = c.retry.token // a server's is empty
 		}
-		ok = w.startLongPacket(p, &h)
+		ok = w.startLongPacket(p, keys, &h)
 	} else {
-		ok = w.startShortPacket(p, c.cids.dcid())
+		ok = w.startShortPacket(p, keys, c.cids.dcid())
 	}
 	if ok && w.room() < minFrameRoom {
 		w.abandonPacket()
@@ -261,27 +270,4 @@ func (c *Conn) appendAck(now time.Duration, w *packetWriter, sp *pnSpace) {
 		return
 	}
 	w.record(sentFrame{kind: fkAck, id: f.Ranges[0].Largest})
-}
-
-// hasDataIn reports whether space s has ack-eliciting frames to send.
-func (c *Conn) hasDataIn(s recovery.Space) bool {
-	if c.spaces[s].cryptoSend.hasPending(wire.MaxVarint) {
-		return true
-	}
-	return s == spaceApp && c.hasAppData()
-}
-
-// appendEliciting appends the ack-eliciting frames of space s: control
-// frames, CRYPTO frames, then stream data.
-func (c *Conn) appendEliciting(w *packetWriter, s recovery.Space) {
-	if s == spaceApp {
-		c.appendControl(w)
-	}
-	w.appendCrypto(&c.spaces[s].cryptoSend)
-	if s == spaceApp && c.maySendStreams() {
-		// A server may send stream data before its handshake
-		// completes, within a budget that keeps the handshake safe
-		// (halfrtt.go).
-		c.appendStreams(w)
-	}
 }

@@ -1,27 +1,68 @@
 package core
 
 import (
+	"github.com/satquic/satquic/quic/internal/recovery"
 	"github.com/satquic/satquic/quic/internal/wire"
 )
 
+// hasDataIn reports whether space s has ack-eliciting frames to send.
+func (c *Conn) hasDataIn(s recovery.Space) bool {
+	if c.spaces[s].cryptoSend.hasPending(wire.MaxVarint) {
+		return true
+	}
+	return s == spaceApp && c.hasAppData()
+}
+
 // hasAppData reports whether the application space has ack-eliciting
-// frames to send: control frames or stream data within flow control.
+// frames to send: control frames, or stream data within flow control. It
+// asks what appendEliciting appends.
 func (c *Conn) hasAppData() bool {
-	m := &c.streams
 	switch {
-	case c.handshakeDonePend, c.flow.limitPending, c.flow.blockedQueue, c.idle.ping, c.newToken.pending:
+	case c.handshakeDonePend, c.idle.ping, c.newToken.pending, len(c.pathResponses) > 0:
 		return true
-	case m.maxPending[0], m.maxPending[1], m.blockedPending[0], m.blockedPending[1]:
-		return true
-	case len(c.cids.announce) > 0, len(c.cids.retire) > 0, len(c.pathResponses) > 0:
-		return true
-	case len(m.ctrlQueue) > 0:
+	case c.flow.hasFrames(), c.streams.hasControl(), c.cids.hasFrames():
 		return true
 	}
-	if !c.maySendStreams() {
-		return false
+	return c.maySendStreams() && c.streams.hasSendable(c.flow.sendCredit())
+}
+
+// appendEliciting appends the ack-eliciting frames of space s: in the
+// application space the connection's control frames first (RFC 9000
+// section 13.3 says which are sent again when lost, with fresh values),
+// then CRYPTO frames, then stream data.
+func (c *Conn) appendEliciting(w *packetWriter, s recovery.Space) {
+	if s == spaceApp {
+		if c.handshakeDonePend && w.appendHandshakeDone() {
+			c.handshakeDonePend = false
+		}
+		c.flow.appendFrames(w)
+		c.idle.appendPing(w)
+		c.newToken.appendFrame(w)
+		c.streams.appendLimits(w)
+		c.cids.appendFrames(w)
+		if len(c.pathResponses) > 0 {
+			c.pathResponses = w.appendPathResponses(c.pathResponses)
+		}
+		c.streams.appendControl(w)
 	}
-	credit := c.flow.sendCredit()
+	w.appendCrypto(&c.spaces[s].cryptoSend)
+	if s == spaceApp && c.maySendStreams() {
+		// A server may send stream data before its handshake
+		// completes, within a budget that keeps the handshake safe
+		// (halfrtt.go).
+		c.stats.StreamBytesRetransmitted += c.streams.appendData(w, &c.flow)
+	}
+}
+
+// hasControl reports whether the streams have control frames to send:
+// MAX_STREAMS, STREAMS_BLOCKED, or a stream's in the control queue.
+func (m *streamMap) hasControl() bool {
+	return m.maxPending[0] || m.maxPending[1] || m.blockedPending[0] || m.blockedPending[1] || len(m.ctrlQueue) > 0
+}
+
+// hasSendable reports whether a queued stream can put a STREAM frame in a
+// packet now, with credit left in the connection's flow control.
+func (m *streamMap) hasSendable(credit uint64) bool {
 	for i := range m.sendQueue.len() {
 		if m.sendable(*m.sendQueue.at(i), credit) {
 			return true
@@ -48,51 +89,61 @@ func (m *streamMap) sendable(s *stream, credit uint64) bool {
 	return sd.finQueue && !sd.finSent && sd.buf.next == sd.buf.written
 }
 
-// appendControl appends the connection's control frames (RFC 9000 section
-// 13.3 says which are sent again when lost, with fresh values).
-func (c *Conn) appendControl(w *packetWriter) {
-	if c.handshakeDonePend {
-		var f wire.HandshakeDoneFrame
-		if w.appendFrame(f.Len(), f.Append) {
-			c.handshakeDonePend = false
-			w.record(sentFrame{kind: fkHandshakeDone})
+// appendHandshakeDone appends HANDSHAKE_DONE (RFC 9000 section 19.20)
+// and reports whether it fitted.
+func (w *packetWriter) appendHandshakeDone() bool {
+	var f wire.HandshakeDoneFrame
+	if !w.appendFrame(f.Len(), f.Append) {
+		return false
+	}
+	w.record(sentFrame{kind: fkHandshakeDone})
+	return true
+}
+
+// appendFrames appends MAX_DATA and DATA_BLOCKED when they are due.
+func (f *connFlow) appendFrames(w *packetWriter) {
+	if f.limitPending {
+		mf := wire.MaxDataFrame{Maximum: f.advertisedMax}
+		if w.appendFrame(mf.Len(), mf.Append) {
+			f.limitPending = false
+			f.recv.limit = f.advertisedMax
+			w.record(sentFrame{kind: fkMaxData, n: f.advertisedMax})
 		}
 	}
-	if c.flow.limitPending {
-		f := wire.MaxDataFrame{Maximum: c.flow.advertisedMax}
-		if w.appendFrame(f.Len(), f.Append) {
-			c.flow.limitPending = false
-			c.flow.recv.limit = c.flow.advertisedMax
-			w.record(sentFrame{kind: fkMaxData, n: c.flow.advertisedMax})
+	if f.blockedQueue {
+		bf := wire.DataBlockedFrame{Limit: f.blockedAt}
+		if w.appendFrame(bf.Len(), bf.Append) {
+			f.blockedQueue = false
+			w.record(sentFrame{kind: fkDataBlocked, n: f.blockedAt})
 		}
 	}
-	if c.flow.blockedQueue {
-		f := wire.DataBlockedFrame{Limit: c.flow.blockedAt}
-		if w.appendFrame(f.Len(), f.Append) {
-			c.flow.blockedQueue = false
-			w.record(sentFrame{kind: fkDataBlocked, n: c.flow.blockedAt})
-		}
+}
+
+// appendPing appends the keep-alive PING when one is due (idle.go).
+func (i *idleState) appendPing(w *packetWriter) {
+	if !i.ping {
+		return
 	}
-	if c.idle.ping {
-		var f wire.PingFrame
-		if w.appendFrame(f.Len(), f.Append) {
-			c.idle.ping = false
-			w.record(sentFrame{kind: fkPing})
-		}
+	var f wire.PingFrame
+	if w.appendFrame(f.Len(), f.Append) {
+		i.ping = false
+		w.record(sentFrame{kind: fkPing})
 	}
-	c.appendNewToken(w)
-	c.streams.appendLimits(w)
-	c.cids.appendFrames(w)
-	for len(c.pathResponses) > 0 {
-		// PATH_RESPONSE is never sent again (RFC 9000 section 13.3).
-		f := wire.PathResponseFrame{Data: c.pathResponses[0]}
+}
+
+// appendPathResponses appends a PATH_RESPONSE frame for each challenge
+// of q that fits, and returns those left. A PATH_RESPONSE is never sent
+// again (RFC 9000 section 13.3).
+func (w *packetWriter) appendPathResponses(q [][8]byte) [][8]byte {
+	for len(q) > 0 {
+		f := wire.PathResponseFrame{Data: q[0]}
 		if !w.appendFrame(f.Len(), f.Append) {
 			break
 		}
-		c.pathResponses = c.pathResponses[1:]
+		q = q[1:]
 		w.record(sentFrame{kind: fkPathResponse})
 	}
-	c.streams.appendControl(w)
+	return q
 }
 
 // appendLimits appends MAX_STREAMS and STREAMS_BLOCKED frames.
@@ -115,6 +166,10 @@ func (m *streamMap) appendLimits(w *packetWriter) {
 		}
 	}
 }
+
+// hasFrames reports whether NEW_CONNECTION_ID or RETIRE_CONNECTION_ID
+// frames are to be sent.
+func (ids *connIDs) hasFrames() bool { return len(ids.announce) > 0 || len(ids.retire) > 0 }
 
 // appendFrames appends NEW_CONNECTION_ID and RETIRE_CONNECTION_ID frames.
 func (ids *connIDs) appendFrames(w *packetWriter) {
@@ -203,12 +258,13 @@ func (s *stream) appendControl(w *packetWriter) bool {
 	return !pending
 }
 
-// appendStreams appends STREAM frames from the send queue, round robin:
+// appendData appends STREAM frames from the send queue, round robin:
 // each stream gets one frame per turn, lost data before new data (RFC 9000
-// section 13.3). A stream held back by its own flow control limit leaves
-// the queue until MAX_STREAM_DATA; one held back by the connection's stays.
-func (c *Conn) appendStreams(w *packetWriter) {
-	m := &c.streams
+// section 13.3). New data counts against the connection's flow control
+// fl. A stream held back by its own flow control limit leaves the queue
+// until MAX_STREAM_DATA; one held back by the connection's stays. It
+// returns the bytes of lost data sent again.
+func (m *streamMap) appendData(w *packetWriter, fl *connFlow) (resent uint64) {
 	idle := 0 // turns in a row that sent nothing
 	for m.sendQueue.len() > 0 && idle < m.sendQueue.len() && w.room() > 16 {
 		s := m.sendQueue.popFront()
@@ -216,8 +272,8 @@ func (c *Conn) appendStreams(w *packetWriter) {
 			s.inSendQueue = false
 			continue
 		}
-		if !m.sendable(s, c.flow.sendCredit()) {
-			c.noteBlocked(s)
+		if !m.sendable(s, fl.sendCredit()) {
+			m.noteBlocked(s, fl)
 			if s.send.buf.next >= s.send.maxData && !s.send.buf.hasLost() {
 				s.inSendQueue = false
 				continue
@@ -226,19 +282,20 @@ func (c *Conn) appendStreams(w *packetWriter) {
 			idle++
 			continue
 		}
-		limit := min(s.send.maxData, s.send.buf.next+c.flow.sendCredit())
+		limit := min(s.send.maxData, s.send.buf.next+fl.sendCredit())
 		rg, isNew, sent := s.appendDataFrame(w, limit)
 		m.sendQueue.pushBack(s)
 		if !sent {
 			break // the packet is full
 		}
 		if isNew {
-			c.flow.sent += rg.len()
+			fl.sent += rg.len()
 		} else {
-			c.stats.StreamBytesRetransmitted += rg.len()
+			resent += rg.len()
 		}
 		idle = 0
 	}
+	return resent
 }
 
 // appendDataFrame appends one STREAM frame of s if one fits: lost data
@@ -271,18 +328,16 @@ func (s *stream) appendDataFrame(w *packetWriter, limit uint64) (rg span, isNew,
 	return rg, isNew, true
 }
 
-// noteBlocked queues STREAM_DATA_BLOCKED or DATA_BLOCKED when flow control
-// keeps a stream's data back (RFC 9000 section 4.1).
-func (c *Conn) noteBlocked(s *stream) {
+// noteBlocked queues STREAM_DATA_BLOCKED, or DATA_BLOCKED through fl,
+// when flow control keeps a stream's data back (RFC 9000 section 4.1).
+func (m *streamMap) noteBlocked(s *stream, fl *connFlow) {
 	sd := s.send
 	if sd == nil || sd.reset || sd.buf.next >= sd.buf.written {
 		return
 	}
 	if sd.buf.next >= sd.maxData && sd.blockedAt != sd.maxData {
 		sd.blockedAt, sd.blockedPending = sd.maxData, true
-		c.streams.queueCtrl(s)
+		m.queueCtrl(s)
 	}
-	if c.flow.sendCredit() == 0 && c.flow.blockedAt != c.flow.sendMax {
-		c.flow.blockedAt, c.flow.blockedQueue = c.flow.sendMax, true
-	}
+	fl.noteBlocked()
 }

@@ -21,7 +21,7 @@ func (c *Conn) sealDatagram(now time.Duration, w *packetWriter) []byte {
 	}
 	pkts := w.packets()
 	cp := c.ecn.codepoint(now, pkts)
-	out, err := w.seal(c.packetKeys)
+	out, err := w.seal()
 	if err != nil {
 		c.closeLocal(transportError(wire.CodeInternalError, 0, "%v", err))
 		return nil
@@ -37,17 +37,6 @@ func (c *Conn) sealDatagram(now time.Duration, w *packetWriter) []byte {
 		c.updateAmplification(now)
 	}
 	return out
-}
-
-// packetKeys returns the keys that protect packet p (RFC 9001 section 5).
-func (c *Conn) packetKeys(p *plannedPacket) packetProtector {
-	switch {
-	case p.early:
-		return c.early.write
-	case p.space == spaceApp:
-		return c.appWrite
-	}
-	return c.spaces[p.space].write
 }
 
 // onPacketSent records a sealed packet of w, sent with codepoint cp: its
@@ -80,7 +69,11 @@ func (c *Conn) onPacketSent(now time.Duration, w *packetWriter, p *plannedPacket
 		sp.acks.onAckSent()
 	}
 	if p.fecSource {
-		c.onFECSourceSent(p.pn, w.symbol)
+		// Sent while nothing else waits, a source ends a burst whose
+		// tail needs repairs of its own.
+		if err := c.fec.send.onPacketSent(p.pn, w.symbol, !c.hasAppData()); err != nil {
+			c.closeLocal(transportError(wire.CodeInternalError, 0, "FEC source: %v", err))
+		}
 	}
 	if p.ackEliciting {
 		c.idle.onSendEliciting(now)

@@ -10,7 +10,7 @@ import (
 // another stream (EventStreamsAvailable tells when it does), and with
 // ErrHandshakeIncomplete before the peer's transport parameters arrived.
 func (c *Conn) OpenStream(now time.Duration, bidi bool) (uint64, error) {
-	if err := c.checkOpen(); err != nil {
+	if err := c.state.checkOpen(); err != nil {
 		return 0, err
 	}
 	if !c.hasPeer && !c.early.sending() {
@@ -21,9 +21,10 @@ func (c *Conn) OpenStream(now time.Duration, bidi bool) (uint64, error) {
 	return c.streams.open(now, bidi)
 }
 
-// checkOpen fails once the connection is closing.
-func (c *Conn) checkOpen() error {
-	if c.state != stateActive {
+// checkOpen fails once the connection is closing: the application no
+// longer opens, writes, resets or stops streams.
+func (s connState) checkOpen() error {
+	if s != stateActive {
 		return ErrClosed
 	}
 	return nil
@@ -34,7 +35,7 @@ func (c *Conn) checkOpen() error {
 // which case EventStreamWritable tells when there is room. After the peer's
 // STOP_SENDING it fails with a *StreamError.
 func (c *Conn) StreamWrite(id uint64, p []byte) (int, error) {
-	if err := c.checkOpen(); err != nil {
+	if err := c.state.checkOpen(); err != nil {
 		return 0, err
 	}
 	s, err := c.streams.get(id)
@@ -66,7 +67,7 @@ func (c *Conn) StreamWrite(id uint64, p []byte) (int, error) {
 // CloseWrite ends the sending part of a stream: a FIN follows the data
 // written (RFC 9000 section 3.1).
 func (c *Conn) CloseWrite(id uint64) error {
-	if err := c.checkOpen(); err != nil {
+	if err := c.state.checkOpen(); err != nil {
 		return err
 	}
 	s, err := c.streams.get(id)
@@ -94,7 +95,7 @@ func (c *Conn) CloseWrite(id uint64) error {
 // ResetStream abandons the sending part of a stream with an application
 // error code (RESET_STREAM, RFC 9000 section 19.4).
 func (c *Conn) ResetStream(id, code uint64) error {
-	if err := c.checkOpen(); err != nil {
+	if err := c.state.checkOpen(); err != nil {
 		return err
 	}
 	s, err := c.streams.get(id)
@@ -141,7 +142,7 @@ func (c *Conn) StreamRead(now time.Duration, id uint64, p []byte) (int, error) {
 	}
 	n := r.buf.read(p)
 	if n > 0 {
-		c.onStreamConsumed(now, s, uint64(n))
+		c.streams.onRead(now, s, uint64(n))
 	}
 	if r.hasFinal && r.buf.readOff == r.finalSize {
 		r.eofRead = true
@@ -165,7 +166,7 @@ func (c *Conn) StreamReadable(id uint64) int {
 // *StreamError carrying code. While data is still to come, the peer is
 // asked to stop sending (STOP_SENDING, RFC 9000 section 19.5).
 func (c *Conn) StopSending(now time.Duration, id, code uint64) error {
-	if err := c.checkOpen(); err != nil {
+	if err := c.state.checkOpen(); err != nil {
 		return err
 	}
 	s, err := c.streams.get(id)
@@ -196,26 +197,22 @@ func (c *Conn) StopSending(now time.Duration, id, code uint64) error {
 	return nil
 }
 
-// onStreamConsumed moves the flow control windows after the application
-// read n bytes of a stream.
-func (c *Conn) onStreamConsumed(now time.Duration, s *stream, n uint64) {
+// onRead moves the flow control windows of s and of the connection after
+// the application read n bytes of s.
+func (m *streamMap) onRead(now time.Duration, s *stream, n uint64) {
 	r := s.recv
-	srtt := c.sender.RTT().SmoothedRTT()
+	fl := &m.c.flow
+	srtt := m.c.sender.RTT().SmoothedRTT()
 	r.win.observe(r.buf.readOff, now, srtt)
 	// Section 4.2: once the final size is known, no more credit is
 	// needed.
 	if !r.hasFinal && r.win.shouldUpdate(r.buf.readOff) {
 		r.win.update(r.buf.readOff, now, srtt)
 		r.limitPending = true
-		c.streams.queueCtrl(s)
+		m.queueCtrl(s)
 		// The connection window stays ahead of the largest stream
 		// window, or it would throttle a single fast stream.
-		c.flow.recv.grow(r.win.window + r.win.window/2)
+		fl.recv.grow(r.win.window + r.win.window/2)
 	}
-	c.onConsumed(now, n)
-}
-
-// onConsumed accounts for n bytes consumed at the connection level.
-func (c *Conn) onConsumed(now time.Duration, n uint64) {
-	c.flow.onConsumed(n, now, c.sender.RTT().SmoothedRTT())
+	fl.onConsumed(n, now, srtt)
 }

@@ -78,7 +78,7 @@ func (m *streamMap) discardRecv(now time.Duration, s *stream, off uint64) {
 	before := r.buf.consumedTo()
 	r.buf.discard(off)
 	if d := r.buf.consumedTo() - before; d > 0 {
-		m.c.onConsumed(now, d)
+		m.c.flow.onConsumed(d, now, m.c.sender.RTT().SmoothedRTT())
 	}
 }
 

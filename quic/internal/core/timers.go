@@ -36,12 +36,16 @@ func (c *Conn) NextTimer(now time.Duration) (time.Duration, bool) {
 		// Blocked by the anti-amplification limit: only receiving helps.
 		return d.t, d.ok
 	}
+	// Ack-eliciting frames wait for the pacer when the window allows
+	// them.
+	canSend, hasData := c.sender.CanSend(), false
 	for s := range spaceApp + 1 {
 		if c.canSendIn(s) {
 			d.add(c.spaces[s].acks.timer())
+			hasData = hasData || (canSend && c.hasDataIn(s))
 		}
 	}
-	if c.sender.CanSend() && c.hasAnyData() {
+	if hasData {
 		d.add(c.sender.NextSendTime(now, c.maxDatagram), true)
 	}
 	d.add(c.pmtu.timer(now, c.sender))
@@ -49,16 +53,6 @@ func (c *Conn) NextTimer(now time.Duration) (time.Duration, bool) {
 		d.t = now
 	}
 	return d.t, d.ok
-}
-
-// hasAnyData reports whether any space has ack-eliciting frames to send.
-func (c *Conn) hasAnyData() bool {
-	for s := range spaceApp + 1 {
-		if c.canSendIn(s) && c.hasDataIn(s) {
-			return true
-		}
-	}
-	return false
 }
 
 // HandleTimer runs the timers due at now and nothing else, so a driver may

@@ -121,14 +121,14 @@ func (t *newTokenState) issue(v *AddressValidator, remote netip.AddrPort, versio
 	*t = newTokenState{token: tok, pending: true}
 }
 
-// appendNewToken appends the pending NEW_TOKEN frame.
-func (c *Conn) appendNewToken(w *packetWriter) {
-	if !c.newToken.pending {
+// appendFrame appends the NEW_TOKEN frame when it is to be sent.
+func (t *newTokenState) appendFrame(w *packetWriter) {
+	if !t.pending {
 		return
 	}
-	f := wire.NewTokenFrame{Token: c.newToken.token}
+	f := wire.NewTokenFrame{Token: t.token}
 	if w.appendFrame(f.Len(), f.Append) {
-		c.newToken.pending = false
+		t.pending = false
 		w.record(sentFrame{kind: fkNewToken})
 	}
 }
