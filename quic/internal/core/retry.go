@@ -45,12 +45,6 @@ func (r *retryState) initialDCID(orig wire.ConnectionID) wire.ConnectionID {
 // handshake is confirmed.
 func (c *Conn) InitialDestConnID() wire.ConnectionID { return c.retry.initialDCID(c.origDCID) }
 
-// tokenLen is the size of the Token Length and Token fields of the
-// Initial packets this endpoint sends (RFC 9000 section 17.2.2).
-func (r *retryState) tokenLen() int {
-	return wire.VarintLen(uint64(len(r.token))) + len(r.token)
-}
-
 // accept checks a Retry packet at a client (RFC 9000 section 17.2.5.2) and
 // takes its connection ID and token: one is accepted, if it names the
 // client's connection ID local, chose a new one in place of orig, the
