@@ -5,7 +5,8 @@
 // long download over a satellite profile takes a fraction of a second.
 // Each end is driven by package coresim, with core's one calling protocol
 // (Step, the application's turn, NextDatagram, NextTimer), as the real-time
-// loop drives it over a socket.
+// loop drives it over a socket, ECN codepoints included: the ends mark,
+// count and validate ECN over the simulated path as over a real one.
 //
 // It lives inside the quic tree because the core is internal to it; it
 // exposes only what an experiment needs (Download), not the core.
@@ -212,8 +213,6 @@ func configs(cfg DownloadConfig) (client, server *core.Config, err error) {
 		MaxDatagramSize: cfg.MaxDatagramSize,
 		Recovery:        rc,
 		FEC:             fecCfg,
-		// ECN is off in the simulated runs.
-		DisableECN: true,
 	}
 	server = &core.Config{
 		TLS:             &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{ALPN}, MinVersion: tls.VersionTLS13, SessionTicketsDisabled: true},
@@ -221,7 +220,6 @@ func configs(cfg DownloadConfig) (client, server *core.Config, err error) {
 		MaxDatagramSize: cfg.MaxDatagramSize,
 		Recovery:        rc,
 		FEC:             fecCfg,
-		DisableECN:      true,
 	}
 	for _, c := range []*core.Config{client, server} {
 		if err := c.Check(); err != nil {
