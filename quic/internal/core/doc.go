@@ -144,8 +144,9 @@
 //     closes; one method, end, moves an active connection to closing,
 //     draining or closed and reports it. closingState keeps why the
 //     connection ended and the datagram that answers the peer while
-//     closing; a close needs no clock, so its period of three PTOs starts
-//     at the first time the connection is given afterwards, and again when
+//     closing. Close starts its period of three PTOs at its now; a close
+//     found deep inside a datagram's processing starts it at the first
+//     time the connection is given afterwards; and it starts again when
 //     CONNECTION_CLOSE first goes out.
 //     idle.go: the idle timeout and keep-alive PINGs (idleState). cid.go:
 //     connection IDs (connIDs: NEW_CONNECTION_ID, RETIRE_CONNECTION_ID,
