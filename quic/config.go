@@ -152,6 +152,36 @@ type Config struct {
 	// many handshakes with unvalidated clients are in progress at once.
 	// It runs on the Transport's reading goroutine: it must not block.
 	RequireAddressValidation func(net.Addr) bool
+
+	// MaxHandshakes, MaxHandshakesPerIP, MaxConnections and
+	// MaxConnectionsPerIP bound what clients can make a server hold (see
+	// serverLimits for the defaults: 1024, 32, 10000 and 2500). A source
+	// is an IPv4 address or an IPv6 /64 prefix, whatever its ports: one
+	// client with many sockets is one source.
+	//
+	// MaxHandshakes bounds the handshakes in progress, whether or not a
+	// token proved the client's address. When they are all taken, a new
+	// client replaces the handshake silent the longest, if it was silent
+	// for a probe timeout (3 InitialRTTs) or more; otherwise it is
+	// refused with CONNECTION_REFUSED (RFC 9000 section 5.2.2).
+	MaxHandshakes int
+	// MaxHandshakesPerIP bounds the handshakes of one source, counted
+	// apart among clients with and without a valid token: beyond it, a
+	// client with a token is refused, and one without gets a Retry, so
+	// that Initials with a forged source address cannot take a real
+	// client's places.
+	MaxHandshakesPerIP int
+	// MaxConnections bounds every connection the server holds,
+	// handshakes included, accepted or not. When it is reached, a new
+	// client replaces a silent handshake as above, or else a connection
+	// that received nothing for half of MaxIdleTimeout or more, which
+	// ends as an idle timeout would (IdleTimeoutError, without a packet:
+	// RFC 9000 section 10.1); otherwise it is refused. A client that
+	// sends keep-alives more often than that is never closed this way.
+	MaxConnections int
+	// MaxConnectionsPerIP bounds the connections of one source; beyond
+	// it, new ones are refused.
+	MaxConnectionsPerIP int
 	// KeyUpdateInterval, if set, updates the 1-RTT keys after this many
 	// packets sent with one key (RFC 9001 section 6), which exercises a
 	// peer's key update; otherwise keys change only before the AEAD

@@ -1,0 +1,121 @@
+package quic
+
+import (
+	"fmt"
+	"net/netip"
+	"time"
+
+	"github.com/satquic/satquic/quic/internal/core"
+	"github.com/satquic/satquic/quic/internal/recovery"
+)
+
+// Defaults of the server limits (Config.MaxHandshakes and the others).
+// They keep what clients can make a server hold to a few hundred MiB (see
+// the README's serve section for the measured cost of a connection): a
+// handshake costs two goroutines and about 40 KiB, an idle connection one
+// goroutine and about 20 KiB more than its buffers.
+const (
+	// DefaultMaxHandshakes is far above what legitimate clients need at
+	// once (a handshake takes a few round trips) and holds about 40 MiB.
+	DefaultMaxHandshakes = 1024
+	// DefaultMaxHandshakesPerIP leaves room for the clients behind one
+	// carrier-grade NAT, common on satellite access, while one source
+	// with thousands of sockets takes 1/32 of the handshakes at most.
+	DefaultMaxHandshakesPerIP = 32
+	// DefaultMaxConnections suits a server with a GiB or two of memory
+	// for idle and lightly used connections.
+	DefaultMaxConnections = 10000
+	// DefaultMaxConnectionsPerIP lets a NAT carry many users, yet keeps
+	// one source from taking more than a quarter of the connections.
+	DefaultMaxConnectionsPerIP = DefaultMaxConnections / 4
+)
+
+// serverLimits are a Listener's limits, defaults filled in.
+type serverLimits struct {
+	handshakes, handshakesPerIP int
+	conns, connsPerIP           int
+	// handshakeSilence is how long a handshake must have been silent
+	// before a new client may replace it: a probe timeout before the
+	// first RTT sample (about 3 InitialRTTs, RFC 9002 section 6.2.1), in
+	// which a client still trying sends again.
+	handshakeSilence time.Duration
+	// idleEviction is how long a connection must have received nothing
+	// before a new client may replace it: half the idle timeout, the
+	// keep-alive period a client keeping its connection usually picks.
+	idleEviction time.Duration
+}
+
+// serverLimits checks the Config's server limits and fills in their
+// defaults.
+func (c *Config) serverLimits() (serverLimits, error) {
+	if c == nil {
+		c = &Config{}
+	}
+	lim := serverLimits{
+		handshakes:      c.MaxHandshakes,
+		handshakesPerIP: c.MaxHandshakesPerIP,
+		conns:           c.MaxConnections,
+		connsPerIP:      c.MaxConnectionsPerIP,
+	}
+	for _, f := range []struct {
+		v    *int
+		def  int
+		name string
+	}{
+		{&lim.handshakes, DefaultMaxHandshakes, "MaxHandshakes"},
+		{&lim.handshakesPerIP, DefaultMaxHandshakesPerIP, "MaxHandshakesPerIP"},
+		{&lim.conns, DefaultMaxConnections, "MaxConnections"},
+		{&lim.connsPerIP, DefaultMaxConnectionsPerIP, "MaxConnectionsPerIP"},
+	} {
+		if *f.v < 0 {
+			return lim, fmt.Errorf("%w: negative %s", errConfig, f.name)
+		}
+		if *f.v == 0 {
+			*f.v = f.def
+		}
+	}
+	rtt := c.InitialRTT
+	if rtt == 0 {
+		rtt = recovery.DefaultInitialRTT
+	}
+	idle := c.MaxIdleTimeout
+	if idle == 0 {
+		idle = core.DefaultIdleTimeout
+	}
+	lim.handshakeSilence, lim.idleEviction = 3*rtt, idle/2
+	return lim, nil
+}
+
+// sourceOf is the source an address counts against: the IPv4 address, or
+// the IPv6 /64 prefix, since one IPv6 host usually holds a whole /64 (RFC
+// 4291 section 2.5.4) and could otherwise pose as many clients.
+func sourceOf(a netip.AddrPort) netip.Prefix {
+	ip := a.Addr().Unmap().WithZone("")
+	bits := 32
+	if ip.Is6() {
+		bits = 64
+	}
+	p, _ := ip.Prefix(bits)
+	return p
+}
+
+// sourceUse is what one source holds.
+type sourceUse struct {
+	// handshakes counts its handshakes in progress: [0] without a token
+	// that proved the address, [1] with one.
+	handshakes [2]int
+	// conns counts all its connections, handshakes included.
+	conns int
+}
+
+func (u *sourceUse) empty() bool {
+	return u.conns == 0 && u.handshakes == [2]int{}
+}
+
+// validIndex indexes sourceUse.handshakes.
+func validIndex(validated bool) int {
+	if validated {
+		return 1
+	}
+	return 0
+}
