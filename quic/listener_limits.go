@@ -9,25 +9,27 @@ import (
 	"github.com/satquic/satquic/quic/internal/recovery"
 )
 
-// Defaults of the server limits (Config.MaxHandshakes and the others).
-// They keep what clients can make a server hold to a few hundred MiB (see
-// the README's serve section for the measured cost of a connection): a
-// handshake costs two goroutines and about 40 KiB, an idle connection one
-// goroutine and about 20 KiB more than its buffers.
+// Defaults of the server limits (Config.MaxHandshakes and the others),
+// from what a connection costs (TestServerCostPerConnection): a handshake
+// about 34 KiB and two goroutines (its own and crypto/tls's), an
+// established idle connection about 45 KiB and one goroutine, besides the
+// application's. Streams in use add their buffers, which flow control
+// bounds.
 const (
 	// DefaultMaxHandshakes is far above what legitimate clients need at
-	// once (a handshake takes a few round trips) and holds about 40 MiB.
+	// once (a handshake lasts a few round trips) and holds 34 MiB.
 	DefaultMaxHandshakes = 1024
 	// DefaultMaxHandshakesPerIP leaves room for the clients behind one
 	// carrier-grade NAT, common on satellite access, while one source
-	// with thousands of sockets takes 1/32 of the handshakes at most.
+	// takes 1/32 of the handshakes, or 1/16 counting those without a
+	// token, however many sockets it has.
 	DefaultMaxHandshakesPerIP = 32
-	// DefaultMaxConnections suits a server with a GiB or two of memory
-	// for idle and lightly used connections.
-	DefaultMaxConnections = 10000
-	// DefaultMaxConnectionsPerIP lets a NAT carry many users, yet keeps
-	// one source from taking more than a quarter of the connections.
-	DefaultMaxConnectionsPerIP = DefaultMaxConnections / 4
+	// DefaultMaxConnections holds about 360 MiB when every connection is
+	// idle.
+	DefaultMaxConnections = 8192
+	// DefaultMaxConnectionsPerIP lets a NAT carry many users, and keeps
+	// one source to an eighth of the connections (45 MiB idle).
+	DefaultMaxConnectionsPerIP = 1024
 )
 
 // serverLimits are a Listener's limits, defaults filled in.
