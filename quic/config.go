@@ -156,7 +156,7 @@ type Config struct {
 	// MaxHandshakes, MaxHandshakesPerIP, MaxConnections and
 	// MaxConnectionsPerIP bound, on a server, what clients can make it
 	// hold; zero selects the default (DefaultMaxHandshakes and the
-	// others: 1024, 32, 8192, 1024). A source is an IPv4 address or an
+	// others: 1024, 32, 4096, 512). A source is an IPv4 address or an
 	// IPv6 /64 prefix, whatever its ports: a client with many sockets is
 	// one source. A client beyond a limit is refused with an Initial
 	// carrying CONNECTION_REFUSED (RFC 9000 section 5.2.2).

@@ -11,25 +11,26 @@ import (
 
 // Defaults of the server limits (Config.MaxHandshakes and the others),
 // from what a connection costs (TestServerCostPerConnection): a handshake
-// about 34 KiB and two goroutines (its own and crypto/tls's), an
-// established idle connection about 45 KiB and one goroutine, besides the
-// application's. Streams in use add their buffers, which flow control
-// bounds.
+// about 35 KiB and two goroutines (its own and crypto/tls's), an
+// established idle connection about 46 KiB and one goroutine, besides the
+// application's; FEC's decoder adds about 48 KiB to either. Streams in use
+// add their buffers, which flow control bounds.
 const (
 	// DefaultMaxHandshakes is far above what legitimate clients need at
-	// once (a handshake lasts a few round trips) and holds 34 MiB.
+	// once (a handshake lasts a few round trips) and holds 35 MiB, or
+	// 82 MiB with FEC.
 	DefaultMaxHandshakes = 1024
 	// DefaultMaxHandshakesPerIP leaves room for the clients behind one
 	// carrier-grade NAT, common on satellite access, while one source
 	// takes 1/32 of the handshakes, or 1/16 counting those without a
 	// token, however many sockets it has.
 	DefaultMaxHandshakesPerIP = 32
-	// DefaultMaxConnections holds about 360 MiB when every connection is
-	// idle.
-	DefaultMaxConnections = 8192
+	// DefaultMaxConnections holds about 190 MiB when every connection is
+	// idle, 400 MiB with FEC.
+	DefaultMaxConnections = 4096
 	// DefaultMaxConnectionsPerIP lets a NAT carry many users, and keeps
-	// one source to an eighth of the connections (45 MiB idle).
-	DefaultMaxConnectionsPerIP = 1024
+	// one source to an eighth of the connections.
+	DefaultMaxConnectionsPerIP = 512
 )
 
 // serverLimits are a Listener's limits, defaults filled in.

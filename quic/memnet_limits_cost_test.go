@@ -1,6 +1,7 @@
 package quic
 
 import (
+	"fmt"
 	"net/netip"
 	"runtime"
 	"sync"
@@ -43,15 +44,28 @@ const (
 // handshake left silent by its client, and for an established connection
 // whose client vanished (the Listener accepted it and one goroutine waits
 // in AcceptStream, as an application's would), with the clients' own
-// state gone. The README's serve section quotes its log:
+// state gone; with FEC configured on the server, and without. The README's
+// serve section quotes its log:
 //
 //	go test ./quic/ -run TestServerCostPerConnection -v -count=1
 func TestServerCostPerConnection(t *testing.T) {
 	if testing.Short() {
 		t.Skip("opens 2,000 connections")
 	}
+	for _, fec := range []*FECConfig{nil, {}} {
+		t.Run(fmt.Sprintf("fec=%v", fec != nil), func(t *testing.T) {
+			testServerCost(t, &Config{RequireAddressValidation: retryAlways, FEC: fec})
+		})
+	}
+}
+
+// maxCostKiB is the most a handshake or an idle connection may cost for
+// the defaults to hold, FEC included.
+const maxCostKiB = 128
+
+func testServerCost(t *testing.T, sconf *Config) {
 	synctest.Test(t, func(t *testing.T) {
-		e := newLimitsEnv(t, &Config{RequireAddressValidation: retryAlways})
+		e := newLimitsEnv(t, sconf)
 		base := measureHeld()
 
 		var clients []*Transport
@@ -72,7 +86,7 @@ func TestServerCostPerConnection(t *testing.T) {
 		handshakes := measureHeld()
 		heap, stack, g := handshakes.per(base, costClients)
 		t.Logf("per silent handshake: %.1f KiB heap, %.1f KiB stacks, %.2f goroutines", heap, stack, g)
-		checkCost(t, "handshake", heap+stack, g, 64, 2)
+		checkCost(t, "handshake", heap+stack, g, maxCostKiB, 2)
 
 		// The handshakes time out (20 s) before the connections come.
 		time.Sleep(25 * time.Second)
@@ -106,7 +120,7 @@ func TestServerCostPerConnection(t *testing.T) {
 		conns := measureHeld()
 		heap, stack, g = conns.per(base, costClients)
 		t.Logf("per established idle connection: %.1f KiB heap, %.1f KiB stacks, %.2f goroutines (one of the application)", heap, stack, g)
-		checkCost(t, "connection", heap+stack, g, 64, 2)
+		checkCost(t, "connection", heap+stack, g, maxCostKiB, 2)
 	})
 }
 
