@@ -3,8 +3,6 @@ package quic
 import (
 	"net/netip"
 	"time"
-
-	"github.com/satquic/satquic/quic/internal/core"
 )
 
 // admission is the Listener's answer to a client's first Initial.
@@ -26,9 +24,11 @@ const maxAcceptQueue = 1024
 // address. Admitted, it gets a slot among the handshakes, and the
 // connection whose places it takes, if any, is returned for the caller to
 // evict once it holds no lock of the Transport.
-func (l *Listener) admit(from netip.AddrPort, validated bool, now time.Duration) (admission, *connSlot, eviction) {
+func (l *Listener) admit(from netip.AddrPort, validated bool) (admission, *connSlot, eviction) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	// Read under the lock, so that the queues stay in order of time.
+	now := l.t.now()
 	src := sourceOf(from)
 	if a := l.refusal(src, validated); a != admitted {
 		return a, nil, eviction{}
@@ -38,6 +38,11 @@ func (l *Listener) admit(from netip.AddrPort, validated bool, now time.Duration)
 		return admitFull, nil, eviction{}
 	}
 	ev := l.evictLocked(victim)
+	return admitted, l.place(src, validated, now), ev
+}
+
+// place gives a new handshake its slot and counts it; l.mu is held.
+func (l *Listener) place(src netip.Prefix, validated bool, now time.Duration) *connSlot {
 	s := &connSlot{source: src, validated: validated}
 	l.handshakes.push(s, now)
 	u := l.sources[src]
@@ -50,7 +55,7 @@ func (l *Listener) admit(from netip.AddrPort, validated bool, now time.Duration)
 	if !validated {
 		l.unvalidated++
 	}
-	return admitted, s, ev
+	return s
 }
 
 // refusal applies the limits that no eviction lifts: the accept queue,
@@ -135,61 +140,5 @@ func (l *Listener) takeOut(s *connSlot) {
 	s.state = slotGone
 	if u.conns--; u.empty() {
 		delete(l.sources, s.source)
-	}
-}
-
-// eviction is a connection that lost its places to a new client.
-type eviction struct {
-	c         *Conn
-	handshake bool
-}
-
-// evictLocked frees the places of s, if any, at once, and returns the
-// connection to end; l.mu is held.
-func (l *Listener) evictLocked(s *connSlot) eviction {
-	if s == nil {
-		return eviction{}
-	}
-	ev := eviction{c: s.c, handshake: s.state == slotHandshake}
-	l.takeOut(s)
-	return ev
-}
-
-// run ends the evicted connection, if any. A handshake gets a
-// CONNECTION_CLOSE, so that a slow client stops at once; an established
-// connection ends as an idle timeout would, silently (RFC 9000 section
-// 10.1), and the peer learns it from a Stateless Reset when it next sends
-// (section 10.3). Either way the connection goroutine then ends without
-// the closing period (section 10.2 allows discarding the state early), so
-// that evictions cannot pile up connections waiting out their closing.
-// It takes the connection's lock: no lock of the Transport or Listener
-// may be held.
-func (ev *eviction) run() {
-	c := ev.c
-	if c == nil {
-		return
-	}
-	if ev.handshake {
-		c.closeLocal(0, "")
-	} else {
-		c.mu.Lock()
-		c.setClosedLocked(core.ErrIdleTimeout)
-		c.mu.Unlock()
-	}
-	c.slot.evicted.Store(true)
-	c.signal()
-}
-
-// evicted reports whether the Listener evicted the connection: its
-// goroutine ends.
-func (c *Conn) evicted() bool {
-	return c.slot != nil && c.slot.evicted.Load()
-}
-
-// heard counts a datagram the reader routes to the connection, which
-// tells the Listener that it is not silent.
-func (c *Conn) heard() {
-	if c != nil && c.slot != nil {
-		c.slot.heard.Add(1)
 	}
 }

@@ -174,7 +174,7 @@ func (t *Transport) acceptConn(l *Listener, info core.InitialInfo, data []byte, 
 	if t.closed || t.listener != l {
 		return
 	}
-	adm, slot, ev := l.admit(from, params.AddressValidated, now)
+	adm, slot, ev := l.admit(from, params.AddressValidated)
 	switch adm {
 	case admitNone:
 		return
