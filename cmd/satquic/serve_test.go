@@ -238,6 +238,8 @@ func TestServeGetBadFlags(t *testing.T) {
 		{"serve", "--dir", dir, "--alpn", "hq-interop,"},
 		{"serve", "--dir", dir, "--shutdown-timeout", "-1s"},
 		{"serve", "--dir", dir, "--addr", "not an address"},
+		{"serve", "--dir", dir, "--max-handshakes", "0"},
+		{"serve", "--dir", dir, "--max-conns-per-ip", "-1"},
 	} {
 		var stdout, stderr bytes.Buffer
 		if code := runMain(args, &stdout, &stderr); code != 2 {
