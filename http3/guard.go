@@ -1,0 +1,227 @@
+package http3
+
+import (
+	"os"
+	"sync"
+	"time"
+
+	"github.com/satquic/satquic/quic"
+)
+
+// streamGuard holds a request stream to the Server's timeouts: it is the
+// reader under the stream's bufio.Reader and the writer of its response.
+//
+//   - Until its header is read, the stream has ReadHeaderTimeout from its
+//     arrival: a client that sends a byte a second, or stops, is cut off
+//     (RFC 9114 section 4.1.1: H3_REQUEST_INCOMPLETE).
+//   - A read that waits IdleStreamTimeout for a byte, of the header or of
+//     the body a handler reads, resets the stream the same way.
+//   - A write that waits IdleStreamTimeout for the client's flow control
+//     to take a byte resets the response with H3_REQUEST_CANCELLED (RFC
+//     9114 section 8.1) and ends the request's context.
+//
+// The deadlines a handler sets through http.ResponseController apply as
+// well; when one of those passes, the handler gets
+// os.ErrDeadlineExceeded and the stream lives on, as with net/http.
+//
+// Each operation moves the idle deadline forward only once an eighth of
+// the timeout went by since it was armed, so that a busy stream does not
+// rearm a timer at every read: a stall is detected between
+// IdleStreamTimeout and 9/8 of it after the last progress.
+type streamGuard struct {
+	st     *quic.Stream
+	idle   time.Duration // 0: no idle limit
+	counts *serverCounters
+
+	mu sync.Mutex
+	// headerDL is when the header must be read by, while inHeader.
+	headerDL time.Time
+	inHeader bool
+	// userRead and userWrite are the handler's deadlines.
+	userRead, userWrite time.Time
+	// idleRead and idleWrite are the idle deadlines last armed.
+	idleRead, idleWrite time.Time
+	// armedRead and armedWrite are the stream's deadlines.
+	armedRead, armedWrite time.Time
+	// onReset, if set, runs when the guard resets the stream: it ends
+	// the handler's context.
+	onReset func()
+}
+
+// newStreamGuard guards a request stream that arrived at arrival.
+func (s *Server) newStreamGuard(st *quic.Stream, arrival time.Time) *streamGuard {
+	g := &streamGuard{st: st, idle: s.idleStreamTimeout(), counts: &s.counters}
+	if d := s.readHeaderTimeout(); d > 0 {
+		g.headerDL, g.inHeader = arrival.Add(d), true
+	}
+	return g
+}
+
+// headerRead ends the header's deadline.
+func (g *streamGuard) headerRead() {
+	g.mu.Lock()
+	g.inHeader = false
+	g.mu.Unlock()
+}
+
+// setOnReset sets what runs when the guard resets the stream.
+func (g *streamGuard) setOnReset(f func()) {
+	g.mu.Lock()
+	g.onReset = f
+	g.mu.Unlock()
+}
+
+// Read reads from the stream within the deadlines.
+func (g *streamGuard) Read(p []byte) (int, error) {
+	g.armRead()
+	n, err := g.st.Read(p)
+	if err != nil && isDeadline(err) {
+		err = g.readExpired()
+	}
+	return n, err
+}
+
+// Write writes p to the stream. Each wait for flow control may last
+// IdleStreamTimeout: a write that makes progress goes on.
+func (g *streamGuard) Write(p []byte) (int, error) {
+	total := 0
+	for {
+		g.armWrite()
+		n, err := g.st.Write(p[total:])
+		total += n
+		if err == nil || !isDeadline(err) {
+			return total, err
+		}
+		if n > 0 && !g.passed(&g.userWrite) {
+			continue
+		}
+		return total, g.writeExpired()
+	}
+}
+
+// SetReadDeadline sets the handler's read deadline; it applies to a
+// read under way (http.ResponseController).
+func (g *streamGuard) SetReadDeadline(t time.Time) error {
+	g.mu.Lock()
+	g.userRead = t
+	g.mu.Unlock()
+	g.armRead()
+	return nil
+}
+
+// SetWriteDeadline sets the handler's write deadline; it applies to a
+// write under way (http.ResponseController).
+func (g *streamGuard) SetWriteDeadline(t time.Time) error {
+	g.mu.Lock()
+	g.userWrite = t
+	g.mu.Unlock()
+	g.armWrite()
+	return nil
+}
+
+func (g *streamGuard) armRead() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	dl := earliest(g.userRead, g.moveIdleLocked(&g.idleRead))
+	if g.inHeader {
+		dl = earliest(dl, g.headerDL)
+	}
+	if !dl.Equal(g.armedRead) {
+		g.armedRead = dl
+		_ = g.st.SetReadDeadline(dl)
+	}
+}
+
+func (g *streamGuard) armWrite() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	dl := earliest(g.userWrite, g.moveIdleLocked(&g.idleWrite))
+	if !dl.Equal(g.armedWrite) {
+		g.armedWrite = dl
+		_ = g.st.SetWriteDeadline(dl)
+	}
+}
+
+// moveIdleLocked returns the idle deadline *dl, moved to 9/8 of the
+// timeout from now if less than the timeout is left of it.
+func (g *streamGuard) moveIdleLocked(dl *time.Time) time.Time {
+	if g.idle <= 0 {
+		return time.Time{}
+	}
+	now := time.Now()
+	if dl.Sub(now) < g.idle {
+		*dl = now.Add(g.idle + g.idle/8)
+	}
+	return *dl
+}
+
+// passed reports whether the deadline *dl, if any, passed.
+func (g *streamGuard) passed(dl *time.Time) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return !dl.IsZero() && !time.Now().Before(*dl)
+}
+
+// readExpired tells which deadline ended a read. The handler's gives
+// os.ErrDeadlineExceeded; the server's reset the stream.
+func (g *streamGuard) readExpired() error {
+	g.mu.Lock()
+	now := time.Now()
+	var err error
+	switch {
+	case !g.userRead.IsZero() && !now.Before(g.userRead):
+		err = os.ErrDeadlineExceeded
+	case g.inHeader && !now.Before(g.headerDL):
+		g.counts.headerTimeouts.Add(1)
+		err = streamError(ErrCodeRequestIncomplete, "no whole header before the header timeout")
+	case g.idle > 0 && !now.Before(g.idleRead):
+		g.counts.idleReads.Add(1)
+		err = streamError(ErrCodeRequestIncomplete, "no request data for %v", g.idle)
+	default:
+		// A deadline the handler moved since.
+		err = os.ErrDeadlineExceeded
+	}
+	g.mu.Unlock()
+	if err != os.ErrDeadlineExceeded {
+		g.reset(ErrCodeRequestIncomplete)
+	}
+	return err
+}
+
+// writeExpired tells which deadline ended a write, as readExpired does.
+func (g *streamGuard) writeExpired() error {
+	g.mu.Lock()
+	now := time.Now()
+	user := !g.userWrite.IsZero() && !now.Before(g.userWrite)
+	idle := g.idle > 0 && !now.Before(g.idleWrite)
+	g.mu.Unlock()
+	if user || !idle {
+		return os.ErrDeadlineExceeded
+	}
+	g.counts.slowWrites.Add(1)
+	g.reset(ErrCodeRequestCancelled)
+	return streamError(ErrCodeRequestCancelled, "the client took no response data for %v", g.idle)
+}
+
+// reset ends both directions of the stream and the handler's context.
+func (g *streamGuard) reset(code ErrCode) {
+	g.st.CancelRead(quic.StreamErrorCode(code))
+	g.st.CancelWrite(quic.StreamErrorCode(code))
+	g.mu.Lock()
+	f := g.onReset
+	g.mu.Unlock()
+	if f != nil {
+		f()
+	}
+}
+
+// earliest returns the earlier of two deadlines, where zero is none.
+func earliest(a, b time.Time) time.Time {
+	switch {
+	case a.IsZero():
+		return b
+	case b.IsZero() || a.Before(b):
+		return a
+	}
+	return b
+}

@@ -1,0 +1,91 @@
+package http3
+
+import (
+	"net/http"
+	"time"
+)
+
+// The defaults of the Server's limits on what clients may hold. They
+// protect a server from clients that open request streams and then send
+// their requests slowly or never (slowloris), or send most of a large
+// header and never finish it: each such stream holds a goroutine, a
+// buffer and a slot of the connection's stream limit until it ends.
+const (
+	// DefaultReadHeaderTimeout bounds the time a request stream takes to
+	// deliver its HEADERS frame. A request's header is one flight of
+	// packets: even over a GEO satellite (600 ms round trips) that loses
+	// the flight several times, it arrives in a few seconds.
+	DefaultReadHeaderTimeout = 10 * time.Second
+	// DefaultIdleStreamTimeout bounds how long a request stream may
+	// stall: twice the QUIC idle timeout, so that a client whose link
+	// went silent loses its connection first, and long enough for a
+	// client that pauses reading a response (a player whose buffer is
+	// full) to resume.
+	DefaultIdleStreamTimeout = 60 * time.Second
+	// DefaultMaxRequestMemory is the default budget of request data a
+	// Server buffers: the 4 KiB read buffer of 16384 request streams
+	// whose header or body is being read, or 16 connections each at its
+	// default header bound.
+	DefaultMaxRequestMemory = 64 << 20
+	// minConnHeaderBytes is the least default per-connection bound: room
+	// for the read buffers of 256 request streams at once, whatever
+	// MaxHeaderBytes is.
+	minConnHeaderBytes = 1 << 20
+)
+
+// readHeaderTimeout returns ReadHeaderTimeout with its default; 0 means
+// no limit.
+func (s *Server) readHeaderTimeout() time.Duration {
+	return durationOrDefault(s.ReadHeaderTimeout, DefaultReadHeaderTimeout)
+}
+
+// idleStreamTimeout returns IdleStreamTimeout with its default; 0 means
+// no limit.
+func (s *Server) idleStreamTimeout() time.Duration {
+	return durationOrDefault(s.IdleStreamTimeout, DefaultIdleStreamTimeout)
+}
+
+// durationOrDefault maps a limit's zero to def and a negative one to 0,
+// no limit.
+func durationOrDefault(d, def time.Duration) time.Duration {
+	switch {
+	case d == 0:
+		return def
+	case d < 0:
+		return 0
+	}
+	return d
+}
+
+// maxConnHeaderBytes returns MaxConnHeaderBytes with its default: four
+// times MaxHeaderBytes, which lets a connection read two headers of the
+// largest encoded size (twice MaxHeaderBytes: see readRequest) at once,
+// and at least minConnHeaderBytes. A negative result means no bound.
+func (s *Server) maxConnHeaderBytes() int64 {
+	switch {
+	case s.MaxConnHeaderBytes < 0:
+		return -1
+	case s.MaxConnHeaderBytes > 0:
+		return int64(s.MaxConnHeaderBytes)
+	}
+	return max(4*int64(s.maxHeaderBytes()), minConnHeaderBytes)
+}
+
+// maxRequestMemory returns MaxRequestMemory with its default; a negative
+// result means no limit.
+func (s *Server) maxRequestMemory() int64 {
+	switch {
+	case s.MaxRequestMemory < 0:
+		return -1
+	case s.MaxRequestMemory > 0:
+		return s.MaxRequestMemory
+	}
+	return DefaultMaxRequestMemory
+}
+
+func (s *Server) maxHeaderBytes() uint64 {
+	if s.MaxHeaderBytes > 0 {
+		return uint64(s.MaxHeaderBytes)
+	}
+	return http.DefaultMaxHeaderBytes
+}

@@ -1,0 +1,226 @@
+package http3
+
+import (
+	"container/list"
+	"errors"
+	"sync"
+
+	"github.com/satquic/satquic/quic"
+)
+
+// errNoMemory: a request stream's header or trailers could not grow, for
+// its connection's MaxConnHeaderBytes or the Server's MaxRequestMemory
+// is spent, or the stream was reset to make room for others.
+var errNoMemory = errors.New("http3: request memory spent")
+
+// readBufferCost is what a request stream is charged for its reader's
+// buffer, which holds the header while it arrives, then body data.
+const readBufferCost = streamReaderSize
+
+// streamCanceler resets both directions of a stream: *quic.Stream.
+type streamCanceler interface {
+	CancelRead(quic.StreamErrorCode)
+	CancelWrite(quic.StreamErrorCode)
+}
+
+// requestMemory is a Server's budget of request data buffered by its
+// request streams: each stream's read buffer from its arrival until its
+// header is decoded and, after that, until its body is read or the
+// handler returns; the payload of a HEADERS frame larger than that
+// buffer while it arrives; trailers likewise. A frame's payload is
+// charged as it is allocated, in chunks, not as its length announces: a
+// client must send what it makes the server hold.
+//
+// The same lock guards each connection's connMemory, the bound on the
+// header bytes its request streams buffer together.
+type requestMemory struct {
+	limit int64 // negative: none
+	stats *serverCounters
+
+	mu   sync.Mutex
+	used int64
+	// reading holds the *streamCharge of the streams whose header is
+	// being read, oldest first: those reset to make room. evictable is
+	// their total header charge.
+	reading   list.List
+	evictable int64
+}
+
+// connMemory bounds the header bytes of one connection's request
+// streams; requestMemory.mu guards it.
+type connMemory struct {
+	limit int64 // negative: none
+	used  int64
+}
+
+// streamCharge is what one request stream holds of the budgets.
+type streamCharge struct {
+	m    *requestMemory
+	conn *connMemory
+	st   streamCanceler
+
+	// The fields below are guarded by m.mu.
+	elem   *list.Element // in m.reading while the header is read
+	header int64         // charged to conn and to m: header data
+	held   int64         // charged to m alone: the read buffer of a body
+	// ended: released or evicted, c takes no more charges (a read that
+	// outlived its handler must not charge what nothing will free).
+	ended bool
+}
+
+func newRequestMemory(limit int64, stats *serverCounters) *requestMemory {
+	return &requestMemory{limit: limit, stats: stats}
+}
+
+// open charges a new request stream its read buffer, and reports false
+// when the stream must be refused: its connection's bound or the
+// server's budget is spent even after resetting the server's oldest
+// incomplete headers.
+func (m *requestMemory) open(conn *connMemory, st streamCanceler) (*streamCharge, bool) {
+	c := &streamCharge{m: m, conn: conn, st: st}
+	m.mu.Lock()
+	victims, ok := m.reserveLocked(c, readBufferCost)
+	if ok {
+		c.elem = m.reading.PushBack(c)
+		m.evictable += c.header
+	}
+	m.mu.Unlock()
+	resetEvicted(victims)
+	if !ok {
+		m.stats.rejected.Add(1)
+		return nil, false
+	}
+	return c, true
+}
+
+// grow charges n more header bytes to c, for a payload about to be
+// allocated; errNoMemory means the stream must be reset.
+func (c *streamCharge) grow(n int) error {
+	m := c.m
+	m.mu.Lock()
+	ended := c.ended
+	victims, ok := m.reserveLocked(c, int64(n))
+	if ok && c.elem != nil {
+		m.evictable += int64(n)
+	}
+	m.mu.Unlock()
+	resetEvicted(victims)
+	if !ok {
+		if !ended {
+			m.stats.overflowed.Add(1)
+		}
+		return errNoMemory
+	}
+	return nil
+}
+
+// reserveLocked charges n header bytes to c's connection and to the
+// server. When the server's budget alone is short, the oldest incomplete
+// headers (c's excepted) are evicted, if that makes enough room; the
+// caller resets the victims once the lock is released.
+func (m *requestMemory) reserveLocked(c *streamCharge, n int64) (victims []*streamCharge, ok bool) {
+	if c.ended || (c.conn.limit >= 0 && c.conn.used+n > c.conn.limit) {
+		return nil, false
+	}
+	if m.limit >= 0 && m.used+n > m.limit {
+		others := m.evictable
+		if c.elem != nil {
+			others -= c.header
+		}
+		if m.used+n-others > m.limit {
+			return nil, false
+		}
+		for e := m.reading.Front(); m.used+n > m.limit; {
+			v := e.Value.(*streamCharge)
+			e = e.Next()
+			if v == c {
+				continue
+			}
+			m.evictLocked(v)
+			victims = append(victims, v)
+		}
+	}
+	c.conn.used += n
+	m.used += n
+	c.header += n
+	return victims, true
+}
+
+// evictLocked takes back all that v holds; v's stream is reset after.
+func (m *requestMemory) evictLocked(v *streamCharge) {
+	m.releaseLocked(v)
+	m.stats.evicted.Add(1)
+}
+
+// resetEvicted resets the streams evicted to make room. RFC 9114 section
+// 4.1.1: H3_REQUEST_REJECTED tells the client that the request was not
+// processed and may be sent again.
+func resetEvicted(victims []*streamCharge) {
+	for _, v := range victims {
+		v.st.CancelRead(quic.StreamErrorCode(ErrCodeRequestRejected))
+		v.st.CancelWrite(quic.StreamErrorCode(ErrCodeRequestRejected))
+	}
+}
+
+// headerDone ends the header phase: the stream can no longer be evicted,
+// its header bytes leave its connection's bound and the server's budget,
+// and the server's budget keeps only its read buffer, which a body may
+// still use.
+func (c *streamCharge) headerDone() {
+	m := c.m
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if c.ended {
+		return
+	}
+	m.leaveReadingLocked(c)
+	c.conn.used -= c.header
+	m.used -= c.header
+	c.header = 0
+	if c.held == 0 {
+		c.held = readBufferCost
+		m.used += c.held
+	}
+}
+
+// trailersDone frees what trailers took.
+func (c *streamCharge) trailersDone() {
+	m := c.m
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c.conn.used -= c.header
+	m.used -= c.header
+	c.header = 0
+}
+
+// release frees all that c holds, for good; it may be called more than
+// once.
+func (c *streamCharge) release() {
+	c.m.mu.Lock()
+	c.m.releaseLocked(c)
+	c.m.mu.Unlock()
+}
+
+func (m *requestMemory) releaseLocked(c *streamCharge) {
+	m.leaveReadingLocked(c)
+	c.conn.used -= c.header
+	m.used -= c.header + c.held
+	c.header, c.held = 0, 0
+	c.ended = true
+}
+
+func (m *requestMemory) leaveReadingLocked(c *streamCharge) {
+	if c.elem != nil {
+		m.reading.Remove(c.elem)
+		m.evictable -= c.header
+		c.elem = nil
+	}
+}
+
+// snapshot returns the bytes charged and the streams whose header is
+// being read.
+func (m *requestMemory) snapshot() (used int64, reading int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.used, m.reading.Len()
+}
