@@ -16,9 +16,10 @@ import (
 //     (RFC 9114 section 4.1.1: H3_REQUEST_INCOMPLETE).
 //   - A read that waits IdleStreamTimeout for a byte, of the header or of
 //     the body a handler reads, resets the stream the same way.
-//   - A write that waits IdleStreamTimeout for the client's flow control
-//     to take a byte resets the response with H3_REQUEST_CANCELLED (RFC
-//     9114 section 8.1) and ends the request's context.
+//   - A write that waits ResponseStallTimeout for the client's flow
+//     control to take a byte resets the response with
+//     H3_REQUEST_CANCELLED (RFC 9114 section 8.1) and ends the request's
+//     context.
 //
 // The deadlines a handler sets through http.ResponseController apply as
 // well; when one of those passes, the handler gets
@@ -26,12 +27,14 @@ import (
 //
 // Each operation moves the idle deadline forward only once an eighth of
 // the timeout went by since it was armed, so that a busy stream does not
-// rearm a timer at every read: a stall is detected between
-// IdleStreamTimeout and 9/8 of it after the last progress.
+// rearm a timer at every read: a stall is detected between the timeout
+// and 9/8 of it after the last progress.
 type streamGuard struct {
-	st     *quic.Stream
-	idle   time.Duration // 0: no idle limit
-	counts *serverCounters
+	st *quic.Stream
+	// readIdle and writeIdle are IdleStreamTimeout and
+	// ResponseStallTimeout; 0 is no limit.
+	readIdle, writeIdle time.Duration
+	counts              *serverCounters
 
 	mu sync.Mutex
 	// headerDL is when the header must be read by, while inHeader.
@@ -50,7 +53,7 @@ type streamGuard struct {
 
 // newStreamGuard guards a request stream that arrived at arrival.
 func (s *Server) newStreamGuard(st *quic.Stream, arrival time.Time) *streamGuard {
-	g := &streamGuard{st: st, idle: s.idleStreamTimeout(), counts: &s.counters}
+	g := &streamGuard{st: st, readIdle: s.idleStreamTimeout(), writeIdle: s.responseStallTimeout(), counts: &s.counters}
 	if d := s.readHeaderTimeout(); d > 0 {
 		g.headerDL, g.inHeader = arrival.Add(d), true
 	}
@@ -82,7 +85,7 @@ func (g *streamGuard) Read(p []byte) (int, error) {
 }
 
 // Write writes p to the stream. Each wait for flow control may last
-// IdleStreamTimeout: a write that makes progress goes on.
+// ResponseStallTimeout: a write that makes progress goes on.
 func (g *streamGuard) Write(p []byte) (int, error) {
 	total := 0
 	for {
@@ -122,7 +125,7 @@ func (g *streamGuard) SetWriteDeadline(t time.Time) error {
 func (g *streamGuard) armRead() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	dl := earliest(g.userRead, g.moveIdleLocked(&g.idleRead))
+	dl := earliest(g.userRead, g.moveIdleLocked(&g.idleRead, g.readIdle))
 	if g.inHeader {
 		dl = earliest(dl, g.headerDL)
 	}
@@ -135,7 +138,7 @@ func (g *streamGuard) armRead() {
 func (g *streamGuard) armWrite() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	dl := earliest(g.userWrite, g.moveIdleLocked(&g.idleWrite))
+	dl := earliest(g.userWrite, g.moveIdleLocked(&g.idleWrite, g.writeIdle))
 	if !dl.Equal(g.armedWrite) {
 		g.armedWrite = dl
 		_ = g.st.SetWriteDeadline(dl)
@@ -143,14 +146,14 @@ func (g *streamGuard) armWrite() {
 }
 
 // moveIdleLocked returns the idle deadline *dl, moved to 9/8 of the
-// timeout from now if less than the timeout is left of it.
-func (g *streamGuard) moveIdleLocked(dl *time.Time) time.Time {
-	if g.idle <= 0 {
+// timeout d from now if less than d is left of it.
+func (g *streamGuard) moveIdleLocked(dl *time.Time, d time.Duration) time.Time {
+	if d <= 0 {
 		return time.Time{}
 	}
 	now := time.Now()
-	if dl.Sub(now) < g.idle {
-		*dl = now.Add(g.idle + g.idle/8)
+	if dl.Sub(now) < d {
+		*dl = now.Add(d + d/8)
 	}
 	return *dl
 }
@@ -174,9 +177,9 @@ func (g *streamGuard) readExpired() error {
 	case g.inHeader && !now.Before(g.headerDL):
 		g.counts.headerTimeouts.Add(1)
 		err = streamError(ErrCodeRequestIncomplete, "no whole header before the header timeout")
-	case g.idle > 0 && !now.Before(g.idleRead):
+	case g.readIdle > 0 && !now.Before(g.idleRead):
 		g.counts.idleReads.Add(1)
-		err = streamError(ErrCodeRequestIncomplete, "no request data for %v", g.idle)
+		err = streamError(ErrCodeRequestIncomplete, "no request data for %v", g.readIdle)
 	default:
 		// A deadline the handler moved since.
 		err = os.ErrDeadlineExceeded
@@ -193,14 +196,14 @@ func (g *streamGuard) writeExpired() error {
 	g.mu.Lock()
 	now := time.Now()
 	user := !g.userWrite.IsZero() && !now.Before(g.userWrite)
-	idle := g.idle > 0 && !now.Before(g.idleWrite)
+	idle := g.writeIdle > 0 && !now.Before(g.idleWrite)
 	g.mu.Unlock()
 	if user || !idle {
 		return os.ErrDeadlineExceeded
 	}
 	g.counts.slowWrites.Add(1)
 	g.reset(ErrCodeRequestCancelled)
-	return streamError(ErrCodeRequestCancelled, "the client took no response data for %v", g.idle)
+	return streamError(ErrCodeRequestCancelled, "the client took no response data for %v", g.writeIdle)
 }
 
 // reset ends both directions of the stream and the handler's context.

@@ -16,12 +16,19 @@ const (
 	// packets: even over a GEO satellite (600 ms round trips) that loses
 	// the flight several times, it arrives in a few seconds.
 	DefaultReadHeaderTimeout = 10 * time.Second
-	// DefaultIdleStreamTimeout bounds how long a request stream may
-	// stall: twice the QUIC idle timeout, so that a client whose link
-	// went silent loses its connection first, and long enough for a
-	// client that pauses reading a response (a player whose buffer is
-	// full) to resume.
+	// DefaultIdleStreamTimeout bounds how long the server waits for a
+	// byte of a request: twice the QUIC idle timeout, so that a client
+	// whose link went silent loses its connection first, as nginx's
+	// client_body_timeout does.
 	DefaultIdleStreamTimeout = 60 * time.Second
+	// DefaultResponseStallTimeout bounds how long a response waits for
+	// the client's flow control. It is longer because a client's QUIC
+	// stack grants credit in steps of half its stream window (RFC 9000
+	// section 4.2 leaves the timing to it): 4 MiB for satquic's client,
+	// about 3 MB for browsers. A client that reads steadily but slower
+	// than one such step per timeout looks stalled: five minutes lets
+	// a player read at 128 kbit/s.
+	DefaultResponseStallTimeout = 5 * time.Minute
 	// DefaultMaxRequestMemory is the default budget of request data a
 	// Server buffers: the 4 KiB read buffer of 16384 request streams
 	// whose header or body is being read, or 16 connections each at its
@@ -55,6 +62,12 @@ func durationOrDefault(d, def time.Duration) time.Duration {
 		return 0
 	}
 	return d
+}
+
+// responseStallTimeout returns ResponseStallTimeout with its default; 0
+// means no limit.
+func (s *Server) responseStallTimeout() time.Duration {
+	return durationOrDefault(s.ResponseStallTimeout, DefaultResponseStallTimeout)
 }
 
 // maxConnHeaderBytes returns MaxConnHeaderBytes with its default: four

@@ -45,14 +45,20 @@ type Server struct {
 	// buffers are freed. Zero means DefaultReadHeaderTimeout (10 s),
 	// negative no limit.
 	ReadHeaderTimeout time.Duration
-	// IdleStreamTimeout is how long a request stream may stall: a read
-	// of its header or body that gets no byte for that long resets it
-	// with H3_REQUEST_INCOMPLETE, and a response write whose client
-	// takes no byte for that long (flow control) resets the response
-	// with H3_REQUEST_CANCELLED and ends the request's context. Zero
-	// means DefaultIdleStreamTimeout (60 s), negative no limit. A
-	// handler's own deadlines (http.ResponseController) apply as well.
+	// IdleStreamTimeout is how long the server waits for a byte of a
+	// request: a read of its header, or of its body by the handler,
+	// that gets none for that long resets the stream with
+	// H3_REQUEST_INCOMPLETE and ends the request's context. Zero means
+	// DefaultIdleStreamTimeout (60 s), negative no limit. A handler's
+	// own deadlines (http.ResponseController) apply as well.
 	IdleStreamTimeout time.Duration
+	// ResponseStallTimeout is how long a response write may wait for
+	// the client's flow control to take a byte: after that the client
+	// is taken to have stopped reading, the response is reset with
+	// H3_REQUEST_CANCELLED and the request's context ends, so that the
+	// handler returns and frees what it holds. Zero means
+	// DefaultResponseStallTimeout (5 min), negative no limit.
+	ResponseStallTimeout time.Duration
 	// MaxConnHeaderBytes bounds the header data that one connection's
 	// request streams buffer together while their headers arrive: a
 	// 4 KiB read buffer each, and HEADERS payloads larger than that as

@@ -35,7 +35,8 @@ type ServerStats struct {
 	// server waited for its header or body.
 	IdleReads uint64
 	// StalledWrites counts responses reset with H3_REQUEST_CANCELLED
-	// after IdleStreamTimeout in which the client took no byte of them.
+	// after ResponseStallTimeout in which the client took no byte of
+	// them.
 	StalledWrites uint64
 }
 
