@@ -25,10 +25,14 @@ import (
 // well; when one of those passes, the handler gets
 // os.ErrDeadlineExceeded and the stream lives on, as with net/http.
 //
-// Each operation moves the idle deadline forward only once an eighth of
-// the timeout went by since it was armed, so that a busy stream does not
-// rearm a timer at every read: a stall is detected between the timeout
-// and 9/8 of it after the last progress.
+// A read moves its idle deadline forward only once an eighth of the
+// timeout went by since it was armed, so that a busy stream does not
+// rearm a timer at every read: a read that gets nothing is cut off
+// between the timeout and 9/8 of it after it began. A write may be taken
+// in part before it blocks, which its result does not date: it waits in
+// slices of an eighth of the timeout, and a slice that took some of it
+// dates the last progress. A write is cut off between the timeout and
+// 9/8 of it after the last byte the client's flow control took.
 type streamGuard struct {
 	st *quic.Stream
 	// readIdle and writeIdle are IdleStreamTimeout and
@@ -42,8 +46,9 @@ type streamGuard struct {
 	inHeader bool
 	// userRead and userWrite are the handler's deadlines.
 	userRead, userWrite time.Time
-	// idleRead and idleWrite are the idle deadlines last armed.
-	idleRead, idleWrite time.Time
+	// idleRead is the read's idle deadline last armed, sliceEnd the end
+	// of the write's slice.
+	idleRead, sliceEnd time.Time
 	// armedRead and armedWrite are the stream's deadlines.
 	armedRead, armedWrite time.Time
 	// onReset, if set, runs when the guard resets the stream: it ends
@@ -84,21 +89,27 @@ func (g *streamGuard) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// Write writes p to the stream. Each wait for flow control may last
-// ResponseStallTimeout: a write that makes progress goes on.
+// Write writes p to the stream. It may wait ResponseStallTimeout for the
+// client's flow control to take a byte, every time.
 func (g *streamGuard) Write(p []byte) (int, error) {
 	total := 0
+	last := time.Now() // the last progress known
 	for {
-		g.armWrite()
+		g.armWrite(last)
 		n, err := g.st.Write(p[total:])
 		total += n
 		if err == nil || !isDeadline(err) {
 			return total, err
 		}
-		if n > 0 && !g.passed(&g.userWrite) {
-			continue
+		now := time.Now()
+		switch {
+		case g.passed(&g.userWrite):
+			return total, os.ErrDeadlineExceeded
+		case n > 0:
+			last = now
+		case g.writeIdle > 0 && now.Sub(last) >= g.writeIdle:
+			return total, g.stalled()
 		}
-		return total, g.writeExpired()
 	}
 }
 
@@ -116,9 +127,9 @@ func (g *streamGuard) SetReadDeadline(t time.Time) error {
 // write under way (http.ResponseController).
 func (g *streamGuard) SetWriteDeadline(t time.Time) error {
 	g.mu.Lock()
+	defer g.mu.Unlock()
 	g.userWrite = t
-	g.mu.Unlock()
-	g.armWrite()
+	g.setWriteDeadlineLocked(earliest(t, g.sliceEnd))
 	return nil
 }
 
@@ -135,10 +146,23 @@ func (g *streamGuard) armRead() {
 	}
 }
 
-func (g *streamGuard) armWrite() {
+// armWrite sets the write's deadline: the handler's, or the end of the
+// slice, which is kept while at least a sixteenth of the timeout is left
+// of it and it ends before last progress plus the timeout.
+func (g *streamGuard) armWrite(last time.Time) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	dl := earliest(g.userWrite, g.moveIdleLocked(&g.idleWrite, g.writeIdle))
+	if d := g.writeIdle; d > 0 {
+		now := time.Now()
+		limit := last.Add(d)
+		if g.sliceEnd.Sub(now) < d/16 || g.sliceEnd.After(limit) {
+			g.sliceEnd = earliest(limit, now.Add(d/8))
+		}
+	}
+	g.setWriteDeadlineLocked(earliest(g.userWrite, g.sliceEnd))
+}
+
+func (g *streamGuard) setWriteDeadlineLocked(dl time.Time) {
 	if !dl.Equal(g.armedWrite) {
 		g.armedWrite = dl
 		_ = g.st.SetWriteDeadline(dl)
@@ -191,16 +215,8 @@ func (g *streamGuard) readExpired() error {
 	return err
 }
 
-// writeExpired tells which deadline ended a write, as readExpired does.
-func (g *streamGuard) writeExpired() error {
-	g.mu.Lock()
-	now := time.Now()
-	user := !g.userWrite.IsZero() && !now.Before(g.userWrite)
-	idle := g.writeIdle > 0 && !now.Before(g.idleWrite)
-	g.mu.Unlock()
-	if user || !idle {
-		return os.ErrDeadlineExceeded
-	}
+// stalled resets a response whose client stopped reading.
+func (g *streamGuard) stalled() error {
 	g.counts.slowWrites.Add(1)
 	g.reset(ErrCodeRequestCancelled)
 	return streamError(ErrCodeRequestCancelled, "the client took no response data for %v", g.writeIdle)
