@@ -29,10 +29,10 @@ const (
 	// than one such step per timeout looks stalled: five minutes lets
 	// a player read at 128 kbit/s.
 	DefaultResponseStallTimeout = 5 * time.Minute
-	// DefaultMaxRequestMemory is the default budget of request data a
-	// Server buffers: the 4 KiB read buffer of 16384 request streams
-	// whose header or body is being read, or 16 connections each at its
-	// default header bound.
+	// DefaultMaxRequestMemory is the default budget of what a Server's
+	// request streams hold: 5461 streams whose header is awaited (12 KiB
+	// each), or 16 connections each at its default header bound, or the
+	// read buffers of 16384 request bodies.
 	DefaultMaxRequestMemory = 64 << 20
 	// minConnHeaderBytes is the least default per-connection bound: room
 	// for the read buffers of 256 request streams at once, whatever

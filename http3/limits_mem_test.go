@@ -91,7 +91,7 @@ func TestPartialHeadersBounded(t *testing.T) {
 func TestEvictOldest(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const room = 16
-		s := &Server{Handler: okHandler, MaxRequestMemory: room * readBufferCost}
+		s := &Server{Handler: okHandler, MaxRequestMemory: room * (readBufferCost + waitCost)}
 		e := newMemEnv(t, s)
 		c := e.dialRaw()
 		var ends []<-chan attackStream
@@ -109,7 +109,7 @@ func TestEvictOldest(t *testing.T) {
 		// The GET's stream evicted one and gave its room back when it
 		// ended: the next stream took that room, the other newer ones
 		// evicted the oldest, the first room streams.
-		if st.Evicted != room || st.Rejected != 0 || st.ReadingHeaders != room || st.RequestMemory != room*readBufferCost {
+		if st.Evicted != room || st.Rejected != 0 || st.ReadingHeaders != room || st.RequestMemory != room*(readBufferCost+waitCost) {
 			t.Errorf("want %d evicted, none rejected, %d reading: %+v", room, room, st)
 		}
 		for i, ch := range ends[:room] {
@@ -130,9 +130,9 @@ func TestEvictOldest(t *testing.T) {
 }
 
 // TestRefuseWhenBodiesHold: a request body's read buffer cannot be taken
-// back while its handler runs, so once those fill MaxRequestMemory a new
-// request is refused with H3_REQUEST_REJECTED, and served again once a
-// handler returned.
+// back while its handler runs, so once those leave too little of
+// MaxRequestMemory a new request is refused with H3_REQUEST_REJECTED, and
+// served again once a handler returned.
 func TestRefuseWhenBodiesHold(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		release := make(chan struct{})
@@ -142,7 +142,9 @@ func TestRefuseWhenBodiesHold(t *testing.T) {
 			}
 			_, _ = io.WriteString(w, "ok")
 		})
-		s := &Server{Handler: h, MaxRequestMemory: 2 * readBufferCost}
+		// Room for one body and one stream whose header is awaited:
+		// with two bodies, not for a third stream.
+		s := &Server{Handler: h, MaxRequestMemory: readBufferCost + readBufferCost + waitCost}
 		e := newMemEnv(t, s)
 		c := e.dialRaw()
 		var held []<-chan attackStream
@@ -150,6 +152,7 @@ func TestRefuseWhenBodiesHold(t *testing.T) {
 			st := rawStream(t, c, requestHeaders("GET", "/hold"))
 			_ = st.Close()
 			held = append(held, streamEnd(st))
+			time.Sleep(100 * time.Millisecond)
 		}
 		time.Sleep(100 * time.Millisecond)
 		st := rawStream(t, c, requestHeaders("GET", "/"))

@@ -71,7 +71,7 @@ func TestSilentStreams(t *testing.T) {
 			ends = append(ends, partialHeaders(t, e.dialRaw(), streams, 100, 0))
 		}
 		time.Sleep(time.Second)
-		if st := s.Stats(); st.ReadingHeaders != conns*streams || st.RequestMemory != conns*streams*readBufferCost {
+		if st := s.Stats(); st.ReadingHeaders != conns*streams || st.RequestMemory != conns*streams*(readBufferCost+waitCost) {
 			t.Errorf("before the timeout: %+v", st)
 		}
 		if n := goroutinesIn("(*serverConn).handleStream"); n != conns*streams {

@@ -19,8 +19,8 @@ func (f *fakeStream) CancelWrite(c quic.StreamErrorCode) { f.reset = c }
 // and released or evicted charges take no more.
 func TestRequestMemory(t *testing.T) {
 	var counts serverCounters
-	const r = readBufferCost
-	m := newRequestMemory(4*r, &counts)
+	const r, w = readBufferCost, waitCost
+	m := newRequestMemory(4*(r+w), &counts)
 	a, b := &connMemory{limit: 3 * r}, &connMemory{limit: -1}
 	check := func(what string, used, aUsed, bUsed int64) {
 		t.Helper()
@@ -39,7 +39,7 @@ func TestRequestMemory(t *testing.T) {
 	if _, ok := m.open(a, &fa[3]); ok || fa[3].reset != 0 {
 		t.Error("a fourth stream of a fit its bound of three")
 	}
-	check("a full", 3*r, 3*r, 0)
+	check("a full", 3*(r+w), 3*r, 0)
 
 	// b's growth past the budget evicts a's oldest, as much as needed.
 	fb := &fakeStream{}
@@ -47,29 +47,30 @@ func TestRequestMemory(t *testing.T) {
 	if !ok {
 		t.Fatal("b refused")
 	}
-	if err := cb.grow(int(2 * r)); err != nil {
+	if err := cb.grow(int(2 * (r + w))); err != nil {
 		t.Fatalf("b's growth: %v", err)
 	}
 	if fa[0].reset != quic.StreamErrorCode(ErrCodeRequestRejected) || fa[1].reset != quic.StreamErrorCode(ErrCodeRequestRejected) || fa[2].reset != 0 {
 		t.Errorf("resets %v, want the two oldest of a", fa)
 	}
-	check("b grew", 4*r, r, 3*r)
+	check("b grew", 4*(r+w), r, r+2*(r+w))
 	if err := ca[0].grow(1); err != errNoMemory {
 		t.Errorf("an evicted stream grew: %v", err)
 	}
 	// Not enough to evict for: b cannot evict itself.
-	if err := cb.grow(int(2 * r)); err != errNoMemory || fa[2].reset != 0 {
+	if err := cb.grow(int(2 * (r + w))); err != errNoMemory || fa[2].reset != 0 {
 		t.Errorf("b grew past what evictions could free: %v", err)
 	}
-	check("refused growth", 4*r, r, 3*r)
+	check("refused growth", 4*(r+w), r, r+2*(r+w))
 
 	cb.headerDone()
-	check("b's header read", 2*r, r, 0)
+	check("b's header read", (r+w)+r, r, 0)
 	if err := cb.grow(100); err != nil {
 		t.Errorf("trailers: %v", err)
 	}
+	check("b's trailers", (r+w)+r+100, r, 100)
 	cb.trailersDone()
-	check("b's trailers read", 2*r, r, 0)
+	check("b's trailers read", (r+w)+r, r, 0)
 	cb.release()
 	cb.release()
 	if err := cb.grow(1); err != errNoMemory {

@@ -68,11 +68,13 @@ type Server struct {
 	// retry). Zero means four times MaxHeaderBytes, at least 1 MiB;
 	// negative no bound.
 	MaxConnHeaderBytes int
-	// MaxRequestMemory is the budget of request data that the whole
-	// Server buffers: headers as MaxConnHeaderBytes counts them, and
-	// each request body's 4 KiB read buffer until the handler read the
-	// body or returned (a body is not buffered beyond that: the QUIC
-	// stream's flow control holds the client back). When it is spent,
+	// MaxRequestMemory is the budget of what the whole Server's request
+	// streams hold: headers as MaxConnHeaderBytes counts them, 8 KiB
+	// more for each stream whose header is awaited (its goroutine and
+	// QUIC state), and each request body's 4 KiB read buffer until the
+	// handler read the body or returned (a body is not buffered beyond
+	// that: the QUIC stream's flow control holds the client back).
+	// When it is spent,
 	// the incomplete headers that waited longest are reset with
 	// H3_REQUEST_REJECTED to make room, and new streams are refused
 	// when that is not enough. Zero means DefaultMaxRequestMemory
