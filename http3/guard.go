@@ -13,7 +13,9 @@ import (
 //
 //   - Until its header is read, the stream has ReadHeaderTimeout from its
 //     arrival: a client that sends a byte a second, or stops, is cut off
-//     (RFC 9114 section 4.1.1: H3_REQUEST_INCOMPLETE).
+//     (RFC 9114 section 4.1.1: H3_REQUEST_INCOMPLETE). The Server's one
+//     timer over the streams whose header is awaited (headerTimer) tells
+//     the guard, so that a request costs no timer of its own for it.
 //   - A read that waits IdleStreamTimeout for a byte, of the header or of
 //     the body a handler reads, resets the stream the same way.
 //   - A write that waits ResponseStallTimeout for the client's flow
@@ -41,9 +43,10 @@ type streamGuard struct {
 	counts              *serverCounters
 
 	mu sync.Mutex
-	// headerDL is when the header must be read by, while inHeader.
-	headerDL time.Time
-	inHeader bool
+	// inHeader: the header is awaited; headerExpired: for longer than
+	// ReadHeaderTimeout. idleInHeader: IdleStreamTimeout, shorter than
+	// that, applies to the header too.
+	inHeader, headerExpired, idleInHeader bool
 	// userRead and userWrite are the handler's deadlines.
 	userRead, userWrite time.Time
 	// idleRead is the read's idle deadline last armed, sliceEnd the end
@@ -56,16 +59,26 @@ type streamGuard struct {
 	onReset func()
 }
 
-// newStreamGuard guards a request stream that arrived at arrival.
-func (s *Server) newStreamGuard(st *quic.Stream, arrival time.Time) *streamGuard {
-	g := &streamGuard{st: st, readIdle: s.idleStreamTimeout(), writeIdle: s.responseStallTimeout(), counts: &s.counters}
-	if d := s.readHeaderTimeout(); d > 0 {
-		g.headerDL, g.inHeader = arrival.Add(d), true
-	}
+// newStreamGuard guards a request stream that just arrived.
+func (s *Server) newStreamGuard(st *quic.Stream) *streamGuard {
+	g := &streamGuard{st: st, readIdle: s.idleStreamTimeout(), writeIdle: s.responseStallTimeout(), counts: &s.counters, inHeader: true}
+	h := s.readHeaderTimeout()
+	g.idleInHeader = g.readIdle > 0 && (h == 0 || g.readIdle < h)
 	return g
 }
 
-// headerRead ends the header's deadline.
+// expireHeader makes the reads of a header still awaited fail at once:
+// ReadHeaderTimeout passed.
+func (g *streamGuard) expireHeader() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.inHeader {
+		g.headerExpired = true
+		g.setReadDeadlineLocked(aLongTimeAgo)
+	}
+}
+
+// headerRead ends the header phase.
 func (g *streamGuard) headerRead() {
 	g.mu.Lock()
 	g.inHeader = false
@@ -136,10 +149,18 @@ func (g *streamGuard) SetWriteDeadline(t time.Time) error {
 func (g *streamGuard) armRead() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	dl := earliest(g.userRead, g.moveIdleLocked(&g.idleRead, g.readIdle))
-	if g.inHeader {
-		dl = earliest(dl, g.headerDL)
+	var dl time.Time
+	switch {
+	case g.inHeader && g.headerExpired:
+		dl = aLongTimeAgo
+	case g.inHeader && !g.idleInHeader:
+	default:
+		dl = earliest(g.userRead, g.moveIdleLocked(&g.idleRead, g.readIdle))
 	}
+	g.setReadDeadlineLocked(dl)
+}
+
+func (g *streamGuard) setReadDeadlineLocked(dl time.Time) {
 	if !dl.Equal(g.armedRead) {
 		g.armedRead = dl
 		_ = g.st.SetReadDeadline(dl)
@@ -198,7 +219,7 @@ func (g *streamGuard) readExpired() error {
 	switch {
 	case !g.userRead.IsZero() && !now.Before(g.userRead):
 		err = os.ErrDeadlineExceeded
-	case g.inHeader && !now.Before(g.headerDL):
+	case g.inHeader && g.headerExpired:
 		g.counts.headerTimeouts.Add(1)
 		err = streamError(ErrCodeRequestIncomplete, "no whole header before the header timeout")
 	case g.readIdle > 0 && !now.Before(g.idleRead):

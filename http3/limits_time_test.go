@@ -273,3 +273,21 @@ func slowRead(r io.Reader, chunk int64, period time.Duration) (int64, error) {
 		time.Sleep(period)
 	}
 }
+
+// TestIdleHeader: an IdleStreamTimeout shorter than ReadHeaderTimeout
+// cuts off a silent header first.
+func TestIdleHeader(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const idle = 2 * time.Second
+		s := &Server{Handler: okHandler, IdleStreamTimeout: idle}
+		e := newMemEnv(t, s)
+		start := time.Now()
+		a := <-streamEnd(rawStream(t, e.dialRaw(), []byte{frameHeaders}))
+		if d := a.at.Sub(start); ErrCode(a.code) != ErrCodeRequestIncomplete || d < idle || d > idle*9/8+time.Second {
+			t.Errorf("silent header reset with %#x after %v", a.code, d)
+		}
+		if st := s.Stats(); st.IdleReads != 1 || st.HeaderTimeouts != 0 || st.RequestMemory != 0 {
+			t.Errorf("stats %+v", st)
+		}
+	})
+}

@@ -4,6 +4,7 @@ import (
 	"container/list"
 	"errors"
 	"sync"
+	"time"
 
 	"github.com/satquic/satquic/quic"
 )
@@ -44,14 +45,20 @@ type streamCanceler interface {
 type requestMemory struct {
 	limit int64 // negative: none
 	stats *serverCounters
+	// headerTimeout is ReadHeaderTimeout, 0 for none (headertimer.go).
+	headerTimeout time.Duration
 
 	mu   sync.Mutex
 	used int64
 	// reading holds the *streamCharge of the streams whose header is
-	// being read, oldest first: those reset to make room. evictable is
-	// their total charge.
+	// being read, oldest first: those reset to make room, or when their
+	// header timeout passes. evictable is their total charge.
 	reading   list.List
 	evictable int64
+	// timer expires the headers of reading; timerAt is when it fires,
+	// zero if it is not armed.
+	timer   *time.Timer
+	timerAt time.Time
 }
 
 // connMemory bounds the header bytes of one connection's request
@@ -67,6 +74,11 @@ type streamCharge struct {
 	conn *connMemory
 	st   streamCanceler
 
+	// arrival is when the stream was opened; reader learns that its
+	// header timeout passed.
+	arrival time.Time
+	reader  headerReader
+
 	// The fields below are guarded by m.mu.
 	elem   *list.Element // in m.reading while the header is read
 	header int64         // charged to conn and to m: header data
@@ -76,21 +88,23 @@ type streamCharge struct {
 	ended bool
 }
 
-func newRequestMemory(limit int64, stats *serverCounters) *requestMemory {
-	return &requestMemory{limit: limit, stats: stats}
+func newRequestMemory(limit int64, headerTimeout time.Duration, stats *serverCounters) *requestMemory {
+	return &requestMemory{limit: limit, headerTimeout: headerTimeout, stats: stats}
 }
 
 // open charges a new request stream its read buffer and waitCost, and
 // reports false when the stream must be refused: its connection's bound
 // or the server's budget is spent even after resetting the server's
-// oldest incomplete headers.
-func (m *requestMemory) open(conn *connMemory, st streamCanceler) (*streamCharge, bool) {
-	c := &streamCharge{m: m, conn: conn, st: st}
+// oldest incomplete headers. The reader, if not nil, learns when the
+// header timeout passed.
+func (m *requestMemory) open(conn *connMemory, st streamCanceler, reader headerReader) (*streamCharge, bool) {
+	c := &streamCharge{m: m, conn: conn, st: st, arrival: time.Now(), reader: reader}
 	m.mu.Lock()
 	victims, ok := m.reserveLocked(c, readBufferCost, waitCost)
 	if ok {
 		c.elem = m.reading.PushBack(c)
 		m.evictable += c.header + c.held
+		m.armHeaderTimerLocked()
 	}
 	m.mu.Unlock()
 	resetEvicted(victims)

@@ -20,7 +20,7 @@ func (f *fakeStream) CancelWrite(c quic.StreamErrorCode) { f.reset = c }
 func TestRequestMemory(t *testing.T) {
 	var counts serverCounters
 	const r, w = readBufferCost, waitCost
-	m := newRequestMemory(4*(r+w), &counts)
+	m := newRequestMemory(4*(r+w), 0, &counts)
 	a, b := &connMemory{limit: 3 * r}, &connMemory{limit: -1}
 	check := func(what string, used, aUsed, bUsed int64) {
 		t.Helper()
@@ -32,18 +32,18 @@ func TestRequestMemory(t *testing.T) {
 	var ca [4]*streamCharge
 	for i := range 3 {
 		var ok bool
-		if ca[i], ok = m.open(a, &fa[i]); !ok {
+		if ca[i], ok = m.open(a, &fa[i], nil); !ok {
 			t.Fatalf("stream %d of a refused", i)
 		}
 	}
-	if _, ok := m.open(a, &fa[3]); ok || fa[3].reset != 0 {
+	if _, ok := m.open(a, &fa[3], nil); ok || fa[3].reset != 0 {
 		t.Error("a fourth stream of a fit its bound of three")
 	}
 	check("a full", 3*(r+w), 3*r, 0)
 
 	// b's growth past the budget evicts a's oldest, as much as needed.
 	fb := &fakeStream{}
-	cb, ok := m.open(b, fb)
+	cb, ok := m.open(b, fb, nil)
 	if !ok {
 		t.Fatal("b refused")
 	}

@@ -124,7 +124,7 @@ func (s *Server) initLocked() {
 		s.listeners = make(map[*quic.Listener]*ownedListener)
 		s.conns = make(map[*serverConn]struct{})
 		s.workers = newWorkerPool(s.done)
-		s.mem = newRequestMemory(s.maxRequestMemory(), &s.counters)
+		s.mem = newRequestMemory(s.maxRequestMemory(), s.readHeaderTimeout(), &s.counters)
 	}
 }
 
@@ -273,6 +273,7 @@ func (s *Server) Close() error {
 	}
 	closeListeners(ls)
 	s.wg.Wait()
+	s.mem.stopHeaderTimer()
 	return nil
 }
 
@@ -384,8 +385,8 @@ func (sc *serverConn) serve(draining bool) {
 		if err != nil {
 			return
 		}
-		arrival := time.Now()
-		mem, ok := sc.admit(st)
+		g := sc.s.newStreamGuard(st)
+		mem, ok := sc.admit(st, g)
 		if !ok {
 			// RFC 9114 sections 4.1.1 and 5.2: the request was not
 			// processed; the client may retry it, here or elsewhere.
@@ -396,7 +397,7 @@ func (sc *serverConn) serve(draining bool) {
 		// Handlers are not waited for: one that ignores its context
 		// must not hold up Close.
 		sc.s.workers.run(func() {
-			sc.handleStream(st, mem, arrival)
+			sc.handleStream(g, mem)
 			sc.mu.Lock()
 			sc.active--
 			drained := sc.sentGoAway && sc.active == 0
@@ -411,8 +412,8 @@ func (sc *serverConn) serve(draining bool) {
 // admit decides whether a new request stream is served: not if a GOAWAY
 // excluded it, nor if its read buffer does not fit in the connection's
 // header bound or the server's memory budget. An admitted stream counts
-// as active, with its memory charge.
-func (sc *serverConn) admit(st *quic.Stream) (*streamCharge, bool) {
+// as active, with its memory charge, and its header timeout runs.
+func (sc *serverConn) admit(st *quic.Stream, g *streamGuard) (*streamCharge, bool) {
 	id := int64(st.StreamID())
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
@@ -420,7 +421,7 @@ func (sc *serverConn) admit(st *quic.Stream) (*streamCharge, bool) {
 		return nil, false
 	}
 	sc.maxAccepted = max(sc.maxAccepted, id)
-	mem, ok := sc.s.mem.open(sc.mem, st)
+	mem, ok := sc.s.mem.open(sc.mem, st, g)
 	if ok {
 		sc.active++
 	}
@@ -493,9 +494,8 @@ func (sc *serverConn) closeDrained() {
 
 // handleStream reads a request and runs the handler. The stream's
 // memory charge is freed when it returns, if not before.
-func (sc *serverConn) handleStream(st *quic.Stream, mem *streamCharge, arrival time.Time) {
+func (sc *serverConn) handleStream(g *streamGuard, mem *streamCharge) {
 	defer mem.release()
-	g := sc.s.newStreamGuard(st, arrival)
 	r := getStreamReader(g)
 	limit := sc.s.maxHeaderBytes()
 	req, err := sc.readRequest(r, limit, mem)
