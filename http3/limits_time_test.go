@@ -105,6 +105,11 @@ func TestSilentStreams(t *testing.T) {
 			st.CancelWrite(0)
 			st.CancelRead(0)
 		}
+		// Streams the client resets free what they held at once.
+		time.Sleep(100 * time.Millisecond)
+		if st := s.Stats(); st.RequestMemory != 0 || st.ReadingHeaders != 0 {
+			t.Errorf("after the client's resets: %+v", st)
+		}
 		// The worker goroutines that read them end after workerIdle.
 		time.Sleep(workerIdle + time.Second)
 		if n := goroutinesIn("(*workerPool).loop"); n != 0 {

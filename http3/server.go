@@ -73,12 +73,11 @@ type Server struct {
 	// more for each stream whose header is awaited (its goroutine and
 	// QUIC state), and each request body's 4 KiB read buffer until the
 	// handler read the body or returned (a body is not buffered beyond
-	// that: the QUIC stream's flow control holds the client back).
-	// When it is spent,
-	// the incomplete headers that waited longest are reset with
-	// H3_REQUEST_REJECTED to make room, and new streams are refused
-	// when that is not enough. Zero means DefaultMaxRequestMemory
-	// (64 MiB), negative no limit. Stats counts what was refused.
+	// that: the QUIC stream's flow control holds the client back). When
+	// it is spent, the incomplete headers that waited longest are reset
+	// with H3_REQUEST_REJECTED to make room, and new streams are refused
+	// when that is not enough. Zero means DefaultMaxRequestMemory (64
+	// MiB), negative no limit. Stats counts what was refused.
 	MaxRequestMemory int64
 	// ConnContext, if set, derives the base context of a connection's
 	// requests.

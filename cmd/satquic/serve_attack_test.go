@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -105,7 +106,8 @@ func hostileStream(st *quic.Stream, size, sent uint64) int64 {
 	b = append(b, bytes.Repeat([]byte{'a'}, int(sent))...)
 	_, _ = st.Write(b)
 	_, err := st.Read(make([]byte, 1))
-	if se, ok := err.(*quic.StreamError); ok && se.Remote {
+	var se *quic.StreamError
+	if errors.As(err, &se) && se.Remote {
 		return int64(se.ErrorCode)
 	}
 	return -1
