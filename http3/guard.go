@@ -14,7 +14,7 @@ import (
 //   - Until its header is read, the stream has ReadHeaderTimeout from its
 //     arrival: a client that sends a byte a second, or stops, is cut off
 //     (RFC 9114 section 4.1.1: H3_REQUEST_INCOMPLETE). The Server's one
-//     timer over the streams whose header is awaited (headerTimer) tells
+//     timer over the streams whose header is awaited (headertimer.go) tells
 //     the guard, so that a request costs no timer of its own for it.
 //   - A read that waits IdleStreamTimeout for a byte, of the header or of
 //     the body a handler reads, resets the stream the same way.
@@ -102,30 +102,6 @@ func (g *streamGuard) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// Write writes p to the stream. It may wait ResponseStallTimeout for the
-// client's flow control to take a byte, every time.
-func (g *streamGuard) Write(p []byte) (int, error) {
-	total := 0
-	last := time.Now() // the last progress known
-	for {
-		g.armWrite(last)
-		n, err := g.st.Write(p[total:])
-		total += n
-		if err == nil || !isDeadline(err) {
-			return total, err
-		}
-		now := time.Now()
-		switch {
-		case g.passed(&g.userWrite):
-			return total, os.ErrDeadlineExceeded
-		case n > 0:
-			last = now
-		case g.writeIdle > 0 && now.Sub(last) >= g.writeIdle:
-			return total, g.stalled()
-		}
-	}
-}
-
 // SetReadDeadline sets the handler's read deadline; it applies to a
 // read under way (http.ResponseController).
 func (g *streamGuard) SetReadDeadline(t time.Time) error {
@@ -136,16 +112,9 @@ func (g *streamGuard) SetReadDeadline(t time.Time) error {
 	return nil
 }
 
-// SetWriteDeadline sets the handler's write deadline; it applies to a
-// write under way (http.ResponseController).
-func (g *streamGuard) SetWriteDeadline(t time.Time) error {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.userWrite = t
-	g.setWriteDeadlineLocked(earliest(t, g.sliceEnd))
-	return nil
-}
-
+// armRead sets the read's deadline: at once past for a header whose
+// timeout passed; none for a header otherwise, unless the idle timeout
+// is the shorter; the handler's or the idle one after that.
 func (g *streamGuard) armRead() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -167,29 +136,6 @@ func (g *streamGuard) setReadDeadlineLocked(dl time.Time) {
 	}
 }
 
-// armWrite sets the write's deadline: the handler's, or the end of the
-// slice, which is kept while at least a sixteenth of the timeout is left
-// of it and it ends before last progress plus the timeout.
-func (g *streamGuard) armWrite(last time.Time) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if d := g.writeIdle; d > 0 {
-		now := time.Now()
-		limit := last.Add(d)
-		if g.sliceEnd.Sub(now) < d/16 || g.sliceEnd.After(limit) {
-			g.sliceEnd = earliest(limit, now.Add(d/8))
-		}
-	}
-	g.setWriteDeadlineLocked(earliest(g.userWrite, g.sliceEnd))
-}
-
-func (g *streamGuard) setWriteDeadlineLocked(dl time.Time) {
-	if !dl.Equal(g.armedWrite) {
-		g.armedWrite = dl
-		_ = g.st.SetWriteDeadline(dl)
-	}
-}
-
 // moveIdleLocked returns the idle deadline *dl, moved to 9/8 of the
 // timeout d from now if less than d is left of it.
 func (g *streamGuard) moveIdleLocked(dl *time.Time, d time.Duration) time.Time {
@@ -203,44 +149,28 @@ func (g *streamGuard) moveIdleLocked(dl *time.Time, d time.Duration) time.Time {
 	return *dl
 }
 
-// passed reports whether the deadline *dl, if any, passed.
-func (g *streamGuard) passed(dl *time.Time) bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return !dl.IsZero() && !time.Now().Before(*dl)
-}
-
 // readExpired tells which deadline ended a read. The handler's gives
 // os.ErrDeadlineExceeded; the server's reset the stream.
 func (g *streamGuard) readExpired() error {
 	g.mu.Lock()
 	now := time.Now()
-	var err error
+	var err *Error
 	switch {
 	case !g.userRead.IsZero() && !now.Before(g.userRead):
-		err = os.ErrDeadlineExceeded
 	case g.inHeader && g.headerExpired:
 		g.counts.headerTimeouts.Add(1)
 		err = streamError(ErrCodeRequestIncomplete, "no whole header before the header timeout")
 	case g.readIdle > 0 && !now.Before(g.idleRead):
 		g.counts.idleReads.Add(1)
 		err = streamError(ErrCodeRequestIncomplete, "no request data for %v", g.readIdle)
-	default:
-		// A deadline the handler moved since.
-		err = os.ErrDeadlineExceeded
 	}
 	g.mu.Unlock()
-	if err != os.ErrDeadlineExceeded {
-		g.reset(ErrCodeRequestIncomplete)
+	if err == nil {
+		// The handler's deadline, or one it moved since.
+		return os.ErrDeadlineExceeded
 	}
+	g.reset(err.Code)
 	return err
-}
-
-// stalled resets a response whose client stopped reading.
-func (g *streamGuard) stalled() error {
-	g.counts.slowWrites.Add(1)
-	g.reset(ErrCodeRequestCancelled)
-	return streamError(ErrCodeRequestCancelled, "the client took no response data for %v", g.writeIdle)
 }
 
 // reset ends both directions of the stream and the handler's context.
