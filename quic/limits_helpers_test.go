@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/satquic/satquic/internal/testkit"
 	"github.com/satquic/satquic/netsim"
 	"github.com/satquic/satquic/netsim/memnet"
 	"github.com/satquic/satquic/quic/internal/wire"
@@ -211,7 +212,7 @@ func serveDownloads(l *Listener, onAccept func(*Conn)) {
 				}
 				wg.Go(func() {
 					_, _ = io.Copy(io.Discard, st)
-					_, _ = st.Write(payload(downloadSize, 7))
+					_, _ = st.Write(testkit.Payload(downloadSize, 7))
 					_ = st.Close()
 				})
 			}
@@ -229,8 +230,8 @@ func download(t *testing.T, c *Conn) {
 	if err := st.Close(); err != nil {
 		t.Fatal(err)
 	}
-	n, h, err := readAllSum(st)
-	if err != nil || n != downloadSize || h != sum(payload(downloadSize, 7)) {
+	n, h, err := testkit.ReadAllSum(st)
+	if err != nil || n != downloadSize || h != sum(testkit.Payload(downloadSize, 7)) {
 		t.Fatalf("download: %d of %d bytes, err %v", n, downloadSize, err)
 	}
 }

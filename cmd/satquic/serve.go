@@ -29,7 +29,7 @@ func init() {
 	})
 }
 
-const serveSynopsis = `serve --dir DIR [--addr HOST:PORT] [--alpn h3,hq-interop] [--cert FILE --key FILE] [--retry] [--0rtt] [-v] [limits] [QUIC flags]
+const serveSynopsis = `serve --dir DIR [--addr HOST:PORT] [--alpn h3,hq-interop] [--cert FILE --key FILE] [--retry] [--0rtt] [-v] [limit flags] [QUIC flags]
 
 Serves the regular files under DIR to clients of HTTP/3 (ALPN h3) and of
 hq-interop (HTTP/0.9) on one UDP port; --alpn offers only the one named.
@@ -51,6 +51,16 @@ refused (CONNECTION_REFUSED), unless it can take the place of a handshake
 silent for a probe timeout or of a connection idle for half the idle
 timeout.
 
+HTTP/3 clients cannot make the server hold much for long: a connection has
+at most 100 request streams open (QUIC's MAX_STREAMS); a request header
+must arrive whole within --header-timeout; a request stream whose client
+sends nothing for --idle-stream-timeout while it is awaited is reset, and
+so is a response that the client does not read for
+--response-stall-timeout; the header data of a connection's incomplete
+requests is bounded by --max-conn-header-bytes, and the request data of
+all by --request-memory. What these refuse or cut off is logged on stderr
+when it happens (every 10 s at most) and counted at the end.
+
 On SIGINT or SIGTERM, the server takes no new connections, sends HTTP/3
 clients a GOAWAY, and waits up to --shutdown-timeout for the requests under
 way, then prints how many connections and requests it served.`
@@ -65,7 +75,8 @@ type serveOptions struct {
 	retry           bool
 	zeroRTT         bool
 	shutdownTimeout time.Duration
-	limits          serveLimits
+	connLimits      serveLimits
+	limits          limitOptions
 	quic            quicOptions
 }
 
@@ -89,9 +100,13 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 	fs.BoolVar(&o.retry, "retry", false, "validate every client's address with a Retry packet (costs a round trip)")
 	fs.BoolVar(&o.zeroRTT, "0rtt", false, "accept 0-RTT requests from clients resuming a session (replayable)")
 	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 10*time.Second, "on SIGINT or SIGTERM, how long the requests under way may take to finish")
+	o.connLimits.register(fs)
 	o.limits.register(fs)
 	o.quic.register(fs)
 	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := o.limits.check(); err != nil {
 		return err
 	}
 	if o.dir == "" {
@@ -120,7 +135,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 	// offers, so h3 wins when a client offers both.
 	tlsConf := &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: protos}
 	conf := o.quic.config()
-	if err := o.limits.apply(conf); err != nil {
+	if err := o.connLimits.apply(conf); err != nil {
 		return err
 	}
 	conf.Allow0RTT = o.zeroRTT
@@ -152,12 +167,22 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 		ready(l.Addr(), fp)
 	}
 	s := newFileServer(root, stderr, o.verbose)
+	o.limits.apply(s.h3)
+	logCtx, stopLog := context.WithCancel(context.Background())
+	waitLog := logLimits(logCtx, s.h3, stderr, limitsLogPeriod)
 	err = s.acceptLoop(ctx, l)
 	_ = l.Close()
 	s.shutdown(o.shutdownTimeout)
+	stopLog()
+	waitLog()
 	fmt.Fprintln(stdout, s.counters())
+	fmt.Fprintln(stdout, limitsLine(s.h3.Stats()))
 	return err
 }
+
+// limitsLogPeriod is how often serve logs what its limits refused, if
+// anything.
+const limitsLogPeriod = 10 * time.Second
 
 // serverCertificate loads --cert and --key, or makes a self-signed
 // certificate for the listening host and the loopback names.
