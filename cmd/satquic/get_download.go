@@ -48,6 +48,8 @@ func download(ctx context.Context, server string, files []*getFile, sinks []sink
 			if err != nil {
 				f.Error = err.Error()
 				errs[i] = fmt.Errorf("%s: %w", f.URL, err)
+			} else {
+				f.done = true
 			}
 			counts[i] = n
 		})
