@@ -9,9 +9,11 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"net/url"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -186,6 +188,9 @@ func parseGetURLs(urls []string) (string, []*getFile, error) {
 		if port == "" {
 			port = "443"
 		}
+		if err := checkHostPort(u.Hostname(), port); err != nil {
+			return "", nil, fmt.Errorf("%w: %q: %v", errUsage, raw, err)
+		}
 		hostport := net.JoinHostPort(u.Hostname(), port)
 		if server != "" && hostport != server {
 			return "", nil, fmt.Errorf("%w: the URLs name two servers, %s and %s", errUsage, server, hostport)
@@ -228,4 +233,32 @@ func (o *getOptions) tlsConfig(server string) (*tls.Config, error) {
 		conf.VerifyPeerCertificate = hq.VerifyPin(pin)
 	}
 	return conf, nil
+}
+
+// checkHostPort accepts what a URL may name as its server: an IP address
+// (in brackets in the URL) or a DNS name, and a port from 1 to 65535.
+// url.Parse lets through hosts such as "]" that no resolver would.
+func checkHostPort(host, port string) error {
+	if p, err := strconv.ParseUint(port, 10, 16); err != nil || p == 0 {
+		return fmt.Errorf("port %q is not a number from 1 to 65535", port)
+	}
+	if _, err := netip.ParseAddr(host); err == nil {
+		return nil
+	}
+	if len(host) == 0 || len(host) > 253 {
+		return fmt.Errorf("host %q is not a name or an IP address", host)
+	}
+	for _, label := range strings.Split(strings.TrimSuffix(host, "."), ".") {
+		if len(label) == 0 || len(label) > 63 || strings.ContainsFunc(label, notHostChar) {
+			return fmt.Errorf("host %q is not a name or an IP address", host)
+		}
+	}
+	return nil
+}
+
+// notHostChar reports a character no DNS name of a URL holds (RFC 1123
+// section 2.1 letters, digits and hyphens; underscores are seen in the
+// wild).
+func notHostChar(r rune) bool {
+	return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_')
 }
