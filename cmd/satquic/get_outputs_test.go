@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -40,15 +41,19 @@ func TestGetKeepsTheUsersFiles(t *testing.T) {
 	failures := map[string][]string{
 		"missing file": {base + "/missing", "--pin", fp},
 		"wrong pin":    {base + "/a.txt", "--pin", "00" + fp[2:]},
-		"no server":    {dead + "/a.txt", "--pin", fp, "--timeout", "2s"},
+		"no server":    {dead + "/a.txt", "--pin", fp, "--handshake-timeout", "4s"},
 	}
 	for name, args := range failures {
 		t.Run(name, func(t *testing.T) {
 			out := t.TempDir()
 			mine := filepath.Join(out, "mine.txt")
 			serveMust(t, os.WriteFile(mine, []byte("the user's own\n"), 0o600))
-			if _, _, err := runGetCmd(t, append(args, "-o", mine)...); err == nil {
+			_, stderr, err := runGetCmd(t, append(args, "-o", mine)...)
+			if err == nil {
 				t.Fatal("the download did not fail")
+			}
+			if name == "no server" && (!strings.Contains(err.Error(), "is a QUIC server listening on UDP port") || !strings.Contains(stderr, "no answer yet")) {
+				t.Errorf("an unreachable server is not explained: %v; stderr %q", err, stderr)
 			}
 			if got, err := os.ReadFile(mine); err != nil || string(got) != "the user's own\n" {
 				t.Errorf("the existing file now holds %q (%v)", got, err)
