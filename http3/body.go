@@ -58,6 +58,9 @@ type body struct {
 	// pooled: r came from getStreamReader and goes back once the body
 	// ended, when no read can use it any more.
 	pooled bool
+	// mem, on a server, is the request stream's charge: trailers are
+	// charged to it, and it is freed with r.
+	mem *streamCharge
 
 	mu      sync.Mutex
 	err     error // sticky: io.EOF, errBodyClosed, or why reading failed
@@ -102,8 +105,7 @@ func (b *body) setErr(err error) error {
 	if err == io.EOF {
 		if b.pooled {
 			// Reads see the sticky error from now on.
-			putStreamReader(b.r)
-			b.r = nil
+			b.putReader()
 		}
 		if b.onEOF != nil {
 			b.onEOF()
@@ -153,10 +155,16 @@ func (b *body) read(p []byte) (int, error) {
 // nextFrame reads frame headers up to the next DATA frame, or to the end
 // of the stream after optional trailers.
 func (b *body) nextFrame() error {
-	f, err := readRequestFrame(b.r, 2*b.maxTrailers)
+	f, err := readRequestFrameIn(b.r, 2*b.maxTrailers, b.trailerBudget())
+	if b.mem != nil && f.typ == frameHeaders {
+		// The payload is decoded below, before anything can use it.
+		defer b.mem.trailersDone()
+	}
 	switch {
 	case err == io.EOF:
 		return b.atEnd()
+	case errors.Is(err, errNoMemory):
+		return streamError(ErrCodeExcessiveLoad, "no memory for trailers of %d bytes", f.length)
 	case errors.Is(err, errFieldSectionTooLarge):
 		return streamError(ErrCodeExcessiveLoad, "trailers of %d bytes", f.length)
 	case err != nil:
@@ -235,10 +243,28 @@ func (b *body) stopUnread() (complete bool) {
 	}
 	b.mu.Unlock()
 	if untouched && b.pooled {
-		putStreamReader(b.r)
-		b.r = nil
+		b.putReader()
 	}
 	return complete
+}
+
+// putReader returns the reader to the pool and frees the stream's
+// charge for it.
+func (b *body) putReader() {
+	putStreamReader(b.r)
+	b.r = nil
+	if b.mem != nil {
+		b.mem.release()
+	}
+}
+
+// trailerBudget returns what a trailer section is charged to, if
+// anything.
+func (b *body) trailerBudget() payloadBudget {
+	if b.mem == nil {
+		return nil
+	}
+	return b.mem
 }
 
 // Close stops reading; onClose learns whether the body ended first.

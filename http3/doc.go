@@ -5,9 +5,22 @@
 // they arrive and responses leave as the handler writes them (a handler's
 // small responses are gathered into one DATA frame with a
 // content-length), with trailers, http.Flusher and http.ResponseController
-// deadlines. Its QUIC configuration's MaxIncomingStreams bounds the
-// requests a connection has under way, MaxHeaderBytes the size of a
-// request's header, and Shutdown stops it gracefully with GOAWAY.
+// deadlines. Shutdown stops it gracefully with GOAWAY.
+//
+// A Server bounds what a client can make it hold. Its QUIC
+// configuration's MaxIncomingStreams bounds the request streams a
+// connection has open at once (default 100: the QUIC layer grants no more
+// in MAX_STREAMS, RFC 9000 section 4.6); MaxHeaderBytes bounds one
+// request's header, MaxConnHeaderBytes the header data of one
+// connection's streams together, and MaxRequestMemory the request data
+// buffered by the whole server, beyond which the incomplete headers that
+// waited longest are reset and new streams refused with
+// H3_REQUEST_REJECTED. ReadHeaderTimeout cuts off a stream whose header
+// does not arrive whole in time, IdleStreamTimeout one whose client
+// sends nothing while the server waits for its request, and
+// ResponseStallTimeout a response that the client stopped reading. A
+// stream cut off or refused holds no goroutine and no buffer after it;
+// Server.Stats counts them.
 //
 // A Transport is an http.RoundTripper: it keeps one connection per
 // authority for concurrent requests, streams request and response
@@ -20,5 +33,5 @@
 // compression then costs no state and no head-of-line blocking. Server
 // push is never allowed. Malformed frames and messages close the stream
 // or the connection with the error code RFC 9114 names; no frame is
-// buffered beyond the header size limits.
+// buffered beyond the header size limits and the memory budgets.
 package http3

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"errors"
 	"io"
-	"slices"
 )
 
 // Frame types (RFC 9114 section 7.2 and 11.2.1).
@@ -104,11 +103,16 @@ func frameReadError(err error) error {
 // costs no more memory than it sent.
 const payloadChunk = 16 << 10
 
+// payloadBudget is charged the memory of a payload before it is
+// allocated; an error stops the read.
+type payloadBudget interface{ grow(n int) error }
+
 // readPayload reads a payload of n bytes, which the caller bounded. A
 // payload that fits r's buffer is returned in place, without a copy:
 // it stays valid until the next read from r, so the caller decodes it
-// first.
-func readPayload(r *bufio.Reader, n uint64) ([]byte, error) {
+// first. A larger one is allocated as it arrives, in chunks that double,
+// each charged to mem first unless mem is nil.
+func readPayload(r *bufio.Reader, n uint64, mem payloadBudget) ([]byte, error) {
 	if n <= uint64(r.Size()) {
 		p, err := r.Peek(int(n))
 		if err != nil {
@@ -120,10 +124,14 @@ func readPayload(r *bufio.Reader, n uint64) ([]byte, error) {
 		_, _ = r.Discard(int(n))
 		return p, nil
 	}
-	p := make([]byte, 0, min(n, payloadChunk))
+	var p []byte
 	for uint64(len(p)) < n {
 		if len(p) == cap(p) {
-			p = slices.Grow(p, int(min(n-uint64(len(p)), uint64(cap(p)))))
+			grown, err := growPayload(p, min(n, max(2*uint64(cap(p)), payloadChunk)), mem)
+			if err != nil {
+				return nil, err
+			}
+			p = grown
 		}
 		m, err := io.ReadFull(r, p[len(p):min(uint64(cap(p)), n)])
 		p = p[:len(p)+m]
@@ -135,6 +143,18 @@ func readPayload(r *bufio.Reader, n uint64) ([]byte, error) {
 		}
 	}
 	return p, nil
+}
+
+// growPayload returns p in a buffer of capacity size, charged to mem.
+func growPayload(p []byte, size uint64, mem payloadBudget) ([]byte, error) {
+	if mem != nil {
+		if err := mem.grow(int(size) - cap(p)); err != nil {
+			return nil, err
+		}
+	}
+	q := make([]byte, len(p), size)
+	copy(q, p)
+	return q, nil
 }
 
 // skipPayload discards n bytes without buffering them.
@@ -186,7 +206,7 @@ func readControlFrame(r *bufio.Reader, first bool) (frame, error) {
 		if length > maxControlFramePayload {
 			return f, connError(ErrCodeExcessiveLoad, "SETTINGS frame of %d bytes", length)
 		}
-		p, err := readPayload(r, length)
+		p, err := readPayload(r, length, nil)
 		if err != nil {
 			return f, err
 		}
@@ -196,7 +216,7 @@ func readControlFrame(r *bufio.Reader, first bool) (frame, error) {
 		if length == 0 || length > 8 {
 			return f, connError(ErrCodeFrameError, "frame type %#x with a payload of %d bytes", typ, length)
 		}
-		p, err := readPayload(r, length)
+		p, err := readPayload(r, length, nil)
 		if err != nil {
 			return f, err
 		}
@@ -219,6 +239,12 @@ var errFieldSectionTooLarge = errors.New("http3: field section too large")
 // that never appear on a request stream are a connection error of type
 // H3_FRAME_UNEXPECTED (RFC 9114 section 7.2).
 func readRequestFrame(r *bufio.Reader, maxHeaders uint64) (frame, error) {
+	return readRequestFrameIn(r, maxHeaders, nil)
+}
+
+// readRequestFrameIn is readRequestFrame with a HEADERS payload larger
+// than r's buffer charged to mem, unless mem is nil.
+func readRequestFrameIn(r *bufio.Reader, maxHeaders uint64, mem payloadBudget) (frame, error) {
 	for {
 		typ, length, err := readFrameHeader(r)
 		if err != nil {
@@ -232,7 +258,7 @@ func readRequestFrame(r *bufio.Reader, maxHeaders uint64) (frame, error) {
 			if length > maxHeaders {
 				return f, errFieldSectionTooLarge
 			}
-			f.payload, err = readPayload(r, length)
+			f.payload, err = readPayload(r, length, mem)
 			return f, err
 		case typ == frameSettings || typ == frameGoAway || typ == frameCancelPush ||
 			typ == frameMaxPushID || isHTTP2FrameType(typ):

@@ -39,9 +39,12 @@ var writeBuffers = sync.Pool{New: func() any {
 // and the body in DATA frames of up to writeBufferSize bytes, or as large
 // as the handler's writes beyond that.
 type responseWriter struct {
-	s      *Server
-	sc     *conn
-	st     *quic.Stream
+	s  *Server
+	sc *conn
+	st *quic.Stream
+	// g writes to st within the Server's idle timeout and the
+	// handler's deadlines.
+	g      *streamGuard
 	req    *http.Request
 	isHead bool
 
@@ -63,10 +66,11 @@ type responseWriter struct {
 	sent100 bool
 }
 
-func newResponseWriter(s *Server, st *quic.Stream, req *http.Request) *responseWriter {
+func newResponseWriter(s *Server, g *streamGuard, req *http.Request) *responseWriter {
 	return &responseWriter{
 		s:        s,
-		st:       st,
+		st:       g.st,
+		g:        g,
 		req:      req,
 		isHead:   req.Method == http.MethodHead,
 		header:   make(http.Header),
@@ -123,7 +127,7 @@ func (w *responseWriter) sendInterimLocked(code int, h http.Header) {
 	fw := getFieldWriter()
 	fw.field(":status", strconv.Itoa(code))
 	fw.header(h, nil)
-	_, w.err = w.st.Write(fw.frame(nil))
+	_, w.err = w.g.Write(fw.frame(nil))
 	putFieldWriter(fw)
 }
 
@@ -185,11 +189,11 @@ func (w *responseWriter) Write(p []byte) (int, error) {
 		hdr = w.headerFrameLocked(p)
 	}
 	hdr = appendFrameHeader(hdr, frameData, uint64(len(p)))
-	if _, err := w.st.Write(hdr); err != nil {
+	if _, err := w.g.Write(hdr); err != nil {
 		w.err = err
 		return 0, err
 	}
-	if _, err := w.st.Write(p); err != nil {
+	if _, err := w.g.Write(p); err != nil {
 		w.err = err
 		return 0, err
 	}
@@ -246,9 +250,9 @@ func (w *responseWriter) flushLocked() error {
 		// data.
 		out := (*w.bufp)[frameRoom-len(prefix):]
 		copy(out, prefix)
-		_, w.err = w.st.Write(out)
-	} else if _, w.err = w.st.Write(prefix); w.err == nil && len(data) > 0 {
-		_, w.err = w.st.Write(data)
+		_, w.err = w.g.Write(out)
+	} else if _, w.err = w.g.Write(prefix); w.err == nil && len(data) > 0 {
+		_, w.err = w.g.Write(data)
 	}
 	if w.bufp != nil {
 		*w.bufp = (*w.bufp)[:frameRoom]
@@ -274,11 +278,11 @@ func (w *responseWriter) FlushError() error {
 
 // SetReadDeadline sets the deadline for reading the request body
 // (http.ResponseController).
-func (w *responseWriter) SetReadDeadline(t time.Time) error { return w.st.SetReadDeadline(t) }
+func (w *responseWriter) SetReadDeadline(t time.Time) error { return w.g.SetReadDeadline(t) }
 
 // SetWriteDeadline sets the deadline for writing the response
 // (http.ResponseController).
-func (w *responseWriter) SetWriteDeadline(t time.Time) error { return w.st.SetWriteDeadline(t) }
+func (w *responseWriter) SetWriteDeadline(t time.Time) error { return w.g.SetWriteDeadline(t) }
 
 // EnableFullDuplex lets the handler read the request while it writes the
 // response, which HTTP/3 always allows (http.ResponseController).
@@ -315,7 +319,7 @@ func (w *responseWriter) finish() {
 	if t := w.trailerHeader(); len(t) > 0 {
 		fw := getFieldWriter()
 		fw.header(t, nil)
-		_, w.err = w.st.Write(fw.frame(nil))
+		_, w.err = w.g.Write(fw.frame(nil))
 		putFieldWriter(fw)
 		if w.err != nil {
 			return

@@ -36,8 +36,49 @@ type Server struct {
 	// MaxHeaderBytes bounds the size of a request's field section as RFC
 	// 9114 section 4.2.2 counts it, announced to clients in
 	// SETTINGS_MAX_FIELD_SECTION_SIZE; a larger request gets a 431
-	// response. Zero means http.DefaultMaxHeaderBytes.
+	// response. Zero means http.DefaultMaxHeaderBytes (1 MiB). Its QPACK
+	// encoding, which the server buffers whole, may be twice as large.
 	MaxHeaderBytes int
+	// ReadHeaderTimeout is how long a request stream has, from its
+	// arrival, to deliver its whole HEADERS frame; one that has not is
+	// reset with H3_REQUEST_INCOMPLETE (RFC 9114 section 4.1.1) and its
+	// buffers are freed. Zero means DefaultReadHeaderTimeout (10 s),
+	// negative no limit.
+	ReadHeaderTimeout time.Duration
+	// IdleStreamTimeout is how long the server waits for a byte of a
+	// request: a read of its header, or of its body by the handler,
+	// that gets none for that long resets the stream with
+	// H3_REQUEST_INCOMPLETE and ends the request's context. Zero means
+	// DefaultIdleStreamTimeout (60 s), negative no limit. A handler's
+	// own deadlines (http.ResponseController) apply as well.
+	IdleStreamTimeout time.Duration
+	// ResponseStallTimeout is how long a response write may wait for
+	// the client's flow control to take a byte: after that the client
+	// is taken to have stopped reading, the response is reset with
+	// H3_REQUEST_CANCELLED and the request's context ends, so that the
+	// handler returns and frees what it holds. Zero means
+	// DefaultResponseStallTimeout (5 min), negative no limit.
+	ResponseStallTimeout time.Duration
+	// MaxConnHeaderBytes bounds the header data that one connection's
+	// request streams buffer together while their headers arrive: a
+	// 4 KiB read buffer each, and HEADERS payloads larger than that as
+	// they are received. A new stream that does not fit is refused and
+	// a header that outgrows it is reset, both with
+	// H3_REQUEST_REJECTED (RFC 9114 section 4.1.1: the client may
+	// retry). Zero means four times MaxHeaderBytes, at least 1 MiB;
+	// negative no bound.
+	MaxConnHeaderBytes int
+	// MaxRequestMemory is the budget of what the whole Server's request
+	// streams hold: headers as MaxConnHeaderBytes counts them, 8 KiB
+	// more for each stream whose header is awaited (its goroutine and
+	// QUIC state), and each request body's 4 KiB read buffer until the
+	// handler read the body or returned (a body is not buffered beyond
+	// that: the QUIC stream's flow control holds the client back). When
+	// it is spent, the incomplete headers that waited longest are reset
+	// with H3_REQUEST_REJECTED to make room, and new streams are refused
+	// when that is not enough. Zero means DefaultMaxRequestMemory (64
+	// MiB), negative no limit. Stats counts what was refused.
+	MaxRequestMemory int64
 	// ConnContext, if set, derives the base context of a connection's
 	// requests.
 	ConnContext func(ctx context.Context, c *quic.Conn) context.Context
@@ -53,6 +94,8 @@ type Server struct {
 	done      chan struct{}
 	wg        sync.WaitGroup // Serve loops and connections
 	workers   *workerPool    // the goroutines of request handlers
+	mem       *requestMemory // MaxRequestMemory's budget
+	counters  serverCounters
 }
 
 // ownedListener is a Listener the Server made itself, with what it must
@@ -80,14 +123,8 @@ func (s *Server) initLocked() {
 		s.listeners = make(map[*quic.Listener]*ownedListener)
 		s.conns = make(map[*serverConn]struct{})
 		s.workers = newWorkerPool(s.done)
+		s.mem = newRequestMemory(s.maxRequestMemory(), s.readHeaderTimeout(), &s.counters)
 	}
-}
-
-func (s *Server) maxHeaderBytes() uint64 {
-	if s.MaxHeaderBytes > 0 {
-		return uint64(s.MaxHeaderBytes)
-	}
-	return http.DefaultMaxHeaderBytes
 }
 
 // ConfigureTLS returns a copy of conf whose NextProtos offer "h3".
@@ -198,7 +235,7 @@ func (s *Server) ServeConn(qc *quic.Conn) {
 		_ = qc.CloseWithError(quic.ApplicationErrorCode(ErrCodeNoError), "server closed")
 		return
 	}
-	sc := &serverConn{s: s, maxAccepted: -1}
+	sc := &serverConn{s: s, maxAccepted: -1, mem: &connMemory{limit: s.maxConnHeaderBytes()}}
 	sc.conn = newConn(qc, true, settings{maxFieldSectionSize: s.maxHeaderBytes(), hasMaxFieldSectionSize: true})
 	s.conns[sc] = struct{}{}
 	draining := s.draining
@@ -235,6 +272,7 @@ func (s *Server) Close() error {
 	}
 	closeListeners(ls)
 	s.wg.Wait()
+	s.mem.stopHeaderTimer()
 	return nil
 }
 
@@ -328,6 +366,8 @@ type serverConn struct {
 	goAwayID    uint64
 	sentGoAway  bool
 	draining    bool // closeDrained runs
+
+	mem *connMemory // MaxConnHeaderBytes's bound
 }
 
 func (sc *serverConn) serve(draining bool) {
@@ -344,23 +384,19 @@ func (sc *serverConn) serve(draining bool) {
 		if err != nil {
 			return
 		}
-		id := int64(st.StreamID())
-		sc.mu.Lock()
-		if sc.sentGoAway && uint64(id) >= sc.goAwayID {
-			sc.mu.Unlock()
-			// RFC 9114 section 5.2: the request was not processed; the
-			// client may retry it elsewhere.
+		g := sc.s.newStreamGuard(st)
+		mem, ok := sc.admit(st, g)
+		if !ok {
+			// RFC 9114 sections 4.1.1 and 5.2: the request was not
+			// processed; the client may retry it, here or elsewhere.
 			st.CancelRead(quic.StreamErrorCode(ErrCodeRequestRejected))
 			st.CancelWrite(quic.StreamErrorCode(ErrCodeRequestRejected))
 			continue
 		}
-		sc.maxAccepted = max(sc.maxAccepted, id)
-		sc.active++
-		sc.mu.Unlock()
 		// Handlers are not waited for: one that ignores its context
 		// must not hold up Close.
 		sc.s.workers.run(func() {
-			sc.handleStream(st)
+			sc.handleStream(g, mem)
 			sc.mu.Lock()
 			sc.active--
 			drained := sc.sentGoAway && sc.active == 0
@@ -370,6 +406,25 @@ func (sc *serverConn) serve(draining bool) {
 			}
 		})
 	}
+}
+
+// admit decides whether a new request stream is served: not if a GOAWAY
+// excluded it, nor if its read buffer does not fit in the connection's
+// header bound or the server's memory budget. An admitted stream counts
+// as active, with its memory charge, and its header timeout runs.
+func (sc *serverConn) admit(st *quic.Stream, g *streamGuard) (*streamCharge, bool) {
+	id := int64(st.StreamID())
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	if sc.sentGoAway && uint64(id) >= sc.goAwayID {
+		return nil, false
+	}
+	sc.maxAccepted = max(sc.maxAccepted, id)
+	mem, ok := sc.s.mem.open(sc.mem, st, g)
+	if ok {
+		sc.active++
+	}
+	return mem, ok
 }
 
 // goAway sends a GOAWAY with the first request stream not accepted, after
@@ -436,25 +491,34 @@ func (sc *serverConn) closeDrained() {
 	}()
 }
 
-// handleStream reads a request and runs the handler.
-func (sc *serverConn) handleStream(st *quic.Stream) {
-	r := getStreamReader(st)
+// handleStream reads a request and runs the handler. The stream's
+// memory charge is freed when it returns, if not before.
+func (sc *serverConn) handleStream(g *streamGuard, mem *streamCharge) {
+	defer mem.release()
+	r := getStreamReader(g)
 	limit := sc.s.maxHeaderBytes()
-	req, err := sc.readRequest(st, r, limit)
+	req, err := sc.readRequest(r, limit, mem)
+	g.headerRead()
+	mem.headerDone()
 	if err != nil {
 		putStreamReader(r)
-		sc.rejectRequest(st, err)
+		mem.release()
+		sc.rejectRequest(g, err)
 		return
 	}
-	sc.runHandler(st, r, req, limit)
+	sc.runHandler(g, r, req, limit, mem)
 }
 
-// readRequest reads the HEADERS frame that opens a request stream.
-func (sc *serverConn) readRequest(st *quic.Stream, r *bufio.Reader, limit uint64) (*http.Request, error) {
+// readRequest reads the HEADERS frame that opens a request stream. A
+// payload that cannot be charged to mem rejects the request: the server
+// did not process it (RFC 9114 section 4.1.1).
+func (sc *serverConn) readRequest(r *bufio.Reader, limit uint64, mem *streamCharge) (*http.Request, error) {
 	// The QPACK encoding of a field may be longer than the field (its
 	// Huffman code): the frame may be twice the limit.
-	f, err := readRequestFrame(r, 2*limit)
+	f, err := readRequestFrameIn(r, 2*limit, mem)
 	switch {
+	case errors.Is(err, errNoMemory):
+		return nil, streamError(ErrCodeRequestRejected, "request memory spent")
 	case err == io.EOF:
 		return nil, streamError(ErrCodeRequestIncomplete, "request stream ended before HEADERS")
 	case err != nil:
@@ -479,12 +543,13 @@ func (sc *serverConn) readRequest(st *quic.Stream, r *bufio.Reader, limit uint64
 
 // rejectRequest answers a request that could not be read: a 431 for a
 // field section above the limit, a stream or connection error otherwise.
-func (sc *serverConn) rejectRequest(st *quic.Stream, err error) {
+func (sc *serverConn) rejectRequest(g *streamGuard, err error) {
+	st := g.st
 	if errors.Is(err, errFieldSectionTooLarge) {
 		fw := getFieldWriter()
 		fw.field(":status", "431")
 		fw.field("content-length", "0")
-		_, _ = st.Write(fw.frame(nil))
+		_, _ = g.Write(fw.frame(nil))
 		putFieldWriter(fw)
 		_ = st.Close()
 		// RFC 9114 section 4.1: a complete response was sent; the rest
@@ -508,7 +573,8 @@ func (sc *serverConn) rejectRequest(st *quic.Stream, err error) {
 }
 
 // runHandler runs the handler for req and completes the response.
-func (sc *serverConn) runHandler(st *quic.Stream, r *bufio.Reader, req *http.Request, limit uint64) {
+func (sc *serverConn) runHandler(g *streamGuard, r *bufio.Reader, req *http.Request, limit uint64, mem *streamCharge) {
+	st := g.st
 	ctx := sc.qc.Context()
 	if sc.s.ConnContext != nil {
 		ctx = sc.s.ConnContext(ctx, sc.qc)
@@ -520,7 +586,8 @@ func (sc *serverConn) runHandler(st *quic.Stream, r *bufio.Reader, req *http.Req
 	req.RemoteAddr = sc.qc.RemoteAddr().String()
 	req.TLS = sc.tls()
 
-	w := newResponseWriter(sc.s, st, req)
+	g.setOnReset(cancel)
+	w := newResponseWriter(sc.s, g, req)
 	w.sc = sc.conn
 	b := &body{
 		c:             sc.conn,
@@ -530,6 +597,7 @@ func (sc *serverConn) runHandler(st *quic.Stream, r *bufio.Reader, req *http.Req
 		maxTrailers:   limit,
 		trailer:       &req.Trailer,
 		pooled:        true,
+		mem:           mem,
 	}
 	if req.Header.Get("Expect") == "100-continue" {
 		b.beforeRead = w.send100Continue

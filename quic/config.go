@@ -152,6 +152,39 @@ type Config struct {
 	// many handshakes with unvalidated clients are in progress at once.
 	// It runs on the Transport's reading goroutine: it must not block.
 	RequireAddressValidation func(net.Addr) bool
+
+	// MaxHandshakes, MaxHandshakesPerIP, MaxConnections and
+	// MaxConnectionsPerIP bound, on a server, what clients can make it
+	// hold; zero selects the default (DefaultMaxHandshakes and the
+	// others: 1024, 32, 4096, 512). A source is an IPv4 address or an
+	// IPv6 /64 prefix, whatever its ports: a client with many sockets is
+	// one source. A client beyond a limit is refused with an Initial
+	// carrying CONNECTION_REFUSED (RFC 9000 section 5.2.2).
+	//
+	// MaxHandshakes bounds the handshakes in progress, whether or not a
+	// token proved the client's address. When they are all taken, a new
+	// client replaces the handshake silent the longest, if it was silent
+	// for a probe timeout (3 InitialRTTs) or more; that one gets a
+	// CONNECTION_CLOSE.
+	MaxHandshakes int
+	// MaxHandshakesPerIP bounds the handshakes of one source, counted
+	// apart among clients with and without a valid token: beyond it, a
+	// client with a token is refused, and one without gets a Retry, so
+	// that Initials with a forged source address cannot take a real
+	// client's places.
+	MaxHandshakesPerIP int
+	// MaxConnections bounds every connection the server holds,
+	// handshakes included, accepted or not. When it is reached, a new
+	// client replaces a silent handshake as above, or else a connection
+	// that received nothing for half of MaxIdleTimeout or more, which
+	// ends as an idle timeout would: without a packet (RFC 9000 section
+	// 10.1), with an *IdleTimeoutError. A client that sends keep-alives
+	// more often than that is never closed this way.
+	MaxConnections int
+	// MaxConnectionsPerIP bounds the connections of one source,
+	// handshakes included.
+	MaxConnectionsPerIP int
+
 	// KeyUpdateInterval, if set, updates the 1-RTT keys after this many
 	// packets sent with one key (RFC 9001 section 6), which exercises a
 	// peer's key update; otherwise keys change only before the AEAD

@@ -21,6 +21,8 @@ type Conn struct {
 	remote   netip.AddrPort
 	// start is when the connection began, on the Transport's clock.
 	start time.Duration
+	// slot is a server connection's place in its Listener's limits.
+	slot *connSlot
 
 	// Owned by the connection goroutine.
 	routes   []wire.ConnectionID // connection IDs routed to c

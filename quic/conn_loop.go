@@ -85,7 +85,7 @@ func (c *Conn) run() {
 			c.t.putPacket(p)
 			batch[i] = nil
 		}
-		if !alive || exit {
+		if !alive || exit || c.evicted() {
 			break
 		}
 		wait := next - c.t.now()
@@ -300,9 +300,6 @@ func (c *Conn) finish() {
 		ids = append(ids, c.odcid)
 	}
 	c.t.forget(c, ids)
-	if c.l != nil && !c.enqueued {
-		c.l.release()
-	}
 	for _, p := range c.takeInbox(nil) {
 		c.t.putPacket(p)
 	}

@@ -34,6 +34,10 @@
 // Retry packets when Config.RequireAddressValidation says so, or when too
 // many handshakes with unvalidated clients are in progress, and gives
 // clients NEW_TOKEN tokens for their next connection (Config.TokenStore).
+// It bounds the handshakes and connections it holds, in total and per
+// source address (Config.MaxHandshakes, MaxConnections and their PerIP
+// forms): beyond them a new client is refused, or takes the place of the
+// handshake silent the longest or of a connection long idle.
 // Config.Versions negotiates the QUIC version (RFC 9368), and
 // Config.QlogDir, Config.Tracer or the QLOGDIR environment variable
 // write each connection's qlog.

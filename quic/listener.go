@@ -13,18 +13,11 @@ import (
 	"github.com/satquic/satquic/quic/internal/wire"
 )
 
-const (
-	// maxPendingConns bounds the connections a Listener holds that
-	// Accept has not taken yet, handshakes included. Beyond it, new
-	// clients are refused (CONNECTION_REFUSED).
-	maxPendingConns = 1024
-	// maxUnvalidatedHandshakes bounds the handshakes in progress with
-	// clients whose address is not validated, which may be spoofed
-	// (RFC 9000 section 8.1): beyond it, such clients get a Retry
-	// packet, which costs the server no state, until they prove their
-	// address with its token.
-	maxUnvalidatedHandshakes = 128
-)
+// maxUnvalidatedHandshakes bounds the handshakes in progress with clients
+// whose address is not validated, which may be spoofed (RFC 9000 section
+// 8.1): beyond it, such clients get a Retry packet, which costs the server
+// no state, until they prove their address with its token.
+const maxUnvalidatedHandshakes = 128
 
 // Listener accepts the connections clients open to a Transport.
 type Listener struct {
@@ -40,9 +33,18 @@ type Listener struct {
 	// speaks.
 	versions []wire.Version
 
-	mu      sync.Mutex
-	queue   []*Conn // handshake complete, not accepted yet
-	pending int     // connections started and not accepted yet
+	// limits bound the connections the Listener holds
+	// (listener_admit.go).
+	limits serverLimits
+
+	mu    sync.Mutex
+	queue []*Conn // handshake complete, not accepted yet
+	// handshakes and established hold the slots of the connections in
+	// handshake and of those whose handshake completed, until they end;
+	// sources counts them per source.
+	handshakes  slotQueue
+	established slotQueue
+	sources     map[netip.Prefix]*sourceUse
 	// unvalidated counts the handshakes in progress with clients whose
 	// address is not validated.
 	unvalidated int
@@ -56,14 +58,14 @@ type Listener struct {
 // the next connection cannot open, and sessions would never resume.
 // TLS 1.3 is the minimum, as QUIC requires (RFC 9001 section 4.2), and
 // the core uses a config with that minimum as it is.
-func newListener(t *Transport, cc core.Config, conf *Config) *Listener {
+func newListener(t *Transport, cc core.Config, conf *Config, lim serverLimits) *Listener {
 	tc := cc.TLS.Clone()
 	tc.MinVersion = max(tc.MinVersion, tls.VersionTLS13)
 	cc.TLS = tc
 	cc.ConnIDLen, cc.ResetKey = t.cidLen, t.resetKey
 	v := &core.AddressValidator{Tokens: t.tokens, Epoch: t.epoch, ConnIDLen: t.cidLen}
 	cc.AddressValidator = v
-	l := &Listener{t: t, validator: v, versions: cc.Versions}
+	l := &Listener{t: t, validator: v, versions: cc.Versions, limits: lim, sources: map[netip.Prefix]*sourceUse{}}
 	if conf != nil {
 		l.conf = *conf
 		cc.Allow0RTT = conf.Allow0RTT
@@ -132,7 +134,6 @@ func (l *Listener) Accept(ctx context.Context) (*Conn, error) {
 			c := l.queue[0]
 			l.queue[0] = nil
 			l.queue = l.queue[1:]
-			l.pending--
 			l.mu.Unlock()
 			return c, nil
 		}
@@ -188,36 +189,6 @@ func (l *Listener) closeQueue(err error) {
 	}
 }
 
-// admission is the Listener's answer to a client's first Initial.
-type admission int
-
-const (
-	admitted   admission = iota
-	admitNone            // the Listener closed: the Initial is dropped
-	admitFull            // too many connections wait: CONNECTION_REFUSED
-	admitRetry           // too many unvalidated handshakes: Retry first
-)
-
-// admit reserves room for a new connection; validated says whether a
-// token proved the client's address.
-func (l *Listener) admit(validated bool) admission {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	switch {
-	case l.err != nil:
-		return admitNone
-	case l.pending >= maxPendingConns:
-		return admitFull
-	case !validated && l.unvalidated >= maxUnvalidatedHandshakes:
-		return admitRetry
-	}
-	l.pending++
-	if !validated {
-		l.unvalidated++
-	}
-	return admitted
-}
-
 // wantsRetry reports whether a client at addr without a valid token
 // should prove its address first.
 func (l *Listener) wantsRetry(addr netip.AddrPort) bool {
@@ -237,21 +208,16 @@ func (l *Listener) handshakeOver() {
 	l.mu.Unlock()
 }
 
-// release returns the room of a connection that will never be accepted.
-func (l *Listener) release() {
-	l.mu.Lock()
-	l.pending--
-	l.mu.Unlock()
-}
-
-// enqueue offers a connection whose handshake completed to Accept. It
-// reports false when the Listener closed meanwhile.
+// enqueue offers a connection whose handshake completed to Accept, and
+// counts it among the established connections. It reports false when the
+// Listener closed or evicted the connection meanwhile.
 func (l *Listener) enqueue(c *Conn) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.err != nil {
+	if l.err != nil || c.slot.state != slotHandshake {
 		return false
 	}
+	l.establish(c.slot, l.t.now())
 	l.queue = append(l.queue, c)
 	l.ready.fire()
 	return true

@@ -434,10 +434,11 @@ func mustConnID(t *testing.T, b ...byte) wire.ConnectionID {
 // TestUnvalidatedHandshakesBounded: once maxUnvalidatedHandshakes
 // handshakes with unvalidated clients are in progress, further clients
 // get a Retry, which costs the server no state; a real client still
-// connects, with the Retry's round trip.
+// connects, with the Retry's round trip. The Initials come from one
+// address, whose own bound is lifted here.
 func TestUnvalidatedHandshakesBounded(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		e := newMemEnv(t, link10msOnly, nil)
+		e := newMemEnv(t, link10msOnly, &Config{MaxHandshakesPerIP: 1000})
 		raw, err := e.n.Listen(netip.AddrPortFrom(memClientAddr.Addr(), 9999))
 		if err != nil {
 			t.Fatal(err)

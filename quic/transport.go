@@ -151,6 +151,10 @@ func (t *Transport) Listen(tlsConf *tls.Config, conf *Config) (*Listener, error)
 	if err != nil {
 		return nil, err
 	}
+	lim, err := conf.serverLimits()
+	if err != nil {
+		return nil, err
+	}
 	if len(tlsConf.Certificates) == 0 && tlsConf.GetCertificate == nil && tlsConf.GetConfigForClient == nil {
 		return nil, fmt.Errorf("%w: tls.Config has no certificate", errConfig)
 	}
@@ -158,7 +162,7 @@ func (t *Transport) Listen(tlsConf *tls.Config, conf *Config) (*Listener, error)
 		return nil, err
 	}
 	cc.DisableECN = cc.DisableECN || !t.io.Capabilities().ECN
-	l := newListener(t, cc, conf)
+	l := newListener(t, cc, conf, lim)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	switch {
@@ -251,7 +255,8 @@ func (t *Transport) removeRoute(id wire.ConnectionID, c *Conn) {
 	t.mu.Unlock()
 }
 
-// forget removes a finished connection and its routes.
+// forget removes a finished connection and its routes, and gives its
+// places in its Listener's limits back.
 func (t *Transport) forget(c *Conn, ids []wire.ConnectionID) {
 	t.mu.Lock()
 	for _, id := range ids {
@@ -267,6 +272,9 @@ func (t *Transport) forget(c *Conn, ids []wire.ConnectionID) {
 		t.byPeer[c.remote] = peers
 	}
 	t.mu.Unlock()
+	if c.slot != nil {
+		c.l.leave(c.slot)
+	}
 }
 
 // Close closes the Transport: its Listener, and every connection, which

@@ -99,6 +99,7 @@ func (t *Transport) handleDatagram(m *udp.Message) {
 	t.mu.RLock()
 	c := t.routes[dcid]
 	t.mu.RUnlock()
+	c.heard()
 	switch {
 	case c != nil:
 		c.deliver(data, m.Addr, m.ECN)
@@ -165,12 +166,17 @@ func (t *Transport) acceptConn(l *Listener, info core.InitialInfo, data []byte, 
 		t.sendRetry(l, info, from, now)
 		return
 	}
+	// The connection a new one replaces is evicted once t.mu is
+	// released: evicting takes that connection's lock.
+	var ev eviction
+	defer func() { ev.run() }()
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.closed || t.listener != l {
 		return
 	}
-	switch l.admit(params.AddressValidated) {
+	adm, slot, ev := l.admit(from, params.AddressValidated)
+	switch adm {
 	case admitNone:
 		return
 	case admitFull:
@@ -187,7 +193,7 @@ func (t *Transport) acceptConn(l *Listener, info core.InitialInfo, data []byte, 
 	}
 	cc, err := core.NewServerConn(&cfg, now, params)
 	if err != nil {
-		l.release()
+		l.leave(slot)
 		if !params.AddressValidated {
 			l.handshakeOver()
 		}
@@ -197,6 +203,7 @@ func (t *Transport) acceptConn(l *Listener, info core.InitialInfo, data []byte, 
 	c := newConn(t, cc, l, info.Version)
 	c.qlog = qlog
 	c.unvalidated = !params.AddressValidated
+	c.slot, slot.c = slot, c
 	// The client's Initials carry this connection ID until it learns
 	// ours: its first choice, or after a Retry the Retry's.
 	c.odcid, c.hasODCID = cc.InitialDestConnID(), true

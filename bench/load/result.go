@@ -36,7 +36,8 @@ type Result struct {
 	// measured time.
 	Connections          int64   `json:"connections"`
 	ConnectionsPerSecond float64 `json:"connections_per_second"`
-	// Bytes counts response body bytes.
+	// Bytes counts the response body bytes received in the measured
+	// time, those of the requests cut off at its end included.
 	Bytes          int64   `json:"bytes"`
 	BytesPerSecond float64 `json:"bytes_per_second"`
 	Mbps           float64 `json:"mbit_per_second"`

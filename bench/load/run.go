@@ -307,6 +307,10 @@ func (w *worker) one(ctx context.Context) {
 		// The run ended, not the request.
 		cancel()
 		w.stats.cut++
+		// Its bytes moved within the measured time: the transfer rate
+		// counts them (a response larger than the run would otherwise
+		// show 0 B/s while it streams).
+		w.stats.bytes += n
 		return
 	}
 	kind := ""
@@ -318,7 +322,6 @@ func (w *worker) one(ctx context.Context) {
 		w.tr.CloseIdleConnections()
 	}
 	w.r.requests.Add(1)
-	w.r.bytes.Add(n)
 	if err != nil {
 		w.r.errors.Add(1)
 	}
@@ -365,6 +368,7 @@ func (w *worker) drain(resp *http.Response) (int64, error) {
 				}
 			}
 			n += int64(k)
+			w.r.bytes.Add(int64(k))
 		}
 		if errors.Is(err, io.EOF) {
 			break

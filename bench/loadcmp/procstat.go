@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 )
@@ -35,5 +36,11 @@ func parseProcStatCPU(stat []byte, ticksPerSecond int64) (time.Duration, error) 
 		}
 		total += v
 	}
-	return time.Duration(total) * time.Second / time.Duration(ticksPerSecond), nil
+	// Seconds first: ticks times a second's nanoseconds overflows from
+	// about three years of processor time at 100 ticks a second.
+	secs, rest := total/ticksPerSecond, total%ticksPerSecond
+	if secs > math.MaxInt64/int64(time.Second)-1 {
+		return 0, fmt.Errorf("loadcmp: /proc stat processor time of %d s does not fit a duration", secs)
+	}
+	return time.Duration(secs)*time.Second + time.Duration(rest)*time.Second/time.Duration(ticksPerSecond), nil
 }

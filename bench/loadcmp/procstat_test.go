@@ -13,6 +13,16 @@ func TestParseProcStatCPU(t *testing.T) {
 	if err != nil || d != 3250*time.Millisecond {
 		t.Fatalf("got %v, %v; want 3.25s", d, err)
 	}
+	// Large tick counts give their duration, or an error where it would
+	// not fit one; never a wrapped-around negative one.
+	big := "12 (x) S 1 2 3 4 5 6 7 8 9 10 4294967296 4294967297 0"
+	if d, err := parseProcStatCPU([]byte(big), 100); err != nil || d != 8589934593*10*time.Millisecond {
+		t.Errorf("%q: %v, %v", big, d, err)
+	}
+	huge := "12 (x) S 1 2 3 4 5 6 7 8 9 10 1099511627776 1099511627776 0"
+	if d, err := parseProcStatCPU([]byte(huge), 100); err == nil {
+		t.Errorf("%q: %v, no error", huge, d)
+	}
 	for _, bad := range []string{"", "12 (x S 1", "12 (x) S 1 2 3", "12 (x) S 1 2 3 4 5 6 7 8 9 10 -5 1 0", "12 (x) S 1 2 3 4 5 6 7 8 9 10 a 1 0"} {
 		if _, err := parseProcStatCPU([]byte(bad), 100); err == nil {
 			t.Errorf("%q: no error", bad)

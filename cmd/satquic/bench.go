@@ -92,6 +92,15 @@ type benchDownloadOptions struct {
 	virtual                bool
 }
 
+// The default stacks: satquic with and without FEC beside kernel TCP in
+// real time (quic-go is left to --stacks: it is built from the source tree
+// when the experiment starts), and the satquic stacks, the only ones the
+// simulator runs, in virtual time.
+const (
+	realTimeStacks = "satquic,satquic-nofec,tcp-cubic,tcp-bbr"
+	virtualStacks  = "satquic,satquic-signal,satquic-nofec"
+)
+
 func parseBenchDownloadFlags(args []string, stderr io.Writer) (*benchDownloadOptions, error) {
 	o := &benchDownloadOptions{}
 	var profile, sizes, stacks string
@@ -104,7 +113,7 @@ func parseBenchDownloadFlags(args []string, stderr io.Writer) (*benchDownloadOpt
 		o.seed, o.seedSet = v, true
 		return err
 	})
-	fs.StringVar(&stacks, "stacks", "tcp-cubic,tcp-bbr", "comma-separated stacks (available: "+strings.Join(bench.Available(), ", ")+")")
+	fs.StringVar(&stacks, "stacks", "", "comma-separated stacks (available: "+strings.Join(bench.Available(), ", ")+"; default "+realTimeStacks+", with --virtual "+virtualStacks+")")
 	fs.StringVar(&o.jsonPath, "json", "", "write the summaries, every run and the metadata to FILE as JSON")
 	fs.StringVar(&o.csvPath, "csv", "", "write every run to FILE as CSV")
 	fs.StringVar(&o.png, "plot", "", "draw boxplots and CDFs per size to FILE.png, or to DIR as one PNG per size and one of all")
@@ -127,6 +136,12 @@ func parseBenchDownloadFlags(args []string, stderr io.Writer) (*benchDownloadOpt
 	}
 	if o.timeout < 0 {
 		return nil, usage(errors.New("--timeout must not be negative"))
+	}
+	if stacks == "" {
+		stacks = realTimeStacks
+		if o.virtual {
+			stacks = virtualStacks
+		}
 	}
 	seen := map[string]bool{}
 	for _, name := range strings.Split(stacks, ",") {

@@ -61,11 +61,11 @@ func TestBenchLoadServerBadFlags(t *testing.T) {
 
 func TestBenchLoadHelp(t *testing.T) {
 	var stdout, stderr bytes.Buffer
-	if code := runMain([]string{"bench", "load", "--help"}, &stdout, &stderr); code != 0 || !strings.Contains(stderr.String(), "quicgo-peer") {
-		t.Errorf("--help: status %d, %q", code, stderr.String())
+	if code := runMain([]string{"bench", "load", "--help"}, &stdout, &stderr); code != 0 || !strings.Contains(stdout.String(), "quicgo-peer") {
+		t.Errorf("--help: status %d, %q", code, stdout.String())
 	}
-	stderr.Reset()
-	if code := runMain([]string{"bench", "--help"}, &stdout, &stderr); code != 0 || !strings.Contains(stderr.String(), "load ") {
-		t.Errorf("bench --help: status %d, %q", code, stderr.String())
+	stdout.Reset()
+	if code := runMain([]string{"bench", "--help"}, &stdout, &stderr); code != 0 || !strings.Contains(stdout.String(), "load ") {
+		t.Errorf("bench --help: status %d, %q", code, stdout.String())
 	}
 }

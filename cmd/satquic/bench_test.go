@@ -8,10 +8,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"image/png"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -48,7 +50,7 @@ func TestBenchBadFlagsExitTwo(t *testing.T) {
 		{[]string{"bench", "download", "--runs", "-2"}, "--runs must be at least 1"},
 		{[]string{"bench", "download", "--seed", "-1"}, "seed"},
 		{[]string{"bench", "download", "--timeout", "-1s"}, "--timeout"},
-		{[]string{"bench", "download", "--virtual"}, "--virtual: stack tcp-cubic runs only in real time; stacks that run in virtual time: satquic"},
+		{[]string{"bench", "download", "--virtual", "--stacks", "satquic,tcp-cubic"}, "--virtual: stack tcp-cubic runs only in real time; stacks that run in virtual time: satquic"},
 		{[]string{"bench", "download", "--json", missingDir}, "does not exist"},
 		{[]string{"bench", "download", "--plot", existingFile}, "is a file; want a directory"},
 		{[]string{"bench", "download", "--plot", dirNamedPNG}, "is a directory"},
@@ -76,8 +78,8 @@ func TestBenchHelp(t *testing.T) {
 		t.Fatalf("--help: status %d", code)
 	}
 	for _, want := range []string{"-stacks", "-sizes", "-virtual", "tcp-cubic", "Usage: satquic bench download"} {
-		if !strings.Contains(stderr.String(), want) {
-			t.Errorf("help lacks %q:\n%s", want, stderr.String())
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("help lacks %q:\n%s", want, stdout.String())
 		}
 	}
 }
@@ -223,5 +225,30 @@ func TestBenchDownloadInterruptCleansUp(t *testing.T) {
 	}
 	if left := benchNamespacesLeft(); len(left) > 0 {
 		t.Errorf("namespaces left behind after SIGINT: %v", left)
+	}
+}
+
+// TestBenchDownloadDefaultStacks: without --stacks, --virtual runs the
+// stacks the simulator has (it failed on the real-time defaults), and real
+// time includes satquic itself.
+func TestBenchDownloadDefaultStacks(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--virtual"}, []string{"satquic", "satquic-signal", "satquic-nofec"}},
+		{nil, []string{"satquic", "satquic-nofec", "tcp-cubic", "tcp-bbr"}},
+	} {
+		o, err := parseBenchDownloadFlags(c.args, io.Discard)
+		if err != nil {
+			t.Fatalf("%q: %v", c.args, err)
+		}
+		var got []string
+		for _, s := range o.stacks {
+			got = append(got, s.Name())
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%q: stacks %q, want %q", c.args, got, c.want)
+		}
 	}
 }

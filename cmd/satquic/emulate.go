@@ -93,18 +93,6 @@ func quietUsage(fs *flag.FlagSet, args []string, stderr io.Writer) {
 	}
 }
 
-func helpRequested(args []string) bool {
-	for _, a := range args {
-		switch a {
-		case "--":
-			return false
-		case "-h", "-help", "--help", "--h":
-			return true
-		}
-	}
-	return false
-}
-
 // check rejects contradictory or missing flags.
 func (o *emulateOptions) check() error {
 	usage := func(format string, a ...any) error {

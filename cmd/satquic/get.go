@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"crypto/tls"
 	"encoding/json"
@@ -10,11 +9,11 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"net/url"
 	"os"
 	"os/signal"
-	"path"
-	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -42,10 +41,11 @@ HTTP/3 (ALPN h3) and hq-interop (HTTP/0.9) and speaks the one the server
 picks; --alpn offers only the one named. Over HTTP/3, any status but
 200 OK is an error; over hq-interop, a stream reset is. Several URLs must
 name the same server: they download at once, on one connection, into the
-directory -o names. One URL goes to -o FILE, or to stdout without -o (with
---json, the body is then discarded: stdout carries the report). If a
-download fails, the files -o names are removed, so that none looks
-complete. The summary goes to stderr, with progress while stderr is a
+directory -o names (created if missing). One URL goes to -o FILE, or to
+stdout without -o (with --json, the body is then discarded: stdout carries
+the report). Each file is written beside its name and renamed into place
+once it is complete: a failed download leaves no partial file and an
+existing file of that name as it was. The summary goes to stderr, with progress while stderr is a
 terminal (a bar and the time left when the server announced the sizes).
 
 --resume downloads the first URL on a first connection and the others on
@@ -116,7 +116,7 @@ func get(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if rep == nil && err != nil && !o.insecure && o.pin == "" && strings.Contains(err.Error(), "certificate") {
 		err = fmt.Errorf("%w (for a self-signed server, pass its SHA-256 with --pin)", err)
 	}
-	if cerr := closeOutputs(files, sinks, err != nil); err == nil {
+	if cerr := closeOutputs(files, sinks); err == nil {
 		err = cerr
 	}
 	if rep != nil {
@@ -188,6 +188,9 @@ func parseGetURLs(urls []string) (string, []*getFile, error) {
 		if port == "" {
 			port = "443"
 		}
+		if err := checkHostPort(u.Hostname(), port); err != nil {
+			return "", nil, fmt.Errorf("%w: %q: %v", errUsage, raw, err)
+		}
 		hostport := net.JoinHostPort(u.Hostname(), port)
 		if server != "" && hostport != server {
 			return "", nil, fmt.Errorf("%w: the URLs name two servers, %s and %s", errUsage, server, hostport)
@@ -232,90 +235,30 @@ func (o *getOptions) tlsConfig(server string) (*tls.Config, error) {
 	return conf, nil
 }
 
-// sink is where one download goes.
-type sink struct {
-	w    io.Writer
-	buf  *bufio.Writer
-	file *os.File
+// checkHostPort accepts what a URL may name as its server: an IP address
+// (in brackets in the URL) or a DNS name, and a port from 1 to 65535.
+// url.Parse lets through hosts such as "]" that no resolver would.
+func checkHostPort(host, port string) error {
+	if p, err := strconv.ParseUint(port, 10, 16); err != nil || p == 0 {
+		return fmt.Errorf("port %q is not a number from 1 to 65535", port)
+	}
+	if _, err := netip.ParseAddr(host); err == nil {
+		return nil
+	}
+	if len(host) == 0 || len(host) > 253 {
+		return fmt.Errorf("host %q is not a name or an IP address", host)
+	}
+	for _, label := range strings.Split(strings.TrimSuffix(host, "."), ".") {
+		if len(label) == 0 || len(label) > 63 || strings.ContainsFunc(label, notHostChar) {
+			return fmt.Errorf("host %q is not a name or an IP address", host)
+		}
+	}
+	return nil
 }
 
-// openOutputs creates the outputs before anything is sent, so that a bad
-// -o costs no connection.
-func (o *getOptions) openOutputs(files []*getFile, stdout io.Writer) ([]sink, error) {
-	sinks := make([]sink, len(files))
-	if len(files) == 1 {
-		switch {
-		case o.out == "" && o.jsonOut:
-			sinks[0] = sink{w: io.Discard}
-			return sinks, nil
-		case o.out == "" || o.out == "-":
-			sinks[0] = sink{w: stdout}
-			return sinks, nil
-		}
-		if fi, err := os.Stat(o.out); err == nil && fi.IsDir() {
-			// One URL into a directory: named as with several.
-			return o.createInDir(files)
-		}
-		f, err := os.Create(o.out)
-		if err != nil {
-			return nil, fmt.Errorf("%w: -o: %v", errUsage, err)
-		}
-		files[0].Output = o.out
-		b := bufio.NewWriterSize(f, 1<<20)
-		sinks[0] = sink{w: b, buf: b, file: f}
-		return sinks, nil
-	}
-	if o.out == "" || o.out == "-" {
-		return nil, fmt.Errorf("%w: several URLs need -o DIR", errUsage)
-	}
-	if fi, err := os.Stat(o.out); err != nil || !fi.IsDir() {
-		return nil, fmt.Errorf("%w: -o %s is not a directory, and several URLs need one", errUsage, o.out)
-	}
-	return o.createInDir(files)
-}
-
-func (o *getOptions) createInDir(files []*getFile) ([]sink, error) {
-	sinks := make([]sink, len(files))
-	seen := map[string]bool{}
-	for i, f := range files {
-		name := path.Base(f.path)
-		if name == "/" || name == "." || name == "" {
-			name = "index.html"
-		}
-		if seen[name] {
-			closeOutputs(files[:i], sinks[:i], true)
-			return nil, fmt.Errorf("%w: two URLs would both write %s", errUsage, name)
-		}
-		seen[name] = true
-		out := filepath.Join(o.out, name)
-		fh, err := os.Create(out)
-		if err != nil {
-			closeOutputs(files[:i], sinks[:i], true)
-			return nil, fmt.Errorf("%w: %v", errUsage, err)
-		}
-		f.Output = out
-		b := bufio.NewWriterSize(fh, 1<<20)
-		sinks[i] = sink{w: b, buf: b, file: fh}
-	}
-	return sinks, nil
-}
-
-// closeOutputs flushes and closes the output files; after a failure they
-// are removed, so that no truncated file looks like a download.
-func closeOutputs(files []*getFile, sinks []sink, failed bool) error {
-	var errs []error
-	for i, s := range sinks {
-		if s.file == nil {
-			continue
-		}
-		if s.buf != nil && !failed {
-			errs = append(errs, s.buf.Flush())
-		}
-		errs = append(errs, s.file.Close())
-		if failed {
-			_ = os.Remove(files[i].Output)
-			files[i].Output = ""
-		}
-	}
-	return errors.Join(errs...)
+// notHostChar reports a character no DNS name of a URL holds (RFC 1123
+// section 2.1 letters, digits and hyphens; underscores are seen in the
+// wild).
+func notHostChar(r rune) bool {
+	return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_')
 }

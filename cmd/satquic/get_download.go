@@ -22,7 +22,9 @@ func download(ctx context.Context, server string, files []*getFile, sinks []sink
 	if early {
 		dial = quic.DialAddrEarly
 	}
+	stopNote := noteSlowDial(stderr, server, conf.HandshakeTimeout)
 	c, err := dial(ctx, server, tlsConf, conf)
+	stopNote()
 	if err != nil {
 		return nil, connectError(server, tlsConf.NextProtos, err)
 	}
@@ -48,6 +50,8 @@ func download(ctx context.Context, server string, files []*getFile, sinks []sink
 			if err != nil {
 				f.Error = err.Error()
 				errs[i] = fmt.Errorf("%s: %w", f.URL, err)
+			} else {
+				f.done = true
 			}
 			counts[i] = n
 		})

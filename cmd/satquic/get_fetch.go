@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"strings"
+	"time"
 
 	"github.com/satquic/satquic/http3"
 	"github.com/satquic/satquic/internal/hq"
@@ -79,5 +81,29 @@ func connectError(server string, offered []string, err error) error {
 		return fmt.Errorf("connecting to %s: the server speaks none of the application protocols offered (%s; see --alpn): %w",
 			server, strings.Join(offered, ", "), err)
 	}
+	var ht *quic.HandshakeTimeoutError
+	if errors.As(err, &ht) || errors.Is(err, context.DeadlineExceeded) {
+		_, port, _ := net.SplitHostPort(server)
+		return fmt.Errorf("connecting to %s: no handshake with the server (is a QUIC server listening on UDP port %s? firewalls often drop UDP; --handshake-timeout sets the wait): %w",
+			server, port, err)
+	}
 	return fmt.Errorf("connecting to %s: %w", server, err)
+}
+
+// stillConnectingAfter is when a dial that has had no answer says so, so
+// that an unreachable server is not met with silence for the whole
+// handshake timeout.
+const stillConnectingAfter = 3 * time.Second
+
+// noteSlowDial prints one line to w if the dial is still waiting after
+// stillConnectingAfter; the returned function, called once the dial ended,
+// cancels it.
+func noteSlowDial(w io.Writer, server string, timeout time.Duration) (stop func()) {
+	if timeout <= 0 {
+		timeout = 20 * time.Second
+	}
+	t := time.AfterFunc(stillConnectingAfter, func() {
+		fmt.Fprintf(w, "connecting to %s: no answer yet after %v, waiting up to %v...\n", server, stillConnectingAfter, timeout)
+	})
+	return func() { t.Stop() }
 }

@@ -47,6 +47,10 @@ func FuzzParseGetURLs(f *testing.F) {
 		"https://h:1/x\nhttps://h:2/y",
 		"https://h:1/x\nhttps://h:1/%zz",
 		"\x7f",
+		"https://]",
+		"https://a]b:1/x",
+		"https://h:0/x",
+		"https://h:99999/x",
 	} {
 		f.Add(s)
 	}
@@ -58,8 +62,12 @@ func FuzzParseGetURLs(f *testing.F) {
 			}
 			return
 		}
-		if _, _, err := net.SplitHostPort(server); err != nil {
+		host, port, err := net.SplitHostPort(server)
+		if err != nil {
 			t.Fatalf("%q: server %q: %v", s, server, err)
+		}
+		if checkHostPort(host, port) != nil {
+			t.Fatalf("%q: server %q accepted", s, server)
 		}
 		for _, f := range files {
 			if !strings.HasPrefix(f.path, "/") {

@@ -18,6 +18,9 @@ type getFile struct {
 	Error   string  `json:"error,omitempty"`
 
 	path string
+	// done: the body arrived whole (the output may be renamed into
+	// place).
+	done bool
 }
 
 // getReport is the summary, printed as text or JSON.

@@ -137,7 +137,42 @@ func TestLoadBadFlags(t *testing.T) {
 		}
 	}
 	var stdout, stderr bytes.Buffer
-	if code := runMain([]string{"load", "--help"}, &stdout, &stderr); code != 0 || !strings.Contains(stderr.String(), "requests_per_second") {
-		t.Errorf("--help: status %d, %q", code, stderr.String())
+	if code := runMain([]string{"load", "--help"}, &stdout, &stderr); code != 0 || !strings.Contains(stdout.String(), "requests_per_second") {
+		t.Errorf("--help: status %d, %q", code, stdout.String())
+	}
+}
+
+// TestLoadResponsesLongerThanTheRun: against a response larger than -d
+// allows, load reports the bytes that moved (it said 0 B/s and failed
+// with "no request succeeded" while gigabytes streamed) and says why no
+// request completed.
+func TestLoadResponsesLongerThanTheRun(t *testing.T) {
+	endless := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		block := make([]byte, 64<<10)
+		for r.Context().Err() == nil {
+			if _, err := w.Write(block); err != nil {
+				return
+			}
+		}
+	})
+	base, pin := startLoadTarget(t, endless)
+	var stdout, stderr bytes.Buffer
+	args := []string{"load", "-u", base + "/endless", "--pin", pin, "-c", "2", "-d", "1s", "--json"}
+	if code := runMain(args, &stdout, &stderr); code != 0 {
+		t.Fatalf("status %d: %s", code, stderr.String())
+	}
+	var res struct {
+		Unfinished int64   `json:"unfinished"`
+		Bytes      int64   `json:"bytes"`
+		Rate       float64 `json:"bytes_per_second"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
+		t.Fatalf("%v: %s", err, stdout.String())
+	}
+	if res.Unfinished != 2 || res.Bytes <= 0 || res.Rate <= 0 {
+		t.Errorf("%+v: want 2 requests cut off and their bytes counted", res)
+	}
+	if !strings.Contains(stderr.String(), "no request completed") {
+		t.Errorf("no note on stderr: %q", stderr.String())
 	}
 }

@@ -50,18 +50,25 @@ func runMain(args []string, stdout, stderr io.Writer) int {
 	case "help", "-h", "-help", "--help":
 		if len(args) > 1 {
 			if c, ok := commands[args[1]]; ok {
-				_ = c.run([]string{"--help"}, stdout, stderr)
+				_ = c.run([]string{"--help"}, stdout, stdout)
 				return 0
 			}
 		}
 		usage(stdout)
 		return 0
+	case "--version", "-version":
+		name, args = "version", args[:1]
 	}
 	c, ok := commands[name]
 	if !ok {
 		fmt.Fprintf(stderr, "satquic: unknown command %q\n\n", name)
 		usage(stderr)
 		return 2
+	}
+	if helpRequested(args[1:]) {
+		// Asked-for help is the output, not a diagnostic: it goes to
+		// stdout (and so through a pager), as "satquic help CMD" does.
+		stderr = stdout
 	}
 	err := c.run(args[1:], stdout, stderr)
 	switch {
@@ -74,6 +81,19 @@ func runMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "satquic %s: %v\n", name, err)
 		return 1
 	}
+}
+
+// helpRequested reports a -h, -help or --help flag before any "--".
+func helpRequested(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "-h", "-help", "--h", "--help":
+			return true
+		}
+	}
+	return false
 }
 
 func usage(w io.Writer) {
@@ -95,7 +115,7 @@ func usage(w io.Writer) {
 		fmt.Fprintf(w, "  %s%s  %s\n", n, strings.Repeat(" ", width-len(n)), commands[n].summary)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Run \"satquic <command> --help\" for the flags of a command.")
+	fmt.Fprintln(w, "Run \"satquic <command> --help\" for the flags of a command, \"satquic --version\" for the version.")
 }
 
 // newFlagSet returns a FlagSet that reports errors instead of exiting and

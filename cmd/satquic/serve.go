@@ -29,7 +29,7 @@ func init() {
 	})
 }
 
-const serveSynopsis = `serve --dir DIR [--addr HOST:PORT] [--alpn h3,hq-interop] [--cert FILE --key FILE] [--retry] [--0rtt] [-v] [QUIC flags]
+const serveSynopsis = `serve --dir DIR [--addr HOST:PORT] [--alpn h3,hq-interop] [--cert FILE --key FILE] [--retry] [--0rtt] [-v] [limit flags] [QUIC flags]
 
 Serves the regular files under DIR to clients of HTTP/3 (ALPN h3) and of
 hq-interop (HTTP/0.9) on one UDP port; --alpn offers only the one named.
@@ -42,6 +42,24 @@ is made; its SHA-256 is printed, for "satquic get --pin". --retry makes
 every client prove its address with a Retry first (unless a token from an
 earlier connection does); --0rtt accepts requests sent in 0-RTT by
 clients that resume a session, which an attacker could replay.
+
+The limits bound what clients can make the server hold: --max-handshakes
+and --max-handshakes-per-ip the handshakes in progress, --max-conns and
+--max-conns-per-ip the connections, handshakes included. A source is an
+IPv4 address or an IPv6 /64, whatever its ports. A client beyond them is
+refused (CONNECTION_REFUSED), unless it can take the place of a handshake
+silent for a probe timeout or of a connection idle for half the idle
+timeout.
+
+HTTP/3 clients cannot make the server hold much for long: a connection has
+at most 100 request streams open (QUIC's MAX_STREAMS); a request header
+must arrive whole within --header-timeout; a request stream whose client
+sends nothing for --idle-stream-timeout while it is awaited is reset, and
+so is a response that the client does not read for
+--response-stall-timeout; the header data of a connection's incomplete
+requests is bounded by --max-conn-header-bytes, and the request data of
+all by --request-memory. What these refuse or cut off is logged on stderr
+when it happens (every 10 s at most) and counted at the end.
 
 On SIGINT or SIGTERM, the server takes no new connections, sends HTTP/3
 clients a GOAWAY, and waits up to --shutdown-timeout for the requests under
@@ -57,6 +75,8 @@ type serveOptions struct {
 	retry           bool
 	zeroRTT         bool
 	shutdownTimeout time.Duration
+	connLimits      serveLimits
+	limits          limitOptions
 	quic            quicOptions
 }
 
@@ -80,8 +100,13 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 	fs.BoolVar(&o.retry, "retry", false, "validate every client's address with a Retry packet (costs a round trip)")
 	fs.BoolVar(&o.zeroRTT, "0rtt", false, "accept 0-RTT requests from clients resuming a session (replayable)")
 	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 10*time.Second, "on SIGINT or SIGTERM, how long the requests under way may take to finish")
+	o.connLimits.register(fs)
+	o.limits.register(fs)
 	o.quic.register(fs)
 	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := o.limits.check(); err != nil {
 		return err
 	}
 	if o.dir == "" {
@@ -110,6 +135,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 	// offers, so h3 wins when a client offers both.
 	tlsConf := &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: protos}
 	conf := o.quic.config()
+	if err := o.connLimits.apply(conf); err != nil {
+		return err
+	}
 	conf.Allow0RTT = o.zeroRTT
 	if o.retry {
 		conf.RequireAddressValidation = func(net.Addr) bool { return true }
@@ -139,12 +167,22 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 		ready(l.Addr(), fp)
 	}
 	s := newFileServer(root, stderr, o.verbose)
+	o.limits.apply(s.h3)
+	logCtx, stopLog := context.WithCancel(context.Background())
+	waitLog := logLimits(logCtx, s.h3, stderr, limitsLogPeriod)
 	err = s.acceptLoop(ctx, l)
 	_ = l.Close()
 	s.shutdown(o.shutdownTimeout)
+	stopLog()
+	waitLog()
 	fmt.Fprintln(stdout, s.counters())
+	fmt.Fprintln(stdout, limitsLine(s.h3.Stats()))
 	return err
 }
+
+// limitsLogPeriod is how often serve logs what its limits refused, if
+// anything.
+const limitsLogPeriod = 10 * time.Second
 
 // serverCertificate loads --cert and --key, or makes a self-signed
 // certificate for the listening host and the loopback names.

@@ -4,8 +4,11 @@ import (
 	"io/fs"
 	"net/http"
 	"os"
+	"path"
 	"sync/atomic"
 	"time"
+
+	"github.com/satquic/satquic/internal/hq"
 )
 
 // fileHandler serves the files under root over HTTP/3 with
@@ -32,26 +35,64 @@ func fileHandler(root *os.Root, requests *atomic.Int64, logf func(format string,
 
 // confinedFS is the served directory as http.FileServer sees it. The
 // os.Root keeps every path inside the directory, through ".." or
-// symbolic links. Only regular files and directories are opened: opening
-// a FIFO would block until a writer came. Every failure reads as "not
-// found", as over hq-interop, so that an answer reveals nothing of what
-// lies beyond the served files.
+// symbolic links. Only regular files and directories are opened, without
+// blocking (hq.OpenServed): a FIFO would otherwise hold the request until
+// a writer came. Every failure reads as "not found", as over hq-interop,
+// so that an answer reveals nothing of what lies beyond the served files;
+// directory listings leave out the entries that would answer so.
 type confinedFS struct{ root *os.Root }
 
 func (c confinedFS) Open(name string) (fs.File, error) {
 	if !fs.ValidPath(name) {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
 	}
-	notFound := &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
-	fi, err := c.root.Stat(name)
-	if err != nil || !(fi.Mode().IsRegular() || fi.IsDir()) {
-		return nil, notFound
-	}
-	f, err := c.root.Open(name)
+	f, fi, err := hq.OpenServed(c.root, name, true)
 	if err != nil {
-		return nil, notFound
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
+	}
+	if fi.IsDir() {
+		return &confinedDir{File: f, fs: c, name: name}, nil
 	}
 	return f, nil
+}
+
+// confinedDir is a served directory whose listing holds only what Open
+// serves: a symbolic link that leaves the root, or a FIFO, is not listed.
+type confinedDir struct {
+	*os.File
+	fs   confinedFS
+	name string
+}
+
+// ReadDir filters the directory's entries; for n > 0 it reads on until it
+// has one to return or the directory ends, as fs.ReadDirFile requires.
+func (d *confinedDir) ReadDir(n int) ([]fs.DirEntry, error) {
+	for {
+		ents, err := d.File.ReadDir(n)
+		kept := ents[:0]
+		for _, e := range ents {
+			if d.serves(e) {
+				kept = append(kept, e)
+			}
+		}
+		if len(kept) > 0 || err != nil || n <= 0 {
+			return kept, err
+		}
+	}
+}
+
+// serves reports whether Open would serve the entry: regular files and
+// directories, and symbolic links that resolve to one inside the root.
+func (d *confinedDir) serves(e fs.DirEntry) bool {
+	t := e.Type()
+	if t.IsRegular() || t.IsDir() {
+		return true
+	}
+	if t&fs.ModeSymlink == 0 {
+		return false
+	}
+	fi, err := d.fs.root.Stat(path.Join(d.name, e.Name()))
+	return err == nil && (fi.Mode().IsRegular() || fi.IsDir())
 }
 
 // recordingWriter notes the status and the size of a response for the

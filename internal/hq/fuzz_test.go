@@ -10,7 +10,7 @@ import (
 // a path that is accepted stays under the root and reads back the same
 // after WriteRequest.
 func FuzzReadRequest(f *testing.F) {
-	for _, s := range []string{"GET /\r\n", "GET /a/b.txt\r\n", "GET /../etc/passwd\r\n", "POST /x\r\n", "GET x\n", "GET /a\x00b\r\n", ""} {
+	for _, s := range []string{"GET /\r\n", "GET /a/b.txt\r\n", "GET /../etc/passwd\r\n", "POST /x\r\n", "GET x\n", "GET /a\x00b\r\n", "", "GET / /", "GET /a%20b?q", "GET /%2e%2e/x"} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
@@ -27,7 +27,7 @@ func FuzzReadRequest(f *testing.F) {
 			}
 		}
 		var buf bytes.Buffer
-		if err := WriteRequest(&buf, p); err != nil {
+		if err := WriteRequest(&buf, EscapePath(p)); err != nil {
 			t.Fatalf("WriteRequest(%q): %v", p, err)
 		}
 		again, err := ReadRequest(&buf)

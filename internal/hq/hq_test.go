@@ -37,6 +37,15 @@ func TestReadRequest(t *testing.T) {
 		{"GET /nul\x00\r\n", "", false},
 		{"", "", false},
 		{"GET /" + strings.Repeat("a", MaxRequestLen+10), "", false},
+		{"GET / /\r\n", "", false},
+		{"GET /a b\r\n", "", false},
+		{"GET /x \r\n", "/x", true},
+		{"GET /a%20b.txt\r\n", "/a b.txt", true},
+		{"GET /dir/file.bin?x=1\r\n", "/dir/file.bin", true},
+		{"GET /%2e%2e/etc/passwd\r\n", "", false},
+		{"GET /a%2F..%2Fb\r\n", "", false},
+		{"GET /bad%zz\r\n", "", false},
+		{"GET /nul%00\r\n", "", false},
 	} {
 		p, err := ReadRequest(strings.NewReader(tc.in))
 		if tc.ok && (err != nil || p != tc.path) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"path"
 	"strings"
 )
@@ -26,14 +27,20 @@ const MaxRequestLen = 8 << 10
 // ErrBadRequest reports a request that is not "GET /path".
 var ErrBadRequest = errors.New("hq: bad request")
 
-// WriteRequest writes the request for path (which must start with "/").
-func WriteRequest(w io.Writer, p string) error {
-	if !strings.HasPrefix(p, "/") || strings.ContainsAny(p, "\r\n") {
-		return fmt.Errorf("%w: path %q", ErrBadRequest, p)
+// WriteRequest writes the request for target, a path as it stands in a URL:
+// starting with "/", percent-encoded where it must be (no spaces or control
+// characters), optionally with a query, which servers ignore.
+func WriteRequest(w io.Writer, target string) error {
+	if !strings.HasPrefix(target, "/") || strings.ContainsFunc(target, isSpaceOrControl) {
+		return fmt.Errorf("%w: path %q", ErrBadRequest, truncate(target))
 	}
-	_, err := io.WriteString(w, "GET "+p+"\r\n")
+	_, err := io.WriteString(w, "GET "+target+"\r\n")
 	return err
 }
+
+// EscapePath percent-encodes a file path for WriteRequest, as a URL's path
+// is.
+func EscapePath(p string) string { return (&url.URL{Path: p}).EscapedPath() }
 
 // ReadRequest reads a request line, up to its CRLF (or LF) or the end of
 // the stream, and returns the path it names, cleaned, starting with "/".
@@ -57,28 +64,50 @@ func ReadRequest(r io.Reader) (string, error) {
 			return "", err
 		}
 	}
+	// The last read may have brought the line's end with the stream's.
+	if i := bytes.IndexByte(buf, '\n'); i >= 0 {
+		buf = buf[:i]
+	}
 	line := strings.TrimSuffix(string(buf), "\r")
 	target, ok := strings.CutPrefix(line, "GET ")
 	if !ok {
 		return "", fmt.Errorf("%w: %q", ErrBadRequest, truncate(line))
 	}
-	target = strings.TrimSpace(target)
-	if !strings.HasPrefix(target, "/") || strings.ContainsFunc(target, isControl) {
-		return "", fmt.Errorf("%w: path %q", ErrBadRequest, truncate(target))
+	return parseTarget(target)
+}
+
+// parseTarget turns a request's target into the file path it names: one
+// token, rooted, its query dropped (a file server has no use for it) and
+// percent-decoded, as a URL's path is. A path that holds control
+// characters or ".." segments, before or after decoding, is refused rather
+// than cleaned away: a client that sends them is probing.
+func parseTarget(target string) (string, error) {
+	target = strings.TrimRight(target, " ")
+	if !strings.HasPrefix(target, "/") || strings.ContainsFunc(target, isSpaceOrControl) {
+		return "", fmt.Errorf("%w: target %q is not one rooted path", ErrBadRequest, truncate(target))
 	}
-	// ".." is refused outright rather than cleaned away: a client that
-	// sends it is probing.
-	for _, seg := range strings.Split(target, "/") {
+	raw, _, _ := strings.Cut(target, "?")
+	p, err := url.PathUnescape(raw)
+	if err != nil {
+		return "", fmt.Errorf("%w: path %q: %v", ErrBadRequest, truncate(raw), err)
+	}
+	if strings.ContainsFunc(p, isControl) {
+		return "", fmt.Errorf("%w: path %q holds control characters", ErrBadRequest, truncate(raw))
+	}
+	for _, seg := range strings.Split(p, "/") {
 		if seg == ".." {
-			return "", fmt.Errorf("%w: path %q leaves the root", ErrBadRequest, truncate(target))
+			return "", fmt.Errorf("%w: path %q leaves the root", ErrBadRequest, truncate(raw))
 		}
 	}
-	return path.Clean(target), nil
+	return path.Clean(p), nil
 }
 
 // isControl reports ASCII control characters, which no file path of a
 // request may hold (a stray CR or NUL would reach the file system).
 func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
+
+// isSpaceOrControl reports what a request target may not hold unescaped.
+func isSpaceOrControl(r rune) bool { return r == ' ' || isControl(r) }
 
 func truncate(s string) string {
 	if len(s) > 64 {

@@ -3,10 +3,8 @@ package hq
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os"
-	"strings"
 	"sync"
 
 	"github.com/satquic/satquic/quic"
@@ -90,32 +88,10 @@ func (s *Server) ServeStream(st *quic.Stream) {
 	s.logf("GET %s: %d bytes", p, n)
 }
 
-var errNotRegular = errors.New("not a regular file")
-
-// open opens a regular file by its request path. os.Root refuses any
-// path that would resolve outside the root, through ".." or a symbolic
-// link.
+// open opens a regular file by its request path (OpenServed).
 func (s *Server) open(p string) (*os.File, error) {
-	name := strings.TrimPrefix(p, "/")
-	if name == "" {
-		name = "."
-	}
-	f, err := s.Root.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		// Directories, devices and pipes are not files to send (a pipe
-		// could block the stream forever).
-		f.Close()
-		return nil, fmt.Errorf("%w: %s", errNotRegular, fi.Mode().Type())
-	}
-	return f, nil
+	f, _, err := OpenServed(s.Root, p, false)
+	return f, err
 }
 
 func (s *Server) logf(format string, args ...any) {
