@@ -35,6 +35,15 @@ func (c *Conn) HandleDatagram(now time.Duration, d Datagram) {
 		c.closing.onDatagram()
 		return
 	}
+	if !c.amp.validated && d.Addr != c.remote {
+		// The anti-amplification limit is per address (RFC 9000 section
+		// 8): what other addresses send must not buy this one a budget.
+		// And a client does not migrate before the handshake is
+		// confirmed (section 9), which comes after its address is
+		// validated, so nothing from another address belongs here yet.
+		c.stats.PacketsDropped++
+		return
+	}
 	c.stats.DatagramsReceived++
 	c.stats.BytesReceived += uint64(len(data))
 	c.rxDatagramLen = len(data)

@@ -20,7 +20,8 @@ type Stats struct {
 	// those among them whose content was queued again.
 	PacketsLost, PacketsRetransmitted uint64
 	// PacketsDropped counts received packets that could not be
-	// processed (no keys, bad header, failed decryption);
+	// processed (no keys, bad header, failed decryption, or from an
+	// address other than the peer's before it was validated);
 	// PacketsDuplicate those received twice.
 	PacketsDropped, PacketsDuplicate uint64
 	DecryptionFailures               uint64
