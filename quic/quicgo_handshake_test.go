@@ -669,7 +669,7 @@ func TestInteropTransferLoss(t *testing.T) {
 		// A CONNECTION_CLOSE lost on the way leaves the server's
 		// connection to its idle timeout: the server's Transport closes
 		// it when the test ends.
-		r := startLossyRelay(t, serveQuicgoHQ(t, ctx))
+		r := startLossyRelay(t, serveQuicgoHQ(t, ctx, 0))
 		start := time.Now()
 		c, err := DialAddr(ctx, r.Addr().String(), clientTLS(), nil)
 		if err != nil {
