@@ -37,11 +37,31 @@ type interopDirection struct {
 	name string
 	// serve starts a server answering hq requests on every connection
 	// until the test ends; its counters go to the log then.
-	serve func(t *testing.T, ctx context.Context) net.Addr
+	serve func(t *testing.T, ctx context.Context, wait time.Duration) net.Addr
 	// dial opens a client connection to addr (the relay) and waits for
-	// its handshake; conf configures a satquic client (nil: defaults)
-	// and is ignored by quic-go's.
-	dial func(ctx context.Context, addr string, conf *Config) (hqClient, error)
+	// its handshake.
+	dial func(ctx context.Context, addr string, wait time.Duration) (hqClient, error)
+}
+
+// Both serve and dial take wait, how long that end waits for the other
+// (0: the stack's defaults): its handshake and idle timeouts. satquic ends
+// a handshake at its HandshakeTimeout (default 20 s) or its idle timeout
+// (default 30 s after its first packet when nothing came back), so it gets
+// wait for both; quic-go ends one after its HandshakeIdleTimeout (default
+// 5 s) without a packet from the peer, or after twice that in all, so it
+// gets wait/2 there, and wait as its MaxIdleTimeout (default 30 s).
+
+// satquicConfig is a satquic end's Config for a wait.
+func satquicConfig(wait time.Duration) *Config {
+	if wait == 0 {
+		return nil
+	}
+	return &Config{HandshakeTimeout: wait, MaxIdleTimeout: wait}
+}
+
+// quicgoConfig is a quic-go end's Config for a wait.
+func quicgoConfig(wait time.Duration) *quicgo.Config {
+	return &quicgo.Config{HandshakeIdleTimeout: wait / 2, MaxIdleTimeout: wait}
 }
 
 var interopDirections = []interopDirection{
@@ -65,8 +85,8 @@ func (s satquicClient) String() string {
 	return fmt.Sprintf("satquic client %v: %s", s.c.LocalAddr(), statsString(s.c.Stats()))
 }
 
-func dialSatquicHQ(ctx context.Context, addr string, conf *Config) (hqClient, error) {
-	c, err := DialAddr(ctx, addr, clientTLS(), conf)
+func dialSatquicHQ(ctx context.Context, addr string, wait time.Duration) (hqClient, error) {
+	c, err := DialAddr(ctx, addr, clientTLS(), satquicConfig(wait))
 	if err != nil {
 		return nil, err
 	}
@@ -104,7 +124,7 @@ func (q quicgoClient) String() string {
 		q.c.LocalAddr(), st.SmoothedRTT.Round(time.Millisecond), st.PacketsSent, st.PacketsReceived, st.PacketsLost)
 }
 
-func dialQuicgoHQ(ctx context.Context, addr string, _ *Config) (hqClient, error) {
+func dialQuicgoHQ(ctx context.Context, addr string, wait time.Duration) (hqClient, error) {
 	ua, err := net.ResolveUDPAddr("udp4", addr)
 	if err != nil {
 		return nil, err
@@ -114,7 +134,7 @@ func dialQuicgoHQ(ctx context.Context, addr string, _ *Config) (hqClient, error)
 		return nil, err
 	}
 	tr := &quicgo.Transport{Conn: pc}
-	c, err := tr.Dial(ctx, ua, clientTLS(), &quicgo.Config{})
+	c, err := tr.Dial(ctx, ua, clientTLS(), quicgoConfig(wait))
 	if err != nil {
 		_ = tr.Close()
 		_ = pc.Close()
@@ -144,9 +164,9 @@ func statsString(st ConnectionStats) string {
 // and then logs the counters of the connections it served (shown with -v
 // or on failure): each connection's when there was one or the test
 // failed, a summary otherwise.
-func serveSatquicHQ(t *testing.T, ctx context.Context) net.Addr {
+func serveSatquicHQ(t *testing.T, ctx context.Context, wait time.Duration) net.Addr {
 	t.Helper()
-	l, err := ListenAddr("127.0.0.1:0", serverTLS(), nil)
+	l, err := ListenAddr("127.0.0.1:0", serverTLS(), satquicConfig(wait))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,14 +212,14 @@ func serveSatquicHQ(t *testing.T, ctx context.Context) net.Addr {
 // quicgo.ListenAddr outlives its Listener while closed connections wait
 // out three probe timeouts, which on a long path is longer than a test
 // waits for goroutines to end.
-func serveQuicgoHQ(t *testing.T, ctx context.Context) net.Addr {
+func serveQuicgoHQ(t *testing.T, ctx context.Context, wait time.Duration) net.Addr {
 	t.Helper()
 	pc, err := net.ListenPacket("udp4", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	tr := &quicgo.Transport{Conn: pc}
-	ln, err := tr.Listen(serverTLS(), &quicgo.Config{})
+	ln, err := tr.Listen(serverTLS(), quicgoConfig(wait))
 	if err != nil {
 		_ = pc.Close()
 		t.Fatal(err)

@@ -424,9 +424,14 @@ func TestInteropKeyUpdate(t *testing.T) {
 	check := func(t *testing.T, st ConnectionStats, role string) {
 		// An update every keyUpdateInterval packets, once the peer
 		// acknowledged a packet of the current phase (RFC 9001 section
-		// 6.1), which takes a round trip: at least one per three
-		// intervals, and three in all.
-		if st.KeyUpdates < 3 || st.KeyUpdates < st.PacketsSent/(3*keyUpdateInterval) {
+		// 6.1), which takes a round trip: never more than one per
+		// interval. How many packets a round trip takes is the machine's
+		// doing: on loopback a quic-go peer that a busy machine
+		// deschedules acknowledges late, while the window lets hundreds
+		// of packets go (seen: 10 updates in 3341 packets, 334 apart).
+		// So at least one per ten intervals, and three in all.
+		if st.KeyUpdates < 3 || st.KeyUpdates < st.PacketsSent/(10*keyUpdateInterval) ||
+			st.KeyUpdates > st.PacketsSent/keyUpdateInterval {
 			t.Errorf("satquic %s: %d key updates after %d packets sent", role, st.KeyUpdates, st.PacketsSent)
 		}
 		t.Logf("satquic %s: %d key updates, %d packets sent", role, st.KeyUpdates, st.PacketsSent)
@@ -669,7 +674,7 @@ func TestInteropTransferLoss(t *testing.T) {
 		// A CONNECTION_CLOSE lost on the way leaves the server's
 		// connection to its idle timeout: the server's Transport closes
 		// it when the test ends.
-		r := startLossyRelay(t, serveQuicgoHQ(t, ctx))
+		r := startLossyRelay(t, serveQuicgoHQ(t, ctx, 0))
 		start := time.Now()
 		c, err := DialAddr(ctx, r.Addr().String(), clientTLS(), nil)
 		if err != nil {
