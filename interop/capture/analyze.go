@@ -2,6 +2,7 @@ package capture
 
 import (
 	"bytes"
+	"fmt"
 	"net/netip"
 	"slices"
 	"time"
@@ -37,7 +38,8 @@ type Packet struct {
 	// AckECN: the packet has an ACK frame with ECN counts.
 	AckECN bool
 
-	raw rawPacket
+	raw     rawPacket
+	payload []byte
 }
 
 // Datagram is a record split into its packets.
@@ -54,9 +56,10 @@ type Conn struct {
 	ClientCID []byte
 	// ServerCIDs are the Source Connection IDs of the server's Initial
 	// packets (one, except after a version change or a server's change of
-	// mind); RetrySCID the one a Retry named.
+	// mind); RetrySCIDs those of its Retry packets (a server without
+	// state answers each Initial it takes for new with one).
 	ServerCIDs [][]byte
-	RetrySCID  []byte
+	RetrySCIDs [][]byte
 
 	ClientHello *ClientHello
 	ServerHello *ServerHello
@@ -65,14 +68,16 @@ type Conn struct {
 	// ServerParams are the server's transport parameters (from its
 	// EncryptedExtensions, so only with the secrets), by ID.
 	ServerParams map[uint64][]byte
+	// ServerEarlyData: the server's EncryptedExtensions accepted 0-RTT.
+	ServerEarlyData bool
 	// ServerCertificate: the server's handshake had a Certificate message.
 	ServerCertificate bool
 	// ServerHandshakeCrypto is how many bytes of CRYPTO data the server
 	// sent in Handshake packets (the end of its stream).
 	ServerHandshakeCrypto uint64
 
-	keyDCID      []byte
-	keyConfirmed bool
+	// keyDCID is the connection ID the Initial keys come from.
+	keyDCID []byte
 	// version is that of the latest long header: 1-RTT packets use it.
 	version uint32
 	// largest packet number per direction (0 client, 1 server) and space
@@ -95,7 +100,7 @@ type Analysis struct {
 // keys where it has them (nil: none).
 func Analyze(records []Record, keys KeyLog) *Analysis {
 	a := &Analysis{}
-	t := tracker{byClientCID: map[string]*Conn{}, byFlow: map[netip.AddrPort][]*Conn{}}
+	t := tracker{byClientCID: map[connKey]*Conn{}, byFlow: map[netip.AddrPort][]*Conn{}}
 	for _, r := range records {
 		d := &Datagram{Record: r}
 		for _, raw := range splitDatagram(r.Data) {
@@ -124,8 +129,16 @@ func Analyze(records []Record, keys KeyLog) *Analysis {
 
 // tracker finds the connection of each packet.
 type tracker struct {
-	byClientCID map[string]*Conn
+	byClientCID map[connKey]*Conn
 	byFlow      map[netip.AddrPort][]*Conn
+}
+
+// connKey names a connection by its client's address and connection ID:
+// a client that owns its socket may use a zero-length connection ID (as
+// quic-go's does), which only the address then tells apart.
+type connKey struct {
+	client netip.AddrPort
+	cid    string
 }
 
 func (t *tracker) assign(a *Analysis, p *Packet, r *Record) {
@@ -133,17 +146,18 @@ func (t *tracker) assign(a *Analysis, p *Packet, r *Record) {
 	case p.Type == Type1RTT:
 		p.Conn = t.shortHeaderConn(p, r)
 	case r.FromClient:
-		c := t.byClientCID[string(p.SCID)]
+		key := connKey{r.Client, string(p.SCID)}
+		c := t.byClientCID[key]
 		if c == nil && (p.Type == TypeInitial || p.Type == Type0RTT) {
 			c = &Conn{Client: r.Client, ClientCID: bytes.Clone(p.SCID), keyDCID: bytes.Clone(p.DCID)}
 			c.largest = [2][3]int64{{-1, -1, -1}, {-1, -1, -1}}
-			t.byClientCID[string(p.SCID)] = c
+			t.byClientCID[key] = c
 			t.byFlow[r.Client] = append(t.byFlow[r.Client], c)
 			a.Conns = append(a.Conns, c)
 		}
 		p.Conn = c
 	default:
-		c := t.byClientCID[string(p.DCID)]
+		c := t.byClientCID[connKey{r.Client, string(p.DCID)}]
 		p.Conn = c
 		if c == nil {
 			return
@@ -154,8 +168,7 @@ func (t *tracker) assign(a *Analysis, p *Packet, r *Record) {
 				c.ServerCIDs = append(c.ServerCIDs, bytes.Clone(p.SCID))
 			}
 		case TypeRetry:
-			c.RetrySCID = bytes.Clone(p.SCID)
-			c.keyDCID, c.keyConfirmed = c.RetrySCID, true
+			c.RetrySCIDs = append(c.RetrySCIDs, bytes.Clone(p.SCID))
 		}
 	}
 	if p.Conn != nil && p.Type != Type1RTT && p.Type != TypeRetry && p.Type != TypeVersionNegotiation {
@@ -227,33 +240,40 @@ func spaceOf(t PacketType) int {
 	return spaceApp
 }
 
-// openInitial removes the Initial protection of p, learning which
-// connection ID the keys come from with the client's first packet that
-// opens, and feeds its CRYPTO frames to the handshake streams.
+// openInitial removes the Initial protection of p and feeds its CRYPTO
+// frames to the handshake streams. The keys come from the connection ID
+// the client's Initial packets were sent to before the server answered:
+// the first one, or after a Retry the one the Retry named. Which one is
+// learnt from the client's packets that open with it: with a corrupted
+// first packet or several Retry packets (only one of which the client
+// follows) the analysis cannot know it in advance.
 func (c *Conn) openInitial(p *Packet, fromClient bool) {
 	dir := dirOf(fromClient)
-	dcid := c.keyDCID
-	if fromClient && !c.keyConfirmed {
-		dcid = p.DCID
+	candidates := [][]byte{c.keyDCID}
+	if fromClient {
+		candidates = append([][]byte{p.DCID}, candidates...)
+		candidates = append(candidates, c.RetrySCIDs...)
 	}
-	prot, err := initialProtection(p.Version, dcid, fromClient)
-	if err != nil {
+	for _, dcid := range candidates {
+		prot, err := initialProtection(p.Version, dcid, fromClient)
+		if err != nil {
+			return
+		}
+		o, err := open(p.raw.data, p.raw.pnOffset, c.largest[dir][spaceInitial], prot.hp,
+			func(int) []*protection { return []*protection{prot} })
+		if err != nil {
+			continue
+		}
+		c.keyDCID = bytes.Clone(dcid)
+		c.took(p, o, dir, spaceInitial)
 		return
 	}
-	o, err := open(p.raw.data, p.raw.pnOffset, c.largest[dir][spaceInitial], prot.hp,
-		func(int) []*protection { return []*protection{prot} })
-	if err != nil {
-		return
-	}
-	if fromClient && !c.keyConfirmed {
-		c.keyDCID, c.keyConfirmed = bytes.Clone(dcid), true
-	}
-	c.took(p, o, dir, spaceInitial)
 }
 
 // took records what an opened packet holds.
 func (c *Conn) took(p *Packet, o opened, dir, space int) {
 	p.HeaderOpened, p.Opened, p.PN, p.PayloadLen = true, true, o.pn, len(o.payload)
+	p.payload = o.payload
 	p.KeyPhase = o.keyPhase
 	c.largest[dir][space] = max(c.largest[dir][space], int64(o.pn))
 	f := walkFrames(o.payload)
@@ -411,8 +431,8 @@ func (c *Conn) readServerHandshake() {
 	for _, m := range splitHandshake(st.contiguous()) {
 		switch m.typ {
 		case msgEncryptedExtensions:
-			if params, ok := transportParameters(m.body); ok {
-				c.ServerParams = params
+			if params, early, ok := encryptedExtensions(m.body); ok {
+				c.ServerParams, c.ServerEarlyData = params, early
 			}
 		case msgCertificate:
 			c.ServerCertificate = true
@@ -426,4 +446,25 @@ func (a *Analysis) Duration() time.Duration {
 		return 0
 	}
 	return a.Datagrams[len(a.Datagrams)-1].Time.Sub(a.Datagrams[0].Time)
+}
+
+// Summary says in a line what the capture held and how much of it could
+// be read.
+func (a *Analysis) Summary() string {
+	var packets, opened, secrets int
+	for _, d := range a.Datagrams {
+		for _, p := range d.Packets {
+			packets++
+			if p.Opened {
+				opened++
+			}
+		}
+	}
+	for _, c := range a.Conns {
+		if c.Secrets {
+			secrets++
+		}
+	}
+	return fmt.Sprintf("%d datagrams, %d packets (%d decrypted), %d connections (%d with TLS secrets)",
+		len(a.Datagrams), packets, opened, len(a.Conns), secrets)
 }

@@ -28,6 +28,10 @@ const (
 	frameCloseApp    = 0x1d
 	frameHSDone      = 0x1e
 	frameDatagram    = 0x30 // and 0x31
+	// satquic's FEC extension: FEC_SOURCE_ID (a sequence number) opens a
+	// source packet; FEC_REPAIR runs to the end of its packet.
+	frameFECSourceID = 0x3fe0
+	frameFECRepair   = 0x3fe1
 )
 
 // cryptoFrame is the data of a CRYPTO frame.
@@ -54,7 +58,7 @@ func walkFrames(b []byte) frameSummary {
 			return s
 		}
 		b = b[n:]
-		var fields []int // the frame's varint fields before any data, by kind
+		skip := 0 // the frame's varint fields, for frames of nothing else
 		switch {
 		case typ == framePadding, typ == framePing, typ == frameHSDone:
 			continue
@@ -87,12 +91,16 @@ func walkFrames(b []byte) frameSummary {
 			b = rest
 			continue
 		case typ == frameResetStream:
-			fields = []int{3}
+			skip = 3
 		case typ == frameStopSending, typ == frameMaxStream, typ == frameStreamBlock:
-			fields = []int{2}
+			skip = 2
 		case typ == frameMaxData, typ == frameMaxStreams, typ == frameMaxStreams+1,
-			typ == frameDataBlocked, typ == frameStreamsBlk, typ == frameStreamsBlk+1, typ == frameRetireCID:
-			fields = []int{1}
+			typ == frameDataBlocked, typ == frameStreamsBlk, typ == frameStreamsBlk+1, typ == frameRetireCID,
+			typ == frameFECSourceID:
+			skip = 1
+		case typ == frameFECRepair:
+			b = nil
+			continue
 		case typ == frameNewToken:
 			rest, ok := skipPrefixed(b)
 			if !ok {
@@ -141,7 +149,7 @@ func walkFrames(b []byte) frameSummary {
 		default:
 			return s
 		}
-		rest, ok := skipVarints(b, fields[0])
+		rest, ok := skipVarints(b, skip)
 		if !ok {
 			return s
 		}

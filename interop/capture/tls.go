@@ -96,16 +96,17 @@ func parseServerHello(body []byte) (*ServerHello, bool) {
 	return &sh, ok
 }
 
-// transportParameters reads the QUIC transport parameters of an
-// EncryptedExtensions body: parameter ID to value.
-func transportParameters(body []byte) (map[uint64][]byte, bool) {
+// encryptedExtensions reads the QUIC transport parameters of an
+// EncryptedExtensions body (parameter ID to value), and whether the server
+// accepted 0-RTT (RFC 8446 section 4.2.10).
+func encryptedExtensions(body []byte) (params map[uint64][]byte, earlyData, ok bool) {
 	s := cryptobyte.String(body)
 	var exts cryptobyte.String
 	if !s.ReadUint16LengthPrefixed(&exts) {
-		return nil, false
+		return nil, false, false
 	}
-	var params map[uint64][]byte
-	ok := eachExtension(exts, func(typ uint16, data []byte) {
+	ok = eachExtension(exts, func(typ uint16, data []byte) {
+		earlyData = earlyData || typ == extEarlyData
 		if typ != extTransportParameters {
 			return
 		}
@@ -123,7 +124,7 @@ func transportParameters(body []byte) (map[uint64][]byte, bool) {
 			data = data[k1+k2+int(n):]
 		}
 	})
-	return params, ok && params != nil
+	return params, earlyData, ok && params != nil
 }
 
 func eachExtension(exts cryptobyte.String, f func(typ uint16, data []byte)) bool {

@@ -1,0 +1,330 @@
+package interop
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/satquic/satquic/interop/capture"
+	"github.com/satquic/satquic/netsim"
+)
+
+// Status is the result of one cell: a case between a client and a server.
+type Status string
+
+// The statuses, as the runner names them.
+const (
+	Pass        Status = "pass"
+	Fail        Status = "fail"
+	Unsupported Status = "unsupported"
+)
+
+// Result is one cell of the matrix.
+type Result struct {
+	Case   string `json:"case"`
+	Client string `json:"client"`
+	Server string `json:"server"`
+	Status Status `json:"status"`
+	// Reason says why a cell failed or was not run.
+	Reason string `json:"reason,omitempty"`
+	// Protocol is the application protocol the cell ran over.
+	Protocol string  `json:"protocol,omitempty"`
+	Seconds  float64 `json:"seconds,omitempty"`
+	// Link says what the emulated link did to the packets, and Capture
+	// what the capture held.
+	Link    string `json:"link,omitempty"`
+	Capture string `json:"capture,omitempty"`
+	// Logs is the directory of the cell's logs, key logs and downloads,
+	// when they were kept.
+	Logs string `json:"logs,omitempty"`
+}
+
+// Options configure a run of the matrix.
+type Options struct {
+	Cases []*Case
+	// Implementations are satquic and its peers; satquic must be first.
+	Implementations []Implementation
+	// Work is the directory for files, downloads and logs (a temporary
+	// one when empty); Keep leaves what it holds after the run.
+	Work string
+	Keep bool
+	// Seed seeds the links' randomness (loss, corruption); each cell
+	// derives its own from it.
+	Seed uint64
+	// Progress receives a line per cell as it starts and ends.
+	Progress io.Writer
+}
+
+// Pair is a client and a server.
+type Pair struct{ Client, Server string }
+
+// pairs are the cells of each case: satquic against itself, and for each
+// peer, satquic as client and as server, and the peer against itself as
+// the reference of what the peer can do.
+func pairs(impls []Implementation) [][2]Implementation {
+	s := impls[0]
+	out := [][2]Implementation{{s, s}}
+	for _, p := range impls[1:] {
+		out = append(out, [2]Implementation{s, p}, [2]Implementation{p, s}, [2]Implementation{p, p})
+	}
+	return out
+}
+
+// Run runs every case between every pair and returns the matrix.
+func Run(ctx context.Context, o Options) (*Matrix, error) {
+	if len(o.Implementations) == 0 || o.Implementations[0].Name() != "satquic" {
+		return nil, errors.New("interop: satquic must be the first implementation")
+	}
+	work := o.Work
+	if work == "" {
+		var err error
+		if work, err = os.MkdirTemp("", "satquic-interop-"); err != nil {
+			return nil, err
+		}
+	} else if err := os.MkdirAll(work, 0o755); err != nil {
+		return nil, err
+	}
+	if !o.Keep {
+		defer os.RemoveAll(work)
+	}
+	progress := o.Progress
+	if progress == nil {
+		progress = io.Discard
+	}
+	m := &Matrix{Seed: o.Seed, Started: time.Now().UTC()}
+	for _, im := range o.Implementations {
+		m.Implementations = append(m.Implementations, im.Name())
+	}
+	prepared := map[string]error{}
+	for _, im := range o.Implementations {
+		fmt.Fprintf(progress, "preparing %s\n", im.Name())
+		prepared[im.Name()] = im.Prepare(ctx, work)
+		if err := prepared[im.Name()]; err != nil {
+			fmt.Fprintf(progress, "%s: %v\n", im.Name(), err)
+		}
+	}
+	ps := pairs(o.Implementations)
+	total, done := len(o.Cases)*len(ps), 0
+	for ci, c := range o.Cases {
+		m.Cases = append(m.Cases, c.Name)
+		cr := &caseRun{c: c, work: filepath.Join(work, c.Name), seed: o.Seed, index: ci, keep: o.Keep}
+		for pi, p := range ps {
+			if err := ctx.Err(); err != nil {
+				return m, context.Cause(ctx)
+			}
+			done++
+			fmt.Fprintf(progress, "[%d/%d] %s %s -> %s ... ", done, total, c.Name, p[0].Name(), p[1].Name())
+			r := cr.cell(ctx, p[0], p[1], prepared, pi)
+			fmt.Fprintln(progress, progressLine(r))
+			m.Results = append(m.Results, r)
+		}
+		cr.close()
+	}
+	m.Finished = time.Now().UTC()
+	return m, nil
+}
+
+func progressLine(r Result) string {
+	line := string(r.Status)
+	if r.Seconds > 0 {
+		line += fmt.Sprintf(" (%.1fs)", r.Seconds)
+	}
+	if r.Reason != "" {
+		line += ": " + r.Reason
+	}
+	return line
+}
+
+// caseRun holds what the cells of a case share: its files and
+// certificate.
+type caseRun struct {
+	c     *Case
+	work  string
+	seed  uint64
+	index int
+	keep  bool
+	www   string
+	names []string
+	cert  *certificate
+	err   error
+}
+
+// prepare writes the case's files and certificate the first time a cell
+// runs.
+func (cr *caseRun) prepare() error {
+	if cr.www != "" || cr.err != nil {
+		return cr.err
+	}
+	cr.www = filepath.Join(cr.work, "www")
+	if cr.err = os.MkdirAll(cr.www, 0o755); cr.err != nil {
+		return cr.err
+	}
+	if cr.names, cr.err = writeFiles(cr.www, cr.c.Files, cr.c.nameLen()); cr.err != nil {
+		return cr.err
+	}
+	chain := max(cr.c.CertChain, 1)
+	cr.cert, cr.err = newCertificate(cr.work, chain)
+	return cr.err
+}
+
+func (cr *caseRun) close() {
+	if !cr.keep && cr.www != "" {
+		os.RemoveAll(cr.www)
+	}
+}
+
+// cell runs the case between client and server.
+func (cr *caseRun) cell(ctx context.Context, client, server Implementation, prepared map[string]error, pairIndex int) Result {
+	c := cr.c
+	r := Result{Case: c.Name, Client: client.Name(), Server: server.Name()}
+	unsupported := func(reason string) Result {
+		r.Status, r.Reason = Unsupported, reason
+		return r
+	}
+	if c.NotYet != "" {
+		return unsupported(c.NotYet)
+	}
+	if why := client.Unsupported(Client, c.ClientTest); why != "" {
+		return unsupported(client.Name() + " client: " + why)
+	}
+	if why := server.Unsupported(Server, c.ServerTest); why != "" {
+		return unsupported(server.Name() + " server: " + why)
+	}
+	proto, ok := protocolFor(c, client, server)
+	if !ok {
+		return unsupported("no application protocol in common")
+	}
+	r.Protocol = proto
+	for _, im := range []Implementation{client, server} {
+		if err := prepared[im.Name()]; err != nil {
+			return unsupported(fmt.Sprintf("%s: %v", im.Name(), err))
+		}
+	}
+	if c.Link.Namespaces {
+		if why := namespacesMissing(); why != "" {
+			return unsupported(why)
+		}
+	}
+	if err := cr.prepare(); err != nil {
+		r.Status, r.Reason = Fail, "setting up the case: "+err.Error()
+		return r
+	}
+	start := time.Now()
+	reasons, link, capt, logs := cr.run(ctx, client, server, proto, pairIndex)
+	r.Seconds = time.Since(start).Seconds()
+	r.Link, r.Capture = link, capt
+	if cr.keep {
+		r.Logs = logs
+	}
+	r.Status = Pass
+	if len(reasons) > 0 {
+		r.Status, r.Reason = Fail, strings.Join(reasons, "; ")
+	}
+	return r
+}
+
+// run runs one cell and returns the reasons it failed, none if it passed.
+func (cr *caseRun) run(ctx context.Context, client, server Implementation, proto string, pairIndex int) (reasons []string, link, capt, logs string) {
+	c := cr.c
+	logs = filepath.Join(cr.work, client.Name()+"_"+server.Name())
+	download := filepath.Join(logs, "download")
+	if err := os.MkdirAll(download, 0o755); err != nil {
+		return []string{err.Error()}, "", "", logs
+	}
+	defer func() {
+		if !cr.keep {
+			os.RemoveAll(logs)
+		}
+	}()
+	up, down := c.Link.links(cellSeed(cr.seed, cr.index, pairIndex))
+	var net network = newRelayNetwork(c.IPv6, up, down)
+	if c.Link.Namespaces {
+		var err error
+		if net, err = newNamespaceNetwork(logs, up, down); err != nil {
+			return []string{"starting the namespaces: " + err.Error()}, "", "", logs
+		}
+	}
+	sj := &serverJob{test: c.ServerTest, proto: proto, host: net.serverHost(), port: net.serverPort(),
+		www: cr.www, cert: cr.cert, keyLog: filepath.Join(logs, "server.keylog"), logs: logs}
+	srv, err := server.StartServer(ctx, sj)
+	if err != nil {
+		_, _, _ = net.finish()
+		return []string{"starting the server: " + err.Error()}, "", "", logs
+	}
+	to, err := net.connect(srv.addr())
+	if err != nil {
+		_ = srv.stop()
+		_, _, _ = net.finish()
+		return []string{"starting the link: " + err.Error()}, "", "", logs
+	}
+	cj := &clientJob{test: c.ClientTest, proto: proto, host: net.clientHost(), server: to,
+		download: download, keyLog: filepath.Join(logs, "client.keylog"), logs: logs}
+	for _, name := range cr.names {
+		cj.urls = append(cj.urls, fileURL(to, name))
+	}
+	cctx, cancel := context.WithTimeoutCause(ctx, c.timeout(), fmt.Errorf("the case's time bound of %v passed", c.timeout()))
+	clientErr := client.RunClient(cctx, cj)
+	cancel()
+	serverErr := srv.stop()
+	records, link, netErr := net.finish()
+	if clientErr != nil {
+		reasons = append(reasons, "client: "+oneLine(clientErr))
+	}
+	if serverErr != nil {
+		reasons = append(reasons, "server: "+oneLine(serverErr))
+	}
+	if netErr != nil {
+		reasons = append(reasons, "link: "+oneLine(netErr))
+	}
+	if clientErr != nil {
+		return reasons, link, "", logs
+	}
+	if err := compareDownloads(cr.www, download, cr.names); err != nil {
+		reasons = append(reasons, oneLine(err))
+	}
+	if cr.keep {
+		if err := writeCapture(filepath.Join(logs, "capture.pcap"), records); err != nil {
+			reasons = append(reasons, "writing the capture: "+err.Error())
+		}
+	}
+	keys := capture.ParseKeyLog(append(readFile(sj.keyLog), readFile(cj.keyLog)...))
+	a := capture.Analyze(records, keys)
+	reasons = append(reasons, c.check(&outcome{c: c, a: a})...)
+	return reasons, link, a.Summary(), logs
+}
+
+// writeCapture saves a cell's capture, to be read again or opened in
+// Wireshark with the key logs.
+func writeCapture(path string, records []capture.Record) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriter(f)
+	err = capture.WritePcap(w, records)
+	if err == nil {
+		err = w.Flush()
+	}
+	return errors.Join(err, f.Close())
+}
+
+// cellSeed derives a cell's link seed from the run's.
+func cellSeed(seed uint64, caseIndex, pairIndex int) uint64 {
+	return netsim.DeriveSeed(seed, uint64(caseIndex), uint64(pairIndex))
+}
+
+func readFile(path string) []byte {
+	b, _ := os.ReadFile(path)
+	return append(b, '\n')
+}
+
+// oneLine keeps an error's message on one line, for the table.
+func oneLine(err error) string {
+	return strings.Join(strings.Fields(err.Error()), " ")
+}
