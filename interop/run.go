@@ -43,6 +43,8 @@ type Result struct {
 	// Logs is the directory of the cell's logs, key logs and downloads,
 	// when they were kept.
 	Logs string `json:"logs,omitempty"`
+	// Known explains a failure whose cause lies outside satquic.
+	Known string `json:"known_issue,omitempty"`
 }
 
 // Options configure a run of the matrix.
@@ -216,55 +218,74 @@ func (cr *caseRun) cell(ctx context.Context, client, server Implementation, prep
 		return r
 	}
 	start := time.Now()
-	reasons, link, capt, logs := cr.run(ctx, client, server, proto, pairIndex)
+	run := cr.run(ctx, client, server, proto, pairIndex)
 	r.Seconds = time.Since(start).Seconds()
-	r.Link, r.Capture = link, capt
+	r.Link = run.link
+	if run.analysis != nil {
+		r.Capture = run.analysis.Summary()
+	}
 	if cr.keep {
-		r.Logs = logs
+		r.Logs = run.logs
 	}
 	r.Status = Pass
-	if len(reasons) > 0 {
-		r.Status, r.Reason = Fail, strings.Join(reasons, "; ")
+	if len(run.reasons) > 0 {
+		r.Status, r.Reason = Fail, strings.Join(run.reasons, "; ")
+		r.Known = known(r)
 	}
 	return r
 }
 
-// run runs one cell and returns the reasons it failed, none if it passed.
-func (cr *caseRun) run(ctx context.Context, client, server Implementation, proto string, pairIndex int) (reasons []string, link, capt, logs string) {
+// cellRun is what running a cell gave.
+type cellRun struct {
+	// reasons are why it failed, none if it passed.
+	reasons []string
+	// link says what the link did; analysis is the capture, read (nil
+	// when the client failed).
+	link     string
+	analysis *capture.Analysis
+	logs     string
+}
+
+// run runs one cell.
+func (cr *caseRun) run(ctx context.Context, client, server Implementation, proto string, pairIndex int) (out cellRun) {
 	c := cr.c
-	logs = filepath.Join(cr.work, client.Name()+"_"+server.Name())
-	download := filepath.Join(logs, "download")
+	out.logs = filepath.Join(cr.work, client.Name()+"_"+server.Name())
+	fail := func(format string, args ...any) cellRun {
+		out.reasons = append(out.reasons, fmt.Sprintf(format, args...))
+		return out
+	}
+	download := filepath.Join(out.logs, "download")
 	if err := os.MkdirAll(download, 0o755); err != nil {
-		return []string{err.Error()}, "", "", logs
+		return fail("%v", err)
 	}
 	defer func() {
 		if !cr.keep {
-			os.RemoveAll(logs)
+			os.RemoveAll(out.logs)
 		}
 	}()
 	up, down := c.Link.links(cellSeed(cr.seed, cr.index, pairIndex))
 	var net network = newRelayNetwork(c.IPv6, up, down)
 	if c.Link.Namespaces {
 		var err error
-		if net, err = newNamespaceNetwork(logs, up, down); err != nil {
-			return []string{"starting the namespaces: " + err.Error()}, "", "", logs
+		if net, err = newNamespaceNetwork(out.logs, up, down); err != nil {
+			return fail("starting the namespaces: %v", err)
 		}
 	}
 	sj := &serverJob{test: c.ServerTest, proto: proto, host: net.serverHost(), port: net.serverPort(),
-		www: cr.www, cert: cr.cert, keyLog: filepath.Join(logs, "server.keylog"), logs: logs}
+		www: cr.www, cert: cr.cert, keyLog: filepath.Join(out.logs, "server.keylog"), logs: out.logs}
 	srv, err := server.StartServer(ctx, sj)
 	if err != nil {
 		_, _, _ = net.finish()
-		return []string{"starting the server: " + err.Error()}, "", "", logs
+		return fail("starting the server: %v", err)
 	}
 	to, err := net.connect(srv.addr())
 	if err != nil {
 		_ = srv.stop()
 		_, _, _ = net.finish()
-		return []string{"starting the link: " + err.Error()}, "", "", logs
+		return fail("starting the link: %v", err)
 	}
 	cj := &clientJob{test: c.ClientTest, proto: proto, host: net.clientHost(), server: to,
-		download: download, keyLog: filepath.Join(logs, "client.keylog"), logs: logs}
+		download: download, keyLog: filepath.Join(out.logs, "client.keylog"), logs: out.logs}
 	for _, name := range cr.names {
 		cj.urls = append(cj.urls, fileURL(to, name))
 	}
@@ -273,30 +294,30 @@ func (cr *caseRun) run(ctx context.Context, client, server Implementation, proto
 	cancel()
 	serverErr := srv.stop()
 	records, link, netErr := net.finish()
-	if clientErr != nil {
-		reasons = append(reasons, "client: "+oneLine(clientErr))
-	}
-	if serverErr != nil {
-		reasons = append(reasons, "server: "+oneLine(serverErr))
-	}
-	if netErr != nil {
-		reasons = append(reasons, "link: "+oneLine(netErr))
-	}
-	if clientErr != nil {
-		return reasons, link, "", logs
-	}
-	if err := compareDownloads(cr.www, download, cr.names); err != nil {
-		reasons = append(reasons, oneLine(err))
+	out.link = link
+	for _, e := range []struct {
+		who string
+		err error
+	}{{"client", clientErr}, {"server", serverErr}, {"link", netErr}} {
+		if e.err != nil {
+			out.reasons = append(out.reasons, e.who+": "+oneLine(e.err))
+		}
 	}
 	if cr.keep {
-		if err := writeCapture(filepath.Join(logs, "capture.pcap"), records); err != nil {
-			reasons = append(reasons, "writing the capture: "+err.Error())
+		if err := writeCapture(filepath.Join(out.logs, "capture.pcap"), records); err != nil {
+			out.reasons = append(out.reasons, "writing the capture: "+err.Error())
 		}
 	}
 	keys := capture.ParseKeyLog(append(readFile(sj.keyLog), readFile(cj.keyLog)...))
-	a := capture.Analyze(records, keys)
-	reasons = append(reasons, c.check(&outcome{c: c, a: a})...)
-	return reasons, link, a.Summary(), logs
+	out.analysis = capture.Analyze(records, keys)
+	if clientErr != nil {
+		return out
+	}
+	if err := compareDownloads(cr.www, download, cr.names); err != nil {
+		out.reasons = append(out.reasons, oneLine(err))
+	}
+	out.reasons = append(out.reasons, c.check(&outcome{c: c, a: out.analysis})...)
+	return out
 }
 
 // writeCapture saves a cell's capture, to be read again or opened in

@@ -37,6 +37,10 @@ type Packet struct {
 	CryptoAtZero bool
 	// AckECN: the packet has an ACK frame with ECN counts.
 	AckECN bool
+	// Stray: a server's Initial packet that opened with the keys of a
+	// connection ID only a corrupted client Initial carried: the server
+	// took the corrupted packet for a new connection.
+	Stray bool
 
 	raw     rawPacket
 	payload []byte
@@ -76,8 +80,12 @@ type Conn struct {
 	// sent in Handshake packets (the end of its stream).
 	ServerHandshakeCrypto uint64
 
-	// keyDCID is the connection ID the Initial keys come from.
-	keyDCID []byte
+	// keyDCID is the connection ID the Initial keys come from;
+	// strayDCIDs are those of client Initial packets that opened with no
+	// candidate (corrupted ones), which the server may have taken for a
+	// connection of their own.
+	keyDCID    []byte
+	strayDCIDs [][]byte
 	// version is that of the latest long header: 1-RTT packets use it.
 	version uint32
 	// largest packet number per direction (0 client, 1 server) and space
@@ -253,8 +261,10 @@ func (c *Conn) openInitial(p *Packet, fromClient bool) {
 	if fromClient {
 		candidates = append([][]byte{p.DCID}, candidates...)
 		candidates = append(candidates, c.RetrySCIDs...)
+	} else {
+		candidates = append(candidates, c.strayDCIDs...)
 	}
-	for _, dcid := range candidates {
+	for i, dcid := range candidates {
 		prot, err := initialProtection(p.Version, dcid, fromClient)
 		if err != nil {
 			return
@@ -264,11 +274,22 @@ func (c *Conn) openInitial(p *Packet, fromClient bool) {
 		if err != nil {
 			continue
 		}
-		c.keyDCID = bytes.Clone(dcid)
+		if fromClient || i == 0 {
+			c.keyDCID = bytes.Clone(dcid)
+		} else {
+			p.Stray = true
+		}
 		c.took(p, o, dir, spaceInitial)
 		return
 	}
+	if fromClient && len(c.strayDCIDs) < maxStray {
+		c.strayDCIDs = append(c.strayDCIDs, bytes.Clone(p.DCID))
+	}
 }
+
+// maxStray bounds the connection IDs of corrupted packets a connection
+// keeps trying.
+const maxStray = 16
 
 // took records what an opened packet holds.
 func (c *Conn) took(p *Packet, o opened, dir, space int) {
