@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
-	"time"
 )
 
 // Packet is one QUIC packet of a datagram.
@@ -37,9 +36,11 @@ type Packet struct {
 	CryptoAtZero bool
 	// AckECN: the packet has an ACK frame with ECN counts.
 	AckECN bool
-	// Stray: a server's Initial packet that opened with the keys of a
-	// connection ID only a corrupted client Initial carried: the server
-	// took the corrupted packet for a new connection.
+	// Stray: a server's Initial packet that answers corrupted client
+	// packets only: it opened with the keys of a connection ID only a
+	// corrupted client Initial carried, or its connection has no client
+	// Initial that opened. The server took a corrupted packet for a new
+	// connection.
 	Stray bool
 
 	raw     rawPacket
@@ -86,6 +87,9 @@ type Conn struct {
 	// connection of their own.
 	keyDCID    []byte
 	strayDCIDs [][]byte
+	// clientOpened: a client Initial of the connection opened, so the
+	// server had something authentic to answer.
+	clientOpened bool
 	// version is that of the latest long header: 1-RTT packets use it.
 	version uint32
 	// largest packet number per direction (0 client, 1 server) and space
@@ -238,16 +242,6 @@ const (
 	spaceApp
 )
 
-func spaceOf(t PacketType) int {
-	switch t {
-	case TypeInitial:
-		return spaceInitial
-	case TypeHandshake:
-		return spaceHandshake
-	}
-	return spaceApp
-}
-
 // openInitial removes the Initial protection of p and feeds its CRYPTO
 // frames to the handshake streams. The keys come from the connection ID
 // the client's Initial packets were sent to before the server answered:
@@ -274,9 +268,10 @@ func (c *Conn) openInitial(p *Packet, fromClient bool) {
 		if err != nil {
 			continue
 		}
-		if fromClient || i == 0 {
-			c.keyDCID = bytes.Clone(dcid)
-		} else {
+		switch {
+		case fromClient:
+			c.keyDCID, c.clientOpened = bytes.Clone(dcid), true
+		case i > 0 || !c.clientOpened:
 			p.Stray = true
 		}
 		c.took(p, o, dir, spaceInitial)
@@ -459,14 +454,6 @@ func (c *Conn) readServerHandshake() {
 			c.ServerCertificate = true
 		}
 	}
-}
-
-// Duration is the time from the first record to the last.
-func (a *Analysis) Duration() time.Duration {
-	if len(a.Datagrams) == 0 {
-		return 0
-	}
-	return a.Datagrams[len(a.Datagrams)-1].Time.Sub(a.Datagrams[0].Time)
 }
 
 // Summary says in a line what the capture held and how much of it could

@@ -1,9 +1,6 @@
 package capture
 
-import (
-	"encoding/binary"
-	"fmt"
-)
+import "encoding/binary"
 
 // PacketType is a QUIC packet's type, whatever the version's encoding.
 type PacketType uint8
@@ -18,15 +15,6 @@ const (
 	TypeVersionNegotiation
 	Type1RTT
 )
-
-var typeNames = [...]string{"unknown", "Initial", "0-RTT", "Handshake", "Retry", "Version Negotiation", "1-RTT"}
-
-func (t PacketType) String() string {
-	if int(t) < len(typeNames) {
-		return typeNames[t]
-	}
-	return fmt.Sprintf("type(%d)", uint8(t))
-}
 
 // longType maps the two type bits of a long header to a type: QUIC v2
 // rotated them (RFC 9369 section 3.2).
