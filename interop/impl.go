@@ -126,13 +126,14 @@ func Implementations() []Implementation {
 }
 
 // LookupImplementations parses a comma-separated list of implementation
-// names; satquic is always among those returned, first.
+// names ("all" for every one); satquic is always among those returned,
+// first.
 func LookupImplementations(list string) ([]Implementation, error) {
 	all := Implementations()
-	out := []Implementation{all[0]}
 	if list == "" || list == "all" {
 		return all, nil
 	}
+	out := []Implementation{all[0]}
 	for name := range strings.SplitSeq(list, ",") {
 		name = strings.TrimSpace(name)
 		i := slices.IndexFunc(all, func(im Implementation) bool { return im.Name() == name })

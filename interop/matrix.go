@@ -25,6 +25,9 @@ type Matrix struct {
 	OK       bool     `json:"ok"`
 }
 
+// Pair is a client and a server.
+type Pair struct{ Client, Server string }
+
 // reference is the peer whose own results say which cases are required.
 const reference = "quic-go"
 
