@@ -83,6 +83,10 @@ func (n *ngtcp2Impl) Prepare(context.Context, string) error {
 // ngtcp2ChaCha20 is the GnuTLS priority string that offers ChaCha20 alone.
 const ngtcp2ChaCha20 = "NORMAL:-VERS-ALL:+VERS-TLS1.3:-CIPHER-ALL:+CHACHA20-POLY1305"
 
+// ngtcp2ErrorMark starts the names of libngtcp2's errors (NGTCP2_ERR_...)
+// as its example programs print them.
+const ngtcp2ErrorMark = "ERR_"
+
 // ngtcp2KeyUpdateAfter is when the ngtcp2 client updates its keys, after
 // the handshake: early in a 3 MB download at 10 Mbit/s.
 const ngtcp2KeyUpdateAfter = "500ms"
@@ -130,7 +134,16 @@ func (n *ngtcp2Impl) RunClient(ctx context.Context, j *clientJob) error {
 		if err != nil {
 			return err
 		}
-		return p.wait(ctx)
+		if err := p.wait(ctx); err != nil {
+			return err
+		}
+		// gtlsclient exits with status 0 after a connection that
+		// failed (ERR_HANDSHAKE_TIMEOUT, ...): its library's error
+		// names on stderr tell.
+		if strings.Contains(p.tail.String(), ngtcp2ErrorMark) {
+			return p.failure(errors.New(ngtcp2ClientBin + " reported an error"))
+		}
+		return nil
 	}
 	switch j.test {
 	case testMulticonnect:
