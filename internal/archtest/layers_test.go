@@ -21,7 +21,7 @@ const module = "github.com/satquic/satquic/"
 var layers = map[string]int{
 	// Leaves.
 	"internal/ecn": 0, "internal/report": 0, "internal/testkit": 0, "internal/archtest": 0,
-	"bench/load/payload": 0, "emulate/internal": 0,
+	"bench/load/payload": 0, "emulate/internal": 0, "interop/capture": 0,
 	// Codecs and models.
 	"quic/internal/wire": 1, "quic/internal/crypto": 1, "quic/internal/dgram": 1, "quic/internal/udp": 1,
 	"fec": 1, "netsim/loss": 1,
@@ -31,7 +31,7 @@ var layers = map[string]int{
 	"quic": 4, "quic/quicsim": 4,
 	// Applications of QUIC.
 	"http3": 5, "internal/hq": 5,
-	"bench": 6, "bench/load": 6, "internal/testkit/h3test": 6,
+	"bench": 6, "bench/load": 6, "internal/testkit/h3test": 6, "interop": 6,
 	"bench/loadcmp": 7,
 	// Programs.
 	"cmd": 9, "internal/cmd": 9,

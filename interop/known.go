@@ -1,0 +1,60 @@
+package interop
+
+import "strings"
+
+// knownIssue is a failure whose cause was found outside satquic, in a
+// peer or in a library satquic shares with it. The matrix still shows
+// the cell as failed, marked and explained, and the verdict does not
+// count it. Each names the symptom it excuses, so that the same cell
+// failing any other way still counts.
+type knownIssue struct {
+	// c, client and server name the cells; an empty server is any.
+	c, client, server string
+	// symptom is part of the failure's reason.
+	symptom string
+	why     string
+}
+
+var knownIssues = []knownIssue{
+	{c: "zerortt", client: "satquic", server: "ngtcp2", symptom: "(the server rejected 0-RTT)",
+		why: "ngtcp2 0.12.1's server rejects the early data of every crypto/tls client, quic-go's as well: " +
+			"crypto/tls keeps a session's creation time in whole seconds, so the ticket age it sends is up to " +
+			"a second more than the server's own measure, and GnuTLS 3.7's anti-replay check takes a client age " +
+			"above the server's for a replay (GNUTLS_DEBUG_LEVEL=4: \"replay detected; rejecting early data\")"},
+}
+
+func init() {
+	// ngtcp2's client gives up a handshake after its default of 10 s.
+	for _, c := range []string{"handshakeloss", "handshakecorruption"} {
+		knownIssues = append(knownIssues, knownIssue{c: c, client: "ngtcp2", server: "satquic", symptom: "ERR_HANDSHAKE_TIMEOUT",
+			why: "gtlsclient gives up a handshake after 10 s (its --handshake-timeout default); at 30% loss or corruption in runs " +
+				"of up to 3 its first Initial packets can be lost for several of its probe timeouts (1, 2, 4 s), and ngtcp2 " +
+				"against itself fails these cases the same way"})
+	}
+
+	// A Version Negotiation packet carries no authentication, and the
+	// emulator corrupts it like any packet, where the runner's
+	// corrupt-rate model spares it. A corrupted one that no longer lists
+	// the client's version sends satquic's client to the other version it
+	// lists, and the server's version_information then shows the client
+	// it was downgraded: it closes with VERSION_NEGOTIATION_ERROR, as RFC
+	// 9368 section 4 wants. (The capture, taken at the server, holds the
+	// packet intact: it lists v1, which satquic's client does not act on.)
+	for _, c := range []string{"handshakecorruption", "transfercorruption"} {
+		knownIssues = append(knownIssues, knownIssue{c: c, client: "satquic", symptom: "VERSION_NEGOTIATION_ERROR",
+			why: "the emulator corrupted a Version Negotiation packet (the runner's corrupt-rate model spares them) so that it " +
+				"no longer listed v1; satquic's client moved to v2 and, seeing the server's full list, closed on the downgrade as RFC 9368 wants"})
+	}
+}
+
+// known returns the explanation of a failed cell, or "" if its failure
+// is not a known one.
+func known(r Result) string {
+	for _, k := range knownIssues {
+		if r.Status == Fail && k.c == r.Case && k.client == r.Client && (k.server == "" || k.server == r.Server) &&
+			strings.Contains(r.Reason, k.symptom) {
+			return k.why
+		}
+	}
+	return ""
+}
