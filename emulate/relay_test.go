@@ -282,6 +282,8 @@ func TestRelayGivesEachClientItsOwnFlow(t *testing.T) {
 	}
 }
 
+// TestRelayWritesPcaps checks the captures, not timing: each echo may
+// take seconds on a busy machine.
 func TestRelayWritesPcaps(t *testing.T) {
 	echo := startEcho(t)
 	prefix := filepath.Join(t.TempDir(), "cap")
@@ -290,7 +292,7 @@ func TestRelayWritesPcaps(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := dialRelay(t, r)
-	if got := pingRTTs(t, c, 7, time.Millisecond, 100*time.Millisecond); len(got) != 7 {
+	if got := pingRTTs(t, c, 7, time.Millisecond, 2*time.Second); len(got) != 7 {
 		t.Fatalf("%d of 7 echoes", len(got))
 	}
 	if err := r.Close(); err != nil {
