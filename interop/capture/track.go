@@ -91,10 +91,12 @@ func (t *tracker) shortHeaderConn(p *Packet, r *Record) *Conn {
 			return nil
 		}
 	}
-	if found != nil {
-		p.DCID = p.raw.data[1 : 1+cidLen]
-		p.raw.pnOffset = 1 + cidLen
+	if found == nil || len(p.raw.data) < 1+cidLen {
+		// Too short for the connection ID: a damaged datagram.
+		return nil
 	}
+	p.DCID = p.raw.data[1 : 1+cidLen]
+	p.raw.pnOffset = 1 + cidLen
 	return found
 }
 
