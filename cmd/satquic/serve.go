@@ -75,6 +75,7 @@ type serveOptions struct {
 	retry           bool
 	zeroRTT         bool
 	shutdownTimeout time.Duration
+	debugAddr       string
 	connLimits      serveLimits
 	limits          limitOptions
 	quic            quicOptions
@@ -100,6 +101,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 	fs.BoolVar(&o.retry, "retry", false, "validate every client's address with a Retry packet (costs a round trip)")
 	fs.BoolVar(&o.zeroRTT, "0rtt", false, "accept 0-RTT requests from clients resuming a session (replayable)")
 	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 10*time.Second, "on SIGINT or SIGTERM, how long the requests under way may take to finish")
+	fs.StringVar(&o.debugAddr, "debug-addr", "", "serve Go's profiles (/debug/pprof/) and the server's counters (/debug/vars) over plain HTTP on this TCP address; bind it to loopback")
 	o.connLimits.register(fs)
 	o.limits.register(fs)
 	o.quic.register(fs)
@@ -114,6 +116,11 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 	}
 	if (o.certFile == "") != (o.keyFile == "") {
 		return fmt.Errorf("%w: --cert and --key go together", errUsage)
+	}
+	if o.debugAddr != "" {
+		if _, err := net.ResolveTCPAddr("tcp", o.debugAddr); err != nil {
+			return fmt.Errorf("%w: --debug-addr: %v", errUsage, err)
+		}
 	}
 	if o.shutdownTimeout < 0 {
 		return fmt.Errorf("%w: --shutdown-timeout must not be negative", errUsage)
@@ -168,6 +175,13 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 	}
 	s := newFileServer(root, stderr, o.verbose)
 	o.limits.apply(s.h3)
+	if o.debugAddr != "" {
+		stopDebug, err := startDebug(o.debugAddr, s, stdout)
+		if err != nil {
+			return err
+		}
+		defer stopDebug()
+	}
 	logCtx, stopLog := context.WithCancel(context.Background())
 	waitLog := logLimits(logCtx, s.h3, stderr, limitsLogPeriod)
 	err = s.acceptLoop(ctx, l)

@@ -51,7 +51,7 @@ func TestServeAttackRSS(t *testing.T) {
 		t.Fatalf("unknown attack %q", attack)
 	}
 	conns, streams = envInt("SATQUIC_ATTACK_CONNS", conns), envInt("SATQUIC_ATTACK_STREAMS", streams)
-	pid, addr := startServeProcess(t)
+	pid, addr := startServeProcess(t, t.TempDir(), strings.Fields(os.Getenv("SATQUIC_ATTACK_ARGS"))...)
 	t.Logf("serve pid %d on %s; before: %s", pid, addr, procMemory(t, pid))
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -159,18 +159,27 @@ func (r *resetCounts) String() string {
 	return strings.Join(parts, ", ")
 }
 
-// startServeProcess runs "satquic serve" on a loopback port until the
-// test ends, and returns its pid and address.
-func startServeProcess(t *testing.T) (int, string) {
+// buildSatquic returns the satquic binary the process tests run:
+// SATQUIC_ATTACK_BIN if set (to measure an older one), else one built from
+// this tree.
+func buildSatquic(t *testing.T) string {
 	t.Helper()
-	bin := os.Getenv("SATQUIC_ATTACK_BIN")
-	if bin == "" {
-		bin = filepath.Join(t.TempDir(), "satquic")
-		if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-			t.Fatalf("go build: %v\n%s", err, out)
-		}
+	if bin := os.Getenv("SATQUIC_ATTACK_BIN"); bin != "" {
+		return bin
 	}
-	args := append([]string{"serve", "--dir", t.TempDir(), "--addr", "127.0.0.1:0"}, strings.Fields(os.Getenv("SATQUIC_ATTACK_ARGS"))...)
+	bin := filepath.Join(t.TempDir(), "satquic")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// startServeProcess runs "satquic serve --dir dir" with the extra flags on
+// a loopback port until the test ends, and returns its pid and address.
+func startServeProcess(t *testing.T, dir string, extra ...string) (int, string) {
+	t.Helper()
+	bin := buildSatquic(t)
+	args := append([]string{"serve", "--dir", dir, "--addr", "127.0.0.1:0"}, extra...)
 	cmd := exec.Command(bin, args...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {

@@ -241,6 +241,7 @@ func TestServeGetBadFlags(t *testing.T) {
 		{"serve", "--dir", dir, "--addr", "not an address"},
 		{"serve", "--dir", dir, "--max-handshakes", "0"},
 		{"serve", "--dir", dir, "--max-conns-per-ip", "-1"},
+		{"serve", "--dir", dir, "--addr", "127.0.0.1:0", "--debug-addr", "not an address"},
 	} {
 		var stdout, stderr bytes.Buffer
 		if code := runMain(args, &stdout, &stderr); code != 2 {
