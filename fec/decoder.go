@@ -152,13 +152,20 @@ func NewDecoder(cfg DecoderConfig) (*Decoder, error) {
 	if err != nil {
 		return nil, err
 	}
-	size := ringSize(cfg.MaxWindow)
-	return &Decoder{
-		cfg:   cfg,
-		slots: make([]sourceSlot, size),
-		mask:  uint32(size - 1),
-		coefs: make([]byte, cfg.MaxWindow),
-	}, nil
+	return &Decoder{cfg: cfg}, nil
+}
+
+// allocate makes the window's slots and the coefficient scratch on the
+// first symbol: a connection that offers FEC but receives no protected
+// packet (a peer without FEC, a client that goes silent) holds none of it.
+func (d *Decoder) allocate() {
+	if d.slots != nil {
+		return
+	}
+	size := ringSize(d.cfg.MaxWindow)
+	d.slots = make([]sourceSlot, size)
+	d.mask = uint32(size - 1)
+	d.coefs = make([]byte, d.cfg.MaxWindow)
 }
 
 // Reset returns the decoder to its state after NewDecoder, counters
@@ -205,6 +212,7 @@ func (eq *equation) memory() int { return cap(eq.data) + cap(eq.coefs) + 4*cap(e
 // equations). A source already received or recovered, older than the
 // window, or longer than MaxSymbolSize is ignored.
 func (d *Decoder) AddSource(esi uint32, payload []byte) []Recovered {
+	d.allocate()
 	d.stats.Sources++
 	d.out = d.out[:0]
 	switch {
@@ -246,6 +254,7 @@ func (d *Decoder) results() []Recovered {
 // It returns an error, leaving the decoder unchanged, when the packet is
 // malformed or contradicts the known symbols.
 func (d *Decoder) AddRepair(packet []byte) ([]Recovered, error) {
+	d.allocate()
 	d.stats.Repairs++
 	d.out = d.out[:0]
 	rep, err := d.parseRepair(packet)
