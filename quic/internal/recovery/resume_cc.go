@@ -45,6 +45,11 @@ type carefulResume struct {
 	pipeSize int64
 	// unvalidatedAt is when the Unvalidated Phase began.
 	unvalidatedAt time.Duration
+	// queueFloor is the least RTT increase that counts as a queue the
+	// jump built, and queueRun the consecutive RTT samples that showed
+	// one (queueBuilt).
+	queueFloor time.Duration
+	queueRun   int
 	// firstUnvalidated and lastUnvalidated are the first and the last
 	// 1-RTT packet numbers sent in the Unvalidated Phase (hasFirst: one
 	// was sent). lastSent is the newest 1-RTT packet number sent, and
@@ -102,6 +107,9 @@ func newCarefulResume(inner Controller, cfg *Config, rtt *RTTStats, stats *Stats
 		iw:      cfg.initialWindow(cfg.MaxDatagramSize),
 		minWin:  cfg.minWindow(cfg.MaxDatagramSize),
 		maxJump: int64(cfg.MaxWindow),
+		// HyStart++'s largest RTT threshold (RFC 9406 section 4.3):
+		// on a short path, jitter below it is no queue.
+		queueFloor: max(cfg.HyStart.MaxRTTThresh, 16*time.Millisecond),
 	}
 	if j := cfg.CarefulResume.MaxJump; j > 0 {
 		cr.maxJump = int64(min(j, cfg.MaxWindow))
@@ -208,14 +216,23 @@ func (c *carefulResume) OnAck(now time.Duration, ev *AckEvent) {
 	case ResumeUnvalidated:
 		c.pipeSize += ev.AckedBytes
 		c.forwardDriven(now, ev)
+		if c.queueBuilt(ev) {
+			c.retreat(now)
+			return
+		}
 		if c.acksFrom(ev, c.firstUnvalidated, c.hasFirst) || c.rttElapsed(now) {
 			c.endUnvalidated(now, ev.BytesInFlight)
 		}
 	case ResumeValidating:
 		c.pipeSize += ev.AckedBytes
+		if c.queueBuilt(ev) {
+			c.forwardDriven(now, ev)
+			c.retreat(now)
+			return
+		}
 		c.inner.OnAck(now, ev)
 		if c.acksFrom(ev, c.lastUnvalidated, true) {
-			c.finish(now)
+			c.validated(now)
 		}
 	case ResumeSafeRetreat:
 		c.pipeSize += ev.AckedBytes
@@ -226,6 +243,38 @@ func (c *carefulResume) OnAck(now time.Duration, ev *AckEvent) {
 	default:
 		c.inner.OnAck(now, ev)
 	}
+}
+
+// resumeQueueSamples is how many consecutive RTT samples must show a
+// queue before it counts: one late sample is jitter or a delayed ACK, a
+// run of them a queue (the long-RTT slow start's rule, longrtt.go).
+const resumeQueueSamples = longRTTSamples
+
+// queueBuilt reports whether the RTT samples of the Unvalidated and
+// Validating Phases show that the bottleneck no longer carries the jump:
+// resumeQueueSamples consecutive samples (less the peer's ACK delay)
+// above the minimum RTT by a quarter of it, and at least queueFloor.
+// Packets paced at jump_cwnd per RTT see no queue on a path that still
+// carries saved_cwnd; on one that carries less than four fifths of the
+// jump's rate (two fifths of the saved one), the queue they build exceeds
+// a quarter of the RTT within the round trip, and the path's capacity has
+// changed. RFC 9959 section 3.3 makes a path
+// change seen in the RTT a reason for Safe Retreat in the Unvalidated
+// Phase; the samples of the unvalidated packets themselves come back in
+// the Validating Phase, so the test applies there too. Waiting for a loss
+// instead lets the Validating Phase's slow start double a window the path
+// cannot carry for a further round trip (TestModelResumeSafeRetreat).
+func (c *carefulResume) queueBuilt(ev *AckEvent) bool {
+	if !ev.HasRTTSample {
+		return false
+	}
+	minRTT := ev.RTT.MinRTT()
+	if ev.RTT.AdjustedRTT()-minRTT < max(minRTT/4, c.queueFloor) {
+		c.queueRun = 0
+		return false
+	}
+	c.queueRun++
+	return c.queueRun >= resumeQueueSamples
 }
 
 // forwardDriven gives an ACK to a controller that drives its own
@@ -377,6 +426,24 @@ func (c *carefulResume) retreat(now time.Duration) {
 func (c *carefulResume) leaveRetreat(now time.Duration) {
 	if c.win != nil {
 		c.win.resumeSetSSThresh(int(max(c.pipeSize/2, int64(c.minWin))))
+	}
+	c.finish(now)
+}
+
+// validated ends the Validating Phase: the unvalidated packets arrived
+// without congestion (section 3.4). The window, grown by slow start over
+// the Validating Phase, now carries about saved_cwnd per round trip, and
+// normal congestion control goes on from it in congestion avoidance
+// (ssthresh = cwnd; section 3.7 leaves the threshold to the controller).
+// Doubling on from a capacity already measured is the overshoot section
+// 4.1 warns of: on the geo path with a buffer of one bandwidth-delay
+// product, slow start from there lost 2127 packets where congestion
+// avoidance loses none (TestModelResumeGEO); the window itself stays,
+// as PipeSize counts only the bytes acknowledged since the jump and is
+// about half of it.
+func (c *carefulResume) validated(now time.Duration) {
+	if c.win != nil {
+		c.win.resumeSetSSThresh(c.inner.Window())
 	}
 	c.finish(now)
 }
