@@ -11,10 +11,12 @@ import "time"
 // window stays the inner controller's, which the phases set: jump_cwnd in
 // Unvalidated (whose packets are paced at jump_cwnd per current RTT), the
 // flight size in Validating (then grown by the inner slow start),
-// PipeSize/2 in Safe Retreat. ACKs in Unvalidated and Safe Retreat are not
-// forwarded, since the window must not grow there (sections 3.3 and 3.5);
-// congestion signals in Unvalidated, Validating and Safe Retreat are the
-// wrapper's to answer.
+// PipeSize/2 in Safe Retreat; Validating ends in congestion avoidance
+// (validated). ACKs in Unvalidated and Safe Retreat are not forwarded,
+// since the window must not grow there (sections 3.3 and 3.5); congestion
+// signals in Unvalidated, Validating and Safe Retreat are the wrapper's to
+// answer, and so is a queue that the unvalidated packets' RTT samples show
+// (queueBuilt).
 //
 // A controller that applies Careful Resume to its own model (resumeDriven:
 // BBR, RFC 9959 appendix B, probing at half the saved bottleneck
@@ -27,10 +29,9 @@ type carefulResume struct {
 	rtt    *RTTStats
 	stats  *Stats
 
+	cfg     *Config
 	saved   ResumeState
 	phase   ResumePhase
-	iw      int
-	minWin  int
 	mds     int
 	maxJump int64
 
@@ -103,9 +104,8 @@ func newCarefulResume(inner Controller, cfg *Config, rtt *RTTStats, stats *Stats
 		inner:   inner,
 		rtt:     rtt,
 		stats:   stats,
+		cfg:     cfg,
 		mds:     cfg.MaxDatagramSize,
-		iw:      cfg.initialWindow(cfg.MaxDatagramSize),
-		minWin:  cfg.minWindow(cfg.MaxDatagramSize),
 		maxJump: int64(cfg.MaxWindow),
 		// HyStart++'s largest RTT threshold (RFC 9406 section 4.3):
 		// on a short path, jitter below it is no queue.
@@ -123,6 +123,11 @@ func newCarefulResume(inner Controller, cfg *Config, rtt *RTTStats, stats *Stats
 	}
 	return cr
 }
+
+// iw and minWin are the initial and minimum windows (RFC 9002 section 7.2)
+// for the current datagram size.
+func (c *carefulResume) iw() int     { return c.cfg.initialWindow(c.mds) }
+func (c *carefulResume) minWin() int { return c.cfg.minWindow(c.mds) }
 
 // jumpWindow is jump_cwnd = min(max_jump, saved_cwnd/2) (section 3.3).
 func (c *carefulResume) jumpWindow(st ResumeState) int64 {
@@ -319,7 +324,7 @@ func (c *carefulResume) checkReady(now time.Duration, delivered, inFlight int64)
 	if c.phase != ResumeReconnaissance || !c.rtt.HasSample() || delivered <= 0 {
 		return
 	}
-	if !c.ready && (delivered >= int64(c.iw) || inFlight == 0) {
+	if !c.ready && (delivered >= int64(c.iw()) || inFlight == 0) {
 		c.ready = true
 	}
 	if c.ready && c.windowFull(inFlight) {
@@ -338,7 +343,7 @@ func (c *carefulResume) startUnvalidated(now time.Duration, flight int64) {
 		return
 	}
 	c.enter(ResumeUnvalidated)
-	c.jump, c.pipeSize, c.unvalidatedAt, c.hasFirst = jump, flight, now, false
+	c.jump, c.pipeSize, c.unvalidatedAt, c.hasFirst, c.queueRun = jump, flight, now, false, 0
 	if c.driven != nil {
 		c.driven.resumeProbe(now, rateOf(jump, c.saved.SavedRTT))
 		return
@@ -359,9 +364,9 @@ func rateOf(bytes int64, rtt time.Duration) uint64 {
 // waits for the last unvalidated packet.
 func (c *carefulResume) endUnvalidated(now time.Duration, flight int64) {
 	c.lastUnvalidated = c.lastSent
-	if flight < int64(c.iw) || flight <= c.pipeSize || !c.hasFirst {
+	if flight < int64(c.iw()) || flight <= c.pipeSize || !c.hasFirst {
 		if c.win != nil {
-			c.win.resumeSetWindow(int(max(c.pipeSize, int64(c.iw))))
+			c.win.resumeSetWindow(int(max(c.pipeSize, int64(c.iw()))))
 		}
 		c.finish(now)
 		return
@@ -416,7 +421,7 @@ func (c *carefulResume) retreat(now time.Duration) {
 		c.driven.resumeRetreat(now)
 		return
 	}
-	cwnd := min(max(c.pipeSize/2, int64(c.minWin)), int64(c.inner.Window()))
+	cwnd := min(max(c.pipeSize/2, int64(c.minWin())), int64(c.inner.Window()))
 	c.win.resumeRetreat(now, int(cwnd))
 }
 
@@ -425,7 +430,7 @@ func (c *carefulResume) retreat(now time.Duration) {
 // normal congestion control resumes (slow start up to it).
 func (c *carefulResume) leaveRetreat(now time.Duration) {
 	if c.win != nil {
-		c.win.resumeSetSSThresh(int(max(c.pipeSize/2, int64(c.minWin))))
+		c.win.resumeSetSSThresh(int(max(c.pipeSize/2, int64(c.minWin()))))
 	}
 	c.finish(now)
 }
