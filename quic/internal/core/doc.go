@@ -139,7 +139,7 @@
 //     records and queues are rings that reuse their memory (ring.go,
 //     sentlog.go). flow.go does connection and stream flow control with
 //     receive windows that tune themselves to round trips of consumption,
-//     up to 64 MiB per stream and 96 MiB per connection by default.
+//     up to 160 MiB per stream and 256 MiB per connection by default.
 //   - close.go: CONNECTION_CLOSE, closing and draining periods, silent
 //     closes; one method, end, moves an active connection to closing,
 //     draining or closed and reports it. closingState keeps why the

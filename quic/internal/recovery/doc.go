@@ -40,7 +40,7 @@
 // Config field. A zero field takes the RFC value (Config.WithDefaults;
 // DefaultConfig is the zero Config filled in); satellite paths change
 // InitialRTT (a resumed connection may reuse its smoothed RTT) and keep the
-// large default MaxWindow (64 MiB: 250 Mbit/s x 600 ms is 18.75 MB).
+// large default MaxWindow (160 MiB: twice 1 Gbit/s x 650 ms, 81.25 MB).
 //
 // # Data structures
 //
