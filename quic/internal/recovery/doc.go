@@ -20,7 +20,8 @@
 //     carried); the Sender hands it back, so tracking allocates nothing per
 //     packet.
 //   - OnAck for every ACK frame. The returned Result lists the packets newly
-//     acknowledged, lost (retransmit their frames), acknowledged after
+//     acknowledged, lost (retransmit their frames; each with the rule that
+//     declared it lost, LossTrigger, for qlog), acknowledged after
 //     being declared lost (spurious), and whether persistent congestion was
 //     established.
 //   - Deadline tells when to call OnTimeout. A timeout either declares
