@@ -179,7 +179,8 @@ type Config struct {
 	ResumeRTT bool
 	// Qlog, if set, receives the connection's qlog in the JSON-SEQ
 	// serialization (one record per event: transport:packet_sent and
-	// packet_received, recovery:metrics_updated and packet_lost), with
+	// packet_received; recovery:metrics_updated, congestion_state_updated
+	// and packet_lost, from which qvis draws congestion graphs), with
 	// times in milliseconds since the connection started. The driver
 	// opens one writer per connection, for instance a file in QLOGDIR
 	// named after OriginalDestConnID.

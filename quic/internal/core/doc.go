@@ -205,9 +205,10 @@
 //     hands to loss recovery; the Conn builds the probes.
 //   - qlog.go writes the JSON-SEQ qlog of Config.Qlog: the qlogger (nil
 //     without a qlog, off once its writer fails) has a method per event,
-//     handed the time and what the event reports; ecn_qlog.go,
-//     pmtud_qlog.go and fec_qlog.go hold the events of ECN, path MTU
-//     discovery and FEC.
+//     handed the time and what the event reports; recovery_qlog.go holds
+//     the recovery events (metrics, congestion state, losses with their
+//     trigger), and ecn_qlog.go, pmtud_qlog.go and fec_qlog.go those of
+//     ECN, path MTU discovery and FEC.
 //   - fec_*.go: forward erasure correction inside the connection
 //     (Config.FEC), offered by a transport parameter: 1-RTT packets with
 //     stream data are source symbols of the RFC 8681 code (a
