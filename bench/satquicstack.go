@@ -69,7 +69,7 @@ const satquicMaxDatagram = 1452
 
 // config is the transport configuration of both ends: CUBIC, FEC for the
 // FEC stacks, and otherwise the defaults, which already suit a long path
-// (windows that grow to 64 MiB per stream).
+// (windows that grow to 160 MiB per stream).
 func (s *satquicStack) config() *quic.Config {
 	c := &quic.Config{
 		CongestionControl: quic.CUBIC,

@@ -47,7 +47,7 @@
 // # Profiles
 //
 // Profiles is the table of named paths (seed-ifc, starlink, geo, geo-large,
-// geo-lossy, geo-interop, geo-interop-lossy, ifc-geo, p2p), the one place
+// geo-gbit, geo-lossy, geo-interop, geo-interop-lossy, ifc-geo, p2p), the one place
 // they are defined (docs/architecture.md, "Network profiles"), each a Down
 // (server to client) and an Up LinkConfig; LookupProfile finds one by name
 // and WithSeed seeds both directions.

@@ -88,6 +88,9 @@ func Profiles() []Profile {
 			50*mbps, 10*mbps, LinkConfig{Delay: 325 * time.Millisecond}),
 		symmetric("geo-large", "GEO, quic-4-sat \"large\" and picoquic's satellite tests: 250/3 Mbit/s, 300 ms each way",
 			250*mbps, 3*mbps, LinkConfig{Delay: 300 * time.Millisecond}),
+		symmetric("geo-gbit", "GEO at 1 Gbit/s, the fastest path the default windows are sized for "+
+			"(twice its 81.25 MB BDP): 1000/20 Mbit/s, 325 ms each way, buffer = BDP",
+			1000*mbps, 20*mbps, LinkConfig{Delay: 325 * time.Millisecond}),
 		symmetric("geo-lossy", "GEO, quic-4-sat \"large lossy\" (seed 004): 250/3 Mbit/s, 300 ms, 1% uniform loss each way",
 			250*mbps, 3*mbps, LinkConfig{Delay: 300 * time.Millisecond, Loss: "uniform:0.01"}),
 		symmetric("geo-interop", "satellite interop runner SAT: 20/2 Mbit/s, 300 ms each way, 25-packet queue",

@@ -25,7 +25,7 @@ func TestProfilesAreValidAndUnique(t *testing.T) {
 			}
 		}
 	}
-	for _, name := range []string{"seed-ifc", "starlink", "geo", "geo-large", "geo-lossy", "geo-interop",
+	for _, name := range []string{"seed-ifc", "starlink", "geo", "geo-large", "geo-gbit", "geo-lossy", "geo-interop",
 		"geo-interop-lossy", "ifc-geo", "p2p"} {
 		if !seen[name] {
 			t.Errorf("profile %s missing", name)
@@ -45,6 +45,7 @@ func TestProfileNumbers(t *testing.T) {
 		"geo":         {650 * ms, 4_062_500, 50e6, 10e6, "", 0, 4_062_500},
 		"geo-large":   {600 * ms, 18_750_000, 250e6, 3e6, "", 0, 18_750_000},
 		"geo-lossy":   {600 * ms, 18_750_000, 250e6, 3e6, "uniform:0.01", 0, 18_750_000},
+		"geo-gbit":    {650 * ms, 81_250_000, 1000e6, 20e6, "", 0, 81_250_000},
 		"seed-ifc":    {100 * ms, 625_000, 50e6, 50e6, "uniform:0.001", 0, 625_000},
 		"p2p":         {30 * ms, 37_500, 10e6, 10e6, "", 25, 65_536},
 		"geo-interop": {600 * ms, 1_500_000, 20e6, 2e6, "", 25, 1_500_000},

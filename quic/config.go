@@ -32,9 +32,12 @@ const (
 )
 
 // Config configures connections. A nil Config, or a zero field, selects
-// the default, which suits a satellite path: receive windows that grow to
-// 64 MiB per stream and 96 MiB per connection (more than a 250 Mbit/s x
-// 600 ms path holds), and timeouts that a 600 ms round trip does not trip.
+// the default, which suits a satellite path: a congestion window, send
+// buffers and receive windows that grow to 160 MiB (256 MiB for the
+// connection's receive window), twice what a 1 Gbit/s x 650 ms path holds
+// (81.25 MB), and timeouts that a 600 ms round trip does not trip. The
+// windows grow by auto-tuning and memory follows the data in flight, so a
+// small transfer costs no more for the large limits.
 // Every constant that derives from time is a field, so that a path whose
 // round trip is known (a GEO link) can say so.
 type Config struct {
@@ -64,7 +67,7 @@ type Config struct {
 	KeepAlivePeriod time.Duration
 
 	// InitialStreamReceiveWindow and MaxStreamReceiveWindow bound a
-	// stream's receive window (defaults 512 KiB and 64 MiB; a client's
+	// stream's receive window (defaults 512 KiB and 160 MiB; a client's
 	// initial window is 8 MiB, so that a server on a long path can send
 	// a bandwidth-delay product in its second round trip); it grows
 	// from the first toward the second when the application reads
@@ -72,7 +75,7 @@ type Config struct {
 	InitialStreamReceiveWindow uint64
 	MaxStreamReceiveWindow     uint64
 	// InitialConnectionReceiveWindow and MaxConnectionReceiveWindow do the
-	// same for the connection (defaults 768 KiB and 96 MiB; 16 MiB
+	// same for the connection (defaults 768 KiB and 256 MiB; 16 MiB
 	// initially for a client).
 	InitialConnectionReceiveWindow uint64
 	MaxConnectionReceiveWindow     uint64
@@ -94,7 +97,8 @@ type Config struct {
 	DisablePathMTUDiscovery bool
 	// CongestionControl is CUBIC (default) or NewReno.
 	CongestionControl string
-	// MaxCongestionWindow caps the congestion window (default 64 MiB).
+	// MaxCongestionWindow caps the congestion window (default 160 MiB,
+	// twice the 81.25 MB bandwidth-delay product of 1 Gbit/s x 650 ms).
 	MaxCongestionWindow int
 	// DisablePacing sends at once whatever the window allows.
 	DisablePacing bool

@@ -14,8 +14,14 @@ import (
 )
 
 // Defaults of Config. They suit a satellite path out of the box: the flow
-// control windows grow to 64 MiB per stream and 96 MiB per connection,
-// enough for 250 Mbit/s x 600 ms (18.75 MB) in slow start.
+// control windows grow to 160 MiB per stream and 256 MiB per connection,
+// and a stream's send buffer to 160 MiB, at least twice the
+// bandwidth-delay product of 1 Gbit/s x 650 ms (81.25 MB), as the
+// congestion window's cap (recovery.DefaultMaxWindow) is. The maxima
+// commit no memory: receive and send buffers take pooled blocks as data
+// arrives or is written and give them back as it is read or acknowledged
+// (recvbuf.go, sendbuf.go), and the windows start small and grow with
+// what the application consumes (flow.go).
 const (
 	DefaultConnIDLen                  = 8
 	DefaultMaxDatagramSize            = 1200
@@ -28,14 +34,14 @@ const (
 	DefaultAckElicitingThreshold      = 2
 	DefaultMaxAckRanges               = 64
 	DefaultInitialStreamReceiveWindow = 512 << 10
-	DefaultMaxStreamReceiveWindow     = 64 << 20
+	DefaultMaxStreamReceiveWindow     = 160 << 20
 	DefaultInitialConnReceiveWindow   = 768 << 10
-	DefaultMaxConnReceiveWindow       = 96 << 20
+	DefaultMaxConnReceiveWindow       = 256 << 20
 	// A client's initial windows are larger: see clientWindows.
 	DefaultClientInitialStreamReceiveWindow = 8 << 20
 	DefaultClientInitialConnReceiveWindow   = 16 << 20
 	DefaultMinSendBuffer                    = 1 << 20
-	DefaultMaxSendBuffer                    = 64 << 20
+	DefaultMaxSendBuffer                    = 160 << 20
 	DefaultMaxIncomingStreams               = 100
 	DefaultMaxCryptoBuffer                  = 64 << 10
 	DefaultActiveConnIDLimit                = 4
@@ -122,16 +128,19 @@ type Config struct {
 	// InitialStreamReceiveWindow and MaxStreamReceiveWindow bound the
 	// receive window of each stream; it starts at the first and grows up
 	// to the second when the application reads faster than the window
-	// lasts (auto-tuning).
+	// lasts (auto-tuning). Defaults: 512 KiB (8 MiB for a client, see
+	// clientWindows) and 160 MiB.
 	InitialStreamReceiveWindow uint64
 	MaxStreamReceiveWindow     uint64
 	// InitialConnReceiveWindow and MaxConnReceiveWindow do the same for
-	// the connection.
+	// the connection. Defaults: 768 KiB (16 MiB for a client) and 256
+	// MiB, so that a stream at its largest window leaves room for others.
 	InitialConnReceiveWindow uint64
 	MaxConnReceiveWindow     uint64
 	// MinSendBuffer and MaxSendBuffer bound the bytes a stream buffers
 	// before StreamWrite accepts no more: twice the congestion window,
-	// within these bounds.
+	// within these bounds (defaults 1 MiB and 160 MiB, which holds the
+	// largest default congestion window).
 	MinSendBuffer int
 	MaxSendBuffer int
 	// MaxIncomingStreamsBidi and MaxIncomingStreamsUni are how many
@@ -170,7 +179,8 @@ type Config struct {
 	ResumeRTT bool
 	// Qlog, if set, receives the connection's qlog in the JSON-SEQ
 	// serialization (one record per event: transport:packet_sent and
-	// packet_received, recovery:metrics_updated and packet_lost), with
+	// packet_received; recovery:metrics_updated, congestion_state_updated
+	// and packet_lost, from which qvis draws congestion graphs), with
 	// times in milliseconds since the connection started. The driver
 	// opens one writer per connection, for instance a file in QLOGDIR
 	// named after OriginalDestConnID.
@@ -182,7 +192,7 @@ type Config struct {
 
 	// Recovery configures loss recovery, congestion control and pacing:
 	// the initial RTT (333 ms, RFC 9002 section 6.2.2), the congestion
-	// controller (CUBIC), the congestion window's cap (64 MiB), pacing,
+	// controller (CUBIC), the congestion window's cap (160 MiB), pacing,
 	// the long-RTT slow start, and how packets the peer rebuilt with FEC
 	// count (FECPolicy). Its zero fields take recovery's defaults
 	// (recovery.Config.WithDefaults). The connection sets its IsServer

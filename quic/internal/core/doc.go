@@ -139,7 +139,7 @@
 //     records and queues are rings that reuse their memory (ring.go,
 //     sentlog.go). flow.go does connection and stream flow control with
 //     receive windows that tune themselves to round trips of consumption,
-//     up to 64 MiB per stream and 96 MiB per connection by default.
+//     up to 160 MiB per stream and 256 MiB per connection by default.
 //   - close.go: CONNECTION_CLOSE, closing and draining periods, silent
 //     closes; one method, end, moves an active connection to closing,
 //     draining or closed and reports it. closingState keeps why the
@@ -205,9 +205,10 @@
 //     hands to loss recovery; the Conn builds the probes.
 //   - qlog.go writes the JSON-SEQ qlog of Config.Qlog: the qlogger (nil
 //     without a qlog, off once its writer fails) has a method per event,
-//     handed the time and what the event reports; ecn_qlog.go,
-//     pmtud_qlog.go and fec_qlog.go hold the events of ECN, path MTU
-//     discovery and FEC.
+//     handed the time and what the event reports; recovery_qlog.go holds
+//     the recovery events (metrics, congestion state, losses with their
+//     trigger), and ecn_qlog.go, pmtud_qlog.go and fec_qlog.go those of
+//     ECN, path MTU discovery and FEC.
 //   - fec_*.go: forward erasure correction inside the connection
 //     (Config.FEC), offered by a transport parameter: 1-RTT packets with
 //     stream data are source symbols of the RFC 8681 code (a

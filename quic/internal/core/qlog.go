@@ -14,9 +14,10 @@ import (
 // that qvis reads): records separated by RFC 7464 framing, 0x1E, a JSON
 // object, a newline. The first record is the header; the events use the
 // "category:event" names qvis knows (transport:packet_sent,
-// transport:packet_received, recovery:metrics_updated,
-// recovery:packet_lost), with times in milliseconds since the connection
-// started.
+// transport:packet_received, and the recovery events of
+// recovery_qlog.go: recovery:metrics_updated,
+// recovery:congestion_state_updated, recovery:packet_lost), with times in
+// milliseconds since the connection started.
 const (
 	qlogRecordSeparator = 0x1e
 	qlogFileSchema      = "urn:ietf:params:qlog:file:sequential"
@@ -34,13 +35,7 @@ type qlogger struct {
 	rec    []byte            // the record being written
 	frames []byte            // received frames of the packet being processed
 	nframe int
-	last   qlogMetrics
-}
-
-type qlogMetrics struct {
-	minRTT, srtt, latest, rttVar time.Duration
-	cwnd                         int
-	inFlight                     int64
+	cc     qlogRecovery // what the recovery events last logged
 }
 
 func newQlogger(w io.Writer, start time.Duration) *qlogger {
@@ -355,46 +350,4 @@ func (q *qlogger) packetReceived(now time.Duration, pt wire.PacketType, pn uint6
 	b = append(b, q.frames...)
 	q.frames, q.nframe = q.frames[:0], 0
 	q.end(append(b, ']'))
-}
-
-// packetLost logs at now recovery:packet_lost for packet pn of type pt
-// (sentPacketType).
-func (q *qlogger) packetLost(now time.Duration, pt wire.PacketType, pn uint64) {
-	if q.off() {
-		return
-	}
-	b := q.begin(now, "recovery:packet_lost")
-	b = appendQlogHeader(b, pt, pn)
-	q.end(b)
-}
-
-// metricsUpdated logs at now recovery:metrics_updated when an estimate of
-// the sender changed since the last time.
-func (q *qlogger) metricsUpdated(now time.Duration, s *recovery.Sender) {
-	if q.off() {
-		return
-	}
-	rtt := s.RTT()
-	m := qlogMetrics{
-		minRTT: rtt.MinRTT(), srtt: rtt.SmoothedRTT(), latest: rtt.LatestRTT(), rttVar: rtt.RTTVar(),
-		cwnd: s.CongestionWindow(), inFlight: s.BytesInFlight(),
-	}
-	if m == q.last {
-		return
-	}
-	q.last = m
-	b := q.begin(now, "recovery:metrics_updated")
-	b = append(b, `"min_rtt":`...)
-	b = appendMillis(b, m.minRTT)
-	b = append(b, `,"smoothed_rtt":`...)
-	b = appendMillis(b, m.srtt)
-	b = append(b, `,"latest_rtt":`...)
-	b = appendMillis(b, m.latest)
-	b = append(b, `,"rtt_variance":`...)
-	b = appendMillis(b, m.rttVar)
-	b = append(b, `,"congestion_window":`...)
-	b = strconv.AppendInt(b, int64(m.cwnd), 10)
-	b = append(b, `,"bytes_in_flight":`...)
-	b = strconv.AppendInt(b, m.inFlight, 10)
-	q.end(b)
 }

@@ -51,6 +51,8 @@ func (c *Conn) onAckFrame(now time.Duration, s recovery.Space, f *wire.AckFrame)
 // are owed. The Result is copied first because handling it may call the
 // Sender again.
 func (c *Conn) onRecoveryResult(now time.Duration, res *recovery.Result) {
+	// Under any policy but hide, a rebuilt packet may signal congestion.
+	trigger := c.qlog.congestionTrigger(res, c.sender, c.cfg.Recovery.FECPolicy != recovery.FECHide)
 	c.fec.onRecoveryResult(res)
 	acked := append(c.build.acked[:0], res.Acked...)
 	acked = append(acked, res.Recovered...)
@@ -71,6 +73,7 @@ func (c *Conn) onRecoveryResult(now time.Duration, res *recovery.Result) {
 		c.onProbe(probe)
 	}
 	c.qlog.metricsUpdated(now, c.sender)
+	c.qlog.congestionStateUpdated(now, c.sender, trigger)
 	if confirm && c.isClient && c.handshakeComplete {
 		// RFC 9001 section 4.1.2: the acknowledgement of a 1-RTT packet
 		// confirms the handshake for the client.
@@ -109,7 +112,7 @@ func (c *Conn) onPacketLost(now time.Duration, p recovery.PacketInfo) {
 	if c.debugf != nil {
 		c.debugf("%v lost %v pn %d frames %v", now, p.Space, p.Number, frames)
 	}
-	c.qlog.packetLost(now, sentPacketType(p.Space, p.Number, c.isClient, &c.early), p.Number)
+	c.qlog.packetLost(now, sentPacketType(p.Space, p.Number, c.isClient, &c.early), p)
 	if carriesData(frames) {
 		c.stats.PacketsRetransmitted++
 	}

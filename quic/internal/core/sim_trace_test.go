@@ -2,6 +2,7 @@ package core
 
 import (
 	"os"
+	"runtime"
 	"strconv"
 	"testing"
 	"time"
@@ -25,7 +26,9 @@ import (
 // TestSimGeoLarge's (1452-byte datagrams, an ACK every 32 packets);
 // SATQUIC_SIM_TRACE_BIGWINDOW, start the receive windows at their maximum,
 // which takes flow control out of the picture; SATQUIC_SIM_TRACE_EARLY,
-// list every datagram of the first 2 s.
+// list every datagram of the first 2 s; SATQUIC_SIM_TRACE_MEM, read the
+// Go heap's live data at every sample and report its peak, with the part the links'
+// packets in flight take (what the two endpoints cost is the rest).
 func TestSimTraceDownload(t *testing.T) {
 	name := os.Getenv("SATQUIC_SIM_TRACE")
 	if name == "" {
@@ -65,7 +68,7 @@ func TestSimTraceDownload(t *testing.T) {
 			t.Log(e)
 		}
 	})
-	tr := &downloadTrace{t: t, sp: sp, d: d}
+	tr := &downloadTrace{t: t, sp: sp, d: d, mem: os.Getenv("SATQUIC_SIM_TRACE_MEM") != ""}
 	sp.server.app = func(now time.Duration, c *Conn) {
 		d.server(now, c)
 		tr.sample(now, c)
@@ -83,6 +86,11 @@ func TestSimTraceDownload(t *testing.T) {
 	}
 	sp.run(t, func() bool { return d.done }, 120*time.Second)
 	t.Logf("%d bytes in %v", size, d.doneAt)
+	if tr.mem {
+		t.Logf("peak heap in use %.1f MB at %v: the links' %d packets in flight about %.1f MB (%d B each), the server's send buffer %.1f MB",
+			float64(tr.peakHeap)/1e6, tr.peakAt, tr.peakLinkPkts, float64(tr.peakLinkPkts*linkPacketBytes)/1e6, linkPacketBytes,
+			float64(tr.peakSendBuf)/1e6)
+	}
 	logStats(t, sp)
 }
 
@@ -95,7 +103,18 @@ type downloadTrace struct {
 	lastAt   time.Duration
 	lastPkts uint64
 	lastDown int64
+
+	mem          bool
+	peakHeap     uint64
+	peakAt       time.Duration
+	peakLinkPkts int64
+	peakSendBuf  uint64 // the server's stream send buffer then
 }
+
+// linkPacketBytes is about what a packet in flight on a simulated link
+// takes on the heap: a 1452-byte datagram's buffer in Go's 1536-byte size
+// class, and its event.
+const linkPacketBytes = 1536 + 64
 
 func (tr *downloadTrace) sample(now time.Duration, c *Conn) {
 	if now < tr.next {
@@ -110,6 +129,19 @@ func (tr *downloadTrace) sample(now time.Duration, c *Conn) {
 		unsent = s.send.buf.written - s.send.buf.next
 	}
 	up, down := tr.sp.path.Stats()
+	if tr.mem {
+		// Live data only: collect first.
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		if ms.HeapInuse > tr.peakHeap {
+			tr.peakHeap, tr.peakAt, tr.peakLinkPkts = ms.HeapInuse, now, up.InFlight+down.InFlight
+			tr.peakSendBuf = 0
+			if s := c.streams.m[tr.d.id]; s != nil && s.send != nil {
+				tr.peakSendBuf = s.send.buf.buffered()
+			}
+		}
+	}
 	var downRate float64
 	if now > tr.lastAt {
 		downRate = float64(down.DeliveredBytes-tr.lastDown) * 8 / (now - tr.lastAt).Seconds() / 1e6

@@ -109,9 +109,12 @@ type Config struct {
 	// MinWindowPackets is kMinimumWindow in packets: 2 (RFC 9002 section
 	// 7.2).
 	MinWindowPackets int
-	// MaxWindow caps the congestion window in bytes. The default, 64 MiB,
-	// holds a 250 Mbit/s x 600 ms path (18.75 MB) plus a buffer of the
-	// same size, with room for CUBIC to probe above it.
+	// MaxWindow caps the congestion window in bytes. The default, 160
+	// MiB (167.8 MB), is twice the bandwidth-delay product of the fastest
+	// GEO path satquic aims at, 1 Gbit/s x 650 ms (81.25 MB): the path
+	// plus a bottleneck buffer of the same size. A cap costs nothing
+	// until the window grows: the records of packets in flight are rings
+	// that double as they fill (ring.go).
 	MaxWindow int
 
 	// Algorithm selects the congestion controller.
@@ -278,7 +281,7 @@ const (
 	DefaultMaxAckDelay     = 25 * time.Millisecond
 	DefaultGranularity     = time.Millisecond
 	DefaultMaxDatagramSize = 1200
-	DefaultMaxWindow       = 64 << 20
+	DefaultMaxWindow       = 160 << 20
 	DefaultMaxPTO          = 60 * time.Second
 	DefaultFECMaxHold      = 250 * time.Millisecond
 	// DefaultPacingBurstTime is PacingConfig.BurstTime's default: twice

@@ -130,7 +130,9 @@ func (s *Sender) markLost(now time.Duration, sp *spaceState, space Space, rec *s
 			s.rate.onLost(int64(rec.bytes))
 		}
 	}
-	s.res.Lost = append(s.res.Lost, rec.info(space))
+	info := rec.info(space)
+	info.LossTrigger = s.lossTrigger(sp, rec)
+	s.res.Lost = append(s.res.Lost, info)
 	s.observe(space, rec, false)
 	s.stats.PacketsLost++
 	s.stats.BytesLost += uint64(rec.bytes)

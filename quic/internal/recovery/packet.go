@@ -46,7 +46,10 @@ type PacketInfo struct {
 	PathProbe bool
 	// HiddenRepair: a repair packet sent under FECHide.
 	HiddenRepair bool
-	Ref          uint64
+	// LossTrigger, in Result.Lost, is the rule that declared the packet
+	// lost; zero elsewhere.
+	LossTrigger LossTrigger
+	Ref         uint64
 }
 
 // packetState is where a tracked packet is in its life.

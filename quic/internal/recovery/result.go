@@ -8,7 +8,8 @@ type Result struct {
 	// delivered.
 	Acked []PacketInfo
 	// Lost are the packets newly declared lost: retransmit what they
-	// carried that still needs delivery (RFC 9000 section 13.3).
+	// carried that still needs delivery (RFC 9000 section 13.3). Each
+	// carries the rule that declared it lost (PacketInfo.LossTrigger).
 	Lost []PacketInfo
 	// LateAcked are packets declared lost earlier and acknowledged now
 	// (a spurious loss): a retransmission of their frames still queued
