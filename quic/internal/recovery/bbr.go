@@ -175,7 +175,15 @@ type bbr struct {
 	probeUpCnt         int64
 	bwProbeSamples     bool
 
+	// lr is the long-RTT departure of the first Startup (bbr_longrtt.go);
+	// lrDone once the first RTT sample decided it.
+	lr     longRTT
+	lrDone bool
+
 	// Loss recovery (section 5.6.4.4).
+	// pendingLoss is the bytes lost since the last ACK, which decides
+	// the window's response (onLosses).
+	pendingLoss        int64
 	inRecovery         bool
 	recoveryStart      time.Duration
 	packetConservation bool
@@ -214,6 +222,7 @@ func newBBR(cfg *Config) *bbr {
 		maxWindow:   cfg.MaxWindow,
 		initialCwnd: cfg.initialWindow(cfg.MaxDatagramSize),
 		rng:         splitMix(cfg.BBR.Seed),
+		lr:          newLongRTT(cfg),
 	}
 	b.extraAcked = newRoundMaxFilter(b.cfg.ExtraAckedRounds)
 	b.cwnd = b.initialCwnd
@@ -232,6 +241,7 @@ func (b *bbr) OnPacketSent(now time.Duration, bytes int, priorInFlight int64) {
 		b.handleRestartFromIdle(now)
 	}
 	b.sent = true
+	b.lr.flight.onSent(now, bytes)
 	b.inflight = priorInFlight + int64(bytes)
 	if b.inflight+int64(b.mds) > int64(b.cwnd) {
 		b.sentCwndLimited, b.isCwndLimited = true, true
@@ -246,9 +256,11 @@ func (b *bbr) OnAck(now time.Duration, ev *AckEvent) {
 	if !rs.HasData {
 		return
 	}
+	b.longRTTStartup(ev)
+	b.firstFlightSample(now, ev)
 	b.updateRecovery(ev)
 	b.updateModelAndState(now, rs)
-	b.updateControlParameters(rs)
+	b.updateControlParameters(now, rs)
 }
 
 // updateModelAndState is BBRUpdateModelAndState.
@@ -267,18 +279,22 @@ func (b *bbr) updateModelAndState(now time.Duration, rs *RateSample) {
 	b.boundBwForModel()
 }
 
-// updateControlParameters is BBRUpdateControlParameters.
-func (b *bbr) updateControlParameters(rs *RateSample) {
+// updateControlParameters is BBRUpdateControlParameters, after the
+// window's response to the losses the ACK revealed.
+func (b *bbr) updateControlParameters(now time.Duration, rs *RateSample) {
+	s := b.sample(rs)
+	b.onLosses(now, &s)
 	b.setPacingRate()
 	b.setSendQuantum()
 	b.setCwnd(rs.NewlyAcked)
 }
 
 // OnCongestionEvent takes losses (and FEC rebuilds under FECSignal) and
-// ECN-CE increases: they count toward the round's signals, and a loss
-// starts a recovery period with packet conservation (section 5.6.4.4).
-func (b *bbr) OnCongestionEvent(now time.Duration, ev *CongestionEvent) {
+// ECN-CE increases: they count toward the round's signals, and the next
+// ACK decides the window's response to the losses (onLosses).
+func (b *bbr) OnCongestionEvent(_ time.Duration, ev *CongestionEvent) {
 	b.inflight = ev.BytesInFlight
+	b.lr.flight.stop()
 	if ev.Cause == CauseECN {
 		b.lossInRound = true
 		b.round.cePackets += max(ev.CEPackets, 1)
@@ -288,7 +304,7 @@ func (b *bbr) OnCongestionEvent(now time.Duration, ev *CongestionEvent) {
 		b.lossInRound = true
 		b.round.lossEvents++
 		b.round.lostBytes += ev.LostBytes
-		b.onLoss(now, ev)
+		b.pendingLoss += ev.LostBytes
 	}
 	if ev.Persistent {
 		// The draft's response to a retransmission timeout: the window

@@ -104,21 +104,37 @@ func (b *bbr) boundCwndForModel() {
 	b.cwnd = int(min(int64(b.cwnd), limit))
 }
 
-// onLoss is the draft's loss response in the window (section 5.6.4.4):
-// the first loss of a recovery period saves the window and lets only
-// what is acknowledged be sent for a round trip (packet conservation);
-// each loss takes its bytes off the window.
-func (b *bbr) onLoss(now time.Duration, ev *CongestionEvent) {
-	if !b.inRecovery {
-		b.saveCwnd()
-		b.inRecovery = true
-		b.packetConservation = true
-		b.recoveryStart = now
-		b.recoveries++
-		b.cwnd = max(int(ev.BytesInFlight)+b.mds, b.minPipeCwnd())
+// onLosses is the draft's loss response in the window (section
+// 5.6.4.4), run on the ACK after the losses it revealed: the first loss
+// of a recovery period saves the window and lets only what is
+// acknowledged be sent for a round trip (packet conservation); each loss
+// in the period takes its bytes off the window.
+//
+// A recovery period starts only when the sample's loss rate is too high
+// (isInflightTooHigh), a departure from the draft, which starts one on any
+// loss: on a path that loses packets at random (1% over a satellite link)
+// every round trip has a loss, so the window was held by packet
+// conservation in every other round trip and never grew, while the draft's
+// model (LossThresh) deems such a loss rate no congestion.
+func (b *bbr) onLosses(now time.Duration, s *bbrSample) {
+	lost := b.pendingLoss
+	b.pendingLoss = 0
+	if lost == 0 {
 		return
 	}
-	b.cwnd = max(b.cwnd-int(ev.LostBytes), b.mds)
+	if b.inRecovery {
+		b.cwnd = max(b.cwnd-int(lost), b.mds)
+		return
+	}
+	if !b.isInflightTooHigh(s) {
+		return
+	}
+	b.saveCwnd()
+	b.inRecovery = true
+	b.packetConservation = true
+	b.recoveryStart = now
+	b.recoveries++
+	b.cwnd = max(int(b.inflight)+max(int(s.newlyAcked), b.mds), b.minPipeCwnd())
 }
 
 // updateRecovery ends the recovery period when a packet sent after it

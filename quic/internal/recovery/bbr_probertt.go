@@ -6,8 +6,14 @@ import "time"
 // has come down to the minimum for ProbeRTTInterval, BBR cuts the data in
 // flight to half the bandwidth-delay product for ProbeRTTDuration and a
 // round trip, so that the minimum RTT is measured without its own queue.
+//
+// Unlike the draft, Startup is not interrupted: on a long path it lasts
+// longer than ProbeRTTInterval (eight round trips at 600 ms), its own
+// queue keeps the RTT samples above the minimum, and a ProbeRTT then
+// emptied the pipe only to start Startup again at its full gain over the
+// bandwidth already measured. Drain, which follows, empties the queue.
 func (b *bbr) checkProbeRTT(now time.Duration, s *bbrSample) {
-	if b.state != BBRProbeRTT && b.probeRTTExpired && !b.idleRestart {
+	if b.state != BBRProbeRTT && b.state != BBRStartup && b.probeRTTExpired && !b.idleRestart {
 		b.enterProbeRTT()
 		b.saveCwnd()
 		b.hasProbeRTTDone = false
