@@ -18,7 +18,7 @@ import "time"
 // longRTTStartup applies the departure when the first RTT sample shows a
 // long path.
 func (b *bbr) longRTTStartup(ev *AckEvent) {
-	if b.lrDone || b.state != BBRStartup || !ev.RTT.HasSample() {
+	if b.lrDone || b.state != BBRStartup || ev.RTT == nil || !ev.RTT.HasSample() {
 		return
 	}
 	b.lrDone = true
@@ -35,6 +35,9 @@ func (b *bbr) longRTTStartup(ev *AckEvent) {
 // firstFlightSample feeds the first flight's measured rate to the
 // bandwidth filter.
 func (b *bbr) firstFlightSample(now time.Duration, ev *AckEvent) {
+	if ev.RTT == nil {
+		return
+	}
 	rate, done := b.lr.flight.onAck(now, ev, b.lr.threshold(ev.RTT.MinRTT()))
 	if !done || rate == 0 {
 		return
