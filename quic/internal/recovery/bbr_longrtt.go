@@ -10,10 +10,13 @@ import "time"
 // Startup: the first RTT sample raises the window to f initial windows (f
 // = min(minRTT/ReferenceRTT, MaxFactor)), and the ACKs of that first
 // flight measure the bottleneck's rate by packet-train dispersion
-// (firstFlight), which enters the bandwidth filter as a sample. Startup
-// then paces at its gain over the measured rate from the second round trip
-// on, and its window (twice the estimated bandwidth-delay product) bounds
-// the queue it builds; its exit and Drain are the draft's.
+// (firstFlight), which enters the bandwidth filter as a sample, and the
+// window jumps to that rate's bandwidth-delay product: Startup's window
+// grows by what is acknowledged, one doubling per round trip, which would
+// otherwise still need eight round trips to fill the path at the measured
+// rate. Startup then paces at its gain over the measured rate, its window
+// (twice the estimated bandwidth-delay product) bounds the queue it
+// builds, and its exit and Drain are the draft's.
 
 // longRTTStartup applies the departure when the first RTT sample shows a
 // long path.
@@ -45,4 +48,7 @@ func (b *bbr) firstFlightSample(now time.Duration, ev *AckEvent) {
 	slot := &b.bwFilter[b.cycleCount%2]
 	*slot = max(*slot, rate)
 	b.maxBw = max(b.bwFilter[0], b.bwFilter[1])
+	if b.minRTT > 0 {
+		b.cwnd = int(min(max(int64(b.cwnd), bytesIn(rate, b.minRTT)), int64(b.maxWindow)))
+	}
 }
