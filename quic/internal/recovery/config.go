@@ -131,7 +131,8 @@ type Config struct {
 	// thresholds also end the long-RTT slow start.
 	HyStart HyStartConfig
 	// LongRTT speeds up the first slow start on long round trips (CUBIC
-	// and NewReno).
+	// and NewReno), and BBR's first Startup: its scaled initial window and
+	// its first-flight jump (bbr_longrtt.go).
 	LongRTT LongRTTConfig
 	// Pacing tunes the pacer.
 	Pacing PacingConfig
