@@ -15,7 +15,8 @@
 // A transport under test is a Stack: it starts a server in the server's
 // namespace and downloads from it in the client's (Env). The kernel TCP
 // stacks (tcp-cubic, tcp-bbr) are HTTPS over kernel TCP; the satquic stacks
-// are satquic's QUIC with CUBIC, with FEC under the hide policy (satquic) or
+// are satquic's QUIC with the library's default congestion controller (or
+// the one --cc chose: CongestionControlled), with FEC under the hide policy (satquic) or
 // the signal policy (satquic-signal) or without FEC (satquic-nofec), asked
 // for N bytes with an hq-interop style request, so that only the transport
 // is measured. The quic-go stack is quic-go's HTTP/3 server and client with

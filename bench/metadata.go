@@ -38,6 +38,9 @@ type StackInfo struct {
 	Name          string `json:"name"`
 	HandshakeRTTs int    `json:"handshake_rtts"`
 	LimitFormula  string `json:"limit_formula"`
+	// CongestionControl is the controller of a stack that lets it be
+	// chosen (CongestionControlled); empty for the others.
+	CongestionControl string `json:"cc,omitempty"`
 }
 
 // ProfileInfo is a network profile with its parameters.
@@ -109,10 +112,14 @@ func NewMetadata(cfg DownloadConfig, version string, args []string) Metadata {
 		TimeoutS:       cfg.Timeout.Seconds(),
 	}
 	for _, s := range cfg.Stacks {
-		m.Stacks = append(m.Stacks, StackInfo{
+		info := StackInfo{
 			Name: s.Name(), HandshakeRTTs: s.HandshakeRTTs(),
 			LimitFormula: LimitFormula(cfg.Profile, s.HandshakeRTTs()),
-		})
+		}
+		if c, ok := s.(CongestionControlled); ok {
+			info.CongestionControl = c.CongestionControl()
+		}
+		m.Stacks = append(m.Stacks, info)
 	}
 	return m
 }

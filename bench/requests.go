@@ -35,22 +35,27 @@ type RequestsConfig struct {
 	Seed     uint64
 	// Stacks are satquic stacks (satquic, satquic-signal, satquic-nofec).
 	Stacks []string
+	// CongestionControl is the stacks' controller, as
+	// quic.Config.CongestionControl names it ("": the library's default).
+	CongestionControl string
 	// Progress, if set, receives a line per run.
 	Progress io.Writer
 }
 
 // RequestsResult summarizes one stack's request completion times.
 type RequestsResult struct {
-	Stack     string  `json:"stack"`
-	SizeBytes int64   `json:"size_bytes"`
-	Requests  int     `json:"requests"`
-	Parallel  int     `json:"parallel"`
-	GapMs     float64 `json:"gap_ms"`
-	MedianMs  float64 `json:"median_ms"`
-	P90Ms     float64 `json:"p90_ms"`
-	P99Ms     float64 `json:"p99_ms"`
-	P999Ms    float64 `json:"p999_ms"`
-	MaxMs     float64 `json:"max_ms"`
+	Stack string `json:"stack"`
+	// CongestionControl is the controller the stack ran.
+	CongestionControl string  `json:"cc"`
+	SizeBytes         int64   `json:"size_bytes"`
+	Requests          int     `json:"requests"`
+	Parallel          int     `json:"parallel"`
+	GapMs             float64 `json:"gap_ms"`
+	MedianMs          float64 `json:"median_ms"`
+	P90Ms             float64 `json:"p90_ms"`
+	P99Ms             float64 `json:"p99_ms"`
+	P999Ms            float64 `json:"p999_ms"`
+	MaxMs             float64 `json:"max_ms"`
 	// Overhead is the server's repair packets over all its source and
 	// repair packets.
 	Overhead float64 `json:"fec_overhead"`
@@ -79,6 +84,9 @@ func RunRequests(ctx context.Context, cfg RequestsConfig) ([]RequestsResult, err
 		if !ok {
 			return nil, fmt.Errorf("requests: stack %s cannot run in virtual time (satquic stacks only)", name)
 		}
+		if err := sq.SetCongestionControl(cfg.CongestionControl); err != nil {
+			return nil, err
+		}
 		res, err := sq.requests(ctx, cfg)
 		if err != nil {
 			return nil, err
@@ -90,7 +98,7 @@ func RunRequests(ctx context.Context, cfg RequestsConfig) ([]RequestsResult, err
 
 // requests runs the experiment's runs for one satquic stack.
 func (s *satquicStack) requests(ctx context.Context, cfg RequestsConfig) (RequestsResult, error) {
-	res := RequestsResult{Stack: s.name, SizeBytes: cfg.Size, Parallel: cfg.Parallel, GapMs: float64(cfg.Gap) / float64(time.Millisecond)}
+	res := RequestsResult{Stack: s.name, CongestionControl: s.CongestionControl(), SizeBytes: cfg.Size, Parallel: cfg.Parallel, GapMs: float64(cfg.Gap) / float64(time.Millisecond)}
 	var times []float64
 	var sources, repairs uint64
 	for r := range cfg.Runs {
@@ -101,7 +109,7 @@ func (s *satquicStack) requests(ctx context.Context, cfg RequestsConfig) (Reques
 		out, err := quicsim.Requests(quicsim.RequestsConfig{
 			DownloadConfig: quicsim.DownloadConfig{
 				Profile: cfg.Profile.WithSeed(seed), Seed: seed, Size: cfg.Size,
-				CongestionControl: "cubic", MaxDatagramSize: satquicMaxDatagram,
+				CongestionControl: s.CongestionControl(), MaxDatagramSize: satquicMaxDatagram,
 				FEC: s.fec, FECPolicy: s.fecPolicy,
 			},
 			Requests: cfg.Requests,

@@ -16,8 +16,9 @@ import (
 	"github.com/satquic/satquic/quic"
 )
 
-// The satquic stack: satquic's QUIC transport (package quic) with CUBIC,
-// carrying hq-interop (HTTP/0.9 over QUIC, package internal/hq) between a
+// The satquic stack: satquic's QUIC transport (package quic) with the
+// library's default congestion controller, or the one SetCongestionControl
+// chose, carrying hq-interop (HTTP/0.9 over QUIC, package internal/hq) between a
 // server in the server's namespace and a client in the client's.
 //
 // The request is "GET /<size>\r\n" on a bidirectional stream, size in
@@ -46,6 +47,28 @@ type satquicStack struct {
 	// fec enables FEC at both ends, with fecPolicy for recovered losses.
 	fec       bool
 	fecPolicy string
+	// cc is the congestion controller, "" for the library's default.
+	cc string
+}
+
+// SetCongestionControl chooses the controller of both ends: a name
+// quic.Config.CongestionControl accepts, "" for the library's default.
+func (s *satquicStack) SetCongestionControl(name string) error {
+	switch name {
+	case "", quic.CUBIC, quic.NewReno, quic.BBR:
+		s.cc = name
+		return nil
+	}
+	return fmt.Errorf("%s: unknown congestion controller %q (cubic, newreno or bbr)", s.name, name)
+}
+
+// CongestionControl is the controller the stack runs, the library's
+// default named.
+func (s *satquicStack) CongestionControl() string {
+	if s.cc == "" {
+		return quic.DefaultCongestionControl
+	}
+	return s.cc
 }
 
 func (s *satquicStack) Name() string { return s.name }
@@ -67,12 +90,12 @@ func (s *satquicStack) Check() error {
 // the same body.
 const satquicMaxDatagram = 1452
 
-// config is the transport configuration of both ends: CUBIC, FEC for the
-// FEC stacks, and otherwise the defaults, which already suit a long path
-// (windows that grow to 160 MiB per stream).
+// config is the transport configuration of both ends: the chosen
+// controller, FEC for the FEC stacks, and otherwise the defaults, which
+// already suit a long path (windows that grow to 160 MiB per stream).
 func (s *satquicStack) config() *quic.Config {
 	c := &quic.Config{
-		CongestionControl: quic.CUBIC,
+		CongestionControl: s.cc,
 		MaxDatagramSize:   satquicMaxDatagram,
 	}
 	if s.fec {
@@ -227,13 +250,13 @@ func (e *satquicEndpoints) Download(ctx context.Context, size int64) (Download, 
 	if err != nil {
 		return Download{}, errors.Join(fmt.Errorf("%s: download of %d bytes: %w", e.stack.name, size, err), served)
 	}
-	return Download{Elapsed: elapsed, Bytes: n, Detail: satquicDetail(st)}, nil
+	return Download{Elapsed: elapsed, Bytes: n, Detail: satquicDetail(e.stack.CongestionControl(), st)}, nil
 }
 
 // satquicDetail is what the client saw of the connection: enough to tell
 // a run slowed by losses or probe timeouts from one slowed by the machine.
-func satquicDetail(st quic.ConnectionStats) string {
-	return fmt.Sprintf("cc=cubic handshake=%v srtt=%v recv_pkts=%d",
+func satquicDetail(cc string, st quic.ConnectionStats) string {
+	return fmt.Sprintf("cc=%s handshake=%v srtt=%v recv_pkts=%d", cc,
 		st.HandshakeDuration.Round(time.Millisecond), st.SmoothedRTT.Round(time.Millisecond), st.PacketsReceived)
 }
 

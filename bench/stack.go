@@ -137,6 +137,33 @@ type VirtualStack interface {
 	DownloadVirtual(ctx context.Context, p netsim.Profile, seed uint64, size int64, limit time.Duration) (VirtualDownload, error)
 }
 
+// CongestionControlled is a stack whose congestion controller can be
+// chosen (the satquic stacks); the others run their own.
+type CongestionControlled interface {
+	Stack
+	// SetCongestionControl chooses the controller by the name
+	// quic.Config.CongestionControl takes; "" is the library's default.
+	SetCongestionControl(name string) error
+	// CongestionControl is the controller's name.
+	CongestionControl() string
+}
+
+// SetCongestionControl sets the controller of every stack that lets it be
+// chosen; an empty name leaves the defaults.
+func SetCongestionControl(stacks []Stack, name string) error {
+	if name == "" {
+		return nil
+	}
+	for _, s := range stacks {
+		if c, ok := s.(CongestionControlled); ok {
+			if err := c.SetCongestionControl(name); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // CheckVirtual reports whether every stack can run in virtual time, and
 // names those that can when one cannot.
 func CheckVirtual(stacks []Stack) error {

@@ -52,7 +52,8 @@ func virtualOnce(ctx context.Context, cfg DownloadConfig, rec RunRecord, st Virt
 // DownloadVirtual runs the satquic stack's download over the simulator:
 // the QUIC core of package quic driven in virtual time by netsim's event
 // loop (package quic/quicsim), with the configuration of the real-time
-// stack (CUBIC, 1452-byte datagrams) and the same hq-interop request.
+// stack (its controller, 1452-byte datagrams) and the same hq-interop
+// request.
 // No goroutine, socket or clock is involved, so the result is a function
 // of the seed.
 func (s *satquicStack) DownloadVirtual(_ context.Context, p netsim.Profile, seed uint64, size int64, limit time.Duration) (VirtualDownload, error) {
@@ -60,7 +61,7 @@ func (s *satquicStack) DownloadVirtual(_ context.Context, p netsim.Profile, seed
 		Profile:           p,
 		Seed:              seed,
 		Size:              size,
-		CongestionControl: "cubic",
+		CongestionControl: s.CongestionControl(),
 		MaxDatagramSize:   satquicMaxDatagram,
 		Limit:             limit,
 		FEC:               s.fec,
@@ -73,8 +74,8 @@ func (s *satquicStack) DownloadVirtual(_ context.Context, p netsim.Profile, seed
 		Download: Download{
 			Elapsed: r.Elapsed,
 			Bytes:   r.Bytes,
-			Detail: fmt.Sprintf("cc=cubic virtual handshake=%v server_lost=%d retransmitted=%d spurious=%d ptos=%d fec_repairs=%d client_recovered=%d",
-				r.Handshake.Round(time.Millisecond), r.ServerPacketsLost, r.ServerRetransmitted, r.ServerSpurious, r.ServerPTOs,
+			Detail: fmt.Sprintf("cc=%s virtual handshake=%v server_lost=%d retransmitted=%d spurious=%d ptos=%d fec_repairs=%d client_recovered=%d",
+				s.CongestionControl(), r.Handshake.Round(time.Millisecond), r.ServerPacketsLost, r.ServerRetransmitted, r.ServerSpurious, r.ServerPTOs,
 				r.FEC.RepairsSent, r.ClientRecovered),
 		},
 		Up:   r.Up,

@@ -72,3 +72,36 @@ func TestVirtualDownloadRefusesRealTimeStacks(t *testing.T) {
 		t.Errorf("RunDownload with tcp-cubic in virtual time: %v", err)
 	}
 }
+
+// --cc reaches the satquic stacks: the run's detail and the metadata name
+// the controller; the default is the library's; an unknown name is
+// refused; other stacks are left alone.
+func TestVirtualDownloadCongestionControl(t *testing.T) {
+	cfg := virtualConfig(t, "satquic-nofec")
+	if got := NewMetadata(cfg, "test", nil).Stacks[0].CongestionControl; got != "cubic" {
+		t.Errorf("default controller %q, want cubic", got)
+	}
+	if err := SetCongestionControl(cfg.Stacks, "bbr"); err != nil {
+		t.Fatal(err)
+	}
+	if got := NewMetadata(cfg, "test", nil).Stacks[0].CongestionControl; got != "bbr" {
+		t.Errorf("controller %q in the metadata, want bbr", got)
+	}
+	cfg.Runs = 1
+	res, err := RunDownload(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res.Runs {
+		if !strings.Contains(r.Detail, "cc=bbr") {
+			t.Errorf("detail %q does not name bbr", r.Detail)
+		}
+	}
+	if err := SetCongestionControl(cfg.Stacks, "vegas"); err == nil {
+		t.Error("unknown controller accepted")
+	}
+	tcp := &fakeStack{name: "other"}
+	if err := SetCongestionControl([]Stack{tcp}, "bbr"); err != nil {
+		t.Errorf("a stack without a choice of controller: %v", err)
+	}
+}

@@ -29,6 +29,10 @@ func (v Version) String() string { return wire.Version(v).String() }
 const (
 	CUBIC   = "cubic"   // RFC 9438, the default
 	NewReno = "newreno" // RFC 9002 section 7
+	BBR     = "bbr"     // BBRv3, draft-ietf-ccwg-bbr
+	// DefaultCongestionControl is the controller of a zero
+	// Config.CongestionControl.
+	DefaultCongestionControl = CUBIC
 )
 
 // Config configures connections. A nil Config, or a zero field, selects
@@ -95,7 +99,7 @@ type Config struct {
 	// DisablePathMTUDiscovery keeps MaxDatagramSize for the whole
 	// connection.
 	DisablePathMTUDiscovery bool
-	// CongestionControl is CUBIC (default) or NewReno.
+	// CongestionControl is CUBIC (default), NewReno or BBR.
 	CongestionControl string
 	// MaxCongestionWindow caps the congestion window (default 160 MiB,
 	// twice the 81.25 MB bandwidth-delay product of 1 Gbit/s x 650 ms).
@@ -294,10 +298,14 @@ func (c *Config) coreConfig(tlsConf *tls.Config) (core.Config, error) {
 // congestionController names Config.CongestionControl's controller.
 func congestionController(name string) (recovery.Algorithm, error) {
 	switch name {
-	case "", CUBIC:
+	case "":
+		return congestionController(DefaultCongestionControl)
+	case CUBIC:
 		return recovery.CUBIC, nil
 	case NewReno:
 		return recovery.NewReno, nil
+	case BBR:
+		return recovery.BBR, nil
 	}
 	return 0, fmt.Errorf("%w: unknown congestion controller %q", errConfig, name)
 }

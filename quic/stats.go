@@ -1,6 +1,10 @@
 package quic
 
-import "time"
+import (
+	"time"
+
+	"github.com/satquic/satquic/quic/internal/recovery"
+)
 
 // ConnectionStats are a connection's path estimates and counters.
 type ConnectionStats struct {
@@ -14,6 +18,12 @@ type ConnectionStats struct {
 	CongestionWindow int
 	BytesInFlight    int64
 	PacingRate       uint64
+	// CongestionControl names the controller (cubic, newreno, bbr) and
+	// CongestionState its phase as qlog names it (slow_start,
+	// congestion_avoidance, recovery...); BBRState is BBR's state
+	// (startup, drain, probe_bw_down, probe_bw_cruise, probe_bw_refill,
+	// probe_bw_up, probe_rtt), empty for the other controllers.
+	CongestionControl, CongestionState, BBRState string
 
 	// UDP datagrams and their payload bytes.
 	DatagramsSent, DatagramsReceived uint64
@@ -87,6 +97,9 @@ func (c *Conn) Stats() ConnectionStats {
 		CongestionWindow:         s.CongestionWindow,
 		BytesInFlight:            s.BytesInFlight,
 		PacingRate:               s.PacingRate,
+		CongestionControl:        s.Controller.Algorithm.String(),
+		CongestionState:          s.Controller.Phase.String(),
+		BBRState:                 bbrState(s.Controller.BBR.State),
 		DatagramsSent:            s.DatagramsSent,
 		DatagramsReceived:        s.DatagramsReceived,
 		BytesSent:                s.BytesSent,
@@ -116,4 +129,12 @@ func (c *Conn) Stats() ConnectionStats {
 		MTUProbesLost:   s.PathMTU.ProbesLost,
 		MTUBlackHole:    s.PathMTU.BlackHole,
 	}
+}
+
+// bbrState names BBR's state, or nothing for another controller.
+func bbrState(s recovery.BBRState) string {
+	if s == recovery.BBRNone {
+		return ""
+	}
+	return s.String()
 }

@@ -64,7 +64,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 }
 
 const benchDownloadSynopsis = `bench download [--profile P] [--sizes 1MB,10MB,20MB] [--runs N] [--seed S]
-       [--stacks S1,S2,...] [--json FILE] [--csv FILE] [--plot FILE.png|DIR]
+       [--stacks S1,S2,...] [--cc C] [--json FILE] [--csv FILE] [--plot FILE.png|DIR]
 
 Measures download completion time, from the start of a fresh connection
 (handshakes included) to the last byte, for each stack and size, through
@@ -75,6 +75,8 @@ Sizes take B, kB, MB, GB (powers of 10) or KiB, MiB, GiB.
 Stacks: satquic (satquic's QUIC, hq-interop), quic-go (quic-go's HTTP/3 with
 its defaults, built from internal/cmd/quicgo-peer with the go command, so
 run from the source tree), tcp-cubic and tcp-bbr (HTTPS over kernel TCP).
+--cc cubic|newreno|bbr sets the satquic stacks' congestion controller
+(default: the library's); the JSON metadata records it per stack.
 --plot FILE.png draws every size in one figure; --plot DIR (any name not
 ending in .png) writes download.png and a figure per size,
 download-SIZE.png, into DIR.`
@@ -103,7 +105,7 @@ const (
 
 func parseBenchDownloadFlags(args []string, stderr io.Writer) (*benchDownloadOptions, error) {
 	o := &benchDownloadOptions{}
-	var profile, sizes, stacks string
+	var profile, sizes, stacks, cc string
 	fs := newFlagSet("bench download", benchDownloadSynopsis, stderr)
 	fs.StringVar(&profile, "profile", "seed-ifc", "network profile ("+strings.Join(netsim.ProfileNames(), ", ")+")")
 	fs.StringVar(&sizes, "sizes", "1MB,10MB,20MB", "comma-separated download sizes")
@@ -119,6 +121,7 @@ func parseBenchDownloadFlags(args []string, stderr io.Writer) (*benchDownloadOpt
 	fs.StringVar(&o.png, "plot", "", "draw boxplots and CDFs per size to FILE.png, or to DIR as one PNG per size and one of all")
 	fs.DurationVar(&o.timeout, "timeout", 0, "bound on one download (default: 30s + 20 x its physical limit; with --virtual, 10m + 100 x it in simulated time)")
 	fs.BoolVar(&o.virtual, "virtual", false, "run in virtual time over the simulator instead of the emulator (satquic stacks only)")
+	fs.StringVar(&cc, "cc", "", "congestion controller of the satquic stacks: cubic, newreno or bbr (default: the library's)")
 	quietUsage(fs, args, stderr)
 	if err := parseFlags(fs, args); err != nil {
 		return nil, err
@@ -155,6 +158,9 @@ func parseBenchDownloadFlags(args []string, stderr io.Writer) (*benchDownloadOpt
 		}
 		seen[name] = true
 		o.stacks = append(o.stacks, s)
+	}
+	if err := bench.SetCongestionControl(o.stacks, cc); err != nil {
+		return nil, usage(err)
 	}
 	if o.virtual {
 		if err := bench.CheckVirtual(o.stacks); err != nil {

@@ -15,7 +15,7 @@ import (
 	"github.com/satquic/satquic/netsim"
 )
 
-const benchRequestsSynopsis = `bench requests [--profile P] [--size 10kB] [--requests N] [--parallel N] [--runs N] [--gap D] [--seed S] [--stacks S1,S2] [--json FILE]
+const benchRequestsSynopsis = `bench requests [--profile P] [--size 10kB] [--requests N] [--parallel N] [--runs N] [--gap D] [--seed S] [--stacks S1,S2] [--cc C] [--json FILE]
 
 HIRT's HTTP benchmark (seed 002) in virtual time: each run is one
 connection that requests --size bytes --requests times over a fresh
@@ -41,6 +41,7 @@ func runBenchRequests(args []string, stdout, stderr io.Writer) error {
 	fs.Uint64Var(&cfg.Seed, "seed", 1, "seed of the runs")
 	fs.StringVar(&stacks, "stacks", "satquic,satquic-nofec", "comma-separated satquic stacks")
 	fs.StringVar(&jsonPath, "json", "", "also write the results to `FILE` as JSON")
+	fs.StringVar(&cfg.CongestionControl, "cc", "", "congestion controller of the satquic stacks: cubic, newreno or bbr (default: the library's)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

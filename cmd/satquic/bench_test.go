@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"image/png"
 	"io"
@@ -250,5 +251,23 @@ func TestBenchDownloadDefaultStacks(t *testing.T) {
 		if !slices.Equal(got, c.want) {
 			t.Errorf("%q: stacks %q, want %q", c.args, got, c.want)
 		}
+	}
+}
+
+// TestBenchDownloadCC: --cc sets the satquic stacks' controller, leaves
+// the kernel TCP stacks theirs, and refuses an unknown name.
+func TestBenchDownloadCC(t *testing.T) {
+	o, err := parseBenchDownloadFlags([]string{"--stacks", "satquic,satquic-nofec,tcp-cubic", "--cc", "bbr"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range o.stacks {
+		c, ok := s.(bench.CongestionControlled)
+		if ok != strings.HasPrefix(s.Name(), "satquic") || (ok && c.CongestionControl() != "bbr") {
+			t.Errorf("stack %s: controlled %v", s.Name(), ok)
+		}
+	}
+	if _, err := parseBenchDownloadFlags([]string{"--virtual", "--cc", "vegas"}, io.Discard); !errors.Is(err, errUsage) {
+		t.Errorf("--cc vegas: %v", err)
 	}
 }

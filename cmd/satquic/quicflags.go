@@ -38,7 +38,7 @@ func (o *quicOptions) register(fs *flag.FlagSet) {
 	fs.DurationVar(&o.handshakeTimeout, "handshake-timeout", 0, "give up a handshake after this long (0: 20s)")
 	fs.DurationVar(&o.idleTimeout, "idle-timeout", 0, "close a connection silent for this long (0: 30s)")
 	fs.DurationVar(&o.keepAlive, "keep-alive", 0, "send a PING after this long without traffic (0: never)")
-	fs.StringVar(&o.cc, "cc", quic.CUBIC, "congestion controller: cubic or newreno")
+	fs.StringVar(&o.cc, "cc", quic.CUBIC, "congestion controller: cubic, newreno or bbr")
 	fs.StringVar(&o.qlogDir, "qlog-dir", "", "write a qlog per connection into this directory, <odcid>_<role>.sqlog (default: $QLOGDIR)")
 	fs.Uint64Var(&o.keyUpdate, "key-update", 0, "update the 1-RTT keys every N packets sent (0: only before the AEAD limit)")
 	o.fec.register(fs)

@@ -53,7 +53,7 @@ type DownloadConfig struct {
 	Seed uint64
 	// Size is the body size in bytes.
 	Size int64
-	// CongestionControl is "cubic" (default) or "newreno", as in
+	// CongestionControl is "cubic" (default), "newreno" or "bbr", as in
 	// quic.Config.
 	CongestionControl string
 	// MaxDatagramSize is the largest UDP payload both ends send (0: the
@@ -186,6 +186,8 @@ func configs(cfg DownloadConfig) (client, server *core.Config, err error) {
 		rc.Algorithm = recovery.CUBIC
 	case "newreno":
 		rc.Algorithm = recovery.NewReno
+	case "bbr":
+		rc.Algorithm = recovery.BBR
 	default:
 		return nil, nil, fmt.Errorf("quicsim: unknown congestion controller %q", cfg.CongestionControl)
 	}

@@ -3,6 +3,7 @@ package core
 import (
 	"crypto/rand"
 	"crypto/tls"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -326,6 +327,21 @@ func (c *Config) recoveryConfig(isServer bool) recovery.Config {
 	rc := c.Recovery
 	rc.IsServer = isServer
 	return rc
+}
+
+// seedBBR draws BBR's seed from Rand when the configuration sets none:
+// flows that share a bottleneck then pick different probe times
+// (recovery.BBRConfig.Seed).
+func seedBBR(rc *recovery.Config, r io.Reader) error {
+	if rc.Algorithm != recovery.BBR || rc.BBR.Seed != 0 {
+		return nil
+	}
+	var b [8]byte
+	if _, err := io.ReadFull(r, b[:]); err != nil {
+		return fmt.Errorf("%w: drawing BBR's seed: %w", ErrConfig, err)
+	}
+	rc.BBR.Seed = binary.BigEndian.Uint64(b[:])
+	return nil
 }
 
 // tlsConfig returns the TLS configuration for QUIC: TLS 1.3 only (RFC 9001

@@ -213,7 +213,11 @@ func newConn(cfg *Config, now time.Duration, remote netip.AddrPort, isClient boo
 	if isClient {
 		d.clientWindows(cfg)
 	}
-	sender, err := recovery.New(d.recoveryConfig(!isClient))
+	rc := d.recoveryConfig(!isClient)
+	if err := seedBBR(&rc, d.Rand); err != nil {
+		return nil, err
+	}
+	sender, err := recovery.New(rc)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/satquic/satquic/netsim"
+	"github.com/satquic/satquic/quic/internal/recovery"
 )
 
 // TestSimTraceDownload prints, every 100 ms of virtual time, what limits
@@ -28,7 +29,10 @@ import (
 // which takes flow control out of the picture; SATQUIC_SIM_TRACE_EARLY,
 // list every datagram of the first 2 s; SATQUIC_SIM_TRACE_MEM, read the
 // Go heap's live data at every sample and report its peak, with the part the links'
-// packets in flight take (what the two endpoints cost is the rest).
+// packets in flight take (what the two endpoints cost is the rest);
+// SATQUIC_SIM_TRACE_CC=bbr or newreno, the controller of both ends (BBR's
+// state and model are then printed too); SATQUIC_SIM_TRACE_FEC=hide, FEC
+// at both ends under the hide policy.
 func TestSimTraceDownload(t *testing.T) {
 	name := os.Getenv("SATQUIC_SIM_TRACE")
 	if name == "" {
@@ -55,6 +59,16 @@ func TestSimTraceDownload(t *testing.T) {
 		if os.Getenv("SATQUIC_SIM_TRACE_DEFAULTS") == "" {
 			c.MaxDatagramSize = 1452
 			c.AckElicitingThreshold = 32
+		}
+		switch os.Getenv("SATQUIC_SIM_TRACE_CC") {
+		case "bbr":
+			c.Recovery.Algorithm = recovery.BBR
+		case "newreno":
+			c.Recovery.Algorithm = recovery.NewReno
+		}
+		if os.Getenv("SATQUIC_SIM_TRACE_FEC") == "hide" {
+			c.FEC = &FECConfig{}
+			c.Recovery.FECPolicy = recovery.FECHide
 		}
 		if os.Getenv("SATQUIC_SIM_TRACE_BIGWINDOW") != "" {
 			c.InitialStreamReceiveWindow = DefaultMaxStreamReceiveWindow
@@ -150,5 +164,10 @@ func (tr *downloadTrace) sample(now time.Duration, c *Conn) {
 		now.Seconds(), st.CongestionWindow, st.BytesInFlight, cs.Phase, cs.SSThresh, st.SmoothedRTT.Milliseconds(),
 		st.LatestRTT.Milliseconds(), float64(st.PacingRate)*8/1e6, st.PacketsLost,
 		c.flow.sendCredit(), credit, unsent, st.PacketsReceived-tr.lastPkts, downRate, up.InFlight)
+	if b := cs.BBR; b.State != recovery.BBRNone {
+		tr.t.Logf("        bbr %-15v bw %5.0fMb maxbw %5.0fMb minrtt %4dms inflight_hi %9d inflight_lo %9d gains %.2f/%.2f rounds %d cycles %d",
+			b.State, float64(b.Bandwidth)*8/1e6, float64(b.MaxBandwidth)*8/1e6, b.MinRTT.Milliseconds(), b.InflightHi, b.InflightLo,
+			b.PacingGain, b.CwndGain, b.RoundCount, b.CycleCount)
+	}
 	tr.lastAt, tr.lastPkts, tr.lastDown = now, st.PacketsReceived, down.DeliveredBytes
 }

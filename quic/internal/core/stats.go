@@ -12,6 +12,9 @@ type Stats struct {
 	CongestionWindow                       int
 	BytesInFlight                          int64
 	PacingRate                             uint64 // bytes per second
+	// Controller is the congestion controller's state: its algorithm,
+	// phase and, for BBR, its state and model.
+	Controller recovery.ControllerState
 
 	DatagramsSent, DatagramsReceived uint64
 	BytesSent, BytesReceived         uint64 // UDP payload bytes
@@ -64,6 +67,7 @@ func (c *Conn) Stats() Stats {
 	s.CongestionWindow = c.sender.CongestionWindow()
 	s.BytesInFlight = c.sender.BytesInFlight()
 	s.PacingRate = c.sender.PacingRate()
+	s.Controller = c.sender.ControllerState()
 	s.KeyUpdates = c.ku.updates
 	s.Recovery = c.sender.Stats()
 	s.SpuriousRetransmissions = s.Recovery.SpuriousLosses + s.Recovery.RecoveredAfterLoss

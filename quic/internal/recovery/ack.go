@@ -253,11 +253,13 @@ func (s *Sender) processECN(now time.Duration, sp *spaceState, ecn *wire.ECNCoun
 	if ecn == nil || ecn.CE <= sp.ecnCE {
 		return
 	}
+	marked := ecn.CE - sp.ecnCE
 	sp.ecnCE = ecn.CE
 	s.stats.ECNCEIncreases++
 	acked := s.res.Acked
 	s.signal(now, CongestionEvent{
 		Cause:           CauseECN,
+		CEPackets:       marked,
 		LargestSentTime: acked[len(acked)-1].TimeSent,
 		PriorInFlight:   prior,
 		BytesInFlight:   s.bytesInFlight,

@@ -7,8 +7,8 @@ import (
 
 // Controller is a congestion controller. The Sender owns bytes in flight,
 // loss detection and the rate sampler, and tells the controller what
-// happened; the controller owns the window and the pacing rate. NewReno and
-// CUBIC implement it; BBR will too (see the package documentation).
+// happened; the controller owns the window and the pacing rate. NewReno,
+// CUBIC and BBR implement it.
 //
 // A controller is a pure state machine: every method takes the current
 // time, none reads a clock.
@@ -101,6 +101,9 @@ type CongestionEvent struct {
 	// Handshake: the lost packets were Initial or Handshake packets
 	// (handshake_loss.go).
 	Handshake bool
+	// CEPackets is, for ECN, the increase of the peer's ECN-CE counter:
+	// how many packets were marked.
+	CEPackets uint64
 }
 
 // Phase is a controller's state, named as in qlog's congestion_state_updated
@@ -153,12 +156,29 @@ type ControllerState struct {
 	// zero for other controllers.
 	WMax int
 	K    time.Duration
+	// BBR is BBR's state and model; its State is BBRNone for other
+	// controllers.
+	BBR BBRSnapshot
 }
 
 // newController builds the configured controller.
 func newController(cfg *Config) Controller {
-	if cfg.Algorithm == NewReno {
+	switch cfg.Algorithm {
+	case NewReno:
 		return newNewReno(cfg)
+	case BBR:
+		return newBBR(cfg)
 	}
 	return newCubic(cfg)
 }
+
+// rebuiltDeliveredController is a controller whose model counts a packet
+// the peer rebuilt with FEC as delivered whatever the FEC policy (BBR's
+// rate samples): under FECSignal it is told of the rebuilt packets by
+// OnAck too, after the congestion event that reports them lost.
+type rebuiltDeliveredController interface {
+	Controller
+	countsRebuiltAsDelivered()
+}
+
+func (*bbr) countsRebuiltAsDelivered() {}

@@ -15,6 +15,11 @@ const (
 	CUBIC Algorithm = iota
 	// NewReno is the controller of RFC 9002 section 7 and appendix B.
 	NewReno
+	// BBR is BBRv3 (draft-ietf-ccwg-bbr): a model of the path's
+	// bottleneck bandwidth and round-trip time sets the pacing rate and
+	// the window, so random loss below BBRConfig.LossThresh does not
+	// reduce the rate.
+	BBR
 )
 
 func (a Algorithm) String() string {
@@ -23,6 +28,8 @@ func (a Algorithm) String() string {
 		return "cubic"
 	case NewReno:
 		return "newreno"
+	case BBR:
+		return "bbr"
 	}
 	return "invalid"
 }
@@ -121,11 +128,14 @@ type Config struct {
 	Algorithm Algorithm
 	// CUBIC tunes the CUBIC controller.
 	CUBIC CUBICConfig
+	// BBR tunes the BBR controller.
+	BBR BBRConfig
 	// HyStart tunes HyStart++ slow start (CUBIC and NewReno). Its RTT
 	// thresholds also end the long-RTT slow start.
 	HyStart HyStartConfig
 	// LongRTT speeds up the first slow start on long round trips (CUBIC
-	// and NewReno).
+	// and NewReno), and BBR's first Startup: its scaled initial window and
+	// its first-flight jump (bbr_longrtt.go).
 	LongRTT LongRTTConfig
 	// Pacing tunes the pacer.
 	Pacing PacingConfig
@@ -324,6 +334,7 @@ func (c Config) WithDefaults() Config {
 	c.HyStart = c.HyStart.withDefaults()
 	c.LongRTT = c.LongRTT.withDefaults()
 	c.Pacing = c.Pacing.withDefaults()
+	c.BBR = c.BBR.withDefaults()
 	return c
 }
 
@@ -365,7 +376,11 @@ const maxDatagramSizeLimit = 65527
 
 // Validate reports the first field out of range, wrapping ErrInvalidConfig.
 func (c *Config) Validate() error {
-	for _, chk := range c.checks() {
+	chks := c.checks()
+	if c.Algorithm == BBR {
+		chks = append(chks, c.BBR.checks()...)
+	}
+	for _, chk := range chks {
 		if !chk.ok {
 			return fmt.Errorf("%w: %s", ErrInvalidConfig, chk.msg)
 		}
@@ -395,7 +410,7 @@ func (c *Config) checks() []check {
 		{c.InitialWindowLimit >= 0, "InitialWindowLimit must not be negative"},
 		{c.MinWindowPackets >= 1, "MinWindowPackets must be at least 1"},
 		{c.MaxWindow >= c.MinWindowPackets*c.MaxDatagramSize, "MaxWindow, the congestion window's cap, must hold the minimum window"},
-		{c.Algorithm == CUBIC || c.Algorithm == NewReno, "Algorithm is unknown"},
+		{c.Algorithm == CUBIC || c.Algorithm == NewReno || c.Algorithm == BBR, "Algorithm is unknown"},
 		{h.Disabled || (h.MinRTTThresh > 0 && h.MaxRTTThresh >= h.MinRTTThresh), "HyStart RTT thresholds must be positive and ordered"},
 		{h.Disabled || (h.MinRTTDivisor > 0 && h.NRTTSample > 0 && h.CSSGrowthDivisor > 0 && h.CSSRounds > 0), "HyStart divisors, sample count and rounds must be positive"},
 		{c.LongRTT.Disabled || (c.LongRTT.ReferenceRTT > 0 && c.LongRTT.MinRTT >= 0), "LongRTT.ReferenceRTT must be positive and MinRTT not negative"},

@@ -2,8 +2,8 @@
 // RTT estimator, sent-packet tracking per packet number space, loss
 // detection and the probe timeout of RFC 9002, the NewReno (RFC 9002
 // section 7) and CUBIC (RFC 9438) controllers with HyStart++ (RFC 9406),
-// delivery-rate sampling (draft-cheng-iccrg-delivery-rate-estimation) and a
-// pacer.
+// BBRv3 (draft-ietf-ccwg-bbr), delivery-rate sampling
+// (draft-cheng-iccrg-delivery-rate-estimation) and a pacer.
 //
 // # Time and purity
 //
@@ -62,12 +62,15 @@
 // retransmit what the repair will rebuild. OnRecovered takes the peer's
 // report of the packets it rebuilt: they are delivered and never
 // retransmitted; for congestion control they count as a loss under
-// FECSignal and as delivered under FECHide. Under FECHide a source
+// FECSignal and as delivered under FECHide. Their bytes count as delivered
+// in the delivery-rate samples under either policy, and as lost too under
+// FECSignal; BBR, whose model is built from those samples, is also told of
+// them by OnAck under FECSignal, after the congestion event. Under FECHide a source
 // declared lost before its rebuild was reported signals congestion only
 // if the report has not come a PTO period later (fec_defer.go); its
 // frames are sent again at once all the same.
 //
-// # Congestion control, and where BBR goes
+// # Congestion control
 //
 // A Controller owns the window and the pacing rate; the Sender owns bytes
 // in flight and tells the controller about sent packets (OnPacketSent),
@@ -87,11 +90,23 @@
 // instead of ten, without overflowing a buffer of one bandwidth-delay
 // product.
 //
-// BBR is a third Controller: AckEvent.Rate carries what it needs (delivered,
-// interval, delivery rate, application-limited flag, bytes in flight and
-// lost at send time), AckEvent.Delivered counts its rounds, and its
-// PacingRate replaces the window-derived rate. It is added as an Algorithm
-// value in newController.
+// BBR (Algorithm BBR, bbr*.go) is BBRv3 as draft-ietf-ccwg-bbr specifies
+// it, tuned by BBRConfig (zero fields are the draft's constants): a model
+// of the bottleneck bandwidth (the maximum delivery rate over two ProbeBW
+// cycles, bbr_model.go) and of the minimum RTT (10 s) sets the pacing rate
+// (gain x bandwidth, 1% below) and the window (gain x BDP plus the ACK
+// aggregation and send quanta, bbr_pacing.go). Startup and Drain
+// (bbr_startup.go), ProbeBW's DOWN, CRUISE, REFILL and UP (bbr_probebw.go)
+// and ProbeRTT every 5 s (bbr_probertt.go) move the gains; a loss rate
+// above 2% or more than half the packets of a round trip marked CE bound
+// the data in flight from above (inflight_hi), any loss or mark outside a
+// probe from below (bw_lo, inflight_lo, bbr_bounds.go). AckEvent.Rate
+// carries the samples (delivered, interval, rate, application-limited
+// flag, bytes in flight and lost at send time). Where satquic departs from
+// the draft, the code says why: the long-path Startup (bbr_longrtt.go, as
+// LongRTTConfig for CUBIC), no ProbeRTT during Startup, and a recovery
+// period (packet conservation) only on a loss rate above the threshold.
+// ControllerState.BBR shows the state and the model.
 //
 // # Careful Resume
 //

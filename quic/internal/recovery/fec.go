@@ -83,9 +83,11 @@ func (s *Sender) recoverRange(now time.Duration, sp *spaceState, space Space, r 
 			rec.state = stateRecovered
 			if rec.has(flagInFlight) {
 				s.removeFromFlight(sp, rec)
-				if s.cfg.FECPolicy == FECHide {
-					s.rate.onDelivered(rec, now)
-				} else {
+				// Rebuilt data reached the peer: it counts in the
+				// delivery rate under either policy. Under FECSignal it
+				// also counts as lost, for BBR's loss rate.
+				s.rate.onDelivered(rec, now)
+				if s.cfg.FECPolicy != FECHide {
 					s.rate.onLost(int64(rec.bytes))
 				}
 				newest = max(newest, rec.timeSent)
@@ -126,4 +128,7 @@ func (s *Sender) signalRecovered(now time.Duration, prior int64, newest time.Dur
 		PriorInFlight:   prior,
 		BytesInFlight:   s.bytesInFlight,
 	})
+	if _, ok := s.cc.(rebuiltDeliveredController); ok {
+		s.informController(now, s.delivered, prior, false)
+	}
 }

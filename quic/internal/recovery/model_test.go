@@ -79,6 +79,7 @@ type modelSample struct {
 	phase      Phase
 	reductions uint64
 	ackedBytes int64
+	bbr        BBRState
 }
 
 type modelRun struct {
@@ -171,7 +172,7 @@ func (r *modelRun) record(s *Sender, at time.Duration, res *Result) {
 		r.persistent++
 	}
 	st := s.ControllerState()
-	r.samples = append(r.samples, modelSample{at: at, window: st.Window, phase: st.Phase, reductions: st.Reductions, ackedBytes: acked})
+	r.samples = append(r.samples, modelSample{at: at, window: st.Window, phase: st.Phase, reductions: st.Reductions, ackedBytes: acked, bbr: st.BBR.State})
 }
 
 // geoPath is 50 Mbit/s with a 600 ms round trip and a buffer of one
