@@ -21,9 +21,10 @@ import (
 // Its limit counts no handshake round trip (HandshakeRTTs 0). The cold
 // stacks are the download experiment's, under names of their own.
 //
-// satquic-cold and satquic-0rtt are satquic's QUIC with CUBIC and without
-// FEC (the resume profiles lose no packets); the 0-RTT server is an early
-// Listener (quic.Transport.ListenEarly) that answers in 0.5-RTT.
+// satquic-cold and satquic-0rtt are satquic's QUIC as the other satquic
+// stacks configure it (satquicStack.config), without FEC: the resume
+// profiles lose no packets. The 0-RTT server is an early Listener
+// (quic.Transport.ListenEarly) that answers in 0.5-RTT.
 // quic-go-cold and quic-go-0rtt are quic-go's HTTP/3 (quicgostack.go).
 // satquic-resume, 0-RTT with Careful Resume and the BDP frame, waits for
 // those to exist (planned).
