@@ -29,8 +29,13 @@
 // core and netsim): deterministic for a seed, and a 20 MB download over a
 // lossy path takes a tenth of a second of CPU.
 //
+// The resume experiment (seed 003) runs the same loop over stacks whose
+// client comes back: satquic-0rtt and quic-go-0rtt time a second
+// connection that resumes a first one's session and asks in 0-RTT,
+// against satquic-cold and quic-go-cold (resume.go).
+//
 // Files: stack.go (Stack, Env, the registry), download.go (the experiment
-// loop), stats.go (percentiles and summaries), limit.go (the physical
+// loop), resume.go (the resume experiment's stacks), stats.go (percentiles and summaries), limit.go (the physical
 // limit), sizes.go (size parsing), httpsbytes.go (the HTTPS byte server and
 // its certificate), tcpstack_linux.go (the kernel TCP stacks),
 // satquicstack.go (satquic's QUIC), quicgostack.go and

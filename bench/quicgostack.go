@@ -39,17 +39,34 @@ const quicgoPeerPackage = "internal/cmd/quicgo-peer"
 const modulePath = "github.com/satquic/satquic"
 
 type quicgoStack struct {
+	// name is the stack's name, "quic-go" when empty.
+	name string
+	// zeroRTT: the server accepts 0-RTT and the client comes back, as
+	// the resume experiment's 0-RTT stacks do (resume.go).
+	zeroRTT bool
+
 	mu       sync.Mutex
 	prepared bool
 	err      error  // why the peer could not be built, once tried
 	dir      string // temporary directory: the program, certificate and key
 }
 
-func (s *quicgoStack) Name() string { return "quic-go" }
+func (s *quicgoStack) Name() string {
+	if s.name == "" {
+		return "quic-go"
+	}
+	return s.name
+}
 
 // HandshakeRTTs: the Initial and Handshake flights take one round trip;
-// the request leaves with the client's Finished.
-func (s *quicgoStack) HandshakeRTTs() int { return 1 }
+// the request leaves with the client's Finished, or with its ClientHello
+// in 0-RTT.
+func (s *quicgoStack) HandshakeRTTs() int {
+	if s.zeroRTT {
+		return 0
+	}
+	return 1
+}
 
 // Check builds the peer program, so that a missing toolchain or source
 // tree shows before the first run rather than in it.
@@ -214,6 +231,8 @@ func (s *quicgoStack) Start(ctx context.Context, env Env) (Endpoints, error) {
 	if err != nil {
 		return nil, err
 	}
+	// quic-go's HTTP/3 server accepts 0-RTT by default and hands out
+	// connections early: the 0-RTT stacks run the same server.
 	cmd := env.Server.Command(f.bin, "serve",
 		"--addr", netip.AddrPortFrom(env.Server.Addr, 0).String(), "--cert", f.cert, "--key", f.key)
 	srv, err := startProcess(cmd)
@@ -235,7 +254,7 @@ func (s *quicgoStack) Start(ctx context.Context, env Env) (Endpoints, error) {
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("quic-go: server: %w", err), srv.stop())
 	}
-	return &quicgoEndpoints{env: env, files: f, srv: srv, addr: ready.Listening}, nil
+	return &quicgoEndpoints{env: env, files: f, srv: srv, addr: ready.Listening, zeroRTT: s.zeroRTT}, nil
 }
 
 // quicgoStartTimeout bounds the server's start (a process start and a
@@ -243,10 +262,11 @@ func (s *quicgoStack) Start(ctx context.Context, env Env) (Endpoints, error) {
 const quicgoStartTimeout = 20 * time.Second
 
 type quicgoEndpoints struct {
-	env   Env
-	files quicgoFiles
-	srv   *process
-	addr  string
+	env     Env
+	files   quicgoFiles
+	srv     *process
+	addr    string
+	zeroRTT bool
 }
 
 // quicgoResult is the JSON line of the peer's get.
@@ -259,6 +279,8 @@ type quicgoResult struct {
 	SmoothedRTTNs   int64  `json:"srtt_ns"`
 	PacketsReceived uint64 `json:"packets_received"`
 	PacketsLost     uint64 `json:"packets_lost"`
+	Resumed         bool   `json:"resumed"`
+	Used0RTT        bool   `json:"used_0rtt"`
 }
 
 func (e *quicgoEndpoints) Download(ctx context.Context, size int64) (Download, error) {
@@ -267,6 +289,9 @@ func (e *quicgoEndpoints) Download(ctx context.Context, size int64) (Download, e
 	}
 	args := []string{"get", "--url", BytesURL(e.addr, size), "--ca", e.files.cert,
 		"--server-name", ServerName, "--expect", strconv.FormatInt(size, 10)}
+	if e.zeroRTT {
+		args = append(args, "--resume")
+	}
 	// The client gives up by itself a little after the context would
 	// have it killed, so that it is never left behind.
 	if dl, ok := ctx.Deadline(); ok {
@@ -291,7 +316,11 @@ func (e *quicgoEndpoints) Download(ctx context.Context, size int64) (Download, e
 	if r.Status != 200 || r.Bytes != size || r.ElapsedNs <= 0 {
 		return Download{}, fmt.Errorf("quic-go: download of %d bytes: client reported status %d, %d bytes in %d ns", size, r.Status, r.Bytes, r.ElapsedNs)
 	}
-	return Download{Elapsed: time.Duration(r.ElapsedNs), Bytes: r.Bytes, Detail: quicgoDetail(r)}, nil
+	detail := quicgoDetail(r)
+	if e.zeroRTT {
+		detail += fmt.Sprintf(" resumed=%v 0rtt=%v", r.Resumed, r.Used0RTT)
+	}
+	return Download{Elapsed: time.Duration(r.ElapsedNs), Bytes: r.Bytes, Detail: detail}, nil
 }
 
 // quicgoDetail is the client's view of the connection, in the satquic

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -49,6 +50,9 @@ type satquicStack struct {
 	fecPolicy string
 	// cc is the congestion controller, "" for the library's default.
 	cc string
+	// zeroRTT times a returning client's connection, which resumes the
+	// session of a first, untimed one and asks in 0-RTT (resume.go).
+	zeroRTT bool
 }
 
 // SetCongestionControl chooses the controller of both ends: a name
@@ -74,8 +78,14 @@ func (s *satquicStack) CongestionControl() string {
 func (s *satquicStack) Name() string { return s.name }
 
 // HandshakeRTTs: the Initial and Handshake flights take one round trip;
-// the request leaves with the client's Finished.
-func (s *satquicStack) HandshakeRTTs() int { return 1 }
+// the request leaves with the client's Finished, or with its ClientHello
+// in 0-RTT.
+func (s *satquicStack) HandshakeRTTs() int {
+	if s.zeroRTT {
+		return 0
+	}
+	return 1
+}
 
 // Check needs only the certificate: the stack is pure Go over UDP.
 func (s *satquicStack) Check() error {
@@ -144,7 +154,7 @@ func (s *satquicStack) Start(ctx context.Context, env Env) (Endpoints, error) {
 	}); err != nil {
 		return nil, fmt.Errorf("%s: server: %w", s.name, err)
 	}
-	ln, err := quic.Listen(pc, cert.ServerTLSConfig(hq.ALPN), s.config())
+	ln, err := s.listen(pc, cert)
 	if err != nil {
 		pc.Close()
 		return nil, fmt.Errorf("%s: server: %w", s.name, err)
@@ -224,16 +234,39 @@ func (e *satquicEndpoints) serveConn(ctx context.Context, c *quic.Conn) {
 }
 
 func (e *satquicEndpoints) Download(ctx context.Context, size int64) (Download, error) {
+	if e.stack.zeroRTT {
+		return e.downloadResumed(ctx, size)
+	}
+	return e.download(ctx, size, e.cert.ClientTLSConfig(hq.ALPN), e.stack.config(), false)
+}
+
+// clientSocket opens a UDP socket on the client host.
+func (e *satquicEndpoints) clientSocket() (net.PacketConn, error) {
 	var pc net.PacketConn
 	if err := e.env.Client.Do(func() (err error) {
 		pc, err = net.ListenPacket("udp4", netip.AddrPortFrom(e.env.Client.Addr, 0).String())
 		return err
 	}); err != nil {
-		return Download{}, fmt.Errorf("%s: client socket: %w", e.stack.name, err)
+		return nil, fmt.Errorf("%s: client socket: %w", e.stack.name, err)
+	}
+	return pc, nil
+}
+
+// download fetches size bytes over a new connection with tlsConf and
+// conf, dialed early when early is set (in 0-RTT where the session
+// allows it), timed from the start of the connection.
+func (e *satquicEndpoints) download(ctx context.Context, size int64, tlsConf *tls.Config, conf *quic.Config, early bool) (Download, error) {
+	pc, err := e.clientSocket()
+	if err != nil {
+		return Download{}, err
 	}
 	defer pc.Close()
+	dial := quic.Dial
+	if early {
+		dial = quic.DialEarly
+	}
 	start := time.Now()
-	c, err := quic.Dial(ctx, pc, e.addr, e.cert.ClientTLSConfig(hq.ALPN), e.stack.config())
+	c, err := dial(ctx, pc, e.addr, tlsConf, conf)
 	if err != nil {
 		return Download{}, fmt.Errorf("%s: handshake: %w", e.stack.name, err)
 	}
@@ -250,7 +283,11 @@ func (e *satquicEndpoints) Download(ctx context.Context, size int64) (Download, 
 	if err != nil {
 		return Download{}, errors.Join(fmt.Errorf("%s: download of %d bytes: %w", e.stack.name, size, err), served)
 	}
-	return Download{Elapsed: elapsed, Bytes: n, Detail: satquicDetail(e.stack.CongestionControl(), st)}, nil
+	detail := satquicDetail(e.stack.CongestionControl(), st)
+	if early {
+		detail += fmt.Sprintf(" resumed=%v 0rtt=%v", c.ConnectionState().TLS.DidResume, c.ConnectionState().Used0RTT)
+	}
+	return Download{Elapsed: elapsed, Bytes: n, Detail: detail}, nil
 }
 
 // satquicDetail is what the client saw of the connection: enough to tell

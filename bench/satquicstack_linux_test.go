@@ -89,3 +89,29 @@ func TestParseSatquicPath(t *testing.T) {
 		}
 	}
 }
+
+// TestSatquicZeroRTTStackOverLoopback: the 0-RTT stack's timed
+// connection resumes the session of its untimed first one and its request
+// goes in 0-RTT, accepted by the early server.
+func TestSatquicZeroRTTStackOverLoopback(t *testing.T) {
+	st, err := LookupStack("satquic-0rtt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ep, err := st.Start(ctx, loopbackEnv())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ep.Close()
+	for _, size := range []int64{1, 1 << 20} {
+		d, err := ep.Download(ctx, size)
+		if err != nil {
+			t.Fatalf("download of %d bytes: %v", size, err)
+		}
+		if d.Bytes != size || !strings.Contains(d.Detail, "resumed=true 0rtt=true") {
+			t.Errorf("download of %d bytes: %+v", size, d)
+		}
+	}
+}

@@ -66,6 +66,7 @@ func (s *satquicStack) DownloadVirtual(_ context.Context, p netsim.Profile, seed
 		Limit:             limit,
 		FEC:               s.fec,
 		FECPolicy:         s.fecPolicy,
+		ZeroRTT:           s.zeroRTT,
 	})
 	if err != nil {
 		return VirtualDownload{}, fmt.Errorf("%s: %w", s.name, err)

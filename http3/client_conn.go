@@ -211,6 +211,16 @@ func (cc *clientConn) roundTrip(req *http.Request) (*http.Response, error) {
 		closeBody(req)
 		return nil, fmt.Errorf("http3: request header of %d bytes above the server's limit of %d", size, p.maxFieldSectionSize)
 	}
+	if !safeMethod(req.Method) && !waitHandshake(ctx, cc.qc) {
+		// A request that is not safe to replay is never sent in 0-RTT
+		// (RFC 9114 section 10.9); the connection failed first.
+		cc.release()
+		if ctx.Err() != nil {
+			closeBody(req)
+			return nil, ctx.Err()
+		}
+		return nil, &retryableError{fmt.Errorf("http3: connection ended: %w", fromQUIC(context.Cause(cc.qc.Context())))}
+	}
 	st, err := cc.openStream(ctx)
 	if err != nil {
 		cc.release()

@@ -55,8 +55,14 @@ type conn struct {
 }
 
 // tls returns the connection's TLS state, which requests and responses
-// share, as net/http's do.
+// share, as net/http's do, once the handshake completed. Before, each
+// gets the state so far, whose HandshakeComplete is false: a request that
+// came in 0-RTT.
 func (c *conn) tls() *tls.ConnectionState {
+	if !handshakeDone(c.qc) {
+		st := c.qc.ConnectionState().TLS
+		return &st
+	}
 	c.tlsOnce.Do(func() {
 		st := c.qc.ConnectionState().TLS
 		c.tlsState = &st

@@ -28,6 +28,14 @@
 // context ends or its response Body is closed early, and sends a request
 // refused by GOAWAY again on a new connection.
 //
+// 0-RTT (early.go): a Transport with a ClientSessionCache resumes sessions
+// and sends requests with a safe method in 0-RTT where the ticket allows
+// it; a Server on an early Listener (quic.Transport.ListenEarly, which
+// Server.Listen uses when QUICConfig.Allow0RTT is set) answers them in
+// 0.5-RTT, one round trip from the start of the connection. Requests with
+// other methods are neither sent nor served before the handshake
+// completed, so that a replay of early data never runs them.
+//
 // Both ends offer QPACK no dynamic table and use none of the peer's, so
 // they open no QPACK streams: RFC 9204 section 4.2 allows it, and header
 // compression then costs no state and no head-of-line blocking. Server

@@ -160,13 +160,19 @@ func (s *Server) ListenAndServe(addr string) error {
 
 // Listen makes a Listener on pc for Serve, owned by the Server: Shutdown
 // closes it at once (its connections go on until they are done) and
-// Close or Shutdown close pc after it.
+// Close or Shutdown close pc after it. When QUICConfig allows 0-RTT, the
+// Listener is an early one (quic.Transport.ListenEarly), so that requests
+// that come in 0-RTT are answered in 0.5-RTT.
 func (s *Server) Listen(pc net.PacketConn) (*quic.Listener, error) {
 	if s.TLSConfig == nil {
 		return nil, errors.New("http3: Server.TLSConfig is nil")
 	}
 	t := &quic.Transport{Conn: pc}
-	l, err := t.Listen(ConfigureTLS(s.TLSConfig), s.QUICConfig)
+	listen := t.Listen
+	if s.QUICConfig != nil && s.QUICConfig.Allow0RTT {
+		listen = t.ListenEarly
+	}
+	l, err := listen(ConfigureTLS(s.TLSConfig), s.QUICConfig)
 	if err != nil {
 		_ = t.Close()
 		return nil, err
@@ -186,7 +192,9 @@ func (s *Server) Listen(pc net.PacketConn) (*quic.Listener, error) {
 
 // Serve accepts connections on l and serves their requests until Close
 // or Shutdown, after which it returns ErrServerClosed, or until l fails.
-// Close and Shutdown close l.
+// Close and Shutdown close l. On an early Listener (quic.ListenEarly),
+// requests that came in 0-RTT are served before the handshake completes,
+// those with a safe method at once and the others once it completed.
 func (s *Server) Serve(l *quic.Listener) error {
 	s.mu.Lock()
 	s.initLocked()
@@ -584,6 +592,14 @@ func (sc *serverConn) runHandler(g *streamGuard, r *bufio.Reader, req *http.Requ
 	defer cancel()
 	req = req.WithContext(ctx)
 	req.RemoteAddr = sc.qc.RemoteAddr().String()
+	if !safeMethod(req.Method) && !waitHandshake(ctx, sc.qc) {
+		// A request that came in 0-RTT and is not safe to replay runs
+		// only once the handshake proved it no replay (RFC 8470
+		// section 3); this connection's never completed.
+		st.CancelRead(quic.StreamErrorCode(ErrCodeRequestRejected))
+		st.CancelWrite(quic.StreamErrorCode(ErrCodeRequestRejected))
+		return
+	}
 	req.TLS = sc.tls()
 
 	g.setOnReset(cancel)

@@ -15,6 +15,19 @@ import (
 // per authority ("host:port") and sends concurrent requests over it, as
 // many at once as the server's stream limit allows, and opens a new
 // connection once the server sent GOAWAY or the connection ended.
+//
+// With a ClientSessionCache in TLSClientConfig, a new connection to a
+// server that gave a session ticket resumes the session, and, if the
+// ticket allows it, sends its requests in 0-RTT, with its first flight:
+// the response comes a round trip earlier. It then also returns the
+// address validation token the server gave the last connection (a
+// TokenStore of the Transport's own, unless QUICConfig has one), so that
+// the server may answer at once with more than three times what the
+// client sent (RFC 9000 section 8.1). Only requests with a safe
+// method (GET, HEAD, OPTIONS, TRACE) go early, since 0-RTT data can be
+// replayed (RFC 9114 section 10.9); the others wait for the handshake.
+// Early data the server rejects is sent again once the handshake
+// completed.
 type Transport struct {
 	// TLSClientConfig configures TLS; its NextProtos are replaced by
 	// "h3" and an empty ServerName is the URL's host.
@@ -22,7 +35,10 @@ type Transport struct {
 	TLSClientConfig *tls.Config
 	// QUICConfig configures the QUIC connections.
 	QUICConfig *quic.Config
-	// Dial, if set, opens connections instead of quic.DialAddr.
+	// Dial, if set, opens connections instead of quic.DialAddr (or
+	// quic.DialAddrEarly when the session cache holds a ticket that
+	// allows 0-RTT). It may return before the handshake completed, as
+	// DialAddrEarly does: safe requests then go in 0-RTT (see below).
 	Dial func(ctx context.Context, addr string, tlsConf *tls.Config, conf *quic.Config) (*quic.Conn, error)
 	// MaxResponseHeaderBytes bounds a response's field section as RFC 9114
 	// section 4.2.2 counts it, announced in SETTINGS_MAX_FIELD_SECTION_SIZE
@@ -32,6 +48,9 @@ type Transport struct {
 	// request names no Accept-Encoding. When it asked, it decompresses
 	// the response transparently, as net/http's Transport does.
 	DisableCompression bool
+
+	tokensOnce sync.Once
+	tokens     quic.TokenStore // when QUICConfig has none (quicConfig)
 
 	mu     sync.Mutex
 	conns  map[string]*clientConn // the connection that takes requests, per authority
@@ -224,8 +243,11 @@ func (t *Transport) dialConn(key string) (*clientConn, error) {
 	dial := t.Dial
 	if dial == nil {
 		dial = quic.DialAddr
+		if earlyDataTicket(tlsConf) {
+			dial = quic.DialAddrEarly
+		}
 	}
-	qc, err := dial(t.ctx, key, tlsConf, t.QUICConfig)
+	qc, err := dial(t.ctx, key, tlsConf, t.quicConfig())
 	if err != nil {
 		return nil, err
 	}
@@ -286,3 +308,27 @@ func (t *Transport) Close() error {
 	t.wg.Wait()
 	return nil
 }
+
+// quicConfig is the configuration of a new connection: QUICConfig, with a
+// TokenStore of the Transport's own when QUICConfig has none and sessions
+// resume. A resumed connection that sends its request in 0-RTT gets its
+// answer in 0.5-RTT only as far as the server's anti-amplification limit
+// allows (RFC 9000 section 8.1): about two datagrams beside the server's
+// handshake flight, unless a token from the last connection proves the
+// client's address.
+func (t *Transport) quicConfig() *quic.Config {
+	if t.TLSClientConfig == nil || t.TLSClientConfig.ClientSessionCache == nil ||
+		(t.QUICConfig != nil && t.QUICConfig.TokenStore != nil) {
+		return t.QUICConfig
+	}
+	var c quic.Config
+	if t.QUICConfig != nil {
+		c = *t.QUICConfig
+	}
+	t.tokensOnce.Do(func() { t.tokens = quic.NewTokenCache(tokenCacheSize) })
+	c.TokenStore = t.tokens
+	return &c
+}
+
+// tokenCacheSize is how many servers' tokens a Transport keeps.
+const tokenCacheSize = 64

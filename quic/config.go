@@ -135,11 +135,17 @@ type Config struct {
 
 	// Allow0RTT lets a server accept 0-RTT data from clients that resume
 	// a session, and issue session tickets that allow it (RFC 9001
-	// section 4.6). 0-RTT data can be replayed by an attacker (RFC 9001
-	// section 9.2), so it is off: enable it where the first requests of
-	// a connection are safe to repeat. A client sends 0-RTT data when it
-	// dials with DialEarly and its tls.Config's ClientSessionCache holds
-	// a ticket that allows it.
+	// section 4.6). 0-RTT data has no protection against replay (RFC
+	// 9001 section 9.2): an attacker can send a client's first flight
+	// again, and the server reads the copy's 0-RTT data as a new
+	// connection's, though that connection's handshake never completes.
+	// So it is off: enable it where the requests that can come early
+	// are safe to repeat, and hold any other until the connection's
+	// HandshakeComplete is closed (ListenEarly explains it). A client
+	// sends 0-RTT data when it dials with DialEarly and its tls.Config's
+	// ClientSessionCache holds a ticket that allows it. With Listen,
+	// Accept returns a connection only once its handshake completed; its
+	// 0-RTT data is then answered a round trip late: use ListenEarly.
 	Allow0RTT bool
 	// ResumeRTT starts a resumed client connection from the smoothed RTT
 	// of the connection that gave its session ticket, instead of

@@ -128,6 +128,7 @@ func (c *Conn) step(in []core.Datagram) (next time.Duration, alive, progress boo
 	c.core.Step(now, in)
 	progress = len(in) > 0
 	c.dispatchEvents(now)
+	c.offerEarly(now)
 	for range maxBatchesPerStep {
 		n, full := c.sendBatch(now)
 		progress = progress || n > 0
@@ -207,12 +208,7 @@ func (c *Conn) dispatchEvents(now time.Duration) {
 			// server's: waiting OpenStreamSync calls look again.
 			c.streamsAvail[0].fire()
 			c.streamsAvail[1].fire()
-			if c.l != nil {
-				c.enqueued = c.l.enqueue(c)
-				if !c.enqueued {
-					c.core.Close(now, 0, "server closed")
-				}
-			}
+			c.onServerHandshakeComplete(now)
 		case core.EventHandshakeConfirmed:
 			if c.hasODCID {
 				// The client uses our connection ID from now on

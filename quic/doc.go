@@ -30,7 +30,11 @@
 // Handshakes: a client resumes a session when its tls.Config has a
 // ClientSessionCache, and with DialEarly sends its first data in 0-RTT
 // packets where the server allows it (Config.Allow0RTT, off by default:
-// 0-RTT data can be replayed). A Listener validates client addresses with
+// 0-RTT data can be replayed). A Listener from ListenEarly hands out a
+// connection before its handshake completes, so that the application
+// answers 0-RTT requests in 0.5-RTT, a round trip earlier; the handshake
+// still counts against the Listener's limits until it completes
+// (Conn.HandshakeComplete). A Listener validates client addresses with
 // Retry packets when Config.RequireAddressValidation says so, or when too
 // many handshakes with unvalidated clients are in progress, and gives
 // clients NEW_TOKEN tokens for their next connection (Config.TokenStore).

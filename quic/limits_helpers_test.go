@@ -57,9 +57,10 @@ func newLimitsEnv(t *testing.T, sconf *Config) *limitsEnv {
 		t.Fatal(err)
 	}
 	served := make(chan struct{})
+	l := e.l // a test may replace e.l; this loop serves the first
 	go func() {
 		defer close(served)
-		serveDownloads(e.l, e.accepted)
+		serveDownloads(l, e.accepted)
 	}()
 	t.Cleanup(func() {
 		e.cancel()

@@ -36,9 +36,12 @@ type Listener struct {
 	// limits bound the connections the Listener holds
 	// (listener_admit.go).
 	limits serverLimits
+	// early: Accept hands out connections before their handshake
+	// completes (ListenEarly, listener_early.go).
+	early bool
 
 	mu    sync.Mutex
-	queue []*Conn // handshake complete, not accepted yet
+	queue []*Conn // handshake complete (or early), not accepted yet
 	// handshakes and established hold the slots of the connections in
 	// handshake and of those whose handshake completed, until they end;
 	// sources counts them per source.
@@ -125,8 +128,10 @@ func (t *Transport) closeIfStarted() error {
 	return t.Close()
 }
 
-// Accept returns the next connection whose handshake completed, waiting
-// for one until ctx ends or the Listener closes (ErrServerClosed).
+// Accept returns the next connection whose handshake completed, or, on a
+// Listener from ListenEarly, the next that can read 0-RTT data and answer
+// in 0.5-RTT; it waits for one until ctx ends or the Listener closes
+// (ErrServerClosed).
 func (l *Listener) Accept(ctx context.Context) (*Conn, error) {
 	for {
 		l.mu.Lock()
@@ -208,16 +213,20 @@ func (l *Listener) handshakeOver() {
 	l.mu.Unlock()
 }
 
-// enqueue offers a connection whose handshake completed to Accept, and
-// counts it among the established connections. It reports false when the
-// Listener closed or evicted the connection meanwhile.
-func (l *Listener) enqueue(c *Conn) bool {
+// enqueue offers a connection to Accept: one whose handshake completed,
+// which counts among the established connections from now on, or an early
+// one, which counts among the handshakes until its handshake completes
+// (promote). It reports false when the Listener closed or evicted the
+// connection meanwhile.
+func (l *Listener) enqueue(c *Conn, complete bool) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.err != nil || c.slot.state != slotHandshake {
 		return false
 	}
-	l.establish(c.slot, l.t.now())
+	if complete {
+		l.establish(c.slot, l.t.now())
+	}
 	l.queue = append(l.queue, c)
 	l.ready.fire()
 	return true

@@ -147,6 +147,11 @@ func (t *Transport) LocalAddr() net.Addr { return t.Conn.LocalAddr() }
 // Listener works on a copy of tlsConf, taken now, whose session ticket
 // keys all its connections share, so that sessions resume.
 func (t *Transport) Listen(tlsConf *tls.Config, conf *Config) (*Listener, error) {
+	return t.listen(tlsConf, conf, false)
+}
+
+// listen is Listen, or ListenEarly when early.
+func (t *Transport) listen(tlsConf *tls.Config, conf *Config, early bool) (*Listener, error) {
 	cc, err := conf.coreConfig(tlsConf)
 	if err != nil {
 		return nil, err
@@ -163,6 +168,7 @@ func (t *Transport) Listen(tlsConf *tls.Config, conf *Config) (*Listener, error)
 	}
 	cc.DisableECN = cc.DisableECN || !t.io.Capabilities().ECN
 	l := newListener(t, cc, conf, lim)
+	l.early = early
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	switch {

@@ -23,7 +23,7 @@ import (
 func init() {
 	register(command{
 		name:    "bench",
-		summary: "run an experiment: download (seed 000, over the emulator), load (seed 001, satquic vs quic-go)",
+		summary: "run an experiment: download (seed 000, over the emulator), load (seed 001, satquic vs quic-go), requests (seed 002), resume (seed 003)",
 		run:     runBench,
 	})
 }
@@ -37,17 +37,22 @@ Experiments:
              quic-go's, side by side on loopback (seed 001)
   requests   completion times of small requests on a kept-alive connection
              over a lossy path, with and without FEC, in virtual time (seed 002)
+  resume     download completion time of a returning client: a new
+             connection against one that resumes the session in 0-RTT,
+             for satquic and quic-go (seed 003)
 
 Run "satquic bench <experiment> --help" for its flags.`
 
 func runBench(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprintf(stderr, "Usage: satquic %s\n", benchSynopsis)
-		return fmt.Errorf("%w: name an experiment (download, load, requests)", errUsage)
+		return fmt.Errorf("%w: name an experiment (download, load, requests, resume)", errUsage)
 	}
 	switch args[0] {
 	case "download":
 		return runBenchDownload(args[1:], stdout, stderr)
+	case "resume":
+		return runDownloadExperiment(benchResume, args[1:], stdout, stderr)
 	case "load":
 		return runBenchLoad(args[1:], stdout, stderr)
 	case "requests":
@@ -59,7 +64,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "Usage: satquic %s\n", benchSynopsis)
 		return nil
 	default:
-		return fmt.Errorf("%w: unknown experiment %q (known: download, load, requests)", errUsage, args[0])
+		return fmt.Errorf("%w: unknown experiment %q (known: download, load, requests, resume)", errUsage, args[0])
 	}
 }
 
@@ -103,19 +108,41 @@ const (
 	virtualStacks  = "satquic,satquic-signal,satquic-nofec"
 )
 
+// downloadExperiment is what the experiments that time downloads (bench
+// download and bench resume) differ in: their defaults. Both run
+// bench.RunDownload and write the same table, CSV, JSON and figures.
+type downloadExperiment struct {
+	name          string // the experiment's name after "bench"
+	synopsis      string
+	profile       string // default --profile
+	sizes         string // default --sizes
+	runs          int    // default --runs
+	realStacks    string // default --stacks in real time
+	virtualStacks string // default --stacks with --virtual
+}
+
+var benchDownload = downloadExperiment{
+	name: "download", synopsis: benchDownloadSynopsis, profile: "seed-ifc", sizes: "1MB,10MB,20MB", runs: 50,
+	realStacks: realTimeStacks, virtualStacks: virtualStacks,
+}
+
 func parseBenchDownloadFlags(args []string, stderr io.Writer) (*benchDownloadOptions, error) {
+	return parseDownloadExperimentFlags(benchDownload, args, stderr)
+}
+
+func parseDownloadExperimentFlags(x downloadExperiment, args []string, stderr io.Writer) (*benchDownloadOptions, error) {
 	o := &benchDownloadOptions{}
 	var profile, sizes, stacks, cc string
-	fs := newFlagSet("bench download", benchDownloadSynopsis, stderr)
-	fs.StringVar(&profile, "profile", "seed-ifc", "network profile ("+strings.Join(netsim.ProfileNames(), ", ")+")")
-	fs.StringVar(&sizes, "sizes", "1MB,10MB,20MB", "comma-separated download sizes")
-	fs.IntVar(&o.runs, "runs", 50, "downloads per stack and size")
+	fs := newFlagSet("bench "+x.name, x.synopsis, stderr)
+	fs.StringVar(&profile, "profile", x.profile, "network profile ("+strings.Join(netsim.ProfileNames(), ", ")+")")
+	fs.StringVar(&sizes, "sizes", x.sizes, "comma-separated download sizes")
+	fs.IntVar(&o.runs, "runs", x.runs, "downloads per stack and size")
 	fs.Func("seed", "seed of the link models' draws (default: random, printed)", func(s string) error {
 		v, err := strconv.ParseUint(s, 10, 64)
 		o.seed, o.seedSet = v, true
 		return err
 	})
-	fs.StringVar(&stacks, "stacks", "", "comma-separated stacks (available: "+strings.Join(bench.Available(), ", ")+"; default "+realTimeStacks+", with --virtual "+virtualStacks+")")
+	fs.StringVar(&stacks, "stacks", "", "comma-separated stacks (available: "+strings.Join(bench.Available(), ", ")+"; default "+x.realStacks+", with --virtual "+x.virtualStacks+")")
 	fs.StringVar(&o.jsonPath, "json", "", "write the summaries, every run and the metadata to FILE as JSON")
 	fs.StringVar(&o.csvPath, "csv", "", "write every run to FILE as CSV")
 	fs.StringVar(&o.png, "plot", "", "draw boxplots and CDFs per size to FILE.png, or to DIR as one PNG per size and one of all")
@@ -141,9 +168,9 @@ func parseBenchDownloadFlags(args []string, stderr io.Writer) (*benchDownloadOpt
 		return nil, usage(errors.New("--timeout must not be negative"))
 	}
 	if stacks == "" {
-		stacks = realTimeStacks
+		stacks = x.realStacks
 		if o.virtual {
-			stacks = virtualStacks
+			stacks = x.virtualStacks
 		}
 	}
 	seen := map[string]bool{}
@@ -193,7 +220,12 @@ func parseBenchDownloadFlags(args []string, stderr io.Writer) (*benchDownloadOpt
 }
 
 func runBenchDownload(args []string, stdout, stderr io.Writer) error {
-	o, err := parseBenchDownloadFlags(args, stderr)
+	return runDownloadExperiment(benchDownload, args, stdout, stderr)
+}
+
+// runDownloadExperiment runs bench download or bench resume.
+func runDownloadExperiment(x downloadExperiment, args []string, stdout, stderr io.Writer) error {
+	o, err := parseDownloadExperimentFlags(x, args, stderr)
 	if err != nil {
 		return err
 	}
@@ -207,7 +239,7 @@ func runBenchDownload(args []string, stdout, stderr io.Writer) error {
 	// Everything that fails before the first run is about the command
 	// line or the machine: exit status 2, as for bad flags.
 	if !o.virtual && os.Geteuid() != 0 {
-		return fmt.Errorf("%w: the download experiment runs through network namespaces and needs root", errUsage)
+		return fmt.Errorf("%w: the %s experiment runs through network namespaces and needs root (or use --virtual)", errUsage, x.name)
 	}
 	for _, s := range o.stacks {
 		if err := s.Check(); err != nil {
@@ -226,9 +258,9 @@ func runBenchDownload(args []string, stdout, stderr io.Writer) error {
 		Timeout:  o.timeout,
 		Progress: stderr,
 	}
-	meta := bench.NewMetadata(cfg, version(), append([]string{"satquic", "bench", "download"}, args...))
-	fmt.Fprintf(stderr, "satquic bench download: profile %s, seed %d; %d downloads (%d runs x %d sizes x %d stacks)\n",
-		o.profile.Name, o.seed, o.runs*len(o.sizes)*len(o.stacks), o.runs, len(o.sizes), len(o.stacks))
+	meta := bench.NewMetadata(cfg, version(), append([]string{"satquic", "bench", x.name}, args...))
+	fmt.Fprintf(stderr, "satquic bench %s: profile %s, seed %d; %d downloads (%d runs x %d sizes x %d stacks)\n",
+		x.name, o.profile.Name, o.seed, o.runs*len(o.sizes)*len(o.stacks), o.runs, len(o.sizes), len(o.stacks))
 	out, runErr := bench.RunDownload(ctx, cfg)
 	if out == nil {
 		return runErr

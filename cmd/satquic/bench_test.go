@@ -271,3 +271,31 @@ func TestBenchDownloadCC(t *testing.T) {
 		t.Errorf("--cc vegas: %v", err)
 	}
 }
+
+// TestBenchResumeDefaults: bench resume defaults to the seed's profile,
+// sizes and stacks, the satquic ones in virtual time.
+func TestBenchResumeDefaults(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--virtual"}, []string{"satquic-cold", "satquic-0rtt"}},
+		{nil, []string{"satquic-cold", "satquic-0rtt", "quic-go-cold", "quic-go-0rtt"}},
+	} {
+		o, err := parseDownloadExperimentFlags(benchResume, c.args, io.Discard)
+		if err != nil {
+			t.Fatalf("%q: %v", c.args, err)
+		}
+		var got []string
+		for _, s := range o.stacks {
+			got = append(got, s.Name())
+		}
+		if !slices.Equal(got, c.want) || o.profile.Name != "geo" || !slices.Equal(o.sizes, []int64{500e3, 1e6, 10e6}) {
+			t.Errorf("%q: stacks %q, profile %s, sizes %v", c.args, got, o.profile.Name, o.sizes)
+		}
+	}
+	if _, err := parseDownloadExperimentFlags(benchResume, []string{"--stacks", "satquic-resume"}, io.Discard); err == nil ||
+		!strings.Contains(err.Error(), "not available yet") {
+		t.Errorf("--stacks satquic-resume: %v", err)
+	}
+}

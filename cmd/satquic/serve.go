@@ -41,7 +41,11 @@ symbolic links. Without --cert and --key, a self-signed ECDSA certificate
 is made; its SHA-256 is printed, for "satquic get --pin". --retry makes
 every client prove its address with a Retry first (unless a token from an
 earlier connection does); --0rtt accepts requests sent in 0-RTT by
-clients that resume a session, which an attacker could replay.
+clients that resume a session, which an attacker could replay, and
+answers them at once, with the server's handshake flight (0.5-RTT): a
+resumed request then costs one round trip. Over HTTP/3 only GET, HEAD,
+OPTIONS and TRACE requests are served before the handshake completed;
+others wait for it, as a replay never completes it.
 
 The limits bound what clients can make the server hold: --max-handshakes
 and --max-handshakes-per-ip the handshakes in progress, --max-conns and
@@ -157,7 +161,13 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 	// Listener at shutdown stops new connections but leaves the
 	// connections under way open until they are drained.
 	tr := &quic.Transport{Conn: pc}
-	l, err := tr.Listen(tlsConf, conf)
+	listen := tr.Listen
+	if o.zeroRTT {
+		// Requests that come in 0-RTT are answered at once, in 0.5-RTT,
+		// rather than once the client's Finished arrived.
+		listen = tr.ListenEarly
+	}
+	l, err := listen(tlsConf, conf)
 	if err != nil {
 		_ = pc.Close()
 		return fmt.Errorf("%w: %v", errUsage, err)

@@ -9,7 +9,10 @@
 // count and validate ECN over the simulated path as over a real one.
 //
 // It lives inside the quic tree because the core is internal to it; it
-// exposes only what an experiment needs (Download), not the core.
+// exposes only what an experiment needs (Download, Requests), not the
+// core. DownloadConfig.ZeroRTT times a returning client's download: a
+// second connection that resumes the first one's session and sends its
+// request in 0-RTT (resume.go).
 //
 // Determinism: the links draw from the profile's seeds, the connection IDs
 // and other random values of the core from a source seeded by Seed, and the
@@ -66,6 +69,13 @@ type DownloadConfig struct {
 	// "hide").
 	FEC       bool
 	FECPolicy string
+	// ZeroRTT makes the timed download a returning client's (resume.go):
+	// a first connection over a path of the same profile downloads Size
+	// bytes and keeps the server's session ticket and address validation
+	// token; the timed connection resumes the session and sends its
+	// request in 0-RTT, and the server answers in 0.5-RTT. Elapsed and
+	// the statistics are the second connection's.
+	ZeroRTT bool
 }
 
 // Result is the outcome of a simulated download.
@@ -105,12 +115,28 @@ func Download(cfg DownloadConfig) (Result, error) {
 	if cfg.Size < 0 {
 		return Result{}, fmt.Errorf("quicsim: negative size %d", cfg.Size)
 	}
-	w, err := newWorld(cfg)
+	ccfg, scfg, err := configs(cfg)
+	if err != nil {
+		return Result{}, err
+	}
+	var epoch time.Duration // of the timed run on the token validator's clock
+	if cfg.ZeroRTT {
+		if epoch, err = warmUp(cfg, ccfg, scfg); err != nil {
+			return Result{}, err
+		}
+	}
+	return download(cfg, ccfg, scfg, epoch)
+}
+
+// download runs the timed download, its address validator's clock at
+// epoch.
+func download(cfg DownloadConfig, ccfg, scfg *core.Config, epoch time.Duration) (Result, error) {
+	w, err := newWorld(cfg, ccfg, scfg, epoch)
 	if err != nil {
 		return Result{}, err
 	}
 	cconn, sv, n := w.cconn, w.sv, w.n
-	cl := &client{endpoint: coresim.NewClient(cconn), conn: cconn, size: cfg.Size, buf: make([]byte, 64<<10)}
+	cl := &client{endpoint: coresim.NewClient(cconn), conn: cconn, size: cfg.Size, buf: make([]byte, 64<<10), early: cfg.ZeroRTT}
 	cl.App = cl.step
 	runErr := w.run(cl, func() bool { return cl.done || cl.err != nil || sv.err != nil })
 	up, down := w.path.Stats()
@@ -145,12 +171,11 @@ type world struct {
 	limit time.Duration
 }
 
-// newWorld builds the path and both ends of cfg.
-func newWorld(cfg DownloadConfig) (*world, error) {
-	ccfg, scfg, err := configs(cfg)
-	if err != nil {
-		return nil, err
-	}
+// newWorld builds the path and both ends of cfg, with the connection
+// configurations ccfg and scfg; the server's address validator, if any,
+// has its clock at epoch.
+func newWorld(cfg DownloadConfig, ccfg, scfg *core.Config, epoch time.Duration) (*world, error) {
+	var err error
 	w := &world{n: netsim.NewNetwork(netsim.NetworkConfig{Seed: cfg.Seed}), limit: cfg.Limit}
 	if w.limit <= 0 {
 		w.limit = time.Hour
@@ -161,7 +186,7 @@ func newWorld(cfg DownloadConfig) (*world, error) {
 	if w.cconn, err = core.NewClientConn(ccfg, 0, serverAddr); err != nil {
 		return nil, fmt.Errorf("quicsim: client: %w", err)
 	}
-	w.sv = &server{cfg: scfg}
+	w.sv = &server{cfg: scfg, epoch: epoch}
 	w.sv.endpoint = coresim.NewServer(w.sv.accept)
 	w.sv.App = w.sv.step
 	return w, nil
@@ -222,6 +247,11 @@ func configs(cfg DownloadConfig) (client, server *core.Config, err error) {
 		MaxDatagramSize: cfg.MaxDatagramSize,
 		Recovery:        rc,
 		FEC:             fecCfg,
+	}
+	if cfg.ZeroRTT {
+		if err := resumable(cfg.Seed, client, server); err != nil {
+			return nil, nil, err
+		}
 	}
 	for _, c := range []*core.Config{client, server} {
 		if err := c.Check(); err != nil {
@@ -301,6 +331,9 @@ type client struct {
 	done        bool
 	doneAt      time.Duration
 	err         error
+	// early sends the request as soon as a stream opens: in 0-RTT when
+	// the session allows it.
+	early bool
 }
 
 func (c *client) step(now time.Duration, events []core.Event) {
@@ -314,11 +347,14 @@ func (c *client) step(now time.Duration, events []core.Event) {
 			}
 		}
 	}
-	if c.err != nil || c.done || !c.conn.HandshakeComplete() {
+	if c.err != nil || c.done || (!c.early && !c.conn.HandshakeComplete()) {
 		return
 	}
 	if !c.requested {
 		id, err := c.conn.OpenStream(now, true)
+		if errors.Is(err, core.ErrHandshakeIncomplete) && c.early {
+			return // no 0-RTT: the request waits for the handshake
+		}
 		if err != nil {
 			c.err = fmt.Errorf("quicsim: opening the request stream: %w", err)
 			return
@@ -360,6 +396,7 @@ type server struct {
 	*endpoint
 	conn      *core.Conn // nil until the client's first Initial
 	cfg       *core.Config
+	epoch     time.Duration // of the address validator's clock
 	exchanges map[uint64]*exchange
 	order     []uint64 // streams with work left, oldest first
 	err       error
@@ -381,7 +418,15 @@ func (s *server) accept(now time.Duration, d core.Datagram) (*core.Conn, bool) {
 	if err != nil {
 		return nil, false
 	}
-	s.conn, err = core.NewServerConn(s.cfg, now, core.ServerParams{RemoteAddr: d.Addr, OriginalDestConnID: info.DstConnID})
+	params := core.ServerParams{RemoteAddr: d.Addr, OriginalDestConnID: info.DstConnID}
+	if v := s.cfg.AddressValidator; v != nil {
+		// A NEW_TOKEN token from the client's last connection proves
+		// its address (RFC 9000 section 8.1.3).
+		if params, err = v.Check(info, d.Addr, s.epoch+now); err != nil {
+			return nil, false
+		}
+	}
+	s.conn, err = core.NewServerConn(s.cfg, now, params)
 	if err != nil {
 		s.err = fmt.Errorf("quicsim: server: %w", err)
 		return nil, false

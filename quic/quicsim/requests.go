@@ -54,7 +54,14 @@ func Requests(cfg RequestsConfig) (RequestsResult, error) {
 	if cfg.Size < 0 || cfg.Requests < 1 || cfg.Gap < 0 || cfg.Parallel < 1 {
 		return RequestsResult{}, fmt.Errorf("quicsim: %d requests of %d bytes in %d flows, gap %v", cfg.Requests, cfg.Size, cfg.Parallel, cfg.Gap)
 	}
-	w, err := newWorld(cfg.DownloadConfig)
+	if cfg.ZeroRTT {
+		return RequestsResult{}, fmt.Errorf("quicsim: ZeroRTT is for Download; Requests measures one connection")
+	}
+	ccfg, scfg, err := configs(cfg.DownloadConfig)
+	if err != nil {
+		return RequestsResult{}, err
+	}
+	w, err := newWorld(cfg.DownloadConfig, ccfg, scfg, 0)
 	if err != nil {
 		return RequestsResult{}, err
 	}

@@ -30,14 +30,17 @@ func init() {
 	})
 }
 
-const getSynopsis = `get --url URL (--ca FILE [--server-name NAME] | --insecure) [--expect N] [--timeout D]
+const getSynopsis = `get --url URL (--ca FILE [--server-name NAME] | --insecure) [--expect N] [--timeout D] [--resume]
 
 Downloads URL over a fresh HTTP/3 connection (quic-go, default
 configuration), discards the body and prints one JSON line to stdout:
 status, bytes, and the times from the start of the connection to the end of
 the handshake, to the response headers and to the last byte, with the
 client's view of the connection (RTT, packets). It fails on a status other
-than 200 and, with --expect, on a body of any other length.`
+than 200 and, with --expect, on a body of any other length. With --resume,
+a first connection downloads URL untimed and keeps the server's session
+ticket and address validation token; the download measured is a second
+connection that resumes the session and sends its GET in 0-RTT.`
 
 type getOptions struct {
 	url        string
@@ -46,6 +49,7 @@ type getOptions struct {
 	insecure   bool
 	expect     int64
 	timeout    time.Duration
+	resume     bool
 }
 
 func parseGetFlags(args []string, stderr io.Writer) (getOptions, error) {
@@ -57,6 +61,7 @@ func parseGetFlags(args []string, stderr io.Writer) (getOptions, error) {
 	fs.BoolVar(&o.insecure, "insecure", false, "do not verify the server's certificate")
 	fs.Int64Var(&o.expect, "expect", -1, "fail unless the body is exactly this many bytes (-1: any)")
 	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "give up after this long")
+	fs.BoolVar(&o.resume, "resume", false, "time a second connection that resumes the first one's session with 0-RTT")
 	if err := parseFlags(fs, args); err != nil {
 		return o, err
 	}
@@ -100,6 +105,9 @@ type getResult struct {
 	BytesReceived   uint64 `json:"bytes_received"`
 	PacketsSent     uint64 `json:"packets_sent"`
 	PacketsLost     uint64 `json:"packets_lost"`
+	// Resumed and Used0RTT tell how the measured connection started.
+	Resumed  bool `json:"resumed"`
+	Used0RTT bool `json:"used_0rtt"`
 }
 
 func runGet(args []string, stdout, stderr io.Writer) error {
@@ -192,11 +200,19 @@ func download(ctx context.Context, o getOptions) (getResult, error) {
 	if err != nil {
 		return getResult{}, err
 	}
+	method := http.MethodGet
+	var qconf *quic.Config
+	if o.resume {
+		if qconf, err = warmUp(ctx, o, tlsConf); err != nil {
+			return getResult{}, err
+		}
+		method = http3.MethodGet0RTT
+	}
 	rec := &dialRecorder{handshake: make(chan time.Time, 1)}
 	defer rec.close()
-	tr := &http3.Transport{TLSClientConfig: tlsConf, Dial: rec.dial}
+	tr := &http3.Transport{TLSClientConfig: tlsConf, QUICConfig: qconf, Dial: rec.dial}
 	defer tr.Close()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, o.url, nil)
+	req, err := http.NewRequestWithContext(ctx, method, o.url, nil)
 	if err != nil {
 		return getResult{}, err
 	}
@@ -238,7 +254,41 @@ func download(ctx context.Context, o getOptions) (getResult, error) {
 	res.SmoothedRTTNs, res.MinRTTNs = st.SmoothedRTT.Nanoseconds(), st.MinRTT.Nanoseconds()
 	res.PacketsReceived, res.BytesReceived = st.PacketsReceived, st.BytesReceived
 	res.PacketsSent, res.PacketsLost = st.PacketsSent, st.PacketsLost
+	cs := conn.ConnectionState()
+	res.Resumed, res.Used0RTT = cs.TLS.DidResume, cs.Used0RTT
 	return res, nil
+}
+
+// warmUp downloads o.url once, untimed, with a session cache in tlsConf
+// and a token store, and waits for the server's session ticket. It returns
+// the configuration that hands the token to the next connection.
+func warmUp(ctx context.Context, o getOptions, tlsConf *tls.Config) (*quic.Config, error) {
+	cache := &ticketCache{ClientSessionCache: tls.NewLRUClientSessionCache(4), put: make(chan struct{}, 16)}
+	tlsConf.ClientSessionCache = cache
+	conf := &quic.Config{TokenStore: quic.NewLRUTokenStore(4, 4)}
+	tr := &http3.Transport{TLSClientConfig: tlsConf, QUICConfig: conf}
+	defer tr.Close()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, o.url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := tr.RoundTrip(req)
+	if err != nil {
+		return nil, fmt.Errorf("first GET %s: %w", o.url, withCause(ctx, err))
+	}
+	_, err = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return nil, fmt.Errorf("first GET %s: %w", o.url, withCause(ctx, err))
+	}
+	select {
+	case <-cache.put:
+	case <-time.After(10 * time.Second):
+		return nil, errors.New("no session ticket within 10s of the first connection")
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
+	return conf, nil
 }
 
 // withCause adds the reason the context ended to err, when it did.

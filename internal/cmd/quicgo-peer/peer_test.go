@@ -186,3 +186,20 @@ func TestFlags(t *testing.T) {
 		t.Errorf("help: %v, %q", err, stdout.String())
 	}
 }
+
+// TestGetResume: with --resume, the connection measured resumes the
+// first one's session and its GET goes in 0-RTT.
+func TestGetResume(t *testing.T) {
+	certFile, keyFile := writeTestCertificate(t)
+	addr := startServer(t, certFile, keyFile)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	o := getOptions{url: "https://" + addr + bytesPath + "?n=5000", caFile: certFile, serverName: testServerName, expect: 5000, resume: true}
+	res, err := download(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Bytes != 5000 || !res.Resumed || !res.Used0RTT {
+		t.Errorf("resumed download: %+v", res)
+	}
+}

@@ -67,3 +67,10 @@ func handshakeReserve(spaces *[numSpaces]*pnSpace) uint64 {
 	const perDatagram = minInitialDatagram - 150
 	return (crypto + perDatagram - 1) / perDatagram * minInitialDatagram
 }
+
+// HalfRTTReady reports, at a server, that its 1-RTT write keys are
+// installed: it has built its handshake flight, reads the client's 0-RTT
+// packets if it accepted them, and may answer with 0.5-RTT data (RFC 9001
+// section 4.1.1). A driver that hands connections to the application
+// before the handshake completes (an early accept) does so from then on.
+func (c *Conn) HalfRTTReady() bool { return !c.isClient && c.appWrite != nil }
