@@ -1,6 +1,6 @@
 package recovery
 
-// Under FECHide the path is known to lose packets without congestion
+// Under FECHide (and FECAuto) the path is known to lose packets without congestion
 // (RFC 9265 section 4.2 leaves the choice to the deployment): a packet the
 // peer rebuilt from repairs is delivered, not lost, for the controller
 // (OnRecovered). A lost repair packet is the same kind of evidence: the
@@ -12,6 +12,11 @@ package recovery
 // other. Without this, on a path with 1% random loss and repairs at a few
 // percent of the packets, a lost repair cut the window every few thousand
 // packets.
+
+// hidesFECLosses reports whether the policy hides the losses FEC makes
+// good: a repair's, and a source's until its rebuild could be reported.
+// FECAuto does (fec_auto.go): a rebuilt packet is its point of decision.
+func (p FECPolicy) hidesFECLosses() bool { return p == FECHide || p == FECAuto }
 
 // lossUnsignaled reports whether the loss of the packet is no congestion
 // signal: a path MTU probe, or a repair under FECHide.
