@@ -62,8 +62,8 @@ type DownloadConfig struct {
 	// Limit bounds the run in simulated time (0: one hour).
 	Limit time.Duration
 	// FEC enables forward erasure correction at both ends, with the
-	// adaptive controller and FECPolicy ("signal", the default, or
-	// "hide").
+	// adaptive controller and FECPolicy ("auto", the default as in
+	// quic.FECConfig, "signal" or "hide").
 	FEC       bool
 	FECPolicy string
 }
@@ -90,6 +90,9 @@ type Result struct {
 	// the client rebuilt.
 	FEC             core.FECStats
 	ClientRecovered uint64
+	// ServerRecovery is the server's loss recovery counters: among them
+	// how its FEC policy counted the packets the client rebuilt.
+	ServerRecovery recovery.Stats
 }
 
 var (
@@ -120,6 +123,7 @@ func Download(cfg DownloadConfig) (Result, error) {
 		res.ServerPacketsLost, res.ServerPTOs = st.PacketsLost, st.Recovery.PTOs
 		res.ServerRetransmitted, res.ServerSpurious = st.PacketsRetransmitted, st.SpuriousRetransmissions
 		res.FEC = st.FEC
+		res.ServerRecovery = st.Recovery
 	}
 	res.ClientRecovered = cconn.Stats().FEC.SymbolsRecovered
 	switch {
@@ -193,7 +197,9 @@ func configs(cfg DownloadConfig) (client, server *core.Config, err error) {
 	if cfg.FEC {
 		fecCfg = &core.FECConfig{}
 		switch cfg.FECPolicy {
-		case "", "signal":
+		case "", "auto":
+			rc.FECPolicy = recovery.FECAuto
+		case "signal":
 			rc.FECPolicy = recovery.FECSignal
 		case "hide":
 			rc.FECPolicy = recovery.FECHide
