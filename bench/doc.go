@@ -15,8 +15,9 @@
 // A transport under test is a Stack: it starts a server in the server's
 // namespace and downloads from it in the client's (Env). The kernel TCP
 // stacks (tcp-cubic, tcp-bbr) are HTTPS over kernel TCP; the satquic stacks
-// are satquic's QUIC with CUBIC, with FEC under the hide policy (satquic) or
-// the signal policy (satquic-signal) or without FEC (satquic-nofec), asked
+// are satquic's QUIC with CUBIC, with FEC under the library's default
+// policy, auto (satquic), the hide policy (satquic-hide) or the signal
+// policy (satquic-signal), or without FEC (satquic-nofec), asked
 // for N bytes with an hq-interop style request, so that only the transport
 // is measured. The quic-go stack is quic-go's HTTP/3 server and client with
 // their default configuration, run as a separate program so that quic-go

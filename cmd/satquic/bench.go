@@ -98,7 +98,7 @@ type benchDownloadOptions struct {
 // simulator runs, in virtual time.
 const (
 	realTimeStacks = "satquic,satquic-nofec,tcp-cubic,tcp-bbr"
-	virtualStacks  = "satquic,satquic-signal,satquic-nofec"
+	virtualStacks  = "satquic,satquic-hide,satquic-signal,satquic-nofec"
 )
 
 func parseBenchDownloadFlags(args []string, stderr io.Writer) (*benchDownloadOptions, error) {
