@@ -2,7 +2,9 @@ package recovery
 
 import "time"
 
-// Under FECHide a packet the peer rebuilt from repairs is delivered, not
+// Under FECHide (and FECAuto, where the path shows no congestion when the
+// source is declared lost: fec_auto.go) a packet the peer rebuilt from
+// repairs is delivered, not
 // lost, for the controller (OnRecovered). Loss detection can declare a
 // source lost before the rebuild is reported: when no repair covered it
 // yet (the first round trips of a connection, whose controller starts
