@@ -83,6 +83,11 @@ type FECStats struct {
 	// PacketsRecoveredByPeer counts packets of ours the peer rebuilt
 	// (never retransmitted, unless their loss had been declared first).
 	PacketsRecoveredByPeer uint64
+	// RecoveredByPeerAsCongestion counts those among them, rebuilt
+	// before their loss was declared, that the policy counted as
+	// congestion: all under FECSignal, none under FECHide, and under
+	// FECAuto those rebuilt while the path showed congestion.
+	RecoveredByPeerAsCongestion uint64
 	// RepairsReceived counts repairs received, RepairsRejected those the
 	// decoder refused, PacketsRecovered the peer's packets rebuilt here.
 	RepairsReceived, RepairsRejected, PacketsRecovered uint64
@@ -91,14 +96,15 @@ type FECStats struct {
 func fecStats(s *core.Stats) FECStats {
 	f := s.FEC
 	return FECStats{
-		Enabled:                f.Enabled,
-		SourcesSent:            f.SourcesSent,
-		RepairsSent:            f.RepairsSent,
-		RepairBytesSent:        f.RepairBytesSent,
-		RepairsCapped:          f.RepairsCapped,
-		PacketsRecoveredByPeer: s.Recovery.PacketsRecovered,
-		RepairsReceived:        f.RepairsReceived,
-		RepairsRejected:        f.RepairsRejected,
-		PacketsRecovered:       f.SymbolsRecovered,
+		Enabled:                     f.Enabled,
+		SourcesSent:                 f.SourcesSent,
+		RepairsSent:                 f.RepairsSent,
+		RepairBytesSent:             f.RepairBytesSent,
+		RepairsCapped:               f.RepairsCapped,
+		PacketsRecoveredByPeer:      s.Recovery.PacketsRecovered,
+		RecoveredByPeerAsCongestion: s.Recovery.RecoveredAsCongestion,
+		RepairsReceived:             f.RepairsReceived,
+		RepairsRejected:             f.RepairsRejected,
+		PacketsRecovered:            f.SymbolsRecovered,
 	}
 }
