@@ -58,3 +58,18 @@ func TestFECAutoCongestedPath(t *testing.T) {
 		t.Errorf("auto counted %d rebuilt packets as congestion, %d delivered", rs.RecoveredAsCongestion, rs.RecoveredAsDelivered)
 	}
 }
+
+// On geo-interop the 25-packet queue holds 15 ms over a 600 ms path, far
+// below the queueing delay auto looks for: its overflows show as losses
+// the repairs could not cover, and auto responds to them where hide does
+// not.
+func TestFECAutoShallowQueue(t *testing.T) {
+	r := autoRuns(t, "geo-interop", 1, 10_000_000)
+	auto, hide, signal := r["auto"], r["hide"], r["signal"]
+	if auto.Elapsed >= hide.Elapsed || auto.Elapsed > signal.Elapsed*105/100 {
+		t.Errorf("auto %v, hide %v, signal %v", auto.Elapsed, hide.Elapsed, signal.Elapsed)
+	}
+	if rs := auto.ServerRecovery; rs.RecoveredAsCongestion == 0 {
+		t.Errorf("auto counted no rebuilt packet as congestion (%d delivered)", rs.RecoveredAsDelivered)
+	}
+}

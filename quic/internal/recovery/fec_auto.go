@@ -31,6 +31,13 @@ import "time"
 //     when a source's rebuild was not reported within a PTO period of its
 //     loss (fec_defer.go).
 //
+// The minimum RTT is the connection's (RFC 9002 section 5.2): a path whose
+// base delay steps up by more than the threshold (a satellite handover to
+// a longer path) looks queued while the step lasts, and auto then counts
+// rebuilt packets as signal does. Starlink's 3 s steps from 25 to 40 ms
+// each way do so; over the starlink profile auto is still faster than
+// hide (10 MB: 1.30 s against 1.50 s, the median of 5 runs).
+//
 // A packet declared lost while the path shows congestion signals at once,
 // a FEC source or repair like any other. Otherwise a lost repair is no
 // signal, as under FECHide (fec_hide.go): the sources' own fates carry the
@@ -63,7 +70,9 @@ type FECAutoConfig struct {
 	// (about 7%), and half the share an overflowing queue drops in slow
 	// start. One unrepaired loss signals congestion of its own, as any
 	// loss; the test makes the next losses signal at once, not a PTO
-	// period later.
+	// period later. It finds the interop runner's 25-packet queue over a
+	// GEO path (geo-interop: 15 ms of queue for 600 ms of RTT), where
+	// 10 MB take 8.1 s with it and 8.5 s without, as under hide.
 	UnrepairedLosses int
 	UnrepairedRate   float64
 }
