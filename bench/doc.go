@@ -16,8 +16,9 @@
 // namespace and downloads from it in the client's (Env). The kernel TCP
 // stacks (tcp-cubic, tcp-bbr) are HTTPS over kernel TCP; the satquic stacks
 // are satquic's QUIC with the library's default congestion controller (or
-// the one --cc chose: CongestionControlled), with FEC under the hide policy (satquic) or
-// the signal policy (satquic-signal) or without FEC (satquic-nofec), asked
+// the one --cc chose: CongestionControlled), with FEC under the library's
+// default policy, auto (satquic), the hide policy (satquic-hide) or the
+// signal policy (satquic-signal), or without FEC (satquic-nofec), asked
 // for N bytes with an hq-interop style request, so that only the transport
 // is measured. The quic-go stack is quic-go's HTTP/3 server and client with
 // their default configuration, run as a separate program so that quic-go

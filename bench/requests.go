@@ -33,7 +33,8 @@ type RequestsConfig struct {
 	Gap      time.Duration
 	Runs     int
 	Seed     uint64
-	// Stacks are satquic stacks (satquic, satquic-signal, satquic-nofec).
+	// Stacks are satquic stacks (satquic, satquic-hide, satquic-signal,
+	// satquic-nofec).
 	Stacks []string
 	// CongestionControl is the stacks' controller, as
 	// quic.Config.CongestionControl names it ("": the library's default).

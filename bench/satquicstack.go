@@ -29,14 +29,17 @@ import (
 // no headers to encode and no control streams, so its bytes on the wire are
 // the body and QUIC's own.
 //
-// "satquic" runs with FEC inside the transport (policy hide),
-// "satquic-signal" with FEC under the signal policy, "satquic-nofec"
-// without FEC.
+// "satquic" runs with FEC inside the transport under the library's
+// default policy (auto), "satquic-hide" and "satquic-signal" under the
+// policies chosen by hand, "satquic-nofec" without FEC.
 func init() {
-	// The experiment profiles lose packets without congestion, so the
-	// FEC stack hides recovered losses from congestion control; the
-	// signal variant measures RFC 9265's conservative policy.
-	Register("satquic", func() Stack { return &satquicStack{name: "satquic", fec: true, fecPolicy: quic.FECHide} })
+	// The default stack is what a user gets without tuning; the hide
+	// variant is the hand choice for paths that lose packets without
+	// congestion, the signal variant RFC 9265's conservative policy.
+	Register("satquic", func() Stack { return &satquicStack{name: "satquic", fec: true, fecPolicy: quic.FECAuto} })
+	Register("satquic-hide", func() Stack {
+		return &satquicStack{name: "satquic-hide", fec: true, fecPolicy: quic.FECHide}
+	})
 	Register("satquic-signal", func() Stack {
 		return &satquicStack{name: "satquic-signal", fec: true, fecPolicy: quic.FECSignal}
 	})

@@ -364,12 +364,14 @@ func (f *FECConfig) coreFEC() (*core.FECConfig, recovery.FECPolicy, error) {
 		return nil, 0, fmt.Errorf("%w: unknown FEC controller %q (adaptive or fixed)", errConfig, f.Controller)
 	}
 	switch f.Policy {
-	case "", FECSignal:
+	case "", FECAuto:
+		return cf, recovery.FECAuto, nil
+	case FECSignal:
 		return cf, recovery.FECSignal, nil
 	case FECHide:
 		return cf, recovery.FECHide, nil
 	}
-	return nil, 0, fmt.Errorf("%w: unknown FEC policy %q (signal or hide)", errConfig, f.Policy)
+	return nil, 0, fmt.Errorf("%w: unknown FEC policy %q (auto, signal or hide)", errConfig, f.Policy)
 }
 
 // maxPacketSize bounds the datagrams the driver sends and receives: an

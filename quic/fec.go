@@ -5,19 +5,30 @@ import "github.com/satquic/satquic/quic/internal/core"
 // FEC policies for FECConfig.Policy: whether a packet the peer rebuilt
 // with FEC, and so never received, counts as congestion.
 const (
+	// FECAuto counts it as a loss only where the path shows congestion
+	// around it, and as delivered otherwise: the round trips measured
+	// near it exceed the minimum by half the minimum RTT (at least 5 ms)
+	// of queueing delay, an ECN-CE mark came within a round trip, or the
+	// losses of the last two round trips include at least two FEC did not
+	// rebuild, a quarter of them or more. A random-loss path (satellite,
+	// in-flight Wi-Fi) runs as under FECHide, a path whose losses are its
+	// own queue overflowing as under FECSignal, with no choice by hand.
+	// The default.
+	FECAuto = "auto"
 	// FECSignal counts it as a loss for congestion control (RFC 9265's
 	// recommendation for paths whose losses may be congestion); its data
-	// is still never retransmitted. The default.
+	// is still never retransmitted.
 	FECSignal = "signal"
 	// FECHide counts it as delivered: for paths known to lose packets
 	// without congestion (LEO and GEO satellites, in-flight Wi-Fi). A
-	// lost repair packet is no congestion signal either, and a packet
-	// declared lost before its rebuild was reported signals only if the
-	// report does not come within a PTO period. On a path whose losses
-	// are its own queue overflowing, this delays or removes the response
-	// to them: in the p2p profile (25-packet queue, no random loss), 10 MB
-	// takes 9.5 s with FEC under hide, 8.5 s under signal, 8.3 s without
-	// FEC.
+	// lost repair packet is no congestion signal either (nor under
+	// FECAuto), and a packet declared lost before its rebuild was
+	// reported signals only if the report does not come within a PTO
+	// period (under FECAuto, also if the report finds the path
+	// congested). On a path whose losses are its own queue overflowing,
+	// this delays or removes the response to them: in the p2p profile
+	// (25-packet queue, no random loss), 10 MB takes 9.5 s with FEC under
+	// hide, 8.5 s under signal, 8.3 s without FEC.
 	FECHide = "hide"
 )
 
@@ -52,7 +63,7 @@ type FECConfig struct {
 	// MaxOverhead caps repairs as a share of the source and repair
 	// packets sent (default 0.25).
 	MaxOverhead float64
-	// Policy is FECSignal (default) or FECHide.
+	// Policy is FECAuto (default), FECSignal or FECHide.
 	Policy string
 	// DisableTailProtection stops the repairs sent when the application
 	// has nothing more to send, which otherwise spare the last packets
@@ -72,6 +83,11 @@ type FECStats struct {
 	// PacketsRecoveredByPeer counts packets of ours the peer rebuilt
 	// (never retransmitted, unless their loss had been declared first).
 	PacketsRecoveredByPeer uint64
+	// RecoveredByPeerAsCongestion counts those among them, rebuilt
+	// before their loss was declared, that the policy counted as
+	// congestion: all under FECSignal, none under FECHide, and under
+	// FECAuto those rebuilt while the path showed congestion.
+	RecoveredByPeerAsCongestion uint64
 	// RepairsReceived counts repairs received, RepairsRejected those the
 	// decoder refused, PacketsRecovered the peer's packets rebuilt here.
 	RepairsReceived, RepairsRejected, PacketsRecovered uint64
@@ -80,14 +96,15 @@ type FECStats struct {
 func fecStats(s *core.Stats) FECStats {
 	f := s.FEC
 	return FECStats{
-		Enabled:                f.Enabled,
-		SourcesSent:            f.SourcesSent,
-		RepairsSent:            f.RepairsSent,
-		RepairBytesSent:        f.RepairBytesSent,
-		RepairsCapped:          f.RepairsCapped,
-		PacketsRecoveredByPeer: s.Recovery.PacketsRecovered,
-		RepairsReceived:        f.RepairsReceived,
-		RepairsRejected:        f.RepairsRejected,
-		PacketsRecovered:       f.SymbolsRecovered,
+		Enabled:                     f.Enabled,
+		SourcesSent:                 f.SourcesSent,
+		RepairsSent:                 f.RepairsSent,
+		RepairBytesSent:             f.RepairBytesSent,
+		RepairsCapped:               f.RepairsCapped,
+		PacketsRecoveredByPeer:      s.Recovery.PacketsRecovered,
+		RecoveredByPeerAsCongestion: s.Recovery.RecoveredAsCongestion,
+		RepairsReceived:             f.RepairsReceived,
+		RepairsRejected:             f.RepairsRejected,
+		PacketsRecovered:            f.SymbolsRecovered,
 	}
 }

@@ -105,7 +105,7 @@ type benchDownloadOptions struct {
 // simulator runs, in virtual time.
 const (
 	realTimeStacks = "satquic,satquic-nofec,tcp-cubic,tcp-bbr"
-	virtualStacks  = "satquic,satquic-signal,satquic-nofec"
+	virtualStacks  = "satquic,satquic-hide,satquic-signal,satquic-nofec"
 )
 
 // downloadExperiment is what the experiments that time downloads (bench

@@ -26,7 +26,7 @@ next request (wrk waits for nothing: --gap 0). --parallel 1 makes the
 requests strictly one after the other. The table gives the distribution
 of request completion times over all runs, the FEC overhead and the
 server's retransmissions.
-Stacks: satquic (FEC, policy hide), satquic-signal, satquic-nofec.`
+Stacks: satquic (FEC, policy auto), satquic-hide, satquic-signal, satquic-nofec.`
 
 func runBenchRequests(args []string, stdout, stderr io.Writer) error {
 	var cfg bench.RequestsConfig

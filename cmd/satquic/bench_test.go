@@ -237,7 +237,7 @@ func TestBenchDownloadDefaultStacks(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{"--virtual"}, []string{"satquic", "satquic-signal", "satquic-nofec"}},
+		{[]string{"--virtual"}, []string{"satquic", "satquic-hide", "satquic-signal", "satquic-nofec"}},
 		{nil, []string{"satquic", "satquic-nofec", "tcp-cubic", "tcp-bbr"}},
 	} {
 		o, err := parseBenchDownloadFlags(c.args, io.Discard)

@@ -35,9 +35,10 @@ size at the link rate. satquic-nofec is plain QUIC with CUBIC: each random loss 
 retransmitted and cuts its sending rate by 30%%, so it rarely reaches the link's capacity.
 satquic protects its packets with adaptive forward erasure correction: the receiver
 rebuilds a lost packet from repair packets sent alongside (a few percent of the
-traffic), the sender never retransmits it and, since this path loses packets without
-congestion, does not slow down for it (policy "hide"). Real-time runs through the
-link emulator: "sudo satquic bench download --stacks satquic,satquic-nofec,quic-go,tcp-cubic".`
+traffic), the sender never retransmits it and, since no queue or ECN mark shows
+around these losses, does not slow down for it (the default policy, "auto").
+Real-time runs through the link emulator:
+"sudo satquic bench download --stacks satquic,satquic-nofec,quic-go,tcp-cubic".`
 
 type demoOptions struct {
 	runs     int

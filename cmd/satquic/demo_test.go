@@ -18,7 +18,7 @@ func TestDemoComparesFECWithPlainQUIC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"satquic-nofec", "20MB", "limit", "seed-ifc", `policy "hide"`, "Plot: " + pngPath} {
+	for _, want := range []string{"satquic-nofec", "20MB", "limit", "seed-ifc", `policy, "auto"`, "Plot: " + pngPath} {
 		if !strings.Contains(out, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, out)
 		}

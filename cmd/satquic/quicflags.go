@@ -45,7 +45,7 @@ func (o *quicOptions) register(fs *flag.FlagSet) {
 }
 
 func (o *fecOptions) register(fs *flag.FlagSet) {
-	o.policy, o.controller, o.maxOverhead, o.window = quic.FECSignal, quic.FECAdaptive, 0.25, 1024
+	o.policy, o.controller, o.maxOverhead, o.window = quic.FECAuto, quic.FECAdaptive, 0.25, 1024
 	fs.BoolFunc("no-fec", "do not offer forward erasure correction (it runs only when both ends offer it)", func(v string) error {
 		off, err := strconv.ParseBool(v)
 		if err != nil {
@@ -54,9 +54,9 @@ func (o *fecOptions) register(fs *flag.FlagSet) {
 		o.off = off
 		return nil
 	})
-	fs.Func("fec-policy", "what packets the peer rebuilt with FEC mean to congestion control: signal (a loss, the default) or hide (paths that lose packets without congestion)", func(v string) error {
-		if v != quic.FECSignal && v != quic.FECHide {
-			return fmt.Errorf("want signal or hide")
+	fs.Func("fec-policy", "what packets the peer rebuilt with FEC mean to congestion control: auto (a loss only where the path shows congestion: queueing delay, ECN-CE, losses FEC did not repair; the default), signal (always a loss) or hide (never: paths that lose packets without congestion)", func(v string) error {
+		if v != quic.FECAuto && v != quic.FECSignal && v != quic.FECHide {
+			return fmt.Errorf("want auto, signal or hide")
 		}
 		o.policy = v
 		return nil

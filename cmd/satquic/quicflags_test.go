@@ -22,7 +22,7 @@ func TestFECFlags(t *testing.T) {
 		return o.config(), nil
 	}
 	c, err := parse()
-	if err != nil || c.FEC == nil || c.FEC.Policy != quic.FECSignal {
+	if err != nil || c.FEC == nil || c.FEC.Policy != quic.FECAuto {
 		t.Fatalf("default: %+v, %v", c, err)
 	}
 	for _, tc := range []struct {
@@ -37,6 +37,11 @@ func TestFECFlags(t *testing.T) {
 	c, err = parse("--fec-policy", "hide", "--fec-max-overhead", "0.1", "--fec-window", "300", "--fec-controller", "fixed")
 	if err != nil || c.FEC.Policy != quic.FECHide || c.FEC.MaxOverhead != 0.1 || c.FEC.MaxWindow != 300 || c.FEC.Controller != quic.FECFixed {
 		t.Errorf("tuned: %+v, %v", c.FEC, err)
+	}
+	for _, policy := range []string{quic.FECAuto, quic.FECSignal, quic.FECHide} {
+		if c, err := parse("--fec-policy", policy); err != nil || c.FEC.Policy != policy {
+			t.Errorf("--fec-policy %s: %+v, %v", policy, c, err)
+		}
 	}
 	for _, bad := range [][]string{{"--no-fec=maybe"}, {"--fec-policy", "x"}, {"--fec-max-overhead", "1"}, {"--fec-max-overhead", "NaN"}, {"--fec-window", "0"}, {"--fec-window", "5000"}, {"--fec-controller", "hirt"}} {
 		if _, err := parse(bad...); err == nil {

@@ -65,8 +65,8 @@ type DownloadConfig struct {
 	// Limit bounds the run in simulated time (0: one hour).
 	Limit time.Duration
 	// FEC enables forward erasure correction at both ends, with the
-	// adaptive controller and FECPolicy ("signal", the default, or
-	// "hide").
+	// adaptive controller and FECPolicy ("auto", the default as in
+	// quic.FECConfig, "signal" or "hide").
 	FEC       bool
 	FECPolicy string
 	// ZeroRTT makes the timed download a returning client's (resume.go):
@@ -100,6 +100,9 @@ type Result struct {
 	// the client rebuilt.
 	FEC             core.FECStats
 	ClientRecovered uint64
+	// ServerRecovery is the server's loss recovery counters: among them
+	// how its FEC policy counted the packets the client rebuilt.
+	ServerRecovery recovery.Stats
 }
 
 var (
@@ -146,6 +149,7 @@ func download(cfg DownloadConfig, ccfg, scfg *core.Config, epoch time.Duration) 
 		res.ServerPacketsLost, res.ServerPTOs = st.PacketsLost, st.Recovery.PTOs
 		res.ServerRetransmitted, res.ServerSpurious = st.PacketsRetransmitted, st.SpuriousRetransmissions
 		res.FEC = st.FEC
+		res.ServerRecovery = st.Recovery
 	}
 	res.ClientRecovered = cconn.Stats().FEC.SymbolsRecovered
 	switch {
@@ -220,7 +224,9 @@ func configs(cfg DownloadConfig) (client, server *core.Config, err error) {
 	if cfg.FEC {
 		fecCfg = &core.FECConfig{}
 		switch cfg.FECPolicy {
-		case "", "signal":
+		case "", "auto":
+			rc.FECPolicy = recovery.FECAuto
+		case "signal":
 			rc.FECPolicy = recovery.FECSignal
 		case "hide":
 			rc.FECPolicy = recovery.FECHide

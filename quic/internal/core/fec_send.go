@@ -342,7 +342,8 @@ func (r *fecReceiver) appendReport(w *packetWriter, withAck bool) {
 
 // carriesRepair reports whether a packet's frames include a FEC_REPAIR: a
 // repair packet, whose loss the FECHide policy does not take for
-// congestion (recovery's fec_hide.go).
+// congestion, nor FECAuto where the path shows none (recovery's
+// fec_hide.go and fec_auto.go).
 func carriesRepair(frames []sentFrame) bool {
 	for i := range frames {
 		if frames[i].kind == fkFECRepair {

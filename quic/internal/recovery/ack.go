@@ -68,6 +68,9 @@ func (s *Sender) OnAck(now time.Duration, space Space, ack *Ack) (*Result, error
 		return &s.res, nil
 	}
 	hasSample := s.updateRTT(now, space, ack)
+	if hasSample {
+		s.auto.onRTTSample(now, s.rtt.AdjustedRTT())
+	}
 	ecn := ack.ECN
 	if ack.ECNCheck != nil && !ack.ECNCheck.ValidateECN(now, space, ecn, s.res.Acked) {
 		ecn = nil
@@ -256,6 +259,7 @@ func (s *Sender) processECN(now time.Duration, sp *spaceState, ecn *wire.ECNCoun
 	marked := ecn.CE - sp.ecnCE
 	sp.ecnCE = ecn.CE
 	s.stats.ECNCEIncreases++
+	s.auto.onCE(now)
 	acked := s.res.Acked
 	s.signal(now, CongestionEvent{
 		Cause:           CauseECN,

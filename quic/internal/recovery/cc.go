@@ -17,12 +17,14 @@ type Controller interface {
 	// flight before it was sent.
 	OnPacketSent(now time.Duration, bytes int, priorInFlight int64)
 	// OnAck is called once per ACK frame that newly acknowledges packets
-	// (and, under FECHide, once per report of packets the peer
-	// recovered), after any congestion event the same frame caused.
+	// (and once per report of packets the peer recovered when the FEC
+	// policy counts them as delivered: Sender.RecoveredIsCongestion),
+	// after any congestion event the same frame caused.
 	OnAck(now time.Duration, ev *AckEvent)
 	// OnCongestionEvent is called when in-flight packets are declared
-	// lost, when the peer reports an increase of the ECN-CE counter, and,
-	// under FECSignal, when the peer reports packets it recovered.
+	// lost, when the peer reports an increase of the ECN-CE counter, and
+	// when the peer reports packets it recovered that the FEC policy
+	// counts as congestion.
 	OnCongestionEvent(now time.Duration, ev *CongestionEvent)
 	// Window is the congestion window in bytes.
 	Window() int
@@ -64,8 +66,9 @@ type CongestionCause uint8
 const (
 	CauseLoss CongestionCause = iota
 	CauseECN
-	// CauseFECRecovered: the peer recovered packets with FEC, under
-	// FECSignal.
+	// CauseFECRecovered: the peer recovered packets with FEC, and the
+	// policy counts them as congestion (FECSignal, or FECAuto on a path
+	// that shows it).
 	CauseFECRecovered
 )
 

@@ -46,6 +46,10 @@ const (
 	// FECHide treats a recovered packet as delivered, for paths known to
 	// lose packets without congestion (Starlink, satellite profiles).
 	FECHide
+	// FECAuto treats a recovered packet as lost where the path shows
+	// congestion around it (queueing delay, ECN-CE, losses beyond what
+	// FEC repairs) and as delivered otherwise (fec_auto.go).
+	FECAuto
 )
 
 func (p FECPolicy) String() string {
@@ -54,6 +58,8 @@ func (p FECPolicy) String() string {
 		return "signal"
 	case FECHide:
 		return "hide"
+	case FECAuto:
+		return "auto"
 	}
 	return "invalid"
 }
@@ -64,7 +70,8 @@ func (p FECPolicy) String() string {
 // zero Config so filled in); New takes the Config as it is and rejects a
 // field out of range instead of guessing. A field whose zero is a value of
 // its own (MaxAckDelay, MinPTO, InitialWindowLimit, FECMaxHold, BurstTime,
-// LongRTT.MinRTT) takes that value only in a Config given to New without
+// LongRTT.MinRTT, FECAuto's QueueDelayFraction, MinQueueDelay and
+// UnrepairedRate) takes that value only in a Config given to New without
 // WithDefaults.
 type Config struct {
 	// IsServer selects the endpoint's role. A server never arms the
@@ -154,6 +161,8 @@ type Config struct {
 	// a GEO path (600 ms) losses declared a few hundred milliseconds
 	// before it cut the window for losses the peer then rebuilt.
 	FECMaxHold time.Duration
+	// FECAuto tunes the congestion test of the FECAuto policy.
+	FECAuto FECAutoConfig
 }
 
 // CUBICConfig tunes CUBIC (RFC 9438).
@@ -306,7 +315,8 @@ const (
 
 // DefaultConfig returns the RFC 9002, RFC 9438 and RFC 9406 values, the
 // client role, CUBIC with HyStart++, the long-RTT slow start, pacing on,
-// and FEC policy signal: the zero Config with its defaults filled in.
+// and FEC policy signal (the zero value: the public API of package quic
+// chooses auto): the zero Config with its defaults filled in.
 func DefaultConfig() Config { return Config{}.WithDefaults() }
 
 // WithDefaults returns c with every zero field set to its default (the
@@ -335,6 +345,7 @@ func (c Config) WithDefaults() Config {
 	c.LongRTT = c.LongRTT.withDefaults()
 	c.Pacing = c.Pacing.withDefaults()
 	c.BBR = c.BBR.withDefaults()
+	c.FECAuto = c.FECAuto.withDefaults()
 	return c
 }
 
@@ -419,7 +430,8 @@ func (c *Config) checks() []check {
 		{p.Disabled || (p.Factor >= 1 && p.Factor <= 100), "Pacing.Factor must be in [1, 100]"},
 		{p.Disabled || p.BurstPackets >= 1, "Pacing.BurstPackets must be at least 1"},
 		{p.Disabled || p.BurstTime >= 0, "Pacing.BurstTime must not be negative"},
-		{c.FECPolicy == FECSignal || c.FECPolicy == FECHide, "FECPolicy is unknown"},
+		{c.FECPolicy <= FECAuto, "FECPolicy is unknown"},
+		{c.FECPolicy != FECAuto || c.FECAuto.valid(), "FECAuto needs QueueDelayFraction in [0, 10], MinQueueDelay not negative, UnrepairedLosses at least 1 and UnrepairedRate in [0, 1]"},
 		{c.FECMaxHold >= 0, "FECMaxHold must not be negative"},
 		{c.CarefulResume.MaxJump >= 0, "CarefulResume.MaxJump must not be negative"},
 	}

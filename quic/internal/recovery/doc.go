@@ -62,21 +62,28 @@
 // retransmit what the repair will rebuild. OnRecovered takes the peer's
 // report of the packets it rebuilt: they are delivered and never
 // retransmitted; for congestion control they count as a loss under
-// FECSignal and as delivered under FECHide. Their bytes count as delivered
-// in the delivery-rate samples under either policy, and as lost too under
-// FECSignal; BBR, whose model is built from those samples, is also told of
-// them by OnAck under FECSignal, after the congestion event. Under FECHide a source
+// FECSignal, as delivered under FECHide, and under FECAuto as a loss only
+// where the path shows congestion around them: RTT samples above the
+// minimum by half the minimum RTT (at least 5 ms), an ECN-CE mark, or
+// losses FEC did not rebuild at a tenth of the packets sent
+// (fec_auto.go). Sender.RecoveredIsCongestion gives that answer, for the
+// rate sampler and any controller's loss model. Their bytes count as
+// delivered in the delivery-rate samples under every policy, and as lost
+// too where the policy counts them as congestion; BBR, whose model is built
+// from those samples, is then also told of them by OnAck, after the
+// congestion event. Under FECHide a source
 // declared lost before its rebuild was reported signals congestion only
 // if the report has not come a PTO period later (fec_defer.go); its
-// frames are sent again at once all the same.
+// frames are sent again at once all the same. FECAuto waits so too
+// unless the path shows congestion at the loss, when it signals at once.
 //
 // # Congestion control
 //
 // A Controller owns the window and the pacing rate; the Sender owns bytes
 // in flight and tells the controller about sent packets (OnPacketSent),
 // acknowledgements with a delivery-rate sample (OnAck), and congestion
-// signals (OnCongestionEvent: loss, ECN-CE, FEC under signal, with the
-// persistent flag). NewReno and CUBIC share windowBase: slow start with
+// signals (OnCongestionEvent: loss, ECN-CE, rebuilt packets the FEC
+// policy counts as congestion, with the persistent flag). NewReno and CUBIC share windowBase: slow start with
 // HyStart++, one reduction per recovery period, minimum and maximum window.
 //
 // On a path whose minimum RTT is 80 ms or more, the first slow start is

@@ -2,7 +2,9 @@ package recovery
 
 import "time"
 
-// Under FECHide a packet the peer rebuilt from repairs is delivered, not
+// Under FECHide (and FECAuto, where the path shows no congestion when the
+// source is declared lost: fec_auto.go) a packet the peer rebuilt from
+// repairs is delivered, not
 // lost, for the controller (OnRecovered). Loss detection can declare a
 // source lost before the rebuild is reported: when no repair covered it
 // yet (the first round trips of a connection, whose controller starts
@@ -33,15 +35,16 @@ func (s *Sender) deferLoss(now time.Duration, space Space, rec *sentPacket) {
 }
 
 // undeferLoss drops the held signal of a lost source the peer reported
-// rebuilt.
-func (s *Sender) undeferLoss(space Space, pn uint64) {
+// rebuilt, and returns it if there was one: under FECAuto the report may
+// find the path congested, and the caller signals it then.
+func (s *Sender) undeferLoss(space Space, pn uint64) (deferredLoss, bool) {
 	for i := range s.deferred {
-		if d := &s.deferred[i]; d.space == space && d.pn == pn {
+		if d := s.deferred[i]; d.space == space && d.pn == pn {
 			s.deferred = append(s.deferred[:i], s.deferred[i+1:]...)
-			s.stats.LossSignalsAvoided++
-			return
+			return d, true
 		}
 	}
+	return deferredLoss{}, false
 }
 
 // fireDeferred signals, as one loss event, the held losses that are due.
@@ -58,6 +61,7 @@ func (s *Sender) fireDeferred(now time.Duration) {
 		}
 		bytes += d.bytes
 		newest = max(newest, d.timeSent)
+		s.auto.onUnrepaired(now, s.rtt.SmoothedRTT())
 	}
 	clear(s.deferred[len(keep):])
 	s.deferred = keep

@@ -73,6 +73,7 @@ func (s *Sender) detectLost(now time.Duration, space Space, sp *spaceState) (new
 			if t, lost := s.lossTimeOf(now, sp, rec, delay); !lost {
 				sp.setLossTime(t)
 			} else {
+				s.autoDecideLoss(now, rec)
 				if rec.has(flagInFlight) && !rec.lossUnsignaled() && !rec.has(flagDeferSignal) {
 					newest, inFlightLost = rec.timeSent, true
 				}

@@ -16,11 +16,13 @@ type SentPacket struct {
 	InFlight bool
 	// Repair: the packet carries FEC redundancy and no data of its own
 	// (a FEC_REPAIR frame, perhaps with ACK frames). Under FECHide its
-	// loss is no congestion signal (fec_hide.go).
+	// loss is no congestion signal (fec_hide.go), nor under FECAuto
+	// unless the path shows congestion (fec_auto.go).
 	Repair bool
 	// Source: the packet is a FEC source symbol, which the peer may yet
 	// rebuild after it is declared lost. Under FECHide its loss signals
-	// congestion only once the FEC report would have come (fec_defer.go).
+	// congestion only once the FEC report would have come (fec_defer.go);
+	// under FECAuto too, unless the path shows congestion (fec_auto.go).
 	Source bool
 	// Ref is the core's own handle for what the packet carried (an index
 	// into its table of retransmittable frames, a stream offset, anything).
@@ -44,7 +46,9 @@ type PacketInfo struct {
 	AppLimited bool
 	// PathProbe: the packet is a path MTU probe (MarkPathProbe).
 	PathProbe bool
-	// HiddenRepair: a repair packet sent under FECHide.
+	// HiddenRepair: a repair packet whose loss is no congestion signal:
+	// sent under FECHide, or under FECAuto and not declared lost while
+	// the path showed congestion.
 	HiddenRepair bool
 	// LossTrigger, in Result.Lost, is the rule that declared the packet
 	// lost; zero elsewhere.
@@ -83,11 +87,13 @@ const (
 	// flagPathProbe: a path MTU probe, whose loss is no congestion
 	// signal (pathprobe.go).
 	flagPathProbe
-	// flagHiddenRepair: a repair packet under FECHide, whose loss is no
-	// congestion signal either (fec_hide.go).
+	// flagHiddenRepair: a repair packet under FECHide (or FECAuto, until
+	// a loss on a congested path clears it), whose loss is no congestion
+	// signal either (fec_hide.go).
 	flagHiddenRepair
-	// flagDeferSignal: a FEC source under FECHide, whose loss signals
-	// only if the peer does not report it rebuilt in time (fec_defer.go).
+	// flagDeferSignal: a FEC source under FECHide (or FECAuto, until a
+	// loss on a congested path clears it), whose loss signals only if the
+	// peer does not report it rebuilt in time (fec_defer.go).
 	flagDeferSignal
 )
 

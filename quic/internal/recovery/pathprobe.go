@@ -55,7 +55,7 @@ func (s *Sender) observe(space Space, rec *sentPacket, acked bool) {
 }
 
 // unsignaledBytes is the size of the lost packets whose loss is no
-// congestion signal (path probes, repairs under FECHide): they left bytes
+// congestion signal (path probes, hidden repairs): they left bytes
 // in flight but do not count as lost bytes for the controller.
 func unsignaledBytes(lost []PacketInfo) int64 {
 	var n int64

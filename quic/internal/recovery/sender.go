@@ -77,8 +77,10 @@ type Sender struct {
 	cev   CongestionEvent
 	stats Stats
 	// delivered collects packets newly recovered by the peer, for the
-	// controller under FECHide.
+	// controller when the FEC policy hides them.
 	delivered []PacketInfo
+	// auto is the path evidence of the FECAuto policy (fec_auto.go).
+	auto fecAuto
 	// observer learns which packets were acknowledged and lost
 	// (pathprobe.go).
 	observer PacketObserver
@@ -128,10 +130,10 @@ func (s *Sender) OnPacketSent(now time.Duration, p SentPacket) error {
 			s.resume.noteSent(p.Space, p.Number)
 		}
 		s.sendInFlight(now, sp, rec, p.AckEliciting)
-		if p.Repair && s.cfg.FECPolicy == FECHide {
+		if p.Repair && s.cfg.FECPolicy.hidesFECLosses() {
 			rec.flags |= flagHiddenRepair
 		}
-		if p.Source && s.cfg.FECPolicy == FECHide {
+		if p.Source && s.cfg.FECPolicy.hidesFECLosses() {
 			rec.flags |= flagDeferSignal
 		}
 	}
@@ -208,6 +210,7 @@ func (s *Sender) sendInFlight(now time.Duration, sp *spaceState, rec *sentPacket
 		}
 	}
 	s.cc.OnPacketSent(now, int(rec.bytes), prior)
+	s.auto.onSent(now, s.rtt.SmoothedRTT())
 	if !s.cfg.Pacing.Disabled {
 		rate := s.cc.PacingRate(&s.rtt)
 		s.pacer.OnSent(now, int(rec.bytes), rate, s.burstCapacity(rate))

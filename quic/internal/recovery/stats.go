@@ -11,6 +11,10 @@ type Stats struct {
 	// RecoveredAfterLoss those among them already declared lost (their
 	// retransmission was wasted).
 	PacketsRecovered, RecoveredAfterLoss uint64
+	// RecoveredAsCongestion and RecoveredAsDelivered count the in-flight
+	// packets the peer rebuilt before their loss was declared, by how
+	// the FEC policy counted them (RecoveredIsCongestion).
+	RecoveredAsCongestion, RecoveredAsDelivered uint64
 	// CoveredLossesDelayed counts packets whose loss declaration a repair
 	// deadline postponed at least once.
 	CoveredLossesDelayed uint64
@@ -20,8 +24,9 @@ type Stats struct {
 	CongestionSignals     uint64
 	PersistentCongestions uint64
 	// LossSignalsDeferred counts FEC sources declared lost under FECHide
-	// whose congestion signal waited for the peer's FEC report, and
-	// LossSignalsAvoided those the peer then reported rebuilt.
+	// or FECAuto whose congestion signal waited for the peer's FEC
+	// report, and LossSignalsAvoided those the peer then reported rebuilt
+	// and the policy did not count as congestion.
 	LossSignalsDeferred, LossSignalsAvoided uint64
 	ECNCEIncreases                          uint64
 	// ResumeReconnaissance, ResumeUnvalidated, ResumeValidating,
