@@ -72,8 +72,10 @@ type RunRecord struct {
 	SizeBytes int64   `json:"size_bytes"`
 	Seed      uint64  `json:"seed"`
 	Seconds   float64 `json:"seconds"`
-	LimitS    float64 `json:"limit_s"`
-	Detail    string  `json:"detail,omitempty"`
+	// GoodputMbps is the body's bits over Seconds, in Mbit/s.
+	GoodputMbps float64 `json:"goodput_mbps"`
+	LimitS      float64 `json:"limit_s"`
+	Detail      string  `json:"detail,omitempty"`
 	// What the emulated path did during the run: packets the loss model
 	// dropped, packets the queue dropped, and packets the emulator sent
 	// more than its late threshold after their due time (a run with many
@@ -86,18 +88,21 @@ type RunRecord struct {
 
 // Result summarizes one stack at one size.
 type Result struct {
-	Stack        string    `json:"stack"`
-	SizeBytes    int64     `json:"size_bytes"`
-	Runs         int       `json:"runs"`
-	MedianS      float64   `json:"median_s"`
-	P90S         float64   `json:"p90_s"`
-	P99S         float64   `json:"p99_s"`
-	MinS         float64   `json:"min_s"`
-	MaxS         float64   `json:"max_s"`
-	LimitS       float64   `json:"limit_s"`
-	MedianRatio  float64   `json:"median_over_limit"`
-	LimitFormula string    `json:"limit_formula"`
-	SamplesS     []float64 `json:"samples_s"`
+	Stack       string  `json:"stack"`
+	SizeBytes   int64   `json:"size_bytes"`
+	Runs        int     `json:"runs"`
+	MedianS     float64 `json:"median_s"`
+	P90S        float64 `json:"p90_s"`
+	P99S        float64 `json:"p99_s"`
+	MinS        float64 `json:"min_s"`
+	MaxS        float64 `json:"max_s"`
+	LimitS      float64 `json:"limit_s"`
+	MedianRatio float64 `json:"median_over_limit"`
+	// MedianGoodputMbps is the body's bits over the median time, in
+	// Mbit/s (seed 004 compares stacks by it).
+	MedianGoodputMbps float64   `json:"median_goodput_mbps"`
+	LimitFormula      string    `json:"limit_formula"`
+	SamplesS          []float64 `json:"samples_s"`
 }
 
 // Outcome is everything the experiment measured.
@@ -230,6 +235,7 @@ func downloadOnce(ctx context.Context, cfg DownloadConfig, r int, st Stack, size
 	}
 	st2 := path.Stats()
 	rec.Seconds = d.Elapsed.Seconds()
+	rec.GoodputMbps = Goodput(rec.SizeBytes, rec.Seconds)
 	rec.Detail = d.Detail
 	rec.DownLost, rec.UpLost = st2.Down.DroppedLoss, st2.Up.DroppedLoss
 	rec.QueueDrops = st2.Down.DroppedQueue + st2.Up.DroppedQueue
@@ -257,12 +263,20 @@ func (o *Outcome) summarize(cfg DownloadConfig) {
 			o.Results = append(o.Results, Result{
 				Stack: st.Name(), SizeBytes: size, Runs: len(samples),
 				MedianS: s.Median, P90S: s.P90, P99S: s.P99, MinS: s.Min, MaxS: s.Max,
-				LimitS: limit, MedianRatio: ratio(s.Median, limit),
+				LimitS: limit, MedianRatio: ratio(s.Median, limit), MedianGoodputMbps: Goodput(size, s.Median),
 				LimitFormula: LimitFormula(cfg.Profile, st.HandshakeRTTs()),
 				SamplesS:     samples,
 			})
 		}
 	}
+}
+
+// Goodput is size bytes over seconds, in Mbit/s; 0 for no time.
+func Goodput(size int64, seconds float64) float64 {
+	if seconds <= 0 {
+		return 0
+	}
+	return float64(size) * 8 / seconds / 1e6
 }
 
 // ratio is t over the limit, or 0 when a path without delay or rate limit

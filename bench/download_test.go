@@ -232,3 +232,12 @@ func TestRunDownloadRejectsBadConfig(t *testing.T) {
 		t.Errorf("a rejected configuration started something: %q", log.events)
 	}
 }
+
+func TestGoodput(t *testing.T) {
+	if g := Goodput(100e6, 4); g != 200 {
+		t.Errorf("100 MB in 4 s: %v Mbit/s, want 200", g)
+	}
+	if g := Goodput(1, 0); g != 0 {
+		t.Errorf("no time: %v", g)
+	}
+}

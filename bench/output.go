@@ -39,7 +39,7 @@ func (d Document) Table() *report.Table {
 	t := &report.Table{
 		Title: fmt.Sprintf("Download completion time (s), profile %s: down %s, up %s; RTT %v ms; %d runs, seed %d",
 			p.Name, linkText(p.Down), linkText(p.Up), p.RTTMs, d.Metadata.Runs, d.Metadata.Seed),
-		Columns: []string{"stack", "size", "runs", "median", "p90", "p99", "min", "max", "limit", "median/limit"},
+		Columns: []string{"stack", "size", "runs", "median", "p90", "p99", "min", "max", "limit", "median/limit", "Mbit/s"},
 	}
 	for _, r := range d.Results {
 		ratio := "-"
@@ -48,7 +48,7 @@ func (d Document) Table() *report.Table {
 		}
 		// AddRow only fails on a row of the wrong width, which this is not.
 		_ = t.AddRow(r.Stack, FormatSize(r.SizeBytes), strconv.Itoa(r.Runs), secs(r.MedianS), secs(r.P90S),
-			secs(r.P99S), secs(r.MinS), secs(r.MaxS), secs(r.LimitS), ratio)
+			secs(r.P99S), secs(r.MinS), secs(r.MaxS), secs(r.LimitS), ratio, strconv.FormatFloat(r.MedianGoodputMbps, 'f', 1, 64))
 	}
 	return t
 }

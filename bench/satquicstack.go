@@ -31,7 +31,9 @@ import (
 //
 // "satquic" runs with FEC inside the transport under the library's
 // default policy (auto), "satquic-hide" and "satquic-signal" under the
-// policies chosen by hand, "satquic-nofec" without FEC.
+// policies chosen by hand, "satquic-nofec" without FEC; "satquic-bbr" and
+// "satquic-cubic" are "satquic" with that congestion controller whatever
+// --cc says, so that one run compares the controllers (seed 004).
 func init() {
 	// The default stack is what a user gets without tuning; the hide
 	// variant is the hand choice for paths that lose packets without
@@ -44,6 +46,11 @@ func init() {
 		return &satquicStack{name: "satquic-signal", fec: true, fecPolicy: quic.FECSignal}
 	})
 	Register("satquic-nofec", func() Stack { return &satquicStack{name: "satquic-nofec"} })
+	for _, cc := range []string{quic.BBR, quic.CUBIC} {
+		Register("satquic-"+cc, func() Stack {
+			return &satquicStack{name: "satquic-" + cc, fec: true, fecPolicy: quic.FECAuto, cc: cc, pinnedCC: true}
+		})
+	}
 }
 
 type satquicStack struct {
@@ -51,8 +58,10 @@ type satquicStack struct {
 	// fec enables FEC at both ends, with fecPolicy for recovered losses.
 	fec       bool
 	fecPolicy string
-	// cc is the congestion controller, "" for the library's default.
-	cc string
+	// cc is the congestion controller, "" for the library's default;
+	// pinnedCC keeps it whatever SetCongestionControl asks.
+	cc       string
+	pinnedCC bool
 	// zeroRTT times a returning client's connection, which resumes the
 	// session of a first, untimed one and asks in 0-RTT (resume.go).
 	zeroRTT bool
@@ -61,6 +70,12 @@ type satquicStack struct {
 // SetCongestionControl chooses the controller of both ends: a name
 // quic.Config.CongestionControl accepts, "" for the library's default.
 func (s *satquicStack) SetCongestionControl(name string) error {
+	if s.pinnedCC {
+		if name != "" && name != s.cc {
+			return fmt.Errorf("%s runs %s: --cc %s does not apply to it", s.name, s.cc, name)
+		}
+		return nil
+	}
 	switch name {
 	case "", quic.CUBIC, quic.NewReno, quic.BBR:
 		s.cc = name

@@ -43,6 +43,7 @@ func virtualOnce(ctx context.Context, cfg DownloadConfig, rec RunRecord, st Virt
 		return rec, fmt.Errorf("received %d bytes, want %d", d.Bytes, rec.SizeBytes)
 	}
 	rec.Seconds = d.Elapsed.Seconds()
+	rec.GoodputMbps = Goodput(rec.SizeBytes, rec.Seconds)
 	rec.Detail = d.Detail
 	rec.DownLost, rec.UpLost = d.Down.DroppedLoss, d.Up.DroppedLoss
 	rec.QueueDrops = d.Down.DroppedQueue + d.Up.DroppedQueue

@@ -77,11 +77,14 @@ the emulated profile in real time (root: each download gets fresh network
 namespaces). Runs interleave the stacks, and run r seeds the links from
 --seed and r. Progress goes to stderr, the table to stdout.
 Sizes take B, kB, MB, GB (powers of 10) or KiB, MiB, GiB.
-Stacks: satquic (satquic's QUIC, hq-interop), quic-go (quic-go's HTTP/3 with
+Stacks: satquic (satquic's QUIC, hq-interop, FEC under the auto policy;
+satquic-hide and satquic-signal under those, satquic-nofec without FEC,
+satquic-bbr and satquic-cubic with that controller), quic-go (quic-go's HTTP/3 with
 its defaults, built from internal/cmd/quicgo-peer with the go command, so
 run from the source tree), tcp-cubic and tcp-bbr (HTTPS over kernel TCP).
 --cc cubic|newreno|bbr sets the satquic stacks' congestion controller
-(default: the library's); the JSON metadata records it per stack.
+(default: the library's); the JSON metadata records it per stack. The
+table, CSV and JSON carry each download's goodput in Mbit/s too.
 --plot FILE.png draws every size in one figure; --plot DIR (any name not
 ending in .png) writes download.png and a figure per size,
 download-SIZE.png, into DIR.`
