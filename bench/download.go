@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/satquic/satquic/netsim"
@@ -72,10 +73,14 @@ type RunRecord struct {
 	SizeBytes int64   `json:"size_bytes"`
 	Seed      uint64  `json:"seed"`
 	Seconds   float64 `json:"seconds"`
-	// GoodputMbps is the body's bits over Seconds, in Mbit/s.
+	// GoodputMbps is the body's bits over Seconds, in Mbit/s (0 when
+	// the download timed out).
 	GoodputMbps float64 `json:"goodput_mbps"`
-	LimitS      float64 `json:"limit_s"`
-	Detail      string  `json:"detail,omitempty"`
+	// TimedOut: the download did not complete within the timeout;
+	// Seconds is the timeout, a lower bound of its time.
+	TimedOut bool    `json:"timed_out,omitempty"`
+	LimitS   float64 `json:"limit_s"`
+	Detail   string  `json:"detail,omitempty"`
 	// What the emulated path did during the run: packets the loss model
 	// dropped, packets the queue dropped, and packets the emulator sent
 	// more than its late threshold after their due time (a run with many
@@ -98,6 +103,10 @@ type Result struct {
 	MaxS        float64 `json:"max_s"`
 	LimitS      float64 `json:"limit_s"`
 	MedianRatio float64 `json:"median_over_limit"`
+	// TimedOut counts the runs that did not complete within the timeout;
+	// they count as the timeout in the statistics, which are then lower
+	// bounds.
+	TimedOut int `json:"timed_out"`
 	// MedianGoodputMbps is the body's bits over the median time, in
 	// Mbit/s (seed 004 compares stacks by it).
 	MedianGoodputMbps float64   `json:"median_goodput_mbps"`
@@ -157,13 +166,22 @@ func RunDownload(ctx context.Context, cfg DownloadConfig) (*Outcome, error) {
 		out.HighPriority = out.HighPriority && highPrio
 		out.Runs = append(out.Runs, rec)
 		if cfg.Progress != nil {
-			fmt.Fprintf(cfg.Progress, "[%d/%d] run %d/%d  %-10s %7s  %8.3f s  (limit %.3f s, %.2fx; lost down %d up %d%s)\n",
-				i+1, len(order), r, cfg.Runs, st.Name(), FormatSize(size), rec.Seconds, rec.LimitS,
+			fmt.Fprintf(cfg.Progress, "[%d/%d] run %d/%d  %-10s %7s  %s%8.3f s  (limit %.3f s, %.2fx; lost down %d up %d%s)\n",
+				i+1, len(order), r, cfg.Runs, st.Name(), FormatSize(size), timedOutMark(rec.TimedOut), rec.Seconds, rec.LimitS,
 				ratio(rec.Seconds, rec.LimitS), rec.DownLost, rec.UpLost, lateNote(rec.Late))
 		}
 	}
 	out.summarize(cfg)
 	return out, nil
+}
+
+// timedOutMark prefixes the time of a download that timed out: it took
+// longer.
+func timedOutMark(timedOut bool) string {
+	if timedOut {
+		return ">"
+	}
+	return ""
 }
 
 func lateNote(late uint64) string {
@@ -229,7 +247,11 @@ func downloadOnce(ctx context.Context, cfg DownloadConfig, r int, st Stack, size
 	case ctx.Err() != nil:
 		return rec, false, fmt.Errorf("interrupted: %w", context.Cause(ctx))
 	case dctx.Err() != nil:
-		return rec, false, fmt.Errorf("%w (%v)", err, context.Cause(dctx))
+		rec = rec.timedOut(timeout, fmt.Sprint(err))
+		st2 := path.Stats()
+		rec.DownLost, rec.UpLost = st2.Down.DroppedLoss, st2.Up.DroppedLoss
+		rec.QueueDrops, rec.Late = st2.Down.DroppedQueue+st2.Up.DroppedQueue, st2.Down.Late+st2.Up.Late
+		return rec, st2.HighPriority, nil
 	default:
 		return rec, false, err
 	}
@@ -250,9 +272,13 @@ func (o *Outcome) summarize(cfg DownloadConfig) {
 	for _, size := range cfg.Sizes {
 		for _, st := range cfg.Stacks {
 			var samples []float64
+			timedOut := 0
 			for _, rec := range o.Runs {
 				if rec.Stack == st.Name() && rec.SizeBytes == size {
 					samples = append(samples, rec.Seconds)
+					if rec.TimedOut {
+						timedOut++
+					}
 				}
 			}
 			if len(samples) == 0 {
@@ -264,11 +290,22 @@ func (o *Outcome) summarize(cfg DownloadConfig) {
 				Stack: st.Name(), SizeBytes: size, Runs: len(samples),
 				MedianS: s.Median, P90S: s.P90, P99S: s.P99, MinS: s.Min, MaxS: s.Max,
 				LimitS: limit, MedianRatio: ratio(s.Median, limit), MedianGoodputMbps: Goodput(size, s.Median),
+				TimedOut:     timedOut,
 				LimitFormula: LimitFormula(cfg.Profile, st.HandshakeRTTs()),
 				SamplesS:     samples,
 			})
 		}
 	}
+}
+
+// timedOut records a download that did not complete within timeout:
+// its time is at least the timeout. why says what the stack saw.
+func (rec RunRecord) timedOut(timeout time.Duration, why string) RunRecord {
+	rec.TimedOut = true
+	rec.Seconds = timeout.Seconds()
+	rec.GoodputMbps = 0
+	rec.Detail = strings.TrimSpace("timed out; " + why)
+	return rec
 }
 
 // Goodput is size bytes over seconds, in Mbit/s; 0 for no time.

@@ -72,17 +72,27 @@ func (d Document) WriteText(w io.Writer) error {
 			return err
 		}
 	}
+	for _, r := range d.Results {
+		if r.TimedOut == 0 {
+			continue
+		}
+		if _, err := fmt.Fprintf(w, "%s %s: %d of %d runs timed out and count as their timeout: its figures are lower bounds\n",
+			r.Stack, FormatSize(r.SizeBytes), r.TimedOut, r.Runs); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
 // RunsTable has one row per download, for --csv.
 func (d Document) RunsTable() *report.Table {
 	t := &report.Table{Columns: []string{"run", "stack", "size_bytes", "seed", "seconds", "limit_s",
-		"over_limit", "down_lost", "up_lost", "queue_drops", "late", "detail"}}
+		"over_limit", "goodput_mbps", "timed_out", "down_lost", "up_lost", "queue_drops", "late", "detail"}}
 	for _, r := range d.Runs {
 		_ = t.AddRow(strconv.Itoa(r.Run), r.Stack, strconv.FormatInt(r.SizeBytes, 10),
 			strconv.FormatUint(r.Seed, 10), strconv.FormatFloat(r.Seconds, 'f', 6, 64),
 			strconv.FormatFloat(r.LimitS, 'f', 6, 64), strconv.FormatFloat(ratio(r.Seconds, r.LimitS), 'f', 4, 64),
+			strconv.FormatFloat(r.GoodputMbps, 'f', 3, 64), strconv.FormatBool(r.TimedOut),
 			strconv.FormatInt(r.DownLost, 10), strconv.FormatInt(r.UpLost, 10),
 			strconv.FormatInt(r.QueueDrops, 10), strconv.FormatUint(r.Late, 10), r.Detail)
 	}

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -36,6 +37,9 @@ func virtualOnce(ctx context.Context, cfg DownloadConfig, rec RunRecord, st Virt
 		timeout = 10*time.Minute + 100*limit
 	}
 	d, err := st.DownloadVirtual(ctx, cfg.Profile.WithSeed(rec.Seed), rec.Seed, rec.SizeBytes, timeout)
+	if errors.Is(err, netsim.ErrLimit) {
+		return rec.timedOut(timeout, d.Detail), nil
+	}
 	if err != nil {
 		return rec, err
 	}

@@ -105,3 +105,34 @@ func TestVirtualDownloadCongestionControl(t *testing.T) {
 		t.Errorf("a stack without a choice of controller: %v", err)
 	}
 }
+
+// TestVirtualDownloadTimeout: a download that does not complete within the
+// timeout is recorded as timed out, at the timeout, and the experiment goes
+// on with the next one.
+func TestVirtualDownloadTimeout(t *testing.T) {
+	cfg := virtualConfig(t, "satquic-nofec")
+	cfg.Sizes, cfg.Runs, cfg.Timeout = []int64{3 << 20}, 2, 500*time.Millisecond
+	out, err := RunDownload(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Runs) != 2 || len(out.Results) != 1 {
+		t.Fatalf("%d runs, %d results", len(out.Runs), len(out.Results))
+	}
+	for _, r := range out.Runs {
+		if !r.TimedOut || r.Seconds != 0.5 || r.GoodputMbps != 0 || !strings.HasPrefix(r.Detail, "timed out") {
+			t.Errorf("run %d: %+v", r.Run, r)
+		}
+	}
+	if got := out.Results[0].TimedOut; got != 2 {
+		t.Errorf("result counts %d timed out runs, want 2", got)
+	}
+	var b strings.Builder
+	doc := NewDocument(NewMetadata(cfg, "test", nil), out)
+	if err := doc.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "2 of 2 runs timed out") {
+		t.Errorf("table lacks the timeout note:\n%s", b.String())
+	}
+}

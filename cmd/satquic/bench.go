@@ -149,7 +149,7 @@ func parseDownloadExperimentFlags(x downloadExperiment, args []string, stderr io
 	fs.StringVar(&o.jsonPath, "json", "", "write the summaries, every run and the metadata to FILE as JSON")
 	fs.StringVar(&o.csvPath, "csv", "", "write every run to FILE as CSV")
 	fs.StringVar(&o.png, "plot", "", "draw boxplots and CDFs per size to FILE.png, or to DIR as one PNG per size and one of all")
-	fs.DurationVar(&o.timeout, "timeout", 0, "bound on one download (default: 30s + 20 x its physical limit; with --virtual, 10m + 100 x it in simulated time)")
+	fs.DurationVar(&o.timeout, "timeout", 0, "bound on one download (default: 30s + 20 x its physical limit; with --virtual, 10m + 100 x it in simulated time); a download still under way then counts as timed out, at the timeout, and the runs go on")
 	fs.BoolVar(&o.virtual, "virtual", false, "run in virtual time over the simulator instead of the emulator (satquic stacks only)")
 	fs.StringVar(&cc, "cc", "", "congestion controller of the satquic stacks: cubic, newreno or bbr (default: the library's)")
 	quietUsage(fs, args, stderr)
