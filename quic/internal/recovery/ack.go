@@ -284,5 +284,6 @@ func (s *Sender) informController(now time.Duration, acked []PacketInfo, prior i
 		Rate:          s.rate.finish(s.rtt.MinRTT()),
 	}
 	s.cc.OnAck(now, &s.ev)
+	s.path.onAck(now, &s.ev, s.cc.Window(), s.cc.InSlowStart(), s.mds)
 	s.ev.Acked = nil
 }

@@ -126,6 +126,9 @@ type Config struct {
 	LongRTT LongRTTConfig
 	// Pacing tunes the pacer.
 	Pacing PacingConfig
+	// CarefulResume tunes Careful Resume (RFC 9959), which a server
+	// starts with Sender.StartCarefulResume.
+	CarefulResume CarefulResumeConfig
 
 	// FECPolicy says how a packet recovered by the peer's FEC decoder
 	// counts for congestion control.
@@ -222,6 +225,20 @@ type LongRTTConfig struct {
 	// four. A path whose ACKs show jitter keeps that growth. The
 	// firstFlight type in firstflight.go gives the method and its guards.
 	NoJump bool
+}
+
+// CarefulResumeConfig tunes Careful Resume (RFC 9959, resume*.go).
+type CarefulResumeConfig struct {
+	// Disable turns Careful Resume off: StartCarefulResume is ignored
+	// and every connection starts from the initial window.
+	Disable bool
+	// MaxJump is max_jump, the largest window in bytes the Unvalidated
+	// Phase may jump to: jump_cwnd = min(MaxJump, saved_cwnd/2) (RFC 9959
+	// section 3.3). RFC 9959 leaves its value to the sender as a safety
+	// margin and names no number, so zero, the default, means MaxWindow:
+	// the jump is bounded by half the saved window and the window's cap
+	// only.
+	MaxJump int
 }
 
 // PacingConfig tunes the pacer (RFC 9002 section 7.7).
@@ -386,6 +403,7 @@ func (c *Config) checks() []check {
 		{p.Disabled || p.BurstTime >= 0, "Pacing.BurstTime must not be negative"},
 		{c.FECPolicy == FECSignal || c.FECPolicy == FECHide, "FECPolicy is unknown"},
 		{c.FECMaxHold >= 0, "FECMaxHold must not be negative"},
+		{c.CarefulResume.MaxJump >= 0, "CarefulResume.MaxJump must not be negative"},
 	}
 }
 

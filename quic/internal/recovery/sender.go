@@ -85,6 +85,11 @@ type Sender struct {
 	// deferred are FEC sources declared lost whose congestion signal
 	// waits for the peer's FEC report (fec_defer.go).
 	deferred []deferredLoss
+	// resume is Careful Resume wrapping the controller (cc is then
+	// resume), nil until StartCarefulResume; path measures what
+	// SavablePathState reports (resume*.go).
+	resume *carefulResume
+	path   pathRecord
 }
 
 // New returns a Sender for cfg, or an error wrapping ErrInvalidConfig.
@@ -119,6 +124,9 @@ func (s *Sender) OnPacketSent(now time.Duration, p SentPacket) error {
 	s.stats.PacketsSent++
 	s.stats.BytesSent += uint64(p.Bytes)
 	if p.InFlight {
+		if s.resume != nil {
+			s.resume.noteSent(p.Space, p.Number)
+		}
 		s.sendInFlight(now, sp, rec, p.AckEliciting)
 		if p.Repair && s.cfg.FECPolicy == FECHide {
 			rec.flags |= flagHiddenRepair

@@ -24,4 +24,11 @@ type Stats struct {
 	// LossSignalsAvoided those the peer then reported rebuilt.
 	LossSignalsDeferred, LossSignalsAvoided uint64
 	ECNCEIncreases                          uint64
+	// ResumeReconnaissance, ResumeUnvalidated, ResumeValidating,
+	// ResumeSafeRetreat and ResumeNormal count the Careful Resume phases
+	// entered (RFC 9959 section 3), and ResumeUnvalidatedBytes the bytes
+	// sent in the Unvalidated Phase.
+	ResumeReconnaissance, ResumeUnvalidated, ResumeValidating uint64
+	ResumeSafeRetreat, ResumeNormal                           uint64
+	ResumeUnvalidatedBytes                                    uint64
 }
