@@ -66,7 +66,7 @@
 // if the report has not come a PTO period later (fec_defer.go); its
 // frames are sent again at once all the same.
 //
-// # Congestion control, and where BBR and Careful Resume go
+// # Congestion control, and where BBR goes
 //
 // A Controller owns the window and the pacing rate; the Sender owns bytes
 // in flight and tells the controller about sent packets (OnPacketSent),
@@ -92,12 +92,25 @@
 // PacingRate replaces the window-derived rate. It is added as an Algorithm
 // value in newController.
 //
-// Careful Resume (RFC 9959) wraps a Controller: in Reconnaissance it
-// forwards everything; when the first RTT sample confirms the saved path
-// (min RTT above half the saved RTT) it raises Window to the jump window
-// for the Unvalidated phase, paces at the saved rate, and watches the
-// acknowledgement of the last unvalidated packet (Validating) or the first
-// congestion event (Safe Retreat: the inner controller restarts from
-// PipeSize/2). Because the Sender only talks to the interface, the wrapper
-// needs no change here beyond a Config field for the saved parameters.
+// # Careful Resume
+//
+// Careful Resume (RFC 9959, resume*.go) lets a connection start from a
+// path state an earlier one saved (ResumeState: bytes per round trip and
+// the minimum RTT; SavablePathState measures it). StartCarefulResume wraps
+// the controller in carefulResume, a Controller, so the Sender sees no
+// difference. In Reconnaissance it forwards everything; once the initial
+// data is acknowledged with an RTT that confirms the path (above half the
+// saved RTT, at most ten times it) and the normal window is full, it jumps
+// to jump_cwnd = min(MaxJump, saved_cwnd/2), paced at jump_cwnd per RTT
+// (Unvalidated); the window then becomes the flight size and grows by slow
+// start until the last unvalidated packet is acknowledged (Validating),
+// after which congestion avoidance goes on from there (Normal). Congestion
+// while unvalidated, or RTT samples showing that the jump built a queue,
+// cut the window to PipeSize/2 until the unvalidated packets are drained
+// (Safe Retreat). NewReno and CUBIC let the wrapper set their window
+// (windowResumer); a controller with a model of its own, as BBR, instead
+// implements resumeDriven: it is told to probe at half the saved
+// bandwidth, to retreat and when resuming ends, and discards the samples
+// taken meanwhile. ResumePhase and the Resume counters of Stats report
+// the phases.
 package recovery

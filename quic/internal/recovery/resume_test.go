@@ -113,8 +113,8 @@ func TestResumeNoLoss(t *testing.T) {
 				t.Fatalf("PipeSize %d, want %d", s.resume.pipeSize, 320*seg)
 			}
 			wantStats(t, s, 1, 1, 1, 0, 1)
-			if !s.InSlowStart() {
-				t.Fatal("normal congestion control after a clean resume is slow start (RFC 9959 section 3.7)")
+			if s.InSlowStart() || s.ControllerState().SSThresh != 600*seg {
+				t.Fatalf("ssthresh %d after a clean resume, want the window", s.ControllerState().SSThresh)
 			}
 		})
 	}
@@ -262,6 +262,40 @@ func TestResumeReconnaissanceExits(t *testing.T) {
 				want = 6000
 			}
 			wantCwnd(t, s, want)
+		})
+	}
+}
+
+// RTT samples in the Validating Phase that show a queue of more than a
+// quarter of the minimum RTT (less the ACK delay), eight in a row, mean the
+// path no longer carries the jump: Safe Retreat, without waiting for a
+// loss.
+func TestResumeQueueRetreat(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// delays are the ACK delays of ACKs 1 ms apart whose samples
+		// are 125 ms, 126 ms and so on: a delay of 2 ms or more makes
+		// a sample less than 25 ms above the minimum RTT.
+		delays []time.Duration
+		want   ResumePhase
+	}{
+		{"eight late samples", []time.Duration{0, 0, 0, 0, 0, 0, 0, 0}, ResumeSafeRetreat},
+		{"seven late samples", []time.Duration{0, 0, 0, 0, 0, 0, 0}, ResumeValidating},
+		{"a run broken", []time.Duration{0, 0, 0, 0, 0, 0, 0, 10 * ms, 0, 0, 0, 0, 0, 0, 0}, ResumeValidating},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := resumedSender(t, NewReno)
+			sendRange(t, s, 100*ms, 30, 309)
+			ackRanges(t, s, 200*ms, 10, 29)
+			wantPhase(t, s, ResumeValidating)
+			for i, d := range tc.delays {
+				ack(t, s, 225*ms+time.Duration(i)*ms, SpaceApplication, d, rng(10, uint64(30+i)))
+			}
+			wantPhase(t, s, tc.want)
+			if tc.want == ResumeSafeRetreat {
+				// PipeSize: 20 + 20 + 8 packets.
+				wantCwnd(t, s, 24*seg)
+			}
 		})
 	}
 }
