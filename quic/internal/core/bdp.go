@@ -154,6 +154,8 @@ type bdpState struct {
 	lastAt  time.Duration
 	sent    bool
 	resumed bool
+	// busy: stream data waited to be sent at the last update check.
+	busy bool
 
 	// A client's latest blob from the server, or the one of the ticket it
 	// resumed, stored with its latest ticket (resume.go).
@@ -309,21 +311,28 @@ func (c *Conn) maySendPathState(now time.Duration) {
 // updateDue is the rule of a server's BDP frames at now, for the state st
 // loss recovery offers, with smoothed RTT srtt and idle: no stream data
 // waits to be sent. The first goes as soon as a state is offered. While
-// a transfer goes on, another goes when UpdateRTTs smoothed RTTs passed
-// since the last one and its window or RTT changed by a quarter or more;
-// when the sending pauses (the end of a transfer), one goes a smoothed
-// RTT after the last if the state changed at all, so that the client
-// keeps the state of the end of the transfer.
+// data is sent, another goes when UpdateRTTs smoothed RTTs passed since
+// the last one and its window or RTT changed by a quarter or more. When
+// the sending stops (the end of a transfer), one goes at once if the
+// state changed at all, so that it travels with the last data and a
+// client that closes as soon as it has them keeps the state of the whole
+// transfer; while sending stays stopped, the last acknowledgements may
+// still change the state, and one more goes a smoothed RTT after the
+// last if they did.
 func (b *bdpState) updateDue(now time.Duration, st recovery.ResumeState, srtt time.Duration, idle bool) bool {
-	if !b.sent {
+	ended := idle && b.busy
+	b.busy = !idle
+	switch {
+	case !b.sent:
+		return true
+	case st == b.last:
+		return false
+	case ended:
 		return true
 	}
 	since := now - b.lastAt
-	if st == b.last || since < srtt {
-		return false
-	}
 	if idle {
-		return true
+		return since >= srtt
 	}
 	return since >= time.Duration(b.cfg.UpdateRTTs)*srtt && notablyChanged(b.last, st)
 }

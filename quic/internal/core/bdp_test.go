@@ -221,9 +221,10 @@ func cachedBlob(t testing.TB, ccfg *Config) ([]byte, bool) {
 	return findBDPBlob(s.Extra)
 }
 
-// TestBDPUpdateRule: the first state goes at once; during a transfer the
-// next waits UpdateRTTs smoothed RTTs and a change of a quarter; at the
-// end of a transfer any change goes after a smoothed RTT.
+// TestBDPUpdateRule: the first state goes at once; while data is sent
+// the next waits UpdateRTTs smoothed RTTs and a change of a quarter; when
+// the sending stops any change goes at once, and later ones a smoothed
+// RTT apart.
 func TestBDPUpdateRule(t *testing.T) {
 	cfg, err := (&CarefulResumeConfig{}).withDefaults()
 	if err != nil {
@@ -234,28 +235,30 @@ func TestBDPUpdateRule(t *testing.T) {
 	st := func(cwnd int64, rtt time.Duration) recovery.ResumeState {
 		return recovery.ResumeState{SavedCwnd: cwnd, SavedRTT: rtt}
 	}
-	first := st(1_000_000, 650*time.Millisecond)
+	first := st(1_000_000, srtt)
 	if !b.updateDue(time.Second, first, srtt, false) {
 		t.Fatal("first state not sent")
 	}
-	b.last, b.lastAt, b.sent = first, time.Second, true
-	cases := []struct {
+	t0 := time.Second
+	b.last, b.lastAt, b.sent = first, t0, true
+	steps := []struct {
 		at   time.Duration
 		st   recovery.ResumeState
 		idle bool
 		want bool
 	}{
-		{time.Second + 4*srtt, first, true, false},                                    // unchanged
-		{time.Second + srtt - 1, st(1_100_000, 650*time.Millisecond), true, false},    // too soon
-		{time.Second + srtt, st(1_100_000, 650*time.Millisecond), true, true},         // end of transfer
-		{time.Second + 4*srtt - 1, st(2_000_000, 650*time.Millisecond), false, false}, // transfer, too soon
-		{time.Second + 4*srtt, st(1_200_000, 650*time.Millisecond), false, false},     // transfer, small change
-		{time.Second + 4*srtt, st(1_250_000, 650*time.Millisecond), false, true},      // a quarter more
-		{time.Second + 4*srtt, st(1_000_000, 480*time.Millisecond), false, true},      // RTT a quarter less
+		{t0 + 4*srtt, first, false, false},                   // unchanged
+		{t0 + 4*srtt - 1, st(2_000_000, srtt), false, false}, // too soon
+		{t0 + 4*srtt, st(1_200_000, srtt), false, false},     // small change
+		{t0 + 4*srtt, st(1_000_000, 480*time.Millisecond), false, true},
+		{t0 + 4*srtt, st(1_250_000, srtt), false, true}, // a quarter more
+		{t0 + srtt/2, st(1_010_000, srtt), true, true},  // the sending stopped
+		{t0 + srtt/2, st(1_020_000, srtt), true, false}, // stopped, too soon
+		{t0 + srtt, st(1_020_000, srtt), true, true},    // stopped, a smoothed RTT later
 	}
-	for i, c := range cases {
+	for i, c := range steps {
 		if got := b.updateDue(c.at, c.st, srtt, c.idle); got != c.want {
-			t.Errorf("case %d: due %v, want %v", i, got, c.want)
+			t.Errorf("step %d: due %v, want %v", i, got, c.want)
 		}
 	}
 }
