@@ -162,6 +162,9 @@ func (t *Transport) Listen(tlsConf *tls.Config, conf *Config) (*Listener, error)
 		return nil, err
 	}
 	cc.DisableECN = cc.DisableECN || !t.io.Capabilities().ECN
+	if err := serverCarefulResume(cc.CarefulResume, conf.resumeKey(), t.epoch); err != nil {
+		return nil, err
+	}
 	l := newListener(t, cc, conf, lim)
 	t.mu.Lock()
 	defer t.mu.Unlock()
