@@ -82,6 +82,9 @@ func download(ctx context.Context, server string, files []*getFile, sinks []sink
 		Session:       sessionNew,
 		Resumed:       cs.TLS.DidResume,
 		Used0RTT:      cs.Used0RTT,
+
+		PathStates:        st.CarefulResume.BDPFramesReceived,
+		PathStateReturned: st.CarefulResume.BDPFramesSent > 0,
 	}
 	if cs.TLS.DidResume {
 		rep.Session = sessionResumed
