@@ -262,3 +262,79 @@ func TestBDPUpdateRule(t *testing.T) {
 		}
 	}
 }
+
+// TestBDPReturned: a resuming client returns the blob of its ticket once:
+// in its first 0-RTT packet, arriving with the ClientHello; in 1-RTT when
+// the server rejected the 0-RTT packet that carried it; in its first
+// 1-RTT packet without 0-RTT. The server takes it each time (a state of
+// this path sealed for this client a minute ago).
+func TestBDPReturned(t *testing.T) {
+	const delay = 30 * time.Millisecond
+	for _, tc := range []struct {
+		name                   string
+		client0RTT, server0RTT bool
+		at                     time.Duration // when the server has the blob
+	}{
+		{"0-RTT", true, true, delay},
+		{"0-RTT rejected", true, false, 3 * delay},
+		{"1-RTT", false, true, 3 * delay},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ccfg, scfg := resumeConfigs(t, 90)
+			ccfg.Allow0RTT, scfg.Allow0RTT = true, true
+			withCarefulResume(t, ccfg, scfg, 1)
+			p := newPair(t, ccfg, scfg, delay)
+			p.mustRun(func() bool { return p.confirmed() && hasSession(ccfg) }, 5*time.Second)
+			// The state of this path: a 60 ms round trip.
+			st := crypto.PathState{IssuedAt: testEpoch.Add(-time.Minute), Lifetime: time.Hour, Cwnd: 4_000_000, RTT: 2 * delay, Addr: clientAddr.Addr()}
+			blob, err := testSealer(t, 1).Seal(nil, st, newSeeded(6))
+			if err != nil {
+				t.Fatal(err)
+			}
+			pl := frameBytes(t, &wire.BDPFrame{Blob: blob})
+			p.client.HandleDatagram(p.now, Datagram{Addr: serverAddr, Data: seal1RTT(t, p.now, p.server, pl, 0)})
+
+			ccfg.Allow0RTT, scfg.Allow0RTT = tc.client0RTT, tc.server0RTT
+			p = newPair(t, ccfg, scfg, delay)
+			var at time.Duration
+			p.mustRun(func() bool {
+				if at == 0 && p.server != nil && p.server.Stats().CarefulResume.BDPFramesReceived > 0 {
+					at = p.now
+				}
+				return p.confirmed() && at > 0
+			}, 5*time.Second)
+			s, c := p.server.Stats().CarefulResume, p.client.Stats().CarefulResume
+			if at != tc.at || s.BDPFramesReceived != 1 || s.BDPFramesAccepted != 1 || c.BDPFramesSent != 1 {
+				t.Fatalf("server had the blob at %v (want %v): server %+v, client %+v", at, tc.at, s, c)
+			}
+			if s.Resumed.SavedCwnd != 4_000_000 || s.Phase == 0 {
+				t.Errorf("resumed from %+v, phase %v", s.Resumed, s.Phase)
+			}
+		})
+	}
+}
+
+// FuzzBDPFrames feeds authenticated 1-RTT payloads to both ends of a
+// connection with Careful Resume on: BDP frames well formed or not, with
+// blobs authentic or not, never panic or hang either end.
+func FuzzBDPFrames(f *testing.F) {
+	blob := sealedState(f, 1, clientAddr.Addr(), testEpoch)
+	good := frameBytes(f, &wire.BDPFrame{Blob: blob})
+	f.Add(good)
+	f.Add(good[:len(good)/2])
+	f.Add(append(append([]byte{}, good...), good...))
+	f.Add([]byte{0x7f, 0xe3, 0x01, 0x00, 0x01})
+	f.Fuzz(func(t *testing.T, payload []byte) {
+		ccfg, scfg := testConfigs(t, 10)
+		withCarefulResume(t, ccfg, scfg, 1)
+		p := newPair(t, ccfg, scfg, 5*time.Millisecond)
+		p.mustRun(p.confirmed, 5*time.Second)
+		p.server.HandleDatagram(p.now, Datagram{Addr: clientAddr, Data: seal1RTT(t, p.now, p.client, payload, 0)})
+		p.client.HandleDatagram(p.now, Datagram{Addr: serverAddr, Data: seal1RTT(t, p.now, p.server, payload, 0)})
+		for range 50 {
+			if !p.step() {
+				break
+			}
+		}
+	})
+}
