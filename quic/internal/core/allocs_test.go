@@ -28,11 +28,6 @@ type datagrams struct {
 	n int
 }
 
-func newLockstep(t testing.TB, upload bool) *lockstep {
-	ccfg, scfg := testConfigs(t, 3)
-	return lockstepFrom(t, upload, ccfg, scfg)
-}
-
 // receive hands c the datagrams of d and runs its timers.
 func (l *lockstep) receive(c *Conn, d *datagrams) {
 	c.Step(l.now, d.d[:d.n])
@@ -106,9 +101,16 @@ func TestSteadyStateAllocs(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		upload bool
-	}{{"client sends", true}, {"server sends", false}} {
+		resume bool
+	}{{"client sends", true, false}, {"server sends", false, false}, {"server sends with Careful Resume", false, true}} {
 		t.Run(tc.name, func(t *testing.T) {
-			l := newLockstep(t, tc.upload)
+			ccfg, scfg := testConfigs(t, 3)
+			if tc.resume {
+				// The server checks at every ACK whether its path state
+				// is worth sending.
+				withCarefulResume(t, ccfg, scfg, 1)
+			}
+			l := lockstepFrom(t, tc.upload, ccfg, scfg)
 			// Warm up: windows, rings and pools reach their working size.
 			for range 2000 {
 				l.sendHalf()
