@@ -2,6 +2,7 @@ package core
 
 import (
 	"bytes"
+	"errors"
 	"slices"
 	"testing"
 	"time"
@@ -16,11 +17,18 @@ type bdpRun struct {
 	doneAt         time.Duration
 	client, server CarefulResumeStats
 	phases         []string
+	// phaseAt is when the server's qlog shows each phase entered, and
+	// firstLoss its first packet declared lost (-1: none); lost counts
+	// its packets declared lost.
+	phaseAt   map[string]time.Duration
+	firstLoss time.Duration
+	lost      uint64
 }
 
 // simBDPRequest runs a request for a response of size bytes over prof,
-// then lets the connection run two more round trips, until the server's
-// last BDP frame reached the client and the ticket holds it.
+// then lets the connection run two more round trips, until the client
+// holds the server's latest state (a client holds the one of its ticket
+// until then).
 func simBDPRequest(t *testing.T, prof netsim.Profile, seed uint64, ccfg, scfg *Config, size int) bdpRun {
 	t.Helper()
 	var sq bytes.Buffer
@@ -29,15 +37,28 @@ func simBDPRequest(t *testing.T, prof netsim.Profile, seed uint64, ccfg, scfg *C
 	sp, r, _ := simRequest(t, prof, seed, ccfg, scfg, payload(100, 1), payload(size, 2))
 	srv := sp.server.conn
 	end := sp.net.Now() + 2*prof.Up.Delay + 2*prof.Down.Delay
+	if err := sp.net.RunUntil(func() bool { return false }, end); !errors.Is(err, netsim.ErrLimit) {
+		t.Fatalf("running on: %v", err)
+	}
 	sp.run(t, func() bool {
-		cs, ss := sp.client.conn.Stats().CarefulResume, srv.Stats().CarefulResume
-		return sp.net.Now() >= end && !srv.bdp.pending && cs.BDPFramesReceived >= ss.BDPFramesSent
+		return !srv.bdp.pending && bytes.Equal(sp.client.conn.bdp.saved, srv.bdp.blob)
 	}, end+10*time.Second)
-	run := bdpRun{doneAt: r.doneAt, client: sp.client.conn.Stats().CarefulResume, server: srv.Stats().CarefulResume}
+	run := bdpRun{
+		doneAt: r.doneAt, client: sp.client.conn.Stats().CarefulResume, server: srv.Stats().CarefulResume,
+		phaseAt: map[string]time.Duration{}, firstLoss: -1, lost: srv.Stats().PacketsLost,
+	}
 	_, evs := parseQlog(t, sq.Bytes())
 	for _, ev := range evs {
-		if ev.Name == "recovery:careful_resume_phase_updated" {
-			run.phases = append(run.phases, ev.Data["new"].(string))
+		at := time.Duration(ev.Time * float64(time.Millisecond))
+		switch ev.Name {
+		case "recovery:careful_resume_phase_updated":
+			phase := ev.Data["new"].(string)
+			run.phases = append(run.phases, phase)
+			run.phaseAt[phase] = at
+		case "recovery:packet_lost":
+			if run.firstLoss < 0 {
+				run.firstLoss = at
+			}
 		}
 	}
 	return run
@@ -122,5 +143,41 @@ func TestSimGeoCarefulResume(t *testing.T) {
 		if resumed.doneAt != tc.resumed || cold.doneAt != tc.cold {
 			t.Errorf("%d B: resumed %v, cold %v; want %v and %v", tc.size, resumed.doneAt, cold.doneAt, tc.resumed, tc.cold)
 		}
+	}
+}
+
+// TestSimGeoCarefulResumeSafeRetreat: the state saved over the geo
+// profile meets a bottleneck fallen to a quarter (12.5 Mbit/s, with a
+// queue of its new bandwidth-delay product). The jump overfills the
+// queue; the server enters Safe Retreat no later than one round trip
+// after its first packet declared lost, and the download completes. The
+// RTT of the unvalidated packets shows the queue, so the retreat comes
+// first: at 1.738 s of the server's connection, the first loss at 2.721
+// s. 4 MB take 5.160 s and 416 packets are lost, against 4.485 s and no
+// loss without Careful Resume: the price of a saved state gone stale.
+func TestSimGeoCarefulResumeSafeRetreat(t *testing.T) {
+	prof := profile(t, "geo")
+	slow := prof
+	slow.Down.RateBps /= 4
+	rtt := prof.Up.Delay + prof.Down.Delay
+	ccfg, scfg := resumeConfigs(t, 150)
+	ccfg.Allow0RTT, scfg.Allow0RTT = true, true
+	ccfg.TokenStore = NewTokenCache(2)
+	scfg.AddressValidator = newValidator(t, 4, 10*time.Second)
+	withCarefulResume(t, ccfg, scfg, 1)
+	simBDPRequest(t, prof, 1, ccfg, scfg, 8_000_000)
+
+	const size = 4_000_000
+	resumed := simBDPRequest(t, slow, 2, ccfg, laterServer(scfg, time.Minute), size)
+	ccfg.CarefulResume = nil
+	cold := simBDPRequest(t, slow, 2, ccfg, laterServer(scfg, 2*time.Minute), size)
+	retreat, ok := resumed.phaseAt["safe_retreat"]
+	t.Logf("phases %v at %v; first loss at %v; %d packets lost resumed, %d cold; %d B in %v resumed, %v cold",
+		resumed.phases, resumed.phaseAt, resumed.firstLoss, resumed.lost, cold.lost, size, resumed.doneAt, cold.doneAt)
+	if !ok {
+		t.Fatalf("no Safe Retreat: phases %v", resumed.phases)
+	}
+	if resumed.firstLoss < 0 || retreat > resumed.firstLoss+rtt {
+		t.Errorf("Safe Retreat at %v, more than a round trip after the first loss at %v", retreat, resumed.firstLoss)
 	}
 }
