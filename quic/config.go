@@ -116,7 +116,8 @@ type Config struct {
 	FEC *FECConfig
 	// DisableCarefulResume turns off Careful Resume with the BDP frame
 	// (RFC 9959), which is on by default and used when both endpoints
-	// offer it (a transport parameter; other stacks see nothing). A
+	// offer it (a transport parameter; other stacks see nothing; a
+	// client offers it when its tls.Config has a ClientSessionCache). A
 	// server hands its client the path state it measured (bytes per
 	// round trip and minimum RTT), sealed so that the client can neither
 	// read nor alter it; the client keeps it with its session ticket (in

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"crypto/tls"
 	"runtime"
 	"testing"
 	"time"
@@ -107,8 +108,9 @@ func TestSteadyStateAllocs(t *testing.T) {
 			ccfg, scfg := testConfigs(t, 3)
 			if tc.resume {
 				// The server checks at every ACK whether its path state
-				// is worth sending.
+				// is worth sending to a client that keeps tickets.
 				withCarefulResume(t, ccfg, scfg, 1)
+				ccfg.TLS.ClientSessionCache = tls.NewLRUClientSessionCache(1)
 			}
 			l := lockstepFrom(t, tc.upload, ccfg, scfg)
 			// Warm up: windows, rings and pools reach their working size.
@@ -118,6 +120,9 @@ func TestSteadyStateAllocs(t *testing.T) {
 			}
 			if l.moved < 32<<20 {
 				t.Fatalf("warm-up moved only %d bytes", l.moved)
+			}
+			if s := l.snd.Stats().CarefulResume; tc.resume && (!s.Negotiated || s.BDPFramesSent == 0) {
+				t.Fatalf("the server sent no path state: %+v", s)
 			}
 			before := l.moved
 			var ms runtime.MemStats

@@ -136,8 +136,9 @@ type CarefulResumeStats struct {
 type bdpState struct {
 	cfg    *CarefulResumeConfig // nil: the extension is off
 	parser wire.BDPFrameParser
-	// peerOffered: the peer's transport parameters offer the extension.
-	peerOffered bool
+	// offered: this endpoint offered the extension; peerOffered: the
+	// peer's transport parameters offer it.
+	offered, peerOffered bool
 
 	// blob is the frame to send: a server's latest sealed state, or the
 	// one a client returns; seq numbers a server's blobs, so that only
@@ -166,11 +167,13 @@ type bdpState struct {
 	stats CarefulResumeStats
 }
 
-// addParam offers the extension in the transport parameters p.
-func (b *bdpState) addParam(p *wire.TransportParameters) {
-	if b.cfg == nil {
+// addParam offers the extension in the transport parameters p of a
+// client, when it has a session cache to keep states in, or of a server.
+func (b *bdpState) addParam(p *wire.TransportParameters, isClient bool, tlsConf *tls.Config) {
+	if b.cfg == nil || (isClient && tlsConf.ClientSessionCache == nil) {
 		return
 	}
+	b.offered = true
 	if p.Extensions == nil {
 		p.Extensions = make(map[uint64][]byte)
 	}
@@ -188,7 +191,7 @@ func (b *bdpState) onPeerParams(p *wire.TransportParameters) error {
 		return err
 	}
 	b.peerOffered = b.cfg != nil
-	b.stats.Negotiated = b.peerOffered
+	b.stats.Negotiated = b.peerOffered && b.offered
 	return nil
 }
 

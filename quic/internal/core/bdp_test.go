@@ -42,15 +42,19 @@ func sealedState(t testing.TB, keyByte byte, addr netip.Addr, issued time.Time) 
 }
 
 // TestBDPNegotiated: both endpoints offer the parameter when configured,
-// and neither uses the extension unless both did.
+// a client only if it has a session cache to keep states in, and neither
+// uses the extension unless both did.
 func TestBDPNegotiated(t *testing.T) {
 	for _, tc := range []struct {
-		client, server, want bool
-	}{{true, true, true}, {true, false, false}, {false, true, false}} {
-		ccfg, scfg := testConfigs(t, 40)
+		client, cache, server, want bool
+	}{{true, true, true, true}, {true, false, true, false}, {true, true, false, false}, {false, true, true, false}} {
+		ccfg, scfg := resumeConfigs(t, 40)
 		withCarefulResume(t, ccfg, scfg, 1)
 		if !tc.client {
 			ccfg.CarefulResume = nil
+		}
+		if !tc.cache {
+			ccfg.TLS.ClientSessionCache = nil
 		}
 		if !tc.server {
 			scfg.CarefulResume = nil
@@ -59,7 +63,7 @@ func TestBDPNegotiated(t *testing.T) {
 		p.mustRun(p.confirmed, 5*time.Second)
 		cs, ss := p.client.Stats().CarefulResume, p.server.Stats().CarefulResume
 		if cs.Negotiated != tc.want || ss.Negotiated != tc.want {
-			t.Errorf("client %v server %v: negotiated %v/%v, want %v", tc.client, tc.server, cs.Negotiated, ss.Negotiated, tc.want)
+			t.Errorf("client %v (cache %v) server %v: negotiated %v/%v, want %v", tc.client, tc.cache, tc.server, cs.Negotiated, ss.Negotiated, tc.want)
 		}
 	}
 }
@@ -159,7 +163,7 @@ func TestBDPFrameErrors(t *testing.T) {
 	}
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			ccfg, scfg := testConfigs(t, uint64(70+i))
+			ccfg, scfg := resumeConfigs(t, uint64(70+i))
 			withCarefulResume(t, ccfg, scfg, 1)
 			if !tc.offered {
 				ccfg.CarefulResume = nil
@@ -325,7 +329,7 @@ func FuzzBDPFrames(f *testing.F) {
 	f.Add(append(append([]byte{}, good...), good...))
 	f.Add([]byte{0x7f, 0xe3, 0x01, 0x00, 0x01})
 	f.Fuzz(func(t *testing.T, payload []byte) {
-		ccfg, scfg := testConfigs(t, 10)
+		ccfg, scfg := resumeConfigs(t, 10)
 		withCarefulResume(t, ccfg, scfg, 1)
 		p := newPair(t, ccfg, scfg, 5*time.Millisecond)
 		p.mustRun(p.confirmed, 5*time.Second)

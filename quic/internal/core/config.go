@@ -206,8 +206,9 @@ type Config struct {
 	// CarefulResume, if set, offers Careful Resume with the BDP frame
 	// (bdp.go): a server hands a client that offers it too its saved
 	// path state, sealed, and resumes from the state a client returns; a
-	// client keeps the latest with its session ticket and returns it on
-	// its next connection. Nil: neither.
+	// client with a TLS ClientSessionCache offers it, keeps the latest
+	// state with its session ticket and returns it on its next
+	// connection. Nil: neither.
 	CarefulResume *CarefulResumeConfig
 }
 

@@ -257,7 +257,7 @@ func (c *Conn) startTLS(now time.Duration, q *tls.QUICConn) error {
 	c.localParams = c.cfg.transportParams(&c.cids.local[0], c.isClient)
 	c.localParams.VersionInformation = c.vn.localInfo(c.version)
 	c.fec.addParam(&c.localParams)
-	c.bdp.addParam(&c.localParams)
+	c.bdp.addParam(&c.localParams, c.isClient, c.cfg.TLS)
 	if !c.isClient {
 		c.retry.addParams(&c.localParams, c.origDCID)
 	}
@@ -345,7 +345,7 @@ func (c *Conn) parseExtension(t wire.FrameType, b []byte) (wire.Frame, int, erro
 	switch {
 	case t.IsFEC() && c.fec != nil:
 		return c.fec.parser.Parse(t, b)
-	case t == wire.FrameTypeBDP && (c.bdp.cfg != nil || !c.isClient):
+	case t == wire.FrameTypeBDP && (c.bdp.offered || !c.isClient):
 		return c.bdp.parser.Parse(t, b)
 	}
 	return nil, 0, transportError(wire.CodeFrameEncodingError, t, "unknown frame type 0x%x", uint64(t))
