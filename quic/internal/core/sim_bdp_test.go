@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/satquic/satquic/netsim"
+	"github.com/satquic/satquic/quic/internal/recovery"
 )
 
 // bdpRun is one request over a simulated path with Careful Resume on: the
@@ -113,6 +114,8 @@ func TestSimGeoCarefulResume(t *testing.T) {
 		ccfg.TokenStore = NewTokenCache(2)
 		scfg.AddressValidator = newValidator(t, 3, 10*time.Second)
 		withCarefulResume(t, ccfg, scfg, 1)
+		// The figures are CUBIC's, whatever the default controller.
+		scfg.Recovery.Algorithm = recovery.CUBIC
 		first := simBDPRequest(t, prof, 1, ccfg, scfg, 8_000_000)
 		if first.server.BDPFramesSent < 2 || first.client.BDPFramesReceived != first.server.BDPFramesSent {
 			t.Fatalf("first connection: server %+v, client %+v", first.server, first.client)
@@ -165,6 +168,7 @@ func TestSimGeoCarefulResumeSafeRetreat(t *testing.T) {
 	ccfg.TokenStore = NewTokenCache(2)
 	scfg.AddressValidator = newValidator(t, 4, 10*time.Second)
 	withCarefulResume(t, ccfg, scfg, 1)
+	scfg.Recovery.Algorithm = recovery.CUBIC
 	simBDPRequest(t, prof, 1, ccfg, scfg, 8_000_000)
 
 	const size = 4_000_000
