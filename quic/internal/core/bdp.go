@@ -148,6 +148,8 @@ type bdpState struct {
 	pending bool
 	// fresh: the pending frame was not sent yet (not a retransmission).
 	fresh bool
+	// spare is the buffer the next blob is sealed in.
+	spare []byte
 
 	// A server's last state sent and when; resumed: a returned state
 	// started Careful Resume.
@@ -303,11 +305,13 @@ func (c *Conn) maySendPathState(now time.Duration) {
 		IssuedAt: b.cfg.Epoch.Add(now), Lifetime: b.cfg.Lifetime,
 		Cwnd: uint64(st.SavedCwnd), RTT: st.SavedRTT, Addr: c.remote.Addr(),
 	}
-	blob, err := b.cfg.Sealer.Seal(b.blob[:0], ps, c.cfg.Rand)
+	// Sealed aside, so that a failure leaves the blob in flight whole.
+	blob, err := b.cfg.Sealer.Seal(b.spare[:0], ps, c.cfg.Rand)
 	if err != nil {
 		return // an RTT below a microsecond, or no entropy: nothing to save
 	}
-	b.blob, b.seq, b.pending, b.fresh = blob, b.seq+1, true, true
+	b.blob, b.spare = blob, b.blob
+	b.seq, b.pending, b.fresh = b.seq+1, true, true
 	b.last, b.lastAt, b.sent = st, now, true
 }
 
