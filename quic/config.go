@@ -122,6 +122,26 @@ type Config struct {
 	// FEC, if set, enables forward erasure correction when the peer
 	// enables it too (see FECConfig).
 	FEC *FECConfig
+	// DisableCarefulResume turns off Careful Resume with the BDP frame
+	// (RFC 9959), which is on by default and used when both endpoints
+	// offer it (a transport parameter; other stacks see nothing; a
+	// client offers it when its tls.Config has a ClientSessionCache). A
+	// server hands its client the path state it measured (bytes per
+	// round trip and minimum RTT), sealed so that the client can neither
+	// read nor alter it; the client keeps it with its session ticket (in
+	// its tls.Config's ClientSessionCache) and returns it on its next
+	// connection, in 0-RTT when it may; the server then starts from that
+	// state instead of the initial window, and retreats safely if the
+	// path no longer carries it. A state is valid for an hour from the
+	// client's address (its /64 for IPv6). A returned state that is
+	// forged, altered, expired or from another address is ignored and
+	// counted (ConnectionStats.CarefulResume).
+	DisableCarefulResume bool
+	// ResumeKey, on a server, seals the path states of Careful Resume.
+	// Servers of a farm share one key, so that a client resumes with any
+	// of them. Nil: a random key drawn for each Listener, so that states
+	// hold only while it runs.
+	ResumeKey *ResumeKey
 
 	// Versions are the QUIC versions this endpoint accepts, by preference
 	// (RFC 9368). A client starts with Version (or else the first of
@@ -282,8 +302,9 @@ func (c *Config) coreConfig(tlsConf *tls.Config) (core.Config, error) {
 			LongRTT:    recovery.LongRTTConfig{Disabled: c.DisableLongRTTSlowStart},
 			FECPolicy:  fecPolicy,
 		},
-		DisableECN: c.DisableECN,
-		FEC:        fecCfg,
+		DisableECN:    c.DisableECN,
+		FEC:           fecCfg,
+		CarefulResume: c.carefulResume(),
 	}
 	if cc.Version == 0 && len(cc.Versions) > 0 {
 		cc.Version = cc.Versions[0]

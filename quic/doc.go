@@ -59,5 +59,12 @@
 // a path that later stops carrying large datagrams brings the size back
 // (Config.DisablePathMTUDiscovery, ConnectionStats.MaxDatagramSize).
 //
+// Careful Resume (RFC 9959) is on unless Config.DisableCarefulResume: a
+// server hands a satquic client the path state it measured in BDP frames,
+// sealed under Config.ResumeKey so that the client can neither read nor
+// alter it; the client keeps it with its session ticket and returns it on
+// its next connection, which starts from that state instead of the
+// initial window (ConnectionStats.CarefulResume).
+//
 // Not yet: connection migration and DATAGRAM frames.
 package quic

@@ -59,6 +59,9 @@ type ConnectionStats struct {
 	// back to Config.MaxDatagramSize.
 	MTUProbesSent, MTUProbesLost uint64
 	MTUBlackHole                 bool
+	// CarefulResume is the phase of Careful Resume and the BDP frames'
+	// counters.
+	CarefulResume CarefulResumeStats
 }
 
 // ECNStats describe ECN on a connection's path (RFC 9000 section 13.4).
@@ -128,6 +131,7 @@ func (c *Conn) Stats() ConnectionStats {
 		MTUProbesSent:   s.PathMTU.ProbesSent,
 		MTUProbesLost:   s.PathMTU.ProbesLost,
 		MTUBlackHole:    s.PathMTU.BlackHole,
+		CarefulResume:   carefulResumeStats(&s),
 	}
 }
 

@@ -167,6 +167,9 @@ func (t *Transport) listen(tlsConf *tls.Config, conf *Config, early bool) (*List
 		return nil, err
 	}
 	cc.DisableECN = cc.DisableECN || !t.io.Capabilities().ECN
+	if err := serverCarefulResume(cc.CarefulResume, conf.resumeKey(), t.epoch); err != nil {
+		return nil, err
+	}
 	l := newListener(t, cc, conf, lim)
 	l.early = early
 	t.mu.Lock()

@@ -59,8 +59,11 @@ func download(ctx context.Context, server string, files []*getFile, sinks []sink
 	wg.Wait()
 	elapsed := time.Since(start)
 	stopProgress()
-	if tlsConf.ClientSessionCache != nil && !hasTicket(ctx, c, tlsConf) {
-		fmt.Fprintln(stderr, "no session ticket from the server: the next connection cannot resume")
+	if tlsConf.ClientSessionCache != nil {
+		if !hasTicket(ctx, c, tlsConf) {
+			fmt.Fprintln(stderr, "no session ticket from the server: the next connection cannot resume")
+		}
+		awaitPathState(ctx, c)
 	}
 	st := c.Stats()
 	cs := c.ConnectionState()
@@ -82,6 +85,9 @@ func download(ctx context.Context, server string, files []*getFile, sinks []sink
 		Session:       sessionNew,
 		Resumed:       cs.TLS.DidResume,
 		Used0RTT:      cs.Used0RTT,
+
+		PathStates:        st.CarefulResume.BDPFramesReceived,
+		PathStateReturned: st.CarefulResume.BDPFramesSent > 0,
 	}
 	if cs.TLS.DidResume {
 		rep.Session = sessionResumed
@@ -111,6 +117,25 @@ func hasTicket(ctx context.Context, c *quic.Conn, tlsConf *tls.Config) bool {
 			return false
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// awaitPathState gives the server's last Careful Resume path state, which
+// it sends when its sending stops, a smoothed RTT to arrive after the
+// downloads, so that the session ticket keeps the state of the whole
+// transfer; it returns at once when one arrives, or when Careful Resume
+// is not in use.
+func awaitPathState(ctx context.Context, c *quic.Conn) {
+	st := c.Stats()
+	if !st.CarefulResume.Negotiated {
+		return
+	}
+	deadline := time.Now().Add(min(st.SmoothedRTT, ticketWait))
+	for time.Now().Before(deadline) && ctx.Err() == nil && c.Context().Err() == nil {
+		if c.Stats().CarefulResume.BDPFramesReceived > st.CarefulResume.BDPFramesReceived {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 	"time"
 )
 
@@ -47,6 +48,11 @@ type getReport struct {
 	Session  string `json:"session"`
 	Resumed  bool   `json:"resumed"`
 	Used0RTT bool   `json:"used_0rtt"`
+	// PathStates counts the Careful Resume path states the server sent,
+	// kept with the session ticket; PathStateReturned: this connection
+	// returned the one its ticket held.
+	PathStates        uint64 `json:"path_states_received"`
+	PathStateReturned bool   `json:"path_state_returned"`
 	// Resumption is the report of the second connection of --resume.
 	Resumption *getReport `json:"resumption,omitempty"`
 }
@@ -93,8 +99,24 @@ func printGetReport(w io.Writer, r *getReport) {
 	fmt.Fprintf(w, "handshake %.1f ms, RTT %.1f ms (min %.1f ms), %d packets received, %d sent, %d lost, %d retransmitted (%s over QUIC %s, %s)\n",
 		r.HandshakeMs, r.SmoothedRTTMs, r.MinRTTMs, r.PacketsRecv, r.PacketsSent, r.PacketsLost, r.Retransmitted, r.Protocol, r.Version, r.CipherSuite)
 	fmt.Fprintf(w, "session: %s\n", r.Session)
+	if r.PathStates > 0 || r.PathStateReturned {
+		fmt.Fprintf(w, "careful resume: %s\n", carefulResumeNote(r))
+	}
 	if r.Resumption != nil {
 		fmt.Fprintln(w, "second connection:")
 		printGetReport(w, r.Resumption)
 	}
+}
+
+// carefulResumeNote says what the connection did with Careful Resume's
+// path states.
+func carefulResumeNote(r *getReport) string {
+	var parts []string
+	if r.PathStateReturned {
+		parts = append(parts, "the saved path state returned to the server")
+	}
+	if r.PathStates > 0 {
+		parts = append(parts, fmt.Sprintf("%d path state(s) received and kept with the session ticket", r.PathStates))
+	}
+	return strings.Join(parts, "; ")
 }

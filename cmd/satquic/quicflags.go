@@ -19,6 +19,7 @@ type quicOptions struct {
 	cc               string
 	qlogDir          string
 	keyUpdate        uint64
+	noCarefulResume  bool
 	fec              fecOptions
 }
 
@@ -41,6 +42,7 @@ func (o *quicOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.cc, "cc", quic.CUBIC, "congestion controller: cubic, newreno or bbr")
 	fs.StringVar(&o.qlogDir, "qlog-dir", "", "write a qlog per connection into this directory, <odcid>_<role>.sqlog (default: $QLOGDIR)")
 	fs.Uint64Var(&o.keyUpdate, "key-update", 0, "update the 1-RTT keys every N packets sent (0: only before the AEAD limit)")
+	fs.BoolVar(&o.noCarefulResume, "no-careful-resume", false, "do not offer Careful Resume: a server neither hands out nor resumes from path states, a client neither keeps nor returns them")
 	o.fec.register(fs)
 }
 
@@ -96,14 +98,15 @@ func (o *fecOptions) config() *quic.FECConfig {
 
 func (o *quicOptions) config() *quic.Config {
 	return &quic.Config{
-		MaxDatagramSize:   o.maxDatagram,
-		InitialRTT:        o.initialRTT,
-		HandshakeTimeout:  o.handshakeTimeout,
-		MaxIdleTimeout:    o.idleTimeout,
-		KeepAlivePeriod:   o.keepAlive,
-		CongestionControl: o.cc,
-		QlogDir:           o.qlogDir,
-		KeyUpdateInterval: o.keyUpdate,
-		FEC:               o.fec.config(),
+		MaxDatagramSize:      o.maxDatagram,
+		InitialRTT:           o.initialRTT,
+		HandshakeTimeout:     o.handshakeTimeout,
+		MaxIdleTimeout:       o.idleTimeout,
+		KeepAlivePeriod:      o.keepAlive,
+		CongestionControl:    o.cc,
+		QlogDir:              o.qlogDir,
+		KeyUpdateInterval:    o.keyUpdate,
+		DisableCarefulResume: o.noCarefulResume,
+		FEC:                  o.fec.config(),
 	}
 }

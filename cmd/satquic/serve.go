@@ -29,7 +29,7 @@ func init() {
 	})
 }
 
-const serveSynopsis = `serve --dir DIR [--addr HOST:PORT] [--alpn h3,hq-interop] [--cert FILE --key FILE] [--retry] [--0rtt] [-v] [limit flags] [QUIC flags]
+const serveSynopsis = `serve --dir DIR [--addr HOST:PORT] [--alpn h3,hq-interop] [--cert FILE --key FILE] [--retry] [--0rtt] [--resume-key FILE] [-v] [limit flags] [QUIC flags]
 
 Serves the regular files under DIR to clients of HTTP/3 (ALPN h3) and of
 hq-interop (HTTP/0.9) on one UDP port; --alpn offers only the one named.
@@ -46,6 +46,12 @@ answers them at once, with the server's handshake flight (0.5-RTT): a
 resumed request then costs one round trip. Over HTTP/3 only GET, HEAD,
 OPTIONS and TRACE requests are served before the handshake completed;
 others wait for it, as a replay never completes it.
+
+Careful Resume is on (--no-careful-resume turns it off): a satquic client
+gets the path state the server measured, sealed, and returns it on its
+next connection, which starts at the rate the path carried instead of
+slow start. --resume-key gives the key that seals the states; servers of
+a farm that share it resume each other's clients.
 
 The limits bound what clients can make the server hold: --max-handshakes
 and --max-handshakes-per-ip the handshakes in progress, --max-conns and
@@ -78,6 +84,7 @@ type serveOptions struct {
 	verbose         bool
 	retry           bool
 	zeroRTT         bool
+	resumeKeyFile   string
 	shutdownTimeout time.Duration
 	debugAddr       string
 	connLimits      serveLimits
@@ -104,6 +111,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 	fs.BoolVar(&o.verbose, "v", false, "log every request on stderr")
 	fs.BoolVar(&o.retry, "retry", false, "validate every client's address with a Retry packet (costs a round trip)")
 	fs.BoolVar(&o.zeroRTT, "0rtt", false, "accept 0-RTT requests from clients resuming a session (replayable)")
+	fs.StringVar(&o.resumeKeyFile, "resume-key", "", "file of 64 hex digits: the key that seals Careful Resume's path states, shared by the servers of a farm (default: a random key per run)")
 	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 10*time.Second, "on SIGINT or SIGTERM, how long the requests under way may take to finish")
 	fs.StringVar(&o.debugAddr, "debug-addr", "", "serve Go's profiles (/debug/pprof/) and the server's counters (/debug/vars) over plain HTTP on this TCP address; bind it to loopback")
 	o.connLimits.register(fs)
@@ -147,6 +155,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 	tlsConf := &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: protos}
 	conf := o.quic.config()
 	if err := o.connLimits.apply(conf); err != nil {
+		return err
+	}
+	if conf.ResumeKey, err = readResumeKey(o.resumeKeyFile); err != nil {
 		return err
 	}
 	conf.Allow0RTT = o.zeroRTT

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"crypto/tls"
 	"runtime"
 	"testing"
 	"time"
@@ -26,11 +27,6 @@ type lockstep struct {
 type datagrams struct {
 	d [64]Datagram
 	n int
-}
-
-func newLockstep(t testing.TB, upload bool) *lockstep {
-	ccfg, scfg := testConfigs(t, 3)
-	return lockstepFrom(t, upload, ccfg, scfg)
 }
 
 // receive hands c the datagrams of d and runs its timers.
@@ -106,9 +102,17 @@ func TestSteadyStateAllocs(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		upload bool
-	}{{"client sends", true}, {"server sends", false}} {
+		resume bool
+	}{{"client sends", true, false}, {"server sends", false, false}, {"server sends with Careful Resume", false, true}} {
 		t.Run(tc.name, func(t *testing.T) {
-			l := newLockstep(t, tc.upload)
+			ccfg, scfg := testConfigs(t, 3)
+			if tc.resume {
+				// The server checks at every ACK whether its path state
+				// is worth sending to a client that keeps tickets.
+				withCarefulResume(t, ccfg, scfg, 1)
+				ccfg.TLS.ClientSessionCache = tls.NewLRUClientSessionCache(1)
+			}
+			l := lockstepFrom(t, tc.upload, ccfg, scfg)
 			// Warm up: windows, rings and pools reach their working size.
 			for range 2000 {
 				l.sendHalf()
@@ -116,6 +120,9 @@ func TestSteadyStateAllocs(t *testing.T) {
 			}
 			if l.moved < 32<<20 {
 				t.Fatalf("warm-up moved only %d bytes", l.moved)
+			}
+			if s := l.snd.Stats().CarefulResume; tc.resume && (!s.Negotiated || s.BDPFramesSent == 0) {
+				t.Fatalf("the server sent no path state: %+v", s)
 			}
 			before := l.moved
 			var ms runtime.MemStats

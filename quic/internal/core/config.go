@@ -214,6 +214,13 @@ type Config struct {
 	// protects what this endpoint sends when the peer offers it too
 	// (FECConfig).
 	FEC *FECConfig
+	// CarefulResume, if set, offers Careful Resume with the BDP frame
+	// (bdp.go): a server hands a client that offers it too its saved
+	// path state, sealed, and resumes from the state a client returns; a
+	// client with a TLS ClientSessionCache offers it, keeps the latest
+	// state with its session ticket and returns it on its next
+	// connection. Nil: neither.
+	CarefulResume *CarefulResumeConfig
 }
 
 // withDefaults returns a copy of c with defaults filled in, or an error
@@ -252,6 +259,10 @@ func (c *Config) withDefaults() (Config, error) {
 	setDefault(&d.MaxIncomingStreamsUni, DefaultMaxIncomingStreams)
 	setDefault(&d.MaxCryptoBuffer, DefaultMaxCryptoBuffer)
 	setDefault(&d.ActiveConnIDLimit, DefaultActiveConnIDLimit)
+	var err error
+	if d.CarefulResume, err = d.CarefulResume.withDefaults(); err != nil {
+		return d, err
+	}
 	d.Recovery = d.Recovery.WithDefaults()
 	d.Recovery.MaxDatagramSize = d.MaxDatagramSize
 	return d, d.validate()

@@ -86,6 +86,8 @@ type Conn struct {
 	// fec is the connection's forward erasure correction, nil when
 	// Config.FEC is (fec_conn.go).
 	fec *fecState
+	// bdp is Careful Resume with the BDP frame (bdp.go).
+	bdp bdpState
 	// ackRate sets the ACK threshold of fast paths (ackrate.go).
 	ackRate ackRate
 
@@ -239,9 +241,14 @@ func newConn(cfg *Config, now time.Duration, remote netip.AddrPort, isClient boo
 	c.streams.init(c)
 	c.ecn.init(c, d.DisableECN)
 	c.flow.init(&d)
-	if c.fec, err = newFECState(d.FEC, d.largestDatagram(), &c.parser); err != nil {
+	if c.fec, err = newFECState(d.FEC, d.largestDatagram()); err != nil {
 		return nil, err
 	}
+	if !isClient && d.CarefulResume != nil && d.CarefulResume.Sealer == nil {
+		return nil, fmt.Errorf("%w: a server's CarefulResume needs a Sealer", ErrConfig)
+	}
+	c.bdp.cfg = d.CarefulResume
+	c.parser.Extension = c.parseExtension
 	c.idle.init(now, d.IdleTimeout, d.KeepAlivePeriod)
 	c.vn.init(c.version, isClient, d.Versions)
 	c.qlog = newQlogger(d.Qlog, now)
@@ -254,6 +261,7 @@ func (c *Conn) startTLS(now time.Duration, q *tls.QUICConn) error {
 	c.localParams = c.cfg.transportParams(&c.cids.local[0], c.isClient)
 	c.localParams.VersionInformation = c.vn.localInfo(c.version)
 	c.fec.addParam(&c.localParams)
+	c.bdp.addParam(&c.localParams, c.isClient, c.cfg.TLS)
 	if !c.isClient {
 		c.retry.addParams(&c.localParams, c.origDCID)
 	}
@@ -329,4 +337,20 @@ func (c *Conn) Err() error { return c.closing.err }
 // test.
 func probeTimeout(rtt *recovery.RTTStats) time.Duration {
 	return rtt.SmoothedRTT() + max(4*rtt.RTTVar(), time.Millisecond) + rtt.MaxAckDelay()
+}
+
+// parseExtension parses the frames of the extensions this endpoint
+// offered, which wire.FrameParser does not know: FEC's (fec_conn.go) and
+// the BDP frame (bdp.go). Any other type is a FRAME_ENCODING_ERROR (RFC
+// 9000 section 12.4). A server that knows the BDP frame parses it even
+// with the extension off, so that a client returning a blob from an
+// earlier configuration is ignored rather than closed.
+func (c *Conn) parseExtension(t wire.FrameType, b []byte) (wire.Frame, int, error) {
+	switch {
+	case t.IsFEC() && c.fec != nil:
+		return c.fec.parser.Parse(t, b)
+	case t == wire.FrameTypeBDP && (c.bdp.offered || !c.isClient):
+		return c.bdp.parser.Parse(t, b)
+	}
+	return nil, 0, transportError(wire.CodeFrameEncodingError, t, "unknown frame type 0x%x", uint64(t))
 }

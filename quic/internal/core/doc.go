@@ -171,8 +171,10 @@
 //     tokens.go: a server's newTokenState sends a NEW_TOKEN frame once its
 //     handshake is confirmed, a client keeps the token in the TokenStore
 //     for its next connection.
-//   - resume.go: session tickets carry the server's transport parameters
-//     and the smoothed RTT (Config.ResumeRTT); the earlyState takes them
+//   - resume.go: session tickets carry the server's transport parameters,
+//     the smoothed RTT (Config.ResumeRTT) and the latest BDP blob (below);
+//     a client stores its ticket again when a newer blob arrives; the
+//     earlyState takes them
 //     from a resumed session or, at a server, declines 0-RTT on a ticket
 //     whose limits it no longer honors. early.go: the earlyState
 //     holds the 0-RTT keys, the remembered limits its data stays within
@@ -224,6 +226,18 @@
 //     parameters, starts the sender when the peer offers it too, handles
 //     the FEC frames, and gives the sender what loss recovery reports;
 //     fec_qlog.go logs repairs sent and symbols rebuilt.
+//   - bdp.go: Careful Resume with the BDP frame (Config.CarefulResume),
+//     offered by a transport parameter. A server seals the path state its
+//     Sender offers to save (crypto.PathStateSealer, bound to the
+//     client's address, the wall-clock time from CarefulResumeConfig.Epoch
+//     and a lifetime) and sends it in BDP frames: first as soon as there
+//     is one, then after UpdateRTTs round trips when it changed by a
+//     quarter, and when the sending stops. A client keeps the latest with
+//     its session ticket and returns it, unread, in its first 0-RTT (or
+//     1-RTT) packet; the server opens it and resumes from it
+//     (Sender.StartCarefulResume), or ignores it and counts why.
+//     Careful Resume's phase changes are counted (Stats.CarefulResume)
+//     and logged (resume_qlog.go) at either end.
 //
 // A protocol violation inside an authenticated packet closes the connection
 // with the RFC's error code; malformed or unauthenticated input is dropped

@@ -39,6 +39,8 @@ func (c *Conn) Step(now time.Duration, in []Datagram) {
 func (c *Conn) NextDatagram(now time.Duration, buf []byte) (Datagram, bool) {
 	c.ecn.last = ecn.NotECT
 	data, ok := c.buildDatagram(now, buf)
+	// Sending moves Careful Resume's phases too.
+	c.notePhase(now)
 	if !ok {
 		return Datagram{}, false
 	}

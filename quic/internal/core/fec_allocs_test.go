@@ -22,7 +22,7 @@ const fecLockstepDrop = 11
 // packet (over 3,000) exceeds it many times.
 const fecAllocSlack = 10
 
-// newFECLockstep is newLockstep with FEC on at both ends, under the fixed
+// newFECLockstep is a lockstep with FEC on at both ends, under the fixed
 // controller so that repairs go out at a known rate whatever the loss.
 func newFECLockstep(t testing.TB, upload bool) *lockstep {
 	ccfg, scfg := testConfigs(t, 3)

@@ -38,9 +38,10 @@ type fecState struct {
 }
 
 // newFECState validates cfg (Config.FEC) and prepares the receiving half,
-// for datagrams up to largestDatagram bytes, and makes parser read FEC
-// frames; a nil cfg turns FEC off.
-func newFECState(cfg *FECConfig, largestDatagram int, parser *wire.FrameParser) (*fecState, error) {
+// for datagrams up to largestDatagram bytes; a nil cfg turns FEC off. The
+// connection's frame parser reads FEC frames with its parser
+// (Conn.parseExtension).
+func newFECState(cfg *FECConfig, largestDatagram int) (*fecState, error) {
 	if cfg == nil {
 		return nil, nil
 	}
@@ -52,9 +53,7 @@ func newFECState(cfg *FECConfig, largestDatagram int, parser *wire.FrameParser) 
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
-	f := &fecState{cfg: valid, recv: recv}
-	parser.Extension = f.parser.Parse
-	return f, nil
+	return &fecState{cfg: valid, recv: recv}, nil
 }
 
 // addParam offers FEC in the transport parameters.

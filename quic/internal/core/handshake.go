@@ -39,6 +39,7 @@ func (c *Conn) drainTLS(now time.Duration) {
 			c.closeLocal(tlsError(ev.Err))
 		case tls.QUICResumeSession:
 			rtt := c.early.onResumeSession(ev.SessionState, c.isClient, c.cfg.Allow0RTT && !c.vn.switched, c.version, &c.localParams)
+			c.bdp.onResumeSession(ev.SessionState, c.isClient)
 			if rtt > 0 && c.cfg.ResumeRTT && c.stats.PacketsSent == 0 {
 				// Nothing was sent yet: the client starts from the
 				// remembered RTT, or from the configured one if that
@@ -48,12 +49,7 @@ func (c *Conn) drainTLS(now time.Duration) {
 				}
 			}
 		case tls.QUICStoreSession:
-			if s := ev.SessionState; s != nil && c.hasPeer && c.cfg.TLS.ClientSessionCache != nil {
-				r := clientResumeInfo(c.version, &c.peerParams, c.sender.RTT())
-				if err := c.tls.storeSession(s, &r); err != nil {
-					c.closeLocal(tlsError(err))
-				}
-			}
+			c.storeSession(ev.SessionState)
 		case tls.QUICRejectedEarlyData:
 			c.onEarlyDataRejected(now)
 		}
@@ -229,6 +225,9 @@ func (c *Conn) onPeerParams(now time.Duration, raw []byte) {
 		c.peerParams, c.hasPeer = p, true
 		c.applyPeerParams(now, &p)
 		err = c.fec.startSender(&p, c.cfg.largestSend())
+	}
+	if err == nil {
+		err = c.bdp.onPeerParams(&p)
 	}
 	if err != nil {
 		c.closeLocal(asTransportError(err))

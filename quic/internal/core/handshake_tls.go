@@ -61,11 +61,14 @@ func (h *tlsHandshake) handleData(s recovery.Space, data []byte) error {
 	return h.conn.HandleData(levelOfSpace(s), data)
 }
 
-// storeSession completes a client's session ticket s with the resumption
-// entry r (resume.go) and stores it in the TLS ClientSessionCache.
-func (h *tlsHandshake) storeSession(s *tls.SessionState, r *resumeInfo) error {
-	s.Extra = append(withoutTag(s.Extra, extraTagClient), appendResumeInfo(extraTagClient, r))
-	return h.conn.StoreSession(s)
+// storeSession stores a copy of a client's session ticket s with the
+// entries extra (resume.go) in the TLS ClientSessionCache. The copy
+// leaves alone a ticket the cache holds already, which another
+// connection may be reading.
+func (h *tlsHandshake) storeSession(s *tls.SessionState, extra [][]byte) error {
+	cp := *s
+	cp.Extra = extra
+	return h.conn.StoreSession(&cp)
 }
 
 // release closes the QUICConn, which ends its goroutine; it is

@@ -20,6 +20,8 @@ func (c *Conn) hasAppData() bool {
 	switch {
 	case c.handshakeDonePend, c.idle.ping, c.newToken.pending, len(c.pathResponses) > 0:
 		return true
+	case c.bdp.hasFrame(c.early.sending()):
+		return true
 	case c.flow.hasFrames(), c.streams.hasControl(), c.cids.hasFrames():
 		return true
 	}
@@ -38,6 +40,7 @@ func (c *Conn) appendEliciting(w *packetWriter, s recovery.Space) {
 		c.flow.appendFrames(w)
 		c.idle.appendPing(w)
 		c.newToken.appendFrame(w)
+		c.bdp.appendFrame(w)
 		c.streams.appendLimits(w)
 		c.cids.appendFrames(w)
 		if len(c.pathResponses) > 0 {

@@ -191,7 +191,7 @@ var sentFrameNames = [...]string{
 	fkNewConnID: "new_connection_id", fkRetireConnID: "retire_connection_id",
 	fkHandshakeDone: "handshake_done", fkPathResponse: "path_response", fkNewToken: "new_token",
 	fkFECSourceID: "fec_source_id", fkFECRepair: "fec_repair", fkFECRecovered: "fec_recovered",
-	fkPathProbe: "ping",
+	fkPathProbe: "ping", fkBDP: "bdp_frame",
 }
 
 func appendSentFrame(b []byte, f sentFrame) []byte {
@@ -332,6 +332,8 @@ func qlogFrameName(t wire.FrameType) string {
 		return "path_response"
 	case wire.FrameTypeHandshakeDone:
 		return "handshake_done"
+	case wire.FrameTypeBDP:
+		return "bdp_frame"
 	}
 	return "unknown"
 }

@@ -74,6 +74,8 @@ func (c *Conn) onRecoveryResult(now time.Duration, res *recovery.Result) {
 	}
 	c.qlog.metricsUpdated(now, c.sender)
 	c.qlog.congestionStateUpdated(now, c.sender, trigger)
+	c.notePhase(now)
+	c.maySendPathState(now)
 	if confirm && c.isClient && c.handshakeComplete {
 		// RFC 9001 section 4.1.2: the acknowledgement of a 1-RTT packet
 		// confirms the handshake for the client.
@@ -168,6 +170,8 @@ func (c *Conn) onFrameLost(sp *pnSpace, f sentFrame) {
 		c.handshakeDonePend = true
 	case fkNewToken:
 		c.newToken.onLost()
+	case fkBDP:
+		c.bdp.onLost(f)
 	}
 }
 

@@ -12,7 +12,8 @@ package core
 // receive_ack.go; stream frames in streams*.go; flow control in flow.go;
 // connection IDs in cid.go; NEW_TOKEN in tokens.go; CONNECTION_CLOSE in
 // close.go; CRYPTO in space.go and handshake.go, HANDSHAKE_DONE in
-// handshake.go; FEC frames in fec_conn.go. Then stage 6, the packet's
+// handshake.go; FEC frames in fec_conn.go; the BDP frame in bdp.go. Then
+// stage 6, the packet's
 // acknowledgement: ack.go and ackrate.go.
 
 import (
@@ -171,6 +172,8 @@ func (c *Conn) handleFrame(now time.Duration, s recovery.Space, f wire.Frame, dc
 		c.onPeerClose(f)
 	case *wire.HandshakeDoneFrame:
 		return c.onHandshakeDoneFrame(now)
+	case *wire.BDPFrame:
+		c.onBDPFrame(now, f)
 	case *wire.DatagramFrame:
 		// RFC 9221 section 3: DATAGRAM frames without the transport
 		// parameter, which this endpoint does not send.

@@ -16,13 +16,17 @@ import (
 //     limit 0-RTT data (RFC 9000 section 7.4.1) and the smoothed RTT, for
 //     the next connection's first RTT estimate (RFC 9002 section 6.2.2);
 //   - the server's entry, sealed in its ticket, keeps its own parameters,
-//     so that it declines 0-RTT when it can no longer honor them.
+//     so that it declines 0-RTT when it can no longer honor them;
+//   - the client's BDP entry keeps the latest sealed path state the server
+//     sent in a BDP frame (bdp.go), returned unread on the next
+//     connection.
 //
-// Both hold the QUIC version: 0-RTT is only used on the version that
-// issued the ticket.
+// The first two hold the QUIC version: 0-RTT is only used on the version
+// that issued the ticket.
 var (
 	extraTagClient = []byte("satquic/resume-client/1\x00")
 	extraTagServer = []byte("satquic/resume-server/1\x00")
+	extraTagBDP    = []byte("satquic/bdp/1\x00")
 )
 
 // resumeInfo is the content of an Extra entry.
@@ -84,15 +88,82 @@ func findResumeInfo(extra [][]byte, tag []byte) (resumeInfo, bool) {
 	return resumeInfo{}, false
 }
 
-// withoutTag returns extra without the entries that start with tag.
-func withoutTag(extra [][]byte, tag []byte) [][]byte {
-	out := make([][]byte, 0, len(extra)+1)
+// withoutTags returns extra without the entries that start with one of
+// tags.
+func withoutTags(extra [][]byte, tags ...[]byte) [][]byte {
+	out := make([][]byte, 0, len(extra)+len(tags))
+next:
 	for _, e := range extra {
-		if !bytes.HasPrefix(e, tag) {
-			out = append(out, e)
+		for _, tag := range tags {
+			if bytes.HasPrefix(e, tag) {
+				continue next
+			}
 		}
+		out = append(out, e)
 	}
 	return out
+}
+
+// clientExtra returns a client's ticket entries extra with its own
+// replaced: the resumption entry r, and the BDP entry when it holds a
+// blob.
+func clientExtra(extra [][]byte, r *resumeInfo, blob []byte) [][]byte {
+	out := append(withoutTags(extra, extraTagClient, extraTagBDP), appendResumeInfo(extraTagClient, r))
+	if len(blob) > 0 {
+		out = append(out, append(append([]byte(nil), extraTagBDP...), blob...))
+	}
+	return out
+}
+
+// findBDPBlob returns the blob of the BDP entry among extra, if any.
+func findBDPBlob(extra [][]byte) ([]byte, bool) {
+	for _, e := range extra {
+		if blob, ok := bytes.CutPrefix(e, extraTagBDP); ok && len(blob) > 0 && len(blob) <= wire.MaxBDPBlobLen {
+			return blob, true
+		}
+	}
+	return nil, false
+}
+
+// storeSession keeps a client's new session ticket s (RFC 8446 section
+// 4.6.1) in the TLS ClientSessionCache, with its entries, and remembers
+// it, to store it again when a new BDP blob arrives.
+func (c *Conn) storeSession(s *tls.SessionState) {
+	if s == nil || !c.hasPeer || c.cfg.TLS.ClientSessionCache == nil {
+		return
+	}
+	c.bdp.ticket = s
+	c.storeSessionAgain()
+}
+
+// storeSessionAgain stores the client's latest ticket again with its
+// current entries: the RTT measured by now and the latest BDP blob. A
+// ticket that no longer stores closes the connection, as TLS failures do.
+func (c *Conn) storeSessionAgain() {
+	s := c.bdp.ticket
+	if s == nil {
+		return
+	}
+	r := clientResumeInfo(c.version, &c.peerParams, c.sender.RTT())
+	if err := c.tls.storeSession(s, clientExtra(s.Extra, &r, c.bdp.saved)); err != nil {
+		c.closeLocal(tlsError(err))
+	}
+}
+
+// onResumeSession takes the BDP blob of the ticket s a client resumes: it
+// is returned to the server at once and kept for the next tickets, unless
+// a newer one arrives.
+func (b *bdpState) onResumeSession(s *tls.SessionState, isClient bool) {
+	if s == nil || !isClient || b.cfg == nil {
+		return
+	}
+	blob, ok := findBDPBlob(s.Extra)
+	if !ok {
+		return
+	}
+	b.saved = append(b.saved[:0], blob...)
+	b.blob = append(b.blob[:0], blob...)
+	b.pending, b.fresh = true, true
 }
 
 // clientResumeInfo is the resumption entry of a client's session ticket

@@ -31,6 +31,7 @@ const (
 	// fkPathProbe is the PING of a path MTU probe (pmtud.go): never sent
 	// again when lost.
 	fkPathProbe
+	fkBDP // id: the blob's sequence number (bdp.go)
 )
 
 // sentFrame is the record of one frame in a sent packet: enough to

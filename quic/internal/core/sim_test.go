@@ -70,7 +70,15 @@ func newSimPair(t testing.TB, prof netsim.Profile, seed uint64, ccfg, scfg *Conf
 		if err != nil {
 			return nil, false
 		}
-		c, err := NewServerConn(scfg, now, ServerParams{RemoteAddr: d.Addr, OriginalDestConnID: info.DstConnID})
+		params := ServerParams{RemoteAddr: d.Addr, OriginalDestConnID: info.DstConnID}
+		if v := scfg.AddressValidator; v != nil {
+			// As a listener would: a NEW_TOKEN token validates the
+			// client's address.
+			if params, err = v.Check(info, d.Addr, now); err != nil {
+				t.Fatalf("Check: %v", err)
+			}
+		}
+		c, err := NewServerConn(scfg, now, params)
 		if err != nil {
 			t.Fatalf("NewServerConn: %v", err)
 		}

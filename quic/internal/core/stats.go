@@ -54,6 +54,9 @@ type Stats struct {
 	ECN ECNStats
 	// PathMTU is the datagram size and the work of path MTU discovery.
 	PathMTU PathMTUStats
+	// CarefulResume is the phase of Careful Resume and the BDP frames'
+	// counters.
+	CarefulResume CarefulResumeStats
 }
 
 // connStats is the part of Stats the connection counts itself.
@@ -74,6 +77,7 @@ func (c *Conn) Stats() Stats {
 	s.FEC = c.fec.stats()
 	s.ECN = c.ecn.stats()
 	s.PathMTU = c.pmtu.report(c.maxDatagram)
+	s.CarefulResume = c.bdp.report()
 	s.StreamBytesUnacked = c.streams.unackedBytes()
 	return s
 }

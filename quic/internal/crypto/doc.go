@@ -22,6 +22,9 @@
 //
 // Beside packet protection live the Retry integrity tag (section 5.8), the
 // AEAD usage limits (section 6.6), stateless reset tokens (RFC 9000 section
-// 10.3.2) and address validation tokens for Retry and NEW_TOKEN (RFC 9000
-// section 8.1).
+// 10.3.2), address validation tokens for Retry and NEW_TOKEN (RFC 9000
+// section 8.1), and the sealed path states of the BDP frame
+// ([PathStateSealer]): the congestion window and RTT a server saves for a
+// client's next connection (RFC 9959), which the client carries but can
+// neither read nor alter.
 package crypto

@@ -57,3 +57,19 @@ var (
 	// 9369 section 5).
 	ErrTokenVersion = errors.New("quic crypto: address validation token from another QUIC version")
 )
+
+// Saved path state errors (pathstate.go). A server that gets one ignores
+// the state and starts the connection's congestion control as usual.
+var (
+	// ErrPathStateInvalid reports a state that is malformed, forged,
+	// altered or sealed with another key.
+	ErrPathStateInvalid = errors.New("quic crypto: invalid saved path state")
+	// ErrPathStateVersion reports a state of a format this package does
+	// not read.
+	ErrPathStateVersion = errors.New("quic crypto: saved path state of another format")
+	// ErrPathStateExpired reports a state past its lifetime, or issued
+	// too far after now.
+	ErrPathStateExpired = errors.New("quic crypto: saved path state expired")
+	// ErrPathStateAddress reports a state issued to another client.
+	ErrPathStateAddress = errors.New("quic crypto: saved path state for another address")
+)

@@ -2,7 +2,9 @@
 // formats: variable-length integers (RFC 9000 section 16), packet headers
 // and packet numbers (RFC 9000 section 17, RFC 9369), frames (RFC 9000
 // section 19, RFC 9221 DATAGRAM) and transport parameters (RFC 9000
-// section 18, RFC 9368 version_information).
+// section 18, RFC 9368 version_information), and satquic's experimental
+// extensions: the FEC frames and parameter (frame_fec.go) and the BDP
+// frame and parameter of Careful Resume (frame_bdp.go).
 //
 // The package does no cryptography. Header parsers read only the parts of a
 // header that packet protection leaves in the clear and report where the

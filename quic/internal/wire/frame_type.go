@@ -63,6 +63,9 @@ func (t FrameType) String() string {
 	if name := fecFrameName(t); name != "" {
 		return name
 	}
+	if t == FrameTypeBDP {
+		return "BDP"
+	}
 	return fmt.Sprintf("FrameType(0x%x)", uint64(t))
 }
 
@@ -114,8 +117,12 @@ func (t FrameType) IsFlowControlled() bool { return t.IsStream() }
 // AllowedIn reports whether a frame of type t may appear in a packet of
 // type pt (RFC 9000 table 3, column "Pkts", and section 12.5; RFC 9221
 // section 4 for DATAGRAM). Every known frame may appear in 1-RTT packets,
-// and the FEC frames only there.
+// and the FEC frames only there; the BDP frame in 1-RTT and 0-RTT packets,
+// where a client returns it at once.
 func (t FrameType) AllowedIn(pt PacketType) bool {
+	if t == FrameTypeBDP {
+		return pt == PacketType1RTT || pt == PacketType0RTT
+	}
 	switch pt {
 	case PacketType1RTT:
 		return t.IsKnown() || t.IsFEC()
