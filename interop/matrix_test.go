@@ -44,4 +44,13 @@ func TestVerdict(t *testing.T) {
 	if !m.Verdict() {
 		t.Fatalf("required %q", m.Required)
 	}
+	// A known cause excuses only its symptom.
+	for reason, want := range map[string]bool{
+		"client: gtlsclient reported an error: ngtcp2_conn_read_pkt: ERR_DRAINING": true,
+		"client: gtlsclient reported an error: boom":                               false,
+	} {
+		if got := cell("handshakeloss", "ngtcp2", "satquic", Fail, reason).Known != ""; got != want {
+			t.Errorf("handshakeloss ngtcp2->satquic %q: known %v, want %v", reason, got, want)
+		}
+	}
 }
