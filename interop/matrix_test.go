@@ -25,7 +25,7 @@ func TestVerdict(t *testing.T) {
 			cell("v2", "quic-go", "quic-go", Unsupported, "no"),
 			cell("v2", "satquic", "ngtcp2", Unsupported, "no"),
 			cell("zerortt", "quic-go", "quic-go", Pass, ""),
-			cell("zerortt", "satquic", "ngtcp2", Fail, "the client sent 10557 bytes in 1-RTT packets, more than 5000 (the server rejected 0-RTT)"),
+			cell("zerortt", "satquic", "ngtcp2", Fail, "the client sent 10557 bytes in 1-RTT packets, more than 5000, 2170 of them PADDING (the server rejected 0-RTT)"),
 		},
 	}
 	if m.Verdict() || len(m.Required) != 1 || !strings.HasPrefix(m.Required[0], "handshake satquic->ngtcp2") {
@@ -43,5 +43,14 @@ func TestVerdict(t *testing.T) {
 	m.Results[2].Status = Pass
 	if !m.Verdict() {
 		t.Fatalf("required %q", m.Required)
+	}
+	// A known cause excuses only its symptom.
+	for reason, want := range map[string]bool{
+		"client: gtlsclient reported an error: ngtcp2_conn_read_pkt: ERR_DRAINING": true,
+		"client: gtlsclient reported an error: boom":                               false,
+	} {
+		if got := cell("handshakeloss", "ngtcp2", "satquic", Fail, reason).Known != ""; got != want {
+			t.Errorf("handshakeloss ngtcp2->satquic %q: known %v, want %v", reason, got, want)
+		}
 	}
 }

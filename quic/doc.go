@@ -41,7 +41,10 @@
 // It bounds the handshakes and connections it holds, in total and per
 // source address (Config.MaxHandshakes, MaxConnections and their PerIP
 // forms): beyond them a new client is refused, or takes the place of the
-// handshake silent the longest or of a connection long idle.
+// handshake silent the longest, of a connection long idle, or of the
+// oldest handshake once it has lasted four initial probe timeouts, busy
+// or not. Listener.Stats counts the refusals by limit, the evictions and
+// the Retry packets sent.
 // Config.Versions negotiates the QUIC version (RFC 9368), and
 // Config.QlogDir, Config.Tracer or the QLOGDIR environment variable
 // write each connection's qlog.

@@ -1,11 +1,13 @@
 package quic
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
 	"net"
 	"net/netip"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -255,6 +257,8 @@ type silentConn struct {
 	*memnet.Conn
 	mu   sync.Mutex
 	sent map[string]uint8 // per connection: 1 first Initial, 2 token
+	// withToken is the last Initial with a token passed.
+	withToken []byte
 }
 
 func (s *silentConn) WriteToUDPAddrPort(p []byte, addr netip.AddrPort) (int, error) {
@@ -290,7 +294,80 @@ func (s *silentConn) pass(p []byte) bool {
 		return false
 	}
 	s.sent[key] |= bit
+	if bit == 2 {
+		s.withToken = slices.Clone(p)
+	}
 	return true
+}
+
+// tokenInitial is the last Initial with a token the client sent, or nil.
+func (s *silentConn) tokenInitial() []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.withToken
+}
+
+// dialBusy starts a connection attempt from addr, a socket of its own,
+// that answers the Retry and then, instead of completing the handshake,
+// sends a datagram of junk to the server's connection every period: a
+// handshake kept busy, never silent. The junk has a short header that
+// routes it to the connection, so that it cannot open another once the
+// connection is gone. It stops when the attempt ends.
+func (e *limitsEnv) dialBusy(addr netip.AddrPort, every time.Duration) {
+	sc := &silentConn{Conn: e.socket(addr), sent: map[string]uint8{}}
+	tr := e.client(addr, sc)
+	ctx, cancel := context.WithCancel(e.ctx)
+	e.dials.Go(func() {
+		defer cancel()
+		_, err := tr.Dial(ctx, net.UDPAddrFromAddrPort(memServerAddr), clientTLS(), nil)
+		e.mu.Lock()
+		e.outcomes[outcome(err)]++
+		e.mu.Unlock()
+	})
+	e.dials.Go(func() {
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			if junk := junkFor(sc.tokenInitial()); junk != nil {
+				_, _ = sc.Conn.WriteToUDPAddrPort(junk, memServerAddr)
+			}
+		}
+	})
+}
+
+// junkFor is a short-header datagram of junk to the connection ID an
+// Initial was sent to, or nil.
+func junkFor(initial []byte) []byte {
+	if initial == nil {
+		return nil
+	}
+	h, _, err := wire.ParseLongHeader(initial)
+	if err != nil {
+		return nil
+	}
+	b := append([]byte{0x40}, h.DstConnID.Bytes()...)
+	return append(b, bytes.Repeat([]byte{0x5a}, 40)...)
+}
+
+// wantListenerStats fails the test unless the Listener's counters are
+// the ones given.
+func wantListenerStats(t *testing.T, l *Listener, refused RefusedStats, evicted EvictedStats, retries uint64) {
+	t.Helper()
+	st := l.Stats()
+	if st.Refused != refused {
+		t.Errorf("refused %+v, want %+v", st.Refused, refused)
+	}
+	if st.Evicted != evicted {
+		t.Errorf("evicted %+v, want %+v", st.Evicted, evicted)
+	}
+	if st.RetriesSent != retries {
+		t.Errorf("%d Retry packets sent, want %d", st.RetriesSent, retries)
+	}
 }
 
 // vanishingConn passes every datagram until vanish is set, then none: a

@@ -45,7 +45,7 @@ type Listener struct {
 	// handshakes and established hold the slots of the connections in
 	// handshake and of those whose handshake completed, until they end;
 	// sources counts them per source.
-	handshakes  slotQueue
+	handshakes  handshakeQueue
 	established slotQueue
 	sources     map[netip.Prefix]*sourceUse
 	// unvalidated counts the handshakes in progress with clients whose
@@ -53,6 +53,8 @@ type Listener struct {
 	unvalidated int
 	ready       broadcast
 	err         error // set once closed
+	// counters are the counters of Stats (listener_stats.go).
+	counters listenerCounters
 }
 
 // newListener prepares a Listener's connection configuration. The TLS

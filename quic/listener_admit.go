@@ -30,14 +30,16 @@ func (l *Listener) admit(from netip.AddrPort, validated bool) (admission, *connS
 	// Read under the lock, so that the queues stay in order of time.
 	now := l.t.now()
 	src := sourceOf(from)
-	if a := l.refusal(src, validated); a != admitted {
+	if a, why := l.refusal(src, validated); a != admitted {
+		l.counters.refuse(why)
 		return a, nil, eviction{}
 	}
-	victim, ok := l.makeRoom(now)
-	if !ok {
+	victim, kind, why := l.makeRoom(now)
+	if why != refusedNone {
+		l.counters.refuse(why)
 		return admitFull, nil, eviction{}
 	}
-	ev := l.evictLocked(victim)
+	ev := l.evictLocked(victim, kind)
 	return admitted, l.place(src, validated, now), ev
 }
 
@@ -60,52 +62,62 @@ func (l *Listener) place(src netip.Prefix, validated bool, now time.Duration) *c
 
 // refusal applies the limits that no eviction lifts: the accept queue,
 // the client's source, and the handshakes with unvalidated clients (RFC
-// 9000 section 8.1), which get a Retry; l.mu is held.
-func (l *Listener) refusal(src netip.Prefix, validated bool) admission {
+// 9000 section 8.1), which get a Retry. A refusal says which limit was
+// met; l.mu is held.
+func (l *Listener) refusal(src netip.Prefix, validated bool) (admission, refusal) {
 	switch {
 	case l.err != nil:
-		return admitNone
+		return admitNone, refusedNone
 	case len(l.queue) >= maxAcceptQueue:
-		return admitFull
+		return admitFull, refusedAcceptQueue
 	}
 	if u := l.sources[src]; u != nil {
 		switch {
 		case u.handshakes[validIndex(validated)] < l.limits.handshakesPerIP:
 		case validated:
-			return admitFull
+			return admitFull, refusedHandshakesPerIP
 		default:
 			// A Retry costs nothing, and the client, if real, comes
 			// back among the validated, which Initials with a forged
 			// source address cannot fill.
-			return admitRetry
+			return admitRetry, refusedNone
 		}
 		if u.conns >= l.limits.connsPerIP {
-			return admitFull
+			return admitFull, refusedConnsPerIP
 		}
 	}
 	if !validated && l.unvalidated >= maxUnvalidatedHandshakes {
-		return admitRetry
+		return admitRetry, refusedNone
 	}
-	return admitted
+	return admitted, refusedNone
 }
 
 // makeRoom finds the slot a new handshake replaces when the handshakes or
 // the connections are at their limit: the handshake silent the longest,
-// or else the connection idle the longest. It reports false when nothing
-// may go; l.mu is held.
-func (l *Listener) makeRoom(now time.Duration) (*connSlot, bool) {
+// or else the connection idle the longest (when the handshakes are not
+// at theirs), or else the oldest handshake if it is old enough that it
+// no longer counts as in progress (listener_age.go). When nothing may
+// go, it returns the limit met; l.mu is held.
+func (l *Listener) makeRoom(now time.Duration) (*connSlot, evictionKind, refusal) {
 	hsFull := l.handshakes.len() >= l.limits.handshakes
 	if !hsFull && l.handshakes.len()+l.established.len() < l.limits.conns {
-		return nil, true
+		return nil, 0, refusedNone
 	}
 	if s := l.handshakes.silentFor(l.limits.handshakeSilence, now); s != nil {
-		return s, true
+		return s, evictedSilentHandshake, refusedNone
+	}
+	if !hsFull {
+		if s := l.established.silentFor(l.limits.idleEviction, now); s != nil {
+			return s, evictedIdleConn, refusedNone
+		}
+	}
+	if s := l.handshakes.olderThan(l.limits.handshakeBusyAge, now); s != nil {
+		return s, evictedBusyHandshake, refusedNone
 	}
 	if hsFull {
-		return nil, false
+		return nil, 0, refusedHandshakes
 	}
-	s := l.established.silentFor(l.limits.idleEviction, now)
-	return s, s != nil
+	return nil, 0, refusedConns
 }
 
 // establish moves a slot whose handshake completed among the established

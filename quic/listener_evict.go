@@ -8,12 +8,13 @@ type eviction struct {
 	handshake bool
 }
 
-// evictLocked frees the places of s, if any, at once, and returns the
-// connection to end; l.mu is held.
-func (l *Listener) evictLocked(s *connSlot) eviction {
+// evictLocked frees the places of s, if any, at once, counts it as kind,
+// and returns the connection to end; l.mu is held.
+func (l *Listener) evictLocked(s *connSlot, kind evictionKind) eviction {
 	if s == nil {
 		return eviction{}
 	}
+	l.counters.evicted[kind].Add(1)
 	ev := eviction{c: s.c, handshake: s.state == slotHandshake}
 	l.takeOut(s)
 	return ev

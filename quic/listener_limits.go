@@ -46,6 +46,12 @@ type serverLimits struct {
 	// before a new client may replace it: half the idle timeout, the
 	// keep-alive period a client keeping its connection usually picks.
 	idleEviction time.Duration
+	// handshakeBusyAge is how old a handshake that keeps sending must be
+	// before a new client may replace it (listener_age.go): four probe
+	// timeouts before the first RTT sample, in which a client on a
+	// path as slow as InitialRTT assumes completes its handshake even
+	// when a flight or two are lost.
+	handshakeBusyAge time.Duration
 }
 
 // serverLimits checks the Config's server limits and fills in their
@@ -86,6 +92,7 @@ func (c *Config) serverLimits() (serverLimits, error) {
 		idle = core.DefaultIdleTimeout
 	}
 	lim.handshakeSilence, lim.idleEviction = 3*rtt, idle/2
+	lim.handshakeBusyAge = 4 * lim.handshakeSilence
 	return lim, nil
 }
 

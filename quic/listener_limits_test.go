@@ -43,6 +43,7 @@ func TestServerLimits(t *testing.T) {
 		handshakes: DefaultMaxHandshakes, handshakesPerIP: DefaultMaxHandshakesPerIP,
 		conns: DefaultMaxConnections, connsPerIP: DefaultMaxConnectionsPerIP,
 		handshakeSilence: 999 * time.Millisecond, idleEviction: 15 * time.Second,
+		handshakeBusyAge: 3996 * time.Millisecond,
 	}
 	if lim != want {
 		t.Errorf("defaults %+v, want %+v", lim, want)

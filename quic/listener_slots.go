@@ -22,6 +22,10 @@ type connSlot struct {
 	// connection has been silent since placed.
 	placed time.Duration
 	seen   uint64
+	// admitted is when a handshake took its place, and ageElem its
+	// element in the order of admission (listener_age.go).
+	admitted time.Duration
+	ageElem  *list.Element
 	// heard counts the datagrams the reader routed to the connection.
 	heard atomic.Uint64
 	// evicted tells the connection goroutine to end: the Listener gave

@@ -21,6 +21,11 @@ var (
 	retryAlways = func(net.Addr) bool { return true }
 )
 
+// legitInitials is how many Initial packets carry a legitimate client's
+// ClientHello: crypto/tls's post-quantum key share makes it two. The
+// server answers each that reaches it without a connection.
+const legitInitials = 2
+
 // attackerAddr is the i-th attacking node.
 func attackerAddr(i int) netip.Addr {
 	return netip.AddrFrom4([4]byte{10, 9, byte(i >> 8), byte(i)})
@@ -62,6 +67,16 @@ func TestSilentHandshakesFromOneAddress(t *testing.T) {
 				c := e.dial(e.client(legitAddr, nil), nil)
 				download(t, c)
 				_ = c.CloseWithError(0, "")
+				// Without Retry, the attempts beyond the address's share
+				// without a token get one; with it, all do, and the
+				// legitimate client too, whose ClientHello (with its
+				// post-quantum key share) fills two Initial packets,
+				// each answered.
+				retries := uint64(1100 - DefaultMaxHandshakesPerIP)
+				if retry {
+					retries = 1100 + legitInitials
+				}
+				wantListenerStats(t, e.l, RefusedStats{HandshakesPerIP: uint64(1100 - want)}, EvictedStats{}, retries)
 			})
 		})
 	}
@@ -97,6 +112,49 @@ func TestSilentHandshakesFromManyAddresses(t *testing.T) {
 		if got := e.outcomesNow()["closed by server: APPLICATION_ERROR"]; got != 1 {
 			t.Errorf("%d silent handshakes evicted, want 1 (outcomes %v)", got, e.outcomesNow())
 		}
+		// 76 attackers and the legitimate client's first attempt (each
+		// of its Initials) met the full table; everyone got a Retry
+		// first.
+		wantListenerStats(t, e.l, RefusedStats{Handshakes: 1100 - DefaultMaxHandshakes + legitInitials},
+			EvictedStats{SilentHandshakes: 1}, 1100+2*legitInitials)
+	})
+}
+
+// TestBusyHandshakes: handshakes that answer the Retry and then keep
+// sending, never silent, fill the Listener's places. A client that comes
+// while they are younger than the bound of listener_age.go is refused
+// (a slow handshake is not cut short); once they are older, a new client
+// takes the place of the oldest and downloads, before the handshake
+// timeout would have freed any.
+func TestBusyHandshakes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const n = 64
+		t0 := time.Now()
+		e := newLimitsEnv(t, &Config{MaxHandshakes: n, RequireAddressValidation: retryAlways})
+		for i := range n {
+			e.dialBusy(netip.AddrPortFrom(attackerAddr(i%4), uint16(1000+i)), 300*time.Millisecond)
+		}
+		time.Sleep(100 * time.Millisecond)
+		if hs, _, _ := e.l.held(attackerIP); hs != n {
+			t.Fatalf("server holds %d handshakes, want %d", hs, n)
+		}
+		legit := e.client(legitAddr, nil)
+		for _, wait := range []time.Duration{0, 2 * time.Second} {
+			time.Sleep(wait)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			_, err := legit.Dial(ctx, net.UDPAddrFromAddrPort(memServerAddr), clientTLS(), nil)
+			cancel()
+			wantRefused(t, fmt.Sprintf("a client among busy handshakes %v old", time.Since(t0).Round(100*time.Millisecond)), err)
+		}
+		// The handshakes are past 4 s old, the bound: the oldest goes.
+		time.Sleep(2 * time.Second)
+		c := e.dial(legit, nil)
+		download(t, c)
+		_ = c.CloseWithError(0, "")
+		if got := e.outcomesNow()["closed by server: APPLICATION_ERROR"]; got != 1 {
+			t.Errorf("%d busy handshakes evicted, want 1 (outcomes %v)", got, e.outcomesNow())
+		}
+		wantListenerStats(t, e.l, RefusedStats{Handshakes: 2 * legitInitials}, EvictedStats{BusyHandshakes: 1}, n+3*legitInitials)
 	})
 }
 

@@ -157,6 +157,7 @@ func (t *Transport) acceptConn(l *Listener, info core.InitialInfo, data []byte, 
 	params, err := l.validator.Check(info, from, now)
 	switch {
 	case errors.Is(err, core.ErrInvalidToken):
+		l.counters.invalidTokens.Add(1)
 		t.refuse(info, from, wire.CodeInvalidToken, "invalid token")
 		return
 	case err != nil:
@@ -220,6 +221,7 @@ func (t *Transport) sendRetry(l *Listener, info core.InitialInfo, to netip.AddrP
 	if err != nil {
 		return
 	}
+	l.counters.retries.Add(1)
 	t.writeRaw(b, to)
 }
 

@@ -58,8 +58,11 @@ and --max-handshakes-per-ip the handshakes in progress, --max-conns and
 --max-conns-per-ip the connections, handshakes included. A source is an
 IPv4 address or an IPv6 /64, whatever its ports. A client beyond them is
 refused (CONNECTION_REFUSED), unless it can take the place of a handshake
-silent for a probe timeout or of a connection idle for half the idle
-timeout.
+silent for a probe timeout, of a connection idle for half the idle
+timeout, or of the oldest handshake once it has lasted four probe
+timeouts. The refusals by limit, the evictions and the Retry packets
+sent are logged on stderr with what the server holds (every 10 s when a
+counter moved; every 10 s with -v) and counted at the end.
 
 HTTP/3 clients cannot make the server hold much for long: a connection has
 at most 100 request streams open (QUIC's MAX_STREAMS); a request header
@@ -204,19 +207,25 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 		defer stopDebug()
 	}
 	logCtx, stopLog := context.WithCancel(context.Background())
-	waitLog := logLimits(logCtx, s.h3, stderr, limitsLogPeriod)
+	read := func() limitStats { return readLimitStats(l, s.h3) }
+	waitLog := logLimits(logCtx, read, stderr, limitsLogPeriod, o.verbose)
 	err = s.acceptLoop(ctx, l)
+	// The Listener's counters are read before it closes, which ends the
+	// handshakes under way.
+	final := read()
 	_ = l.Close()
 	s.shutdown(o.shutdownTimeout)
 	stopLog()
 	waitLog()
+	final.h3 = s.h3.Stats()
 	fmt.Fprintln(stdout, s.counters())
-	fmt.Fprintln(stdout, limitsLine(s.h3.Stats()))
+	fmt.Fprintln(stdout, listenerLine(final.quic))
+	fmt.Fprintln(stdout, limitsLine(final.h3))
 	return err
 }
 
 // limitsLogPeriod is how often serve logs what its limits refused, if
-// anything.
+// anything (every period with -v).
 const limitsLogPeriod = 10 * time.Second
 
 // serverCertificate loads --cert and --key, or makes a self-signed

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"regexp"
 	"testing"
 	"time"
 
@@ -13,10 +14,11 @@ import (
 
 // TestServeMaxConnsPerIP: with --max-conns-per-ip 2, a third connection
 // from the loopback address is refused, whatever its port, until one of
-// the first two closes.
+// the first two closes; serve's last lines count the refusals by limit.
 func TestServeMaxConnsPerIP(t *testing.T) {
 	checkNoGoroutines(t)
-	addr, _ := startServe(t, t.TempDir(), "--max-conns-per-ip", "2")
+	h := startServeHandle(t, t.TempDir(), "--max-conns-per-ip", "2")
+	addr := h.addr
 	dial := func() (*quic.Conn, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -50,4 +52,15 @@ func TestServeMaxConnsPerIP(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	_ = held[1].CloseWithError(0, "")
+	if err := h.stop(t); err != nil {
+		t.Fatal(err)
+	}
+	// Each refused attempt is counted once per Initial that reached the
+	// server.
+	line := regexp.MustCompile(`quic limits: (\d+) clients refused \(0 at --max-handshakes, 0 at --max-handshakes-per-ip, ` +
+		`0 at --max-conns, (\d+) at --max-conns-per-ip, 0 waiting to be accepted\), 0 connections evicted`)
+	m := line.FindStringSubmatch(h.stdout.String())
+	if m == nil || m[1] != m[2] || m[1] == "0" {
+		t.Errorf("serve's counters of refusals:\n%s", h.stdout.String())
+	}
 }

@@ -1,13 +1,10 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/satquic/satquic/http3"
@@ -130,36 +127,4 @@ func parseByteSize(v string) (int64, error) {
 func limitsLine(st http3.ServerStats) string {
 	return fmt.Sprintf("h3 limits: %d streams refused (%d rejected on arrival, %d headers outgrew the memory, %d evicted), %d header timeouts, %d idle streams, %d stalled responses reset",
 		st.Rejected+st.Overflowed+st.Evicted, st.Rejected, st.Overflowed, st.Evicted, st.HeaderTimeouts, st.IdleReads, st.StalledWrites)
-}
-
-// limitsChanged reports whether any counter of the limits moved.
-func limitsChanged(a, b http3.ServerStats) bool {
-	a.RequestMemory, a.ReadingHeaders = b.RequestMemory, b.ReadingHeaders
-	return a != b
-}
-
-// logLimits writes the limits' line on w every period in which a
-// counter moved, with the request memory in use, until ctx ends; the
-// returned function waits for it to stop.
-func logLimits(ctx context.Context, s *http3.Server, w io.Writer, period time.Duration) (wait func()) {
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		tick := time.NewTicker(period)
-		defer tick.Stop()
-		last := s.Stats()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
-			st := s.Stats()
-			if limitsChanged(last, st) {
-				fmt.Fprintf(w, "%s satquic serve: %s; %d bytes of requests buffered, %d headers being read\n",
-					time.Now().Format("15:04:05.000"), limitsLine(st), st.RequestMemory, st.ReadingHeaders)
-			}
-			last = st
-		}
-	})
-	return wg.Wait
 }

@@ -34,6 +34,10 @@ type Packet struct {
 	CryptoAtZero bool
 	// AckECN: the packet has an ACK frame with ECN counts.
 	AckECN bool
+	// Padding is the bytes of PADDING frames in an opened payload: the
+	// padding of a datagram that carries an Initial packet, or of a path
+	// MTU probe, which carry no data.
+	Padding int
 	// Stray: a server's Initial packet that answers corrupted client
 	// packets only: it opened with the keys of a connection ID only a
 	// corrupted client Initial carried, or its connection has no client

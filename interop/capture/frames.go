@@ -45,6 +45,8 @@ type frameSummary struct {
 	crypto []cryptoFrame
 	// ackECN: an ACK frame with ECN counts.
 	ackECN bool
+	// padding counts the PADDING frames, a byte each.
+	padding int
 	// complete: every frame was walked (none unknown, none cut short).
 	complete bool
 }
@@ -60,7 +62,10 @@ func walkFrames(b []byte) frameSummary {
 		b = b[n:]
 		skip := 0 // the frame's varint fields, for frames of nothing else
 		switch {
-		case typ == framePadding, typ == framePing, typ == frameHSDone:
+		case typ == framePadding:
+			s.padding++
+			continue
+		case typ == framePing, typ == frameHSDone:
 			continue
 		case typ == frameAck || typ == frameAckECN:
 			rest, ok := skipAck(b, typ == frameAckECN)

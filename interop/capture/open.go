@@ -64,7 +64,7 @@ func (c *Conn) took(p *Packet, o opened, dir, space int) {
 	p.KeyPhase = o.keyPhase
 	c.largest[dir][space] = max(c.largest[dir][space], int64(o.pn))
 	f := walkFrames(o.payload)
-	p.AckECN = f.ackECN
+	p.AckECN, p.Padding = f.ackECN, f.padding
 	for _, cf := range f.crypto {
 		p.CryptoAtZero = p.CryptoAtZero || cf.offset == 0
 		if space < spaceApp {

@@ -19,7 +19,7 @@ func TestWalkFrames(t *testing.T) {
 		framePadding, framePadding,
 	}
 	s := walkFrames(payload)
-	if !s.complete || !s.ackECN || len(s.crypto) != 1 || s.crypto[0].offset != 16 || string(s.crypto[0].data) != "abc" {
+	if !s.complete || !s.ackECN || len(s.crypto) != 1 || s.crypto[0].offset != 16 || string(s.crypto[0].data) != "abc" || s.padding != 2 {
 		t.Fatalf("walked %+v", s)
 	}
 	if s := walkFrames([]byte{framePing, 0x40, 0x21, 0x00}); s.complete {

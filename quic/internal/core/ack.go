@@ -47,6 +47,14 @@ type ackState struct {
 	// that the peer acknowledged: ranges at or below it need no report.
 	peerAcked    uint64
 	hasPeerAcked bool
+
+	// sentLargest is the Largest Acknowledged of the last ACK frame
+	// sent (hasSent): a lost ACK frame older than it needs no repeat.
+	sentLargest uint64
+	hasSent     bool
+	// resend: an ACK frame was lost and what it reported must go out
+	// again, with the next packet sent (RFC 9000 section 13.3).
+	resend bool
 }
 
 // ackPolicy is what decides when ACK frames go out in a space.
@@ -120,7 +128,15 @@ func (a *ackState) due(now time.Duration) bool {
 // elicit none (the peer's own ACKs) arrived that acknowledging them lets
 // the peer prune its ACK ranges (RFC 9000 section 13.2.4).
 func (a *ackState) piggyback() bool {
-	return a.unacked && (a.eliciting > 0 || a.sinceAck >= piggybackEvery)
+	return a.unacked && (a.eliciting > 0 || a.sinceAck >= piggybackEvery || a.resend)
+}
+
+// unconfirmed reports whether packets were received that the peer may not
+// know were acknowledged: no ACK frame of ours reporting the largest one
+// was acknowledged. A probe of a handshake space carries an ACK frame
+// then, since the ACK frames sent before may be what was lost.
+func (a *ackState) unconfirmed() bool {
+	return a.hasLargest && !(a.hasPeerAcked && a.largest <= a.peerAcked)
 }
 
 // piggybackEvery is how many non-ack-eliciting packets are acknowledged
@@ -159,8 +175,11 @@ func (a *ackState) buildFrame(f *wire.AckFrame, now time.Duration, exponent uint
 	return true
 }
 
-// onAckSent resets the delayed ACK state after an ACK frame was sent.
+// onAckSent resets the delayed ACK state after an ACK frame was sent; its
+// Largest Acknowledged is the largest packet number received.
 func (a *ackState) onAckSent() {
+	a.sentLargest, a.hasSent = a.largest, true
+	a.resend = false
 	a.unacked = false
 	a.eliciting = 0
 	a.sinceAck = 0
@@ -173,5 +192,29 @@ func (a *ackState) onAckSent() {
 func (a *ackState) onAckAcked(largest uint64) {
 	if !a.hasPeerAcked || largest > a.peerAcked {
 		a.peerAcked, a.hasPeerAcked = largest, true
+	}
+}
+
+// onAckLost handles the loss of a packet that carried an ACK frame whose
+// Largest Acknowledged was largest. RFC 9000 section 13.3 has the
+// information of a lost ACK frame sent again in a new one, with the
+// current ranges. No repeat is needed when the peer acknowledged an ACK
+// frame that covers it, or when a newer ACK frame went out after it (its
+// own loss would be reported in turn). Otherwise the ACK rides on the next
+// packet sent and is due at once in the handshake spaces, whose peer
+// otherwise never learns its packets arrived, or within max_ack_delay.
+func (a *ackState) onAckLost(now time.Duration, largest uint64, p ackPolicy) {
+	if !a.hasLargest || (a.hasPeerAcked && largest <= a.peerAcked) {
+		return
+	}
+	if a.hasSent && largest < a.sentLargest {
+		return
+	}
+	a.unacked, a.resend = true, true
+	switch {
+	case p.immediate:
+		a.immediate = true
+	case !a.hasDeadline:
+		a.deadline, a.hasDeadline = now+p.maxDelay, true
 	}
 }

@@ -76,3 +76,11 @@ func (r *ackRate) policy(now time.Duration, s recovery.Space, cfg *Config, rtt *
 		threshold: threshold,
 	}
 }
+
+// lostAckPolicy is how soon the information of a lost ACK frame of space
+// s goes out again: at once in the handshake spaces, as their packets are
+// acknowledged (RFC 9000 section 13.2.1), else within max_ack_delay. It
+// leaves the rate adaptation alone, which counts received packets.
+func lostAckPolicy(s recovery.Space, cfg *Config) ackPolicy {
+	return ackPolicy{immediate: s != spaceApp, maxDelay: cfg.MaxAckDelay}
+}

@@ -122,7 +122,9 @@
 //   - ack.go decides when ACK frames go out: at once in the handshake
 //     spaces and for out-of-order packets, after AckElicitingThreshold
 //     ack-eliciting packets or max_ack_delay otherwise (RFC 9000 section
-//     13.2), with bounded ranges.
+//     13.2), with bounded ranges; a lost ACK frame's information goes out
+//     again, and a probe of a handshake space carries an ACK frame
+//     (section 13.3).
 //   - Loss recovery and congestion control are package recovery's Sender.
 //     Every sent packet has a record of its frames (sentlog.go); when the
 //     Sender reports it acknowledged or lost, receive_ack.go hands each

@@ -206,7 +206,7 @@ func (c *Conn) appendFrames(now time.Duration, w *packetWriter, s recovery.Space
 	if fecOn {
 		w.reserve(fecReserve)
 	}
-	if !p.early && (sp.acks.due(now) || (wantsData && sp.acks.piggyback()) || c.fec.reportDue(s)) {
+	if !p.early && (sp.acks.due(now) || (wantsData && sp.acks.piggyback()) || c.fec.reportDue(s) || c.probeCarriesAck(s, permit)) {
 		c.appendAck(now, w, sp)
 	}
 	if c.fec != nil && s == spaceApp && !p.early {
@@ -222,6 +222,16 @@ func (c *Conn) appendFrames(now time.Duration, w *packetWriter, s recovery.Space
 	if fecOn && hasStreamFrame(w.currentFrames()) {
 		w.markSource(c.fec.send.nextSeq())
 	}
+}
+
+// probeCarriesAck reports whether a probe of handshake space s carries an
+// ACK frame: whenever the peer may not know what arrived, since the ACK
+// frames sent before may be what was lost, and a handshake stalls when
+// neither end learns that its flight arrived (RFC 9002 section 6.2.4 lets
+// a probe carry any frame; RFC 9000 section 13.3 has lost ACK information
+// sent again).
+func (c *Conn) probeCarriesAck(s recovery.Space, permit *sendPermit) bool {
+	return s != spaceApp && permit.probe[s] && c.spaces[s].acks.unconfirmed()
 }
 
 // hasEliciting reports whether a frame list makes its packet ack-eliciting.

@@ -119,6 +119,12 @@ func (c *Conn) onPacketLost(now time.Duration, p recovery.PacketInfo) {
 		c.stats.PacketsRetransmitted++
 	}
 	for _, f := range frames {
+		if f.kind == fkAck {
+			// RFC 9000 section 13.3: what a lost ACK frame reported
+			// is sent again.
+			sp.acks.onAckLost(now, f.id, lostAckPolicy(p.Space, &c.cfg))
+			continue
+		}
 		c.onFrameLost(sp, f)
 	}
 	sp.sent.compact()
