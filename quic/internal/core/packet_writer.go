@@ -250,16 +250,45 @@ func (w *packetWriter) abandonPacket() {
 	w.b = w.b[:w.tail()]
 }
 
-// padDatagram pads the last packet where RFC 9000 section 14.1 requires a
-// datagram of 1200 bytes: one with a client's Initial packet, or a
-// server's ack-eliciting one.
+// padDatagram pads the Initial packet where RFC 9000 section 14.1 requires
+// a datagram of 1200 bytes: one with a client's Initial packet, or a
+// server's ack-eliciting one. The padding goes into the Initial packet
+// itself rather than a packet coalesced after it: a 0-RTT or 1-RTT packet
+// padded instead would spend the peer's flow of application packets (and
+// count as application bytes to an observer) on nothing.
 func (w *packetWriter) padDatagram(isClient bool) {
-	for _, p := range w.packets() {
+	for i, p := range w.packets() {
 		if p.space == spaceInitial && (isClient || p.ackEliciting) {
-			w.padTo(minInitialDatagram)
+			w.padPacket(i, minInitialDatagram)
 			return
 		}
 	}
+}
+
+// padPacket appends PADDING to finished packet i, moving the packets after
+// it, until the sealed datagram is n bytes long.
+func (w *packetWriter) padPacket(i, n int) {
+	if i == w.n-1 {
+		w.padTo(n)
+		return
+	}
+	short := n - len(w.b) - crypto.TagLen
+	if short <= 0 {
+		return
+	}
+	at, old := w.pkts[i].end, len(w.b)
+	for len(w.b) < old+short {
+		w.b = append(w.b, zeros[:min(old+short-len(w.b), len(zeros))]...)
+	}
+	copy(w.b[at+short:], w.b[at:old])
+	clear(w.b[at : at+short])
+	w.pkts[i].end += short
+	w.pkts[i].padded = true
+	for j := i + 1; j < w.n; j++ {
+		p := &w.pkts[j]
+		p.start, p.payload, p.end = p.start+short, p.payload+short, p.end+short
+	}
+	w.end += short
 }
 
 // padTo appends PADDING to the last packet until the sealed datagram is n
