@@ -36,6 +36,7 @@ import (
 	"time"
 
 	"github.com/satquic/satquic/netsim"
+	"github.com/satquic/satquic/quic/congestion"
 	"github.com/satquic/satquic/quic/internal/core"
 	"github.com/satquic/satquic/quic/internal/coresim"
 	"github.com/satquic/satquic/quic/internal/recovery"
@@ -56,6 +57,11 @@ type DownloadConfig struct {
 	// CongestionControl is "cubic" (default), "newreno" or "bbr", as in
 	// quic.Config.
 	CongestionControl string
+	// NewCongestionController, if set, makes the server's congestion
+	// controller (the server sends the body), as in quic.Config; the
+	// client keeps CongestionControl's. CongestionControl must then be
+	// empty.
+	NewCongestionController func() congestion.Controller
 	// MaxDatagramSize is the largest UDP payload both ends send (0: the
 	// core's default, 1200).
 	MaxDatagramSize int
@@ -205,6 +211,10 @@ func configs(cfg DownloadConfig) (client, server *core.Config, err error) {
 	} else if cfg.FECPolicy != "" {
 		return nil, nil, fmt.Errorf("quicsim: FEC policy %q without FEC", cfg.FECPolicy)
 	}
+	srv, err := serverRecovery(rc, cfg)
+	if err != nil {
+		return nil, nil, err
+	}
 	cert, pool, err := certificate()
 	if err != nil {
 		return nil, nil, err
@@ -220,7 +230,7 @@ func configs(cfg DownloadConfig) (client, server *core.Config, err error) {
 		TLS:             &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{ALPN}, MinVersion: tls.VersionTLS13, SessionTicketsDisabled: true},
 		Rand:            seeded(cfg.Seed, 2),
 		MaxDatagramSize: cfg.MaxDatagramSize,
-		Recovery:        rc,
+		Recovery:        srv,
 		FEC:             fecCfg,
 	}
 	for _, c := range []*core.Config{client, server} {
@@ -229,6 +239,19 @@ func configs(cfg DownloadConfig) (client, server *core.Config, err error) {
 		}
 	}
 	return client, server, nil
+}
+
+// serverRecovery is the server's loss recovery configuration: the
+// client's, with the custom controller if cfg has one.
+func serverRecovery(rc recovery.Config, cfg DownloadConfig) (recovery.Config, error) {
+	if cfg.NewCongestionController == nil {
+		return rc, nil
+	}
+	if cfg.CongestionControl != "" {
+		return rc, fmt.Errorf("quicsim: CongestionControl %q and NewCongestionController both set", cfg.CongestionControl)
+	}
+	rc.Algorithm, rc.Custom = recovery.Custom, &recovery.CustomController{New: cfg.NewCongestionController}
+	return rc, nil
 }
 
 // seeded is a deterministic byte source for one end of the connection.
