@@ -172,7 +172,7 @@ type ControllerState struct {
 
 // AlgorithmName names the controller: a custom controller by its own name,
 // a built-in one by its Algorithm.
-func (s *ControllerState) AlgorithmName() string {
+func (s ControllerState) AlgorithmName() string {
 	if s.Algorithm == Custom {
 		return s.CustomName
 	}
@@ -181,7 +181,7 @@ func (s *ControllerState) AlgorithmName() string {
 
 // PhaseName names the controller's phase as qlog does: a custom
 // controller's own name for it, or the Phase of a built-in one.
-func (s *ControllerState) PhaseName() string {
+func (s ControllerState) PhaseName() string {
 	if s.Algorithm == Custom {
 		return s.CustomPhase
 	}
