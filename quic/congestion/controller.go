@@ -73,7 +73,8 @@ type AckedPacket struct {
 type AckEvent struct {
 	// Acked are the newly acknowledged in-flight packets, in ascending
 	// packet number order. Packets that carried only ACK frames are not
-	// in flight and not listed.
+	// in flight and not listed, so Acked is empty when the frame
+	// acknowledged nothing else.
 	Acked []AckedPacket
 	// AckedBytes is the sum of Acked's sizes.
 	AckedBytes int64
