@@ -13,14 +13,14 @@ type Controller interface {
 	OnPacketSent(now time.Duration, bytes int, priorInFlight int64)
 	// OnAck is called once per ACK frame that newly acknowledges packets,
 	// after OnCongestionEvent when the same frame also revealed losses
-	// or ECN marks. Under the FEC policy "hide" it is also called for
-	// the packets the peer reports it rebuilt, which then count as
-	// delivered.
+	// or ECN marks. It is also called for the packets the peer reports
+	// it rebuilt with FEC when the FEC policy (quic.FECConfig.Policy)
+	// counts them as delivered.
 	OnAck(now time.Duration, ev *AckEvent)
 	// OnCongestionEvent is called when in-flight packets are declared
-	// lost, when the peer reports an increase of its ECN-CE counter, and,
-	// under the FEC policy "signal", when the peer reports packets it
-	// rebuilt.
+	// lost, when the peer reports an increase of its ECN-CE counter, and
+	// when the peer reports packets it rebuilt with FEC that the FEC
+	// policy counts as congestion.
 	OnCongestionEvent(now time.Duration, ev *CongestionEvent)
 	// Window is the congestion window: the most bytes in flight allowed.
 	Window() int
@@ -144,8 +144,8 @@ const (
 	// 9002 section 7.1, RFC 9000 section 13.4).
 	CauseECN
 	// CauseFECRecovered: the peer rebuilt lost packets with forward
-	// erasure correction, under the FEC policy "signal" (the data
-	// arrived, but the packets were lost on the way).
+	// erasure correction, and the FEC policy counts them as congestion
+	// (the data arrived, but the packets were lost on the way).
 	CauseFECRecovered
 )
 

@@ -19,10 +19,10 @@
 //     the bytes in flight before and after, the RTT estimates, a
 //     delivery-rate sample).
 //   - OnCongestionEvent: packets were declared lost, the peer reported ECN
-//     Congestion Experienced marks, or (under the FEC policy "signal") the
-//     peer rebuilt lost packets with forward erasure correction
-//     (CongestionEvent, with its Cause and whether the losses establish
-//     persistent congestion, RFC 9002 section 7.6).
+//     Congestion Experienced marks, or the peer rebuilt lost packets with
+//     forward erasure correction and the FEC policy counts them as
+//     congestion (CongestionEvent, with its Cause and whether the losses
+//     establish persistent congestion, RFC 9002 section 7.6).
 //   - SetMaxDatagramSize: path MTU discovery changed the packet size.
 //   - State: the controller's name and phase for ConnectionStats and qlog.
 //
