@@ -432,6 +432,7 @@ func (c *Config) checks() []check {
 		{c.MinWindowPackets >= 1, "MinWindowPackets must be at least 1"},
 		{c.MaxWindow >= c.MinWindowPackets*c.MaxDatagramSize, "MaxWindow, the congestion window's cap, must hold the minimum window"},
 		{c.Custom == nil || c.Custom.New != nil, "Custom.New must be set"},
+		{c.Algorithm != Custom || c.Custom != nil, "Algorithm Custom needs Custom"},
 		{c.Custom != nil || c.Algorithm == CUBIC || c.Algorithm == NewReno || c.Algorithm == BBR, "Algorithm is unknown"},
 		{h.Disabled || (h.MinRTTThresh > 0 && h.MaxRTTThresh >= h.MinRTTThresh), "HyStart RTT thresholds must be positive and ordered"},
 		{h.Disabled || (h.MinRTTDivisor > 0 && h.NRTTSample > 0 && h.CSSGrowthDivisor > 0 && h.CSSRounds > 0), "HyStart divisors, sample count and rounds must be positive"},

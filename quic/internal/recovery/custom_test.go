@@ -264,6 +264,10 @@ func TestCustomControllerConfig(t *testing.T) {
 	if _, err := New(cfg); !errors.Is(err, ErrInvalidConfig) || !errors.Is(err, ErrControllerPanic) {
 		t.Errorf("Custom.New panicking: %v", err)
 	}
+	cfg.Custom, cfg.Algorithm = nil, Custom
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "Algorithm Custom needs Custom") {
+		t.Errorf("Algorithm Custom without Custom: %v", err)
+	}
 	// Algorithm is ignored, even BBR's checks or an unknown value.
 	cfg.Custom = &CustomController{New: func() congestion.Controller { return &fakeController{} }}
 	cfg.Algorithm = 99
