@@ -29,7 +29,9 @@
 // # Time
 //
 // Every method that depends on time is given it, as a time.Duration since
-// the connection started, and a Controller must never read a clock
+// an epoch the connection's driver chose (the quic.Transport's start in
+// real time, the simulation's start in virtual time): only differences
+// between times mean anything. A Controller must never read a clock
 // (time.Now, timers, sleeping). satquic runs the very same connection code
 // in real time over sockets and in virtual time in its simulator, where a
 // minute of a 600 ms satellite path takes a fraction of a second and a run
