@@ -206,6 +206,8 @@ type State struct {
 	// and qlog's congestion_state_updated, logged each time it changes).
 	Phase string
 	// Window is the congestion window in bytes, as Window returns it.
+	// Stats and qlog report the window the connection applies: Window's
+	// answer within the bounds the package documentation gives.
 	Window int
 	// SSThresh is the slow start threshold in bytes; zero when there is
 	// none (before the first congestion event, or for a controller
