@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/satquic/satquic/fec"
+	"github.com/satquic/satquic/quic/congestion"
 	"github.com/satquic/satquic/quic/internal/core"
 	"github.com/satquic/satquic/quic/internal/recovery"
 	"github.com/satquic/satquic/quic/internal/wire"
@@ -99,8 +100,16 @@ type Config struct {
 	// DisablePathMTUDiscovery keeps MaxDatagramSize for the whole
 	// connection.
 	DisablePathMTUDiscovery bool
-	// CongestionControl is CUBIC (default), NewReno or BBR.
+	// CongestionControl chooses a built-in congestion controller: CUBIC
+	// (the default, DefaultCongestionControl), NewReno or BBR.
 	CongestionControl string
+	// NewCongestionController, if set, makes the congestion controller of
+	// each connection instead: an application's own (package
+	// quic/congestion says what it is told and what the connection
+	// guarantees whatever it answers). It is called once per connection
+	// and must return a new controller each time. CongestionControl must
+	// then be empty, as the two would choose different controllers.
+	NewCongestionController func() congestion.Controller
 	// MaxCongestionWindow caps the congestion window (default 160 MiB,
 	// twice the 81.25 MB bandwidth-delay product of 1 Gbit/s x 650 ms).
 	MaxCongestionWindow int
@@ -264,7 +273,7 @@ func (c *Config) coreConfig(tlsConf *tls.Config) (core.Config, error) {
 	if c == nil {
 		c = &Config{}
 	}
-	alg, err := congestionController(c.CongestionControl)
+	alg, custom, err := c.congestionController()
 	if err != nil {
 		return core.Config{}, err
 	}
@@ -297,6 +306,7 @@ func (c *Config) coreConfig(tlsConf *tls.Config) (core.Config, error) {
 		Recovery: recovery.Config{
 			InitialRTT: c.InitialRTT,
 			Algorithm:  alg,
+			Custom:     custom,
 			MaxWindow:  c.MaxCongestionWindow,
 			Pacing:     recovery.PacingConfig{Disabled: c.DisablePacing},
 			LongRTT:    recovery.LongRTTConfig{Disabled: c.DisableLongRTTSlowStart},
@@ -320,6 +330,19 @@ func (c *Config) coreConfig(tlsConf *tls.Config) (core.Config, error) {
 		return core.Config{}, fmt.Errorf("quic: %w", err)
 	}
 	return cc, nil
+}
+
+// congestionController maps CongestionControl and NewCongestionController
+// onto loss recovery's choice of controller.
+func (c *Config) congestionController() (recovery.Algorithm, *recovery.CustomController, error) {
+	if c.NewCongestionController == nil {
+		alg, err := congestionController(c.CongestionControl)
+		return alg, nil, err
+	}
+	if c.CongestionControl != "" {
+		return 0, nil, fmt.Errorf("%w: CongestionControl %q and NewCongestionController both set: choose one controller", errConfig, c.CongestionControl)
+	}
+	return recovery.Custom, &recovery.CustomController{New: c.NewCongestionController}, nil
 }
 
 // congestionController names Config.CongestionControl's controller.

@@ -18,9 +18,11 @@ type ConnectionStats struct {
 	CongestionWindow int
 	BytesInFlight    int64
 	PacingRate       uint64
-	// CongestionControl names the controller (cubic, newreno, bbr) and
-	// CongestionState its phase as qlog names it (slow_start,
-	// congestion_avoidance, recovery...); BBRState is BBR's state
+	// CongestionControl names the controller (cubic, newreno, bbr, or a
+	// custom controller's congestion.State.Name) and CongestionState its
+	// phase as qlog names it (slow_start, congestion_avoidance,
+	// recovery..., or a custom controller's State.Phase, "failed" once it
+	// panicked); BBRState is BBR's state
 	// (startup, drain, probe_bw_down, probe_bw_cruise, probe_bw_refill,
 	// probe_bw_up, probe_rtt), empty for the other controllers.
 	CongestionControl, CongestionState, BBRState string
@@ -100,8 +102,8 @@ func (c *Conn) Stats() ConnectionStats {
 		CongestionWindow:         s.CongestionWindow,
 		BytesInFlight:            s.BytesInFlight,
 		PacingRate:               s.PacingRate,
-		CongestionControl:        s.Controller.Algorithm.String(),
-		CongestionState:          s.Controller.Phase.String(),
+		CongestionControl:        s.Controller.AlgorithmName(),
+		CongestionState:          s.Controller.PhaseName(),
 		BBRState:                 bbrState(s.Controller.BBR.State),
 		DatagramsSent:            s.DatagramsSent,
 		DatagramsReceived:        s.DatagramsReceived,

@@ -26,6 +26,7 @@ var pureDirs = []string{
 	"quic/internal/dgram",
 	"quic/internal/coresim",
 	"quic/quicsim",
+	"quic/congestion",
 	"internal/ecn",
 }
 

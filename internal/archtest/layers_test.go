@@ -22,6 +22,9 @@ var layers = map[string]int{
 	// Leaves.
 	"internal/ecn": 0, "internal/report": 0, "internal/testkit": 0, "internal/archtest": 0,
 	"bench/load/payload": 0, "emulate/internal": 0, "interop/capture": 0,
+	// The public congestion controller interface: the standard library
+	// only, so that loss recovery can wrap what applications write.
+	"quic/congestion": 0,
 	// Codecs and models.
 	"quic/internal/wire": 1, "quic/internal/crypto": 1, "quic/internal/dgram": 1, "quic/internal/udp": 1,
 	"fec": 1, "netsim/loss": 1,

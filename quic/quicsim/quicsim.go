@@ -39,6 +39,7 @@ import (
 	"time"
 
 	"github.com/satquic/satquic/netsim"
+	"github.com/satquic/satquic/quic/congestion"
 	"github.com/satquic/satquic/quic/internal/core"
 	"github.com/satquic/satquic/quic/internal/coresim"
 	"github.com/satquic/satquic/quic/internal/recovery"
@@ -59,6 +60,11 @@ type DownloadConfig struct {
 	// CongestionControl is "cubic" (default), "newreno" or "bbr", as in
 	// quic.Config.
 	CongestionControl string
+	// NewCongestionController, if set, makes the server's congestion
+	// controller (the server sends the body), as in quic.Config; the
+	// client keeps CongestionControl's. CongestionControl must then be
+	// empty.
+	NewCongestionController func() congestion.Controller
 	// MaxDatagramSize is the largest UDP payload both ends send (0: the
 	// core's default, 1200).
 	MaxDatagramSize int
@@ -236,6 +242,10 @@ func configs(cfg DownloadConfig) (client, server *core.Config, err error) {
 	} else if cfg.FECPolicy != "" {
 		return nil, nil, fmt.Errorf("quicsim: FEC policy %q without FEC", cfg.FECPolicy)
 	}
+	srv, err := serverRecovery(rc, cfg)
+	if err != nil {
+		return nil, nil, err
+	}
 	cert, pool, err := certificate()
 	if err != nil {
 		return nil, nil, err
@@ -251,7 +261,7 @@ func configs(cfg DownloadConfig) (client, server *core.Config, err error) {
 		TLS:             &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{ALPN}, MinVersion: tls.VersionTLS13, SessionTicketsDisabled: true},
 		Rand:            seeded(cfg.Seed, 2),
 		MaxDatagramSize: cfg.MaxDatagramSize,
-		Recovery:        rc,
+		Recovery:        srv,
 		FEC:             fecCfg,
 	}
 	if cfg.ZeroRTT {
@@ -265,6 +275,19 @@ func configs(cfg DownloadConfig) (client, server *core.Config, err error) {
 		}
 	}
 	return client, server, nil
+}
+
+// serverRecovery is the server's loss recovery configuration: the
+// client's, with the custom controller if cfg has one.
+func serverRecovery(rc recovery.Config, cfg DownloadConfig) (recovery.Config, error) {
+	if cfg.NewCongestionController == nil {
+		return rc, nil
+	}
+	if cfg.CongestionControl != "" {
+		return rc, fmt.Errorf("quicsim: CongestionControl %q and NewCongestionController both set", cfg.CongestionControl)
+	}
+	rc.Algorithm, rc.Custom = recovery.Custom, &recovery.CustomController{New: cfg.NewCongestionController}
+	return rc, nil
 }
 
 // seeded is a deterministic byte source for one end of the connection.

@@ -5,6 +5,7 @@ import (
 
 	"github.com/satquic/satquic/internal/ecn"
 	"github.com/satquic/satquic/quic/internal/dgram"
+	"github.com/satquic/satquic/quic/internal/wire"
 )
 
 // Datagram is a UDP datagram between the connection and its peer, with the
@@ -37,6 +38,7 @@ func (c *Conn) Step(now time.Duration, in []Datagram) {
 // Config.DisableECN). The driver calls again until it reports false, then
 // waits until NextTimer.
 func (c *Conn) NextDatagram(now time.Duration, buf []byte) (Datagram, bool) {
+	c.checkController()
 	c.ecn.last = ecn.NotECT
 	data, ok := c.buildDatagram(now, buf)
 	// Sending moves Careful Resume's phases too.
@@ -45,4 +47,17 @@ func (c *Conn) NextDatagram(now time.Duration, buf []byte) (Datagram, bool) {
 		return Datagram{}, false
 	}
 	return Datagram{Addr: c.remote, Data: data, ECN: c.ecn.last}, true
+}
+
+// checkController closes the connection with INTERNAL_ERROR once an
+// application's congestion controller panicked (recovery.ControllerError):
+// the sender no longer calls it, and a connection whose controller is in
+// an unknown state should not go on at the minimum window unnoticed. It
+// reports whether the controller failed.
+func (c *Conn) checkController() bool {
+	err := c.sender.ControllerError()
+	if err != nil {
+		c.closeLocal(transportError(wire.CodeInternalError, 0, "%v", err))
+	}
+	return err != nil
 }

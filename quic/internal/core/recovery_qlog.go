@@ -3,6 +3,7 @@ package core
 import (
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/satquic/satquic/quic/internal/recovery"
 	"github.com/satquic/satquic/quic/internal/wire"
@@ -19,7 +20,7 @@ import (
 // event carries only what changed.
 type qlogRecovery struct {
 	metrics  qlogMetrics
-	phase    recovery.Phase
+	phase    string
 	hasPhase bool
 	ceMarks  uint64 // the sender's ECN-CE increases at the last check
 }
@@ -137,28 +138,29 @@ func (q *qlogger) congestionTrigger(res *recovery.Result, s *recovery.Sender, fe
 }
 
 // congestionStateUpdated logs at now recovery:congestion_state_updated
-// when the controller's phase (recovery.ControllerState.Phase, named by
-// its String method) differs from the one last logged, the first time
-// without an old state. It knows no phase by name, so a controller's new
-// phases are logged as they come. trigger, if not empty, is the
+// when the controller's phase (recovery.ControllerState.PhaseName: a
+// built-in controller's Phase, or a custom controller's own name for it)
+// differs from the one last logged, the first time without an old state.
+// It knows no phase by name, so a controller's new phases are logged as
+// they come. trigger, if not empty, is the
 // congestion signal that came with the change (congestionTrigger).
 func (q *qlogger) congestionStateUpdated(now time.Duration, s *recovery.Sender, trigger string) {
 	if q.off() {
 		return
 	}
-	phase := s.ControllerState().Phase
+	st := s.ControllerState()
+	phase := st.PhaseName()
 	if q.cc.hasPhase && phase == q.cc.phase {
 		return
 	}
 	b := q.begin(now, "recovery:congestion_state_updated")
 	if q.cc.hasPhase {
-		b = append(b, `"old":"`...)
-		b = append(b, q.cc.phase.String()...)
-		b = append(b, `",`...)
+		b = append(b, `"old":`...)
+		b = appendJSONString(b, q.cc.phase)
+		b = append(b, ',')
 	}
-	b = append(b, `"new":"`...)
-	b = append(b, phase.String()...)
-	b = append(b, '"')
+	b = append(b, `"new":`...)
+	b = appendJSONString(b, phase)
 	if trigger != "" {
 		b = append(b, `,"trigger":"`...)
 		b = append(b, trigger...)
@@ -186,4 +188,25 @@ func (q *qlogger) packetLost(now time.Duration, pt wire.PacketType, p recovery.P
 		b = append(b, '"')
 	}
 	q.end(b)
+}
+
+// appendJSONString appends s as a JSON string (RFC 8259 section 7): a
+// custom congestion controller names its phase itself, so the name may
+// hold quotes, backslashes, control characters or invalid UTF-8, which
+// are escaped or replaced so that the qlog stays valid JSON.
+func appendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b = append(b, '\\', byte(r))
+		case r < 0x20:
+			b = append(b, '\\', 'u', '0', '0', hex[r>>4], hex[r&0xf])
+		default:
+			// An invalid byte reads as utf8.RuneError, appended as U+FFFD.
+			b = utf8.AppendRune(b, r)
+		}
+	}
+	return append(b, '"')
 }

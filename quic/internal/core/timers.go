@@ -77,6 +77,9 @@ func (c *Conn) HandleTimer(now time.Duration) {
 		c.end(stateClosed, ErrIdleTimeout)
 		return
 	}
+	if c.checkController() {
+		return
+	}
 	c.early.onTimer(now)
 	c.ku.onTimer(now, c.appRead)
 	if t, ok := c.sender.Deadline(); ok && now >= t {

@@ -120,6 +120,9 @@ const (
 	PhaseCongestionAvoidance
 	PhaseRecovery
 	PhaseApplicationLimited
+	// PhaseOther is a custom controller's phase of a name of its own
+	// (ControllerState.CustomPhase).
+	PhaseOther
 )
 
 func (p Phase) String() string {
@@ -134,6 +137,8 @@ func (p Phase) String() string {
 		return "recovery"
 	case PhaseApplicationLimited:
 		return "application_limited"
+	case PhaseOther:
+		return "other"
 	}
 	return "invalid"
 }
@@ -162,9 +167,32 @@ type ControllerState struct {
 	// BBR is BBR's state and model; its State is BBRNone for other
 	// controllers.
 	BBR BBRSnapshot
+	// CustomName and CustomPhase are a custom controller's own names for
+	// itself and its phase (congestion.State); empty for the built-in
+	// controllers. AlgorithmName and PhaseName read them.
+	CustomName, CustomPhase string
 }
 
-// newController builds the configured controller.
+// AlgorithmName names the controller: a custom controller by its own name,
+// a built-in one by its Algorithm.
+func (s ControllerState) AlgorithmName() string {
+	if s.Algorithm == Custom {
+		return s.CustomName
+	}
+	return s.Algorithm.String()
+}
+
+// PhaseName names the controller's phase as qlog does: a custom
+// controller's own name for it, or the Phase of a built-in one.
+func (s ControllerState) PhaseName() string {
+	if s.Algorithm == Custom {
+		return s.CustomPhase
+	}
+	return s.Phase.String()
+}
+
+// newController builds the configured built-in controller; New wraps
+// Config.Custom's instead when it is set (newCustomController).
 func newController(cfg *Config) Controller {
 	switch cfg.Algorithm {
 	case NewReno:

@@ -3,6 +3,8 @@ package recovery
 import (
 	"fmt"
 	"time"
+
+	"github.com/satquic/satquic/quic/congestion"
 )
 
 // Algorithm names a congestion controller.
@@ -20,6 +22,9 @@ const (
 	// the window, so random loss below BBRConfig.LossThresh does not
 	// reduce the rate.
 	BBR
+	// Custom is a controller of the application's own (Config.Custom,
+	// custom.go).
+	Custom
 )
 
 func (a Algorithm) String() string {
@@ -30,6 +35,8 @@ func (a Algorithm) String() string {
 		return "newreno"
 	case BBR:
 		return "bbr"
+	case Custom:
+		return "custom"
 	}
 	return "invalid"
 }
@@ -133,6 +140,11 @@ type Config struct {
 
 	// Algorithm selects the congestion controller.
 	Algorithm Algorithm
+	// Custom, if set, makes each Sender's controller: an application's
+	// own, which the Sender wraps so that it keeps its guarantees whatever
+	// the controller answers (custom.go). Algorithm is then ignored, and
+	// Careful Resume does not apply.
+	Custom *CustomController
 	// CUBIC tunes the CUBIC controller.
 	CUBIC CUBICConfig
 	// BBR tunes the BBR controller.
@@ -163,6 +175,15 @@ type Config struct {
 	FECMaxHold time.Duration
 	// FECAuto tunes the congestion test of the FECAuto policy.
 	FECAuto FECAutoConfig
+}
+
+// CustomController makes an application's congestion controllers. Config
+// holds a pointer to it, not the function, so that a Config stays
+// comparable.
+type CustomController struct {
+	// New is called once per Sender, by New, and must return a new
+	// controller each time.
+	New func() congestion.Controller
 }
 
 // CUBICConfig tunes CUBIC (RFC 9438).
@@ -388,7 +409,7 @@ const maxDatagramSizeLimit = 65527
 // Validate reports the first field out of range, wrapping ErrInvalidConfig.
 func (c *Config) Validate() error {
 	chks := c.checks()
-	if c.Algorithm == BBR {
+	if c.Algorithm == BBR && c.Custom == nil {
 		chks = append(chks, c.BBR.checks()...)
 	}
 	for _, chk := range chks {
@@ -421,7 +442,9 @@ func (c *Config) checks() []check {
 		{c.InitialWindowLimit >= 0, "InitialWindowLimit must not be negative"},
 		{c.MinWindowPackets >= 1, "MinWindowPackets must be at least 1"},
 		{c.MaxWindow >= c.MinWindowPackets*c.MaxDatagramSize, "MaxWindow, the congestion window's cap, must hold the minimum window"},
-		{c.Algorithm == CUBIC || c.Algorithm == NewReno || c.Algorithm == BBR, "Algorithm is unknown"},
+		{c.Custom == nil || c.Custom.New != nil, "Custom.New must be set"},
+		{c.Algorithm != Custom || c.Custom != nil, "Algorithm Custom needs Custom"},
+		{c.Custom != nil || c.Algorithm == CUBIC || c.Algorithm == NewReno || c.Algorithm == BBR, "Algorithm is unknown"},
 		{h.Disabled || (h.MinRTTThresh > 0 && h.MaxRTTThresh >= h.MinRTTThresh), "HyStart RTT thresholds must be positive and ordered"},
 		{h.Disabled || (h.MinRTTDivisor > 0 && h.NRTTSample > 0 && h.CSSGrowthDivisor > 0 && h.CSSRounds > 0), "HyStart divisors, sample count and rounds must be positive"},
 		{c.LongRTT.Disabled || (c.LongRTT.ReferenceRTT > 0 && c.LongRTT.MinRTT >= 0), "LongRTT.ReferenceRTT must be positive and MinRTT not negative"},

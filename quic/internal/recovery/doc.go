@@ -115,6 +115,14 @@
 // period (packet conservation) only on a loss rate above the threshold.
 // ControllerState.BBR shows the state and the model.
 //
+// An application's controller (congestion.Controller, Config.Custom) is
+// wrapped by customController (custom.go), a Controller: it converts the
+// events into the public types in reused buffers, bounds the window to
+// [minimum window, MaxWindow] and the pacing rate from below (zero is the
+// window's rate), and recovers a panic, after which the controller is not
+// called again and Sender.ControllerError reports it so that the core
+// closes the connection.
+//
 // # Careful Resume
 //
 // Careful Resume (RFC 9959, resume*.go) lets a connection start from a

@@ -22,4 +22,8 @@ var (
 	// that was never sent (never used, or deliberately skipped). RFC 9000
 	// section 13.1 makes it a connection error of type PROTOCOL_VIOLATION.
 	ErrAckOfUnsentPacket = errors.New("recovery: acknowledgement of a packet that was not sent")
+	// ErrControllerPanic reports that a custom congestion controller
+	// (Config.Custom) panicked: Sender.ControllerError returns it, and
+	// the connection closes.
+	ErrControllerPanic = errors.New("congestion controller panicked")
 )

@@ -92,6 +92,9 @@ type Sender struct {
 	// SavablePathState reports (resume*.go).
 	resume *carefulResume
 	path   pathRecord
+	// custom is the wrapper of an application's controller (Config.Custom,
+	// custom.go), which is also cc; nil for the built-in controllers.
+	custom *customController
 }
 
 // New returns a Sender for cfg, or an error wrapping ErrInvalidConfig.
@@ -102,9 +105,17 @@ func New(cfg Config) (*Sender, error) {
 	s := &Sender{
 		cfg: cfg,
 		rtt: newRTTStats(cfg.InitialRTT, cfg.MaxAckDelay),
-		cc:  newController(&cfg),
 		mds: cfg.MaxDatagramSize,
 	}
+	if cfg.Custom == nil {
+		s.cc = newController(&cfg)
+		return s, nil
+	}
+	custom, err := newCustomController(&cfg)
+	if err != nil {
+		return nil, err
+	}
+	s.cc, s.custom = custom, custom
 	return s, nil
 }
 
