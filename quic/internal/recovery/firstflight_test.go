@@ -215,3 +215,23 @@ func TestFirstFlightJumpOff(t *testing.T) {
 	p.ackFirstPaced(first)
 	p.wantSlowStart()
 }
+
+// The burst's last packet is odd: the receiver holds it for its ack timer
+// and acknowledges it 25 ms later with an ACK-only packet the sender sent
+// after the flight, whose ack delay (2 ms) is all the ACK reports. That
+// ACK's time says nothing of the bottleneck: the rate stays the one the
+// pairs measured, 6.25 MB/s, where a span to it read about 0.35 MB/s and left
+// the window as it was.
+func TestFirstFlightHeldLastPacketStillJumps(t *testing.T) {
+	p := newFlightPath(t, 192*time.Microsecond)
+	first := p.sendFlight(11, 0, 0)
+	p.ackBurst(first, first+1)
+	ackOnly := p.pn
+	if err := p.s.OnPacketSent(175*ms, SentPacket{Space: SpaceApplication, Number: ackOnly, Bytes: 50, Ref: ackOnly + 1000}); err != nil {
+		t.Fatal(err)
+	}
+	p.pn++
+	at := 175*ms + flightRTT + 2*ms
+	ack(t, p.s, at, SpaceApplication, 2*ms, rng(0, ackOnly))
+	p.wantJump()
+}
