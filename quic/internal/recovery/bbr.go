@@ -294,8 +294,8 @@ func (b *bbr) updateControlParameters(now time.Duration, rs *RateSample) {
 // ACK decides the window's response to the losses (onLosses).
 func (b *bbr) OnCongestionEvent(_ time.Duration, ev *CongestionEvent) {
 	b.inflight = ev.BytesInFlight
-	b.lr.flight.stop()
 	if ev.Cause == CauseECN {
+		b.lr.flight.stop()
 		b.lossInRound = true
 		b.round.cePackets += max(ev.CEPackets, 1)
 		return
@@ -306,6 +306,7 @@ func (b *bbr) OnCongestionEvent(_ time.Duration, ev *CongestionEvent) {
 		b.round.lostBytes += ev.LostBytes
 		b.pendingLoss += ev.LostBytes
 	}
+	b.stopFirstFlightOnLoss(ev)
 	if ev.Persistent {
 		// The draft's response to a retransmission timeout: the window
 		// restarts from what is in flight plus one packet.
