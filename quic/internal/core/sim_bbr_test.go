@@ -84,7 +84,7 @@ func TestSimBBRPhases(t *testing.T) {
 			probeRTT = append(probeRTT, c)
 		}
 	}
-	if want := []string{"5.115s probe_rtt", "10.355s probe_rtt", "15.582s probe_rtt"}; fmt.Sprint(probeRTT) != fmt.Sprint(want) {
+	if want := []string{"5.115s probe_rtt", "10.354s probe_rtt", "15.582s probe_rtt"}; fmt.Sprint(probeRTT) != fmt.Sprint(want) {
 		t.Errorf("ProbeRTT %q, want %q", probeRTT, want)
 	}
 	if got := log.counts[recovery.BBRProbeBWUp]; got != 13 {

@@ -212,9 +212,11 @@ func TestBBRLossThresholdSetsInflightHi(t *testing.T) {
 	}
 }
 
-// Outside a probe, a round trip with a loss cuts bw_lo to the larger of
-// the round's highest rate (bw_latest, which starts from the last sample
-// of the round before) and 0.7 of the estimate; REFILL lifts it.
+// Outside a probe, a round trip whose losses exceed 2% of its data cuts
+// bw_lo to the larger of the round's highest rate (bw_latest, which
+// starts from the last sample of the round before) and 0.7 of the
+// estimate; a round that lost less, as a path with random loss does
+// every round, leaves it (roundCongested). REFILL lifts it.
 func TestBBRLowerBoundsOnLoss(t *testing.T) {
 	h := newBBRHarness(t, nil)
 	toCruise(h)
@@ -222,7 +224,15 @@ func TestBBRLowerBoundsOnLoss(t *testing.T) {
 	if h.b.bwLo != unsetRate {
 		t.Fatalf("bw_lo %d after a round without loss", h.b.bwLo)
 	}
-	h.b.OnCongestionEvent(h.now, &CongestionEvent{Cause: CauseLoss, LostBytes: 1200, BytesInFlight: 900_000})
+	// 10,000 of the round's 500,000 bytes: 1.96%.
+	h.b.OnCongestionEvent(h.now, &CongestionEvent{Cause: CauseLoss, LostBytes: 10_000, BytesInFlight: 900_000})
+	h.round(40*mbps, ackOpts{inflight: 900_000})
+	h.round(40*mbps, ackOpts{inflight: 900_000})
+	if h.b.bwLo != unsetRate {
+		t.Fatalf("bw_lo %d after a round that lost 1.96%%", h.b.bwLo)
+	}
+	// 10,500 bytes: 2.06%.
+	h.b.OnCongestionEvent(h.now, &CongestionEvent{Cause: CauseLoss, LostBytes: 10_500, BytesInFlight: 900_000})
 	h.round(40*mbps, ackOpts{inflight: 900_000})
 	if h.b.bwLo != 7*mbps*8 {
 		t.Fatalf("bw_lo %d, want %d (0.7 x 80 Mbit/s)", h.b.bwLo, 7*mbps*8)

@@ -105,7 +105,9 @@
 // flag, bytes in flight and lost at send time). Where satquic departs from
 // the draft, the code says why: the long-path Startup (bbr_longrtt.go, as
 // LongRTTConfig for CUBIC), no ProbeRTT during Startup, and a recovery
-// period (packet conservation) only on a loss rate above the threshold.
+// period (packet conservation) and a cut of the lower bounds only on a
+// loss rate above the threshold (or a CE mark for the bounds), so that
+// random loss on a satellite link is not taken for congestion.
 // ControllerState.BBR shows the state and the model.
 //
 // # Careful Resume
