@@ -180,6 +180,9 @@ type bbr struct {
 	lr     longRTT
 	lrDone bool
 
+	// res is Careful Resume's state (bbr_resume.go).
+	res bbrResume
+
 	// Loss recovery (section 5.6.4.4).
 	// pendingLoss is the bytes lost since the last ACK, which decides
 	// the window's response (onLosses).
@@ -246,6 +249,7 @@ func (b *bbr) OnPacketSent(now time.Duration, bytes int, priorInFlight int64) {
 	if b.inflight+int64(b.mds) > int64(b.cwnd) {
 		b.sentCwndLimited, b.isCwndLimited = true, true
 	}
+	b.resumeOnSent()
 }
 
 // OnAck is the draft's BBRUpdateOnACK (section 5.2.3).
@@ -259,6 +263,9 @@ func (b *bbr) OnAck(now time.Duration, ev *AckEvent) {
 	b.longRTTStartup(ev)
 	b.firstFlightSample(now, ev)
 	b.updateRecovery(ev)
+	if b.resumeSample(now, rs) {
+		return
+	}
 	b.updateModelAndState(now, rs)
 	b.updateControlParameters(now, rs)
 }

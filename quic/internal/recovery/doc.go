@@ -129,6 +129,8 @@
 // (windowResumer); a controller with a model of its own, as BBR, instead
 // implements resumeDriven: it is told to probe at half the saved
 // bandwidth, to retreat and when resuming ends, and discards the samples
-// taken meanwhile. ResumePhase and the Resume counters of Stats report
+// taken meanwhile (bbr_resume.go: a validated probe rate then enters its
+// bandwidth filter, Safe Retreat returns to the model and window of the
+// Reconnaissance Phase). ResumePhase and the Resume counters of Stats report
 // the phases.
 package recovery
