@@ -325,3 +325,31 @@ func TestBBRECNEndsStartup(t *testing.T) {
 		t.Fatalf("inflight_hi %d after the ECN exit", h.b.inflightHi)
 	}
 }
+
+// RTT samples within ProbeRTTSlack (1/64) of the minimum renew it, so a
+// path whose delay never comes below it does not enter ProbeRTT; samples
+// further above it do not, and ProbeRTT comes once the last renewal is 5 s
+// old.
+func TestBBRProbeRTTSlack(t *testing.T) {
+	for _, tc := range []struct {
+		rtt      time.Duration
+		probeRTT bool
+	}{{101562 * time.Microsecond, false}, {101563 * time.Microsecond, true}} {
+		h := newBBRHarness(t, nil)
+		toCruise(h)
+		start, renewed := h.now, h.b.probeRTTMinStamp
+		var entered time.Duration
+		for h.now < start+6*time.Second && entered == 0 {
+			h.round(80*mbps, ackOpts{inflight: 900_000, rtt: tc.rtt})
+			if h.b.state == BBRProbeRTT {
+				entered = h.now
+			}
+		}
+		if got := entered != 0; got != tc.probeRTT {
+			t.Fatalf("samples of %v: ProbeRTT %v (at %v), want %v", tc.rtt, got, entered, tc.probeRTT)
+		}
+		if tc.probeRTT && (entered <= renewed+5*time.Second || entered > renewed+5*time.Second+h.rtt) {
+			t.Fatalf("ProbeRTT at %v, want the first ACK more than 5 s after %v", entered, renewed)
+		}
+	}
+}

@@ -104,7 +104,9 @@
 // carries the samples (delivered, interval, rate, application-limited
 // flag, bytes in flight and lost at send time). Where satquic departs from
 // the draft, the code says why: the long-path Startup (bbr_longrtt.go, as
-// LongRTTConfig for CUBIC), no ProbeRTT during Startup, and a recovery
+// LongRTTConfig for CUBIC, whose first flight also counts as a round of
+// the full-pipe estimator), no ProbeRTT during Startup nor while RTT
+// samples come within ProbeRTTSlack of the minimum, and a recovery
 // period (packet conservation) and a cut of the lower bounds only on a
 // loss rate above the threshold (or a CE mark for the bounds), so that
 // random loss on a satellite link is not taken for congestion.
