@@ -30,8 +30,8 @@ func TestModelBBRResumeGEO(t *testing.T) {
 		phaseChange{651920000, ResumeUnvalidated},
 		phaseChange{1262378010, ResumeValidating},
 		phaseChange{1912570010, ResumeNormal})
-	if run.dropped != 38 || cold.dropped != 9 {
-		t.Errorf("%d packets dropped resumed, %d cold; want 38 and 9", run.dropped, cold.dropped)
+	if run.dropped != 38 || cold.dropped != 12 {
+		t.Errorf("%d packets dropped resumed, %d cold; want 38 and 12", run.dropped, cold.dropped)
 	}
 	for _, tc := range []struct {
 		mb            int64
@@ -48,7 +48,7 @@ func TestModelBBRResumeGEO(t *testing.T) {
 // TestModelResumeSafeRetreat): BBR's probe, at twice what the path now
 // carries, builds a queue that the unvalidated packets' RTT samples show,
 // and it enters Safe Retreat 332 ms after the first drop, before any loss
-// is detected. 54 packets (64,800 bytes) are lost in 20 s, against 9 for
+// is detected. 54 packets (64,800 bytes) are lost in 20 s, against 12 for
 // a cold sender (CUBIC under Careful Resume: 681 and 331).
 func TestModelBBRResumeSafeRetreat(t *testing.T) {
 	const rate = 50_000_000 / 8 / 4
@@ -69,7 +69,7 @@ func TestModelBBRResumeSafeRetreat(t *testing.T) {
 	if run.lostAtRetreat != 0 {
 		t.Errorf("%d packets declared lost before Safe Retreat, want none", run.lostAtRetreat)
 	}
-	if run.dropped != 54 || cold.dropped != 9 {
-		t.Errorf("%d packets dropped resumed, %d cold; want 54 and 9", run.dropped, cold.dropped)
+	if run.dropped != 54 || cold.dropped != 12 {
+		t.Errorf("%d packets dropped resumed, %d cold; want 54 and 12", run.dropped, cold.dropped)
 	}
 }
