@@ -73,14 +73,14 @@ type Config struct {
 
 	// InitialStreamReceiveWindow and MaxStreamReceiveWindow bound a
 	// stream's receive window (defaults 512 KiB and 160 MiB; a client's
-	// initial window is 8 MiB, so that a server on a long path can send
+	// initial window is 64 MiB, so that a server on a long path can send
 	// a bandwidth-delay product in its second round trip); it grows
 	// from the first toward the second when the application reads
 	// faster than a window lasts a round trip (auto-tuning).
 	InitialStreamReceiveWindow uint64
 	MaxStreamReceiveWindow     uint64
 	// InitialConnectionReceiveWindow and MaxConnectionReceiveWindow do the
-	// same for the connection (defaults 768 KiB and 256 MiB; 16 MiB
+	// same for the connection (defaults 768 KiB and 256 MiB; 128 MiB
 	// initially for a client).
 	InitialConnectionReceiveWindow uint64
 	MaxConnectionReceiveWindow     uint64

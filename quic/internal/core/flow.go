@@ -49,14 +49,30 @@ func newRecvWindow(initial, maxWindow uint64, now time.Duration) recvWindow {
 }
 
 // observe records the consumed offset, measuring the consumption of each
-// round trip.
+// round trip, or the pace of the current one once an eighth of it has
+// passed, when that is faster: a long-path sender jumps from its first
+// flight to the path's bandwidth-delay product (recovery.LongRTTConfig),
+// and a round trip's count would see the jump a round trip late. On
+// geo-lossy (250 Mbit/s x 600 ms, BBR, 100 MB with FEC, seed 1,
+// TestSimTraceDownload) the first update then kept the initial window,
+// which a lost packet holding the read offset back for a round trip used
+// up: 6.49 s, and 5.27 s with the window raised at the first update (5.26
+// s with the windows at their maximum from the start).
 func (w *recvWindow) observe(consumed uint64, now, srtt time.Duration) {
 	w.long = srtt >= recovery.DefaultLongRTTMin
-	if elapsed := now - w.rttStart; elapsed >= srtt && elapsed > 0 {
-		// Scaled to one round trip: reads may be far apart.
-		read := consumed - min(w.rttOff, consumed)
-		w.lastRTT = uint64(float64(read) * float64(srtt) / float64(elapsed))
+	elapsed := now - w.rttStart
+	if elapsed <= 0 || srtt <= 0 {
+		return
+	}
+	// Scaled to one round trip: reads may be far apart.
+	read := consumed - min(w.rttOff, consumed)
+	perRTT := uint64(float64(read) * float64(srtt) / float64(elapsed))
+	switch {
+	case elapsed >= srtt:
+		w.lastRTT = perRTT
 		w.rttStart, w.rttOff = now, consumed
+	case elapsed >= srtt/8:
+		w.lastRTT = max(w.lastRTT, perRTT)
 	}
 }
 

@@ -180,6 +180,9 @@ type bbr struct {
 	lr     longRTT
 	lrDone bool
 
+	// res is Careful Resume's state (bbr_resume.go).
+	res bbrResume
+
 	// Loss recovery (section 5.6.4.4).
 	// pendingLoss is the bytes lost since the last ACK, which decides
 	// the window's response (onLosses).
@@ -246,6 +249,7 @@ func (b *bbr) OnPacketSent(now time.Duration, bytes int, priorInFlight int64) {
 	if b.inflight+int64(b.mds) > int64(b.cwnd) {
 		b.sentCwndLimited, b.isCwndLimited = true, true
 	}
+	b.resumeOnSent()
 }
 
 // OnAck is the draft's BBRUpdateOnACK (section 5.2.3).
@@ -259,6 +263,9 @@ func (b *bbr) OnAck(now time.Duration, ev *AckEvent) {
 	b.longRTTStartup(ev)
 	b.firstFlightSample(now, ev)
 	b.updateRecovery(ev)
+	if b.resumeSample(now, rs) {
+		return
+	}
 	b.updateModelAndState(now, rs)
 	b.updateControlParameters(now, rs)
 }
@@ -294,8 +301,8 @@ func (b *bbr) updateControlParameters(now time.Duration, rs *RateSample) {
 // ACK decides the window's response to the losses (onLosses).
 func (b *bbr) OnCongestionEvent(_ time.Duration, ev *CongestionEvent) {
 	b.inflight = ev.BytesInFlight
-	b.lr.flight.stop()
 	if ev.Cause == CauseECN {
+		b.lr.flight.stop()
 		b.lossInRound = true
 		b.round.cePackets += max(ev.CEPackets, 1)
 		return
@@ -306,6 +313,7 @@ func (b *bbr) OnCongestionEvent(_ time.Duration, ev *CongestionEvent) {
 		b.round.lostBytes += ev.LostBytes
 		b.pendingLoss += ev.LostBytes
 	}
+	b.stopFirstFlightOnLoss(ev)
 	if ev.Persistent {
 		// The draft's response to a retransmission timeout: the window
 		// restarts from what is in flight plus one packet.

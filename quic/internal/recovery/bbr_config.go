@@ -65,6 +65,11 @@ type BBRConfig struct {
 	// ProbeRTTDuration is ProbeRTTDuration: 200 ms at the reduced window
 	// (and at least a round trip).
 	ProbeRTTDuration time.Duration
+	// ProbeRTTSlack is how far above probe_rtt_min_delay, as a fraction
+	// of it, an RTT sample may lie and still count as a sample at the
+	// minimum, which postpones ProbeRTT: 1/64 (the draft counts only a
+	// sample below the minimum; see updateMinRTT).
+	ProbeRTTSlack float64
 	// ProbeRTTCwndGain is BBRProbeRTTCwndGain: 0.5 of the estimated
 	// bandwidth-delay product in ProbeRTT.
 	ProbeRTTCwndGain float64
@@ -102,6 +107,7 @@ const (
 	bbrProbeRTTInterval     = 5 * time.Second
 	bbrProbeRTTDuration     = 200 * time.Millisecond
 	bbrProbeRTTCwndGain     = 0.5
+	bbrProbeRTTSlack        = 1.0 / 64
 	bbrProbeWaitBase        = 2 * time.Second
 	bbrProbeWaitRand        = time.Second
 )
@@ -128,6 +134,7 @@ func (b BBRConfig) withDefaults() BBRConfig {
 	setDefault(&b.ProbeRTTInterval, bbrProbeRTTInterval)
 	setDefault(&b.ProbeRTTDuration, bbrProbeRTTDuration)
 	setDefault(&b.ProbeRTTCwndGain, bbrProbeRTTCwndGain)
+	setDefault(&b.ProbeRTTSlack, bbrProbeRTTSlack)
 	setDefault(&b.ProbeWaitBase, bbrProbeWaitBase)
 	setDefault(&b.ProbeWaitRand, bbrProbeWaitRand)
 	return b
@@ -147,6 +154,7 @@ func (b *BBRConfig) checks() []check {
 		{b.FullBwThresh > 1 && b.FullBwCount >= 1 && b.StartupFullLossCount >= 1 && b.ExtraAckedRounds >= 1, "BBR Startup thresholds and counts must be positive"},
 		{b.MinRTTFilterLen > 0 && b.ProbeRTTInterval > 0 && b.ProbeRTTDuration > 0, "BBR filter lengths and ProbeRTT times must be positive"},
 		{b.ProbeRTTCwndGain > 0 && b.ProbeRTTCwndGain <= 1, "BBR.ProbeRTTCwndGain must be in (0, 1]"},
+		{b.ProbeRTTSlack >= 0 && b.ProbeRTTSlack < 1, "BBR.ProbeRTTSlack must be in [0, 1)"},
 		{b.ProbeWaitBase > 0 && b.ProbeWaitRand >= 0, "BBR probe wait must be positive"},
 	}
 }

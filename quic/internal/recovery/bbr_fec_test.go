@@ -84,6 +84,7 @@ func TestBBRConfigInvalid(t *testing.T) {
 		func(b *BBRConfig) { b.ProbeRTTDuration = -time.Second },
 		func(b *BBRConfig) { b.Beta = 1 },
 		func(b *BBRConfig) { b.FullBwThresh = 1 },
+		func(b *BBRConfig) { b.ProbeRTTSlack = 1 },
 	} {
 		cfg := DefaultConfig()
 		cfg.Algorithm = BBR

@@ -212,9 +212,11 @@ func TestBBRLossThresholdSetsInflightHi(t *testing.T) {
 	}
 }
 
-// Outside a probe, a round trip with a loss cuts bw_lo to the larger of
-// the round's highest rate (bw_latest, which starts from the last sample
-// of the round before) and 0.7 of the estimate; REFILL lifts it.
+// Outside a probe, a round trip whose losses exceed 2% of its data cuts
+// bw_lo to the larger of the round's highest rate (bw_latest, which
+// starts from the last sample of the round before) and 0.7 of the
+// estimate; a round that lost less, as a path with random loss does
+// every round, leaves it (roundCongested). REFILL lifts it.
 func TestBBRLowerBoundsOnLoss(t *testing.T) {
 	h := newBBRHarness(t, nil)
 	toCruise(h)
@@ -222,7 +224,15 @@ func TestBBRLowerBoundsOnLoss(t *testing.T) {
 	if h.b.bwLo != unsetRate {
 		t.Fatalf("bw_lo %d after a round without loss", h.b.bwLo)
 	}
-	h.b.OnCongestionEvent(h.now, &CongestionEvent{Cause: CauseLoss, LostBytes: 1200, BytesInFlight: 900_000})
+	// 10,000 of the round's 500,000 bytes: 1.96%.
+	h.b.OnCongestionEvent(h.now, &CongestionEvent{Cause: CauseLoss, LostBytes: 10_000, BytesInFlight: 900_000})
+	h.round(40*mbps, ackOpts{inflight: 900_000})
+	h.round(40*mbps, ackOpts{inflight: 900_000})
+	if h.b.bwLo != unsetRate {
+		t.Fatalf("bw_lo %d after a round that lost 1.96%%", h.b.bwLo)
+	}
+	// 10,500 bytes: 2.06%.
+	h.b.OnCongestionEvent(h.now, &CongestionEvent{Cause: CauseLoss, LostBytes: 10_500, BytesInFlight: 900_000})
 	h.round(40*mbps, ackOpts{inflight: 900_000})
 	if h.b.bwLo != 7*mbps*8 {
 		t.Fatalf("bw_lo %d, want %d (0.7 x 80 Mbit/s)", h.b.bwLo, 7*mbps*8)
@@ -313,5 +323,33 @@ func TestBBRECNEndsStartup(t *testing.T) {
 	h.wantState(BBRDrain)
 	if h.b.inflightHi <= 0 || h.b.inflightHi == unsetBytes {
 		t.Fatalf("inflight_hi %d after the ECN exit", h.b.inflightHi)
+	}
+}
+
+// RTT samples within ProbeRTTSlack (1/64) of the minimum renew it, so a
+// path whose delay never comes below it does not enter ProbeRTT; samples
+// further above it do not, and ProbeRTT comes once the last renewal is 5 s
+// old.
+func TestBBRProbeRTTSlack(t *testing.T) {
+	for _, tc := range []struct {
+		rtt      time.Duration
+		probeRTT bool
+	}{{101562 * time.Microsecond, false}, {101563 * time.Microsecond, true}} {
+		h := newBBRHarness(t, nil)
+		toCruise(h)
+		start, renewed := h.now, h.b.probeRTTMinStamp
+		var entered time.Duration
+		for h.now < start+6*time.Second && entered == 0 {
+			h.round(80*mbps, ackOpts{inflight: 900_000, rtt: tc.rtt})
+			if h.b.state == BBRProbeRTT {
+				entered = h.now
+			}
+		}
+		if got := entered != 0; got != tc.probeRTT {
+			t.Fatalf("samples of %v: ProbeRTT %v (at %v), want %v", tc.rtt, got, entered, tc.probeRTT)
+		}
+		if tc.probeRTT && (entered <= renewed+5*time.Second || entered > renewed+5*time.Second+h.rtt) {
+			t.Fatalf("ProbeRTT at %v, want the first ACK more than 5 s after %v", entered, renewed)
+		}
 	}
 }

@@ -111,8 +111,12 @@
 // carries the samples (delivered, interval, rate, application-limited
 // flag, bytes in flight and lost at send time). Where satquic departs from
 // the draft, the code says why: the long-path Startup (bbr_longrtt.go, as
-// LongRTTConfig for CUBIC), no ProbeRTT during Startup, and a recovery
-// period (packet conservation) only on a loss rate above the threshold.
+// LongRTTConfig for CUBIC, whose first flight also counts as a round of
+// the full-pipe estimator), no ProbeRTT during Startup nor while RTT
+// samples come within ProbeRTTSlack of the minimum, and a recovery
+// period (packet conservation) and a cut of the lower bounds only on a
+// loss rate above the threshold (or a CE mark for the bounds), so that
+// random loss on a satellite link is not taken for congestion.
 // ControllerState.BBR shows the state and the model.
 //
 // An application's controller (congestion.Controller, Config.Custom) is
@@ -142,6 +146,8 @@
 // (windowResumer); a controller with a model of its own, as BBR, instead
 // implements resumeDriven: it is told to probe at half the saved
 // bandwidth, to retreat and when resuming ends, and discards the samples
-// taken meanwhile. ResumePhase and the Resume counters of Stats report
+// taken meanwhile (bbr_resume.go: a validated probe rate then enters its
+// bandwidth filter, Safe Retreat returns to the model and window of the
+// Reconnaissance Phase). ResumePhase and the Resume counters of Stats report
 // the phases.
 package recovery

@@ -215,3 +215,42 @@ func TestFirstFlightJumpOff(t *testing.T) {
 	p.ackFirstPaced(first)
 	p.wantSlowStart()
 }
+
+// The burst's last odd packet is held by the receiver for its ack timer:
+// the flight is all in but for what one ACK covers, and the window jumps
+// at the ACK of the last pair, at the 6.25 MB/s the pairs measured.
+func TestFirstFlightHeldLastPacketStillJumps(t *testing.T) {
+	p := newFlightPath(t, 192*time.Microsecond)
+	first := p.sendFlight(11, 0, 0)
+	for pn := first + 1; pn < first+9; pn += 2 {
+		p.ackPair(first, pn, 0)
+	}
+	if st := p.s.ControllerState(); st.Phase != PhaseSlowStart {
+		t.Fatalf("left slow start with three packets of the flight out: %+v", st)
+	}
+	p.ackPair(first, first+9, 0)
+	p.wantJump()
+}
+
+// The ACK of the burst's last three packets comes 25 ms late, with an
+// ACK-only packet the sender sent after the flight, whose ack delay (2 ms)
+// is all the ACK reports. That ACK's time says nothing of the bottleneck:
+// the rate stays the one the pairs measured, 6.25 MB/s, where a span to
+// it read about 0.5 MB/s and left the window as it was.
+func TestFirstFlightLateLastAckStillJumps(t *testing.T) {
+	p := newFlightPath(t, 192*time.Microsecond)
+	first := p.sendFlight(13, 0, 0)
+	for pn := first + 1; pn < first+10; pn += 2 {
+		p.ackPair(first, pn, 0)
+	}
+	if st := p.s.ControllerState(); st.Phase != PhaseSlowStart {
+		t.Fatalf("left slow start with three packets of the flight out: %+v", st)
+	}
+	ackOnly := p.pn
+	if err := p.s.OnPacketSent(175*ms, SentPacket{Space: SpaceApplication, Number: ackOnly, Bytes: 50, Ref: ackOnly + 1000}); err != nil {
+		t.Fatal(err)
+	}
+	p.pn++
+	ack(t, p.s, 175*ms+flightRTT+2*ms, SpaceApplication, 2*ms, rng(0, ackOnly))
+	p.wantJump()
+}
