@@ -131,8 +131,8 @@ func TestCustomControllerDrivesDownload(t *testing.T) {
 	if a.acks != 1859 || a.rateSamples != a.acks || a.validSamples == 0 {
 		t.Errorf("%d ACK events, %d rate samples, %d valid; want 1859 events, each with a sample", a.acks, a.rateSamples, a.validSamples)
 	}
-	if r.Elapsed != 7399833714*time.Nanosecond {
-		t.Errorf("elapsed %v, want 7.399833714s", r.Elapsed)
+	if r.Elapsed != 7399832437*time.Nanosecond {
+		t.Errorf("elapsed %v, want 7.399832437s", r.Elapsed)
 	}
 	if b, r2 := run(); b.acks != a.acks || b.sends != a.sends || r2.Elapsed != r.Elapsed {
 		t.Errorf("second run: %d sends, %d ACKs in %v; first: %d, %d in %v", b.sends, b.acks, r2.Elapsed, a.sends, a.acks, r.Elapsed)
