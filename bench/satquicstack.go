@@ -33,7 +33,8 @@ import (
 // default policy (auto), "satquic-hide" and "satquic-signal" under the
 // policies chosen by hand, "satquic-nofec" without FEC; "satquic-bbr" and
 // "satquic-cubic" are "satquic" with that congestion controller whatever
-// --cc says, so that one run compares the controllers (seed 004).
+// --cc says, so that one run compares the controllers (seed 004);
+// "satquic-plain" is QUIC as standard stacks run it: CUBIC, no FEC.
 func init() {
 	// The default stack is what a user gets without tuning; the hide
 	// variant is the hand choice for paths that lose packets without
@@ -46,6 +47,9 @@ func init() {
 		return &satquicStack{name: "satquic-signal", fec: true, fecPolicy: quic.FECSignal}
 	})
 	Register("satquic-nofec", func() Stack { return &satquicStack{name: "satquic-nofec"} })
+	Register("satquic-plain", func() Stack {
+		return &satquicStack{name: "satquic-plain", cc: quic.CUBIC, pinnedCC: true}
+	})
 	for _, cc := range []string{quic.BBR, quic.CUBIC} {
 		Register("satquic-"+cc, func() Stack {
 			return &satquicStack{name: "satquic-" + cc, fec: true, fecPolicy: quic.FECAuto, cc: cc, pinnedCC: true}

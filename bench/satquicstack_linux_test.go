@@ -35,7 +35,7 @@ func TestSatquicStackOverLoopback(t *testing.T) {
 		if err != nil {
 			t.Fatalf("download of %d bytes: %v", size, err)
 		}
-		if d.Bytes != size || d.Elapsed <= 0 || !strings.HasPrefix(d.Detail, "cc=cubic ") {
+		if d.Bytes != size || d.Elapsed <= 0 || !strings.HasPrefix(d.Detail, "cc=bbr ") {
 			t.Errorf("download of %d bytes: %+v", size, d)
 		}
 	}

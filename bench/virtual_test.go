@@ -78,14 +78,14 @@ func TestVirtualDownloadRefusesRealTimeStacks(t *testing.T) {
 // refused; other stacks are left alone.
 func TestVirtualDownloadCongestionControl(t *testing.T) {
 	cfg := virtualConfig(t, "satquic-nofec")
-	if got := NewMetadata(cfg, "test", nil).Stacks[0].CongestionControl; got != "cubic" {
-		t.Errorf("default controller %q, want cubic", got)
+	if got := NewMetadata(cfg, "test", nil).Stacks[0].CongestionControl; got != "bbr" {
+		t.Errorf("default controller %q, want bbr", got)
 	}
-	if err := SetCongestionControl(cfg.Stacks, "bbr"); err != nil {
+	if err := SetCongestionControl(cfg.Stacks, "cubic"); err != nil {
 		t.Fatal(err)
 	}
-	if got := NewMetadata(cfg, "test", nil).Stacks[0].CongestionControl; got != "bbr" {
-		t.Errorf("controller %q in the metadata, want bbr", got)
+	if got := NewMetadata(cfg, "test", nil).Stacks[0].CongestionControl; got != "cubic" {
+		t.Errorf("controller %q in the metadata, want cubic", got)
 	}
 	cfg.Runs = 1
 	res, err := RunDownload(context.Background(), cfg)
@@ -93,8 +93,8 @@ func TestVirtualDownloadCongestionControl(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, r := range res.Runs {
-		if !strings.Contains(r.Detail, "cc=bbr") {
-			t.Errorf("detail %q does not name bbr", r.Detail)
+		if !strings.Contains(r.Detail, "cc=cubic") {
+			t.Errorf("detail %q does not name cubic", r.Detail)
 		}
 	}
 	if err := SetCongestionControl(cfg.Stacks, "vegas"); err == nil {

@@ -28,12 +28,16 @@ func (v Version) String() string { return wire.Version(v).String() }
 
 // Congestion controllers for Config.CongestionControl.
 const (
-	CUBIC   = "cubic"   // RFC 9438, the default
+	CUBIC   = "cubic"   // RFC 9438
 	NewReno = "newreno" // RFC 9002 section 7
-	BBR     = "bbr"     // BBRv3, draft-ietf-ccwg-bbr
+	BBR     = "bbr"     // BBRv3, draft-ietf-ccwg-bbr, the default
 	// DefaultCongestionControl is the controller of a zero
-	// Config.CongestionControl.
-	DefaultCongestionControl = CUBIC
+	// Config.CongestionControl: BBR, whose model of the path does not
+	// slow down for random loss below 2%, so that a peer without FEC
+	// still gets the path's rate on a lossy satellite link; with FEC and
+	// on clean paths it is as fast as CUBIC (README, "Congestion
+	// control").
+	DefaultCongestionControl = BBR
 )
 
 // Config configures connections. A nil Config, or a zero field, selects
@@ -100,8 +104,8 @@ type Config struct {
 	// DisablePathMTUDiscovery keeps MaxDatagramSize for the whole
 	// connection.
 	DisablePathMTUDiscovery bool
-	// CongestionControl chooses a built-in congestion controller: CUBIC
-	// (the default, DefaultCongestionControl), NewReno or BBR.
+	// CongestionControl chooses a built-in congestion controller: BBR
+	// (the default, DefaultCongestionControl), CUBIC or NewReno.
 	CongestionControl string
 	// NewCongestionController, if set, makes the congestion controller of
 	// each connection instead: an application's own (package

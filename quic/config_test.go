@@ -33,7 +33,7 @@ func TestCoreConfigMapping(t *testing.T) {
 	if f == nil || f.Controller != core.FECFixed || f.Fixed.Sources != 10 || f.Fixed.Repairs != 2 || !f.NoTailProtection {
 		t.Errorf("FEC config %+v", f)
 	}
-	for name, want := range map[string]recovery.Algorithm{"": recovery.CUBIC, CUBIC: recovery.CUBIC, NewReno: recovery.NewReno, BBR: recovery.BBR} {
+	for name, want := range map[string]recovery.Algorithm{"": recovery.BBR, CUBIC: recovery.CUBIC, NewReno: recovery.NewReno, BBR: recovery.BBR} {
 		cc, err := (&Config{CongestionControl: name}).coreConfig(clientTLS())
 		if err != nil || cc.Recovery.Algorithm != want {
 			t.Errorf("CongestionControl %q: %v, %v", name, cc.Recovery.Algorithm, err)

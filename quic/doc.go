@@ -55,8 +55,8 @@
 // loss would, and a path that clears or drops marks turns marking off
 // (Config.DisableECN, ConnectionStats.ECN).
 //
-// Congestion control: Config.CongestionControl chooses CUBIC (the default),
-// NewReno or BBR; Config.NewCongestionController plugs in an application's
+// Congestion control: Config.CongestionControl chooses BBR (the default),
+// CUBIC or NewReno; Config.NewCongestionController plugs in an application's
 // own controller (package quic/congestion).
 //
 // Path MTU discovery (RFC 9000 section 14.3, RFC 8899) starts every

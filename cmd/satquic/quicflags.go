@@ -39,7 +39,7 @@ func (o *quicOptions) register(fs *flag.FlagSet) {
 	fs.DurationVar(&o.handshakeTimeout, "handshake-timeout", 0, "give up a handshake after this long (0: 20s)")
 	fs.DurationVar(&o.idleTimeout, "idle-timeout", 0, "close a connection silent for this long (0: 30s)")
 	fs.DurationVar(&o.keepAlive, "keep-alive", 0, "send a PING after this long without traffic (0: never)")
-	fs.StringVar(&o.cc, "cc", quic.CUBIC, "congestion controller: cubic, newreno or bbr")
+	fs.StringVar(&o.cc, "cc", quic.DefaultCongestionControl, "congestion controller: bbr, cubic or newreno")
 	fs.StringVar(&o.qlogDir, "qlog-dir", "", "write a qlog per connection into this directory, <odcid>_<role>.sqlog (default: $QLOGDIR)")
 	fs.Uint64Var(&o.keyUpdate, "key-update", 0, "update the 1-RTT keys every N packets sent (0: only before the AEAD limit)")
 	fs.BoolVar(&o.noCarefulResume, "no-careful-resume", false, "do not offer Careful Resume: a server neither hands out nor resumes from path states, a client neither keeps nor returns them")

@@ -57,7 +57,7 @@ type DownloadConfig struct {
 	Seed uint64
 	// Size is the body size in bytes.
 	Size int64
-	// CongestionControl is "cubic" (default), "newreno" or "bbr", as in
+	// CongestionControl is "bbr" (default), "cubic" or "newreno", as in
 	// quic.Config.
 	CongestionControl string
 	// NewCongestionController, if set, makes the server's congestion
@@ -217,11 +217,11 @@ func (w *world) run(cl netsim.Endpoint, done func() bool) error {
 func configs(cfg DownloadConfig) (client, server *core.Config, err error) {
 	var rc recovery.Config
 	switch cfg.CongestionControl {
-	case "", "cubic":
+	case "cubic":
 		rc.Algorithm = recovery.CUBIC
 	case "newreno":
 		rc.Algorithm = recovery.NewReno
-	case "bbr":
+	case "", "bbr":
 		rc.Algorithm = recovery.BBR
 	default:
 		return nil, nil, fmt.Errorf("quicsim: unknown congestion controller %q", cfg.CongestionControl)
