@@ -118,6 +118,11 @@ type CarefulResumeStats struct {
 	// when not in use), PhaseChanges how many times it changed.
 	Phase        recovery.ResumePhase
 	PhaseChanges uint64
+	// WindowSufficed counts a Careful Resume that ended in
+	// Reconnaissance because the window normal congestion control
+	// allowed had already reached the jump once the path was confirmed
+	// (RFC 9959 section 3.2): the saved state had nothing to add.
+	WindowSufficed uint64
 	// Resumed is the saved state this connection resumed from (a server
 	// that accepted a BDP frame), zero otherwise.
 	Resumed recovery.ResumeState
@@ -370,9 +375,13 @@ func (c *Conn) notePhase(now time.Duration) {
 	if p == b.phase {
 		return
 	}
-	c.qlog.carefulResumePhaseUpdated(now, b.phase, p, b.stats.Resumed, c.sender.CongestionWindow())
+	sufficed := p == recovery.ResumeNormal && b.phase == recovery.ResumeReconnaissance && c.sender.ResumeWindowSufficed()
+	c.qlog.carefulResumePhaseUpdated(now, b.phase, p, b.stats.Resumed, c.sender.CongestionWindow(), sufficed)
 	b.phase = p
 	b.stats.PhaseChanges++
+	if sufficed {
+		b.stats.WindowSufficed++
+	}
 }
 
 // report returns the counters with the current phase.
