@@ -363,9 +363,40 @@ func absDiff(a, b int64) int64 {
 	return b - a
 }
 
-// transferIdle reports whether no stream data waits to be sent now.
+// transferIdle reports whether the sending has stopped, or is about to:
+// no stream data waits to be sent now, or what waits is the end of every
+// stream that has any (the application closed them) and fits in the
+// room the congestion window leaves. The BDP frame queued then goes
+// ahead of that last data, in the same flight, so that a client that
+// closes as soon as its response is whole still receives it; queued
+// after the last data, it would arrive behind it, at a closed
+// connection.
 func (c *Conn) transferIdle() bool {
-	return !c.streams.hasSendable(c.flow.sendCredit())
+	credit := c.flow.sendCredit()
+	if !c.streams.hasSendable(credit) {
+		return true
+	}
+	left, final := c.streams.finalBytes(credit)
+	room := int64(c.sender.CongestionWindow()) - c.sender.BytesInFlight()
+	return final && int64(left) <= room
+}
+
+// finalBytes is the new stream data waiting to be sent within credit,
+// and whether it is all the last data of closed streams, none waiting
+// for retransmission.
+func (m *streamMap) finalBytes(credit uint64) (left uint64, final bool) {
+	for i := range m.sendQueue.len() {
+		s := *m.sendQueue.at(i)
+		sd := s.send
+		if sd == nil || sd.reset || m.m[s.id] != s || !m.sendable(s, credit) {
+			continue
+		}
+		if !sd.finQueue || sd.buf.hasLost() {
+			return 0, false
+		}
+		left += sd.buf.written - sd.buf.next
+	}
+	return left, true
 }
 
 // notePhase counts and logs at now a change of Careful Resume's phase.
