@@ -76,6 +76,13 @@ type DownloadConfig struct {
 	// request in 0-RTT, and the server answers in 0.5-RTT. Elapsed and
 	// the statistics are the second connection's.
 	ZeroRTT bool
+	// CarefulResume adds Careful Resume with the BDP frame (RFC 9959) to
+	// a returning client's download (it needs ZeroRTT): the first
+	// connection, of WarmUpSize(Profile, Size, true) bytes, lets the server
+	// measure the path and hand its sealed state to the client, which
+	// returns it in its first 0-RTT packet; the server of the timed
+	// connection resumes from it.
+	CarefulResume bool
 }
 
 // Result is the outcome of a simulated download.
@@ -103,6 +110,9 @@ type Result struct {
 	// ServerRecovery is the server's loss recovery counters: among them
 	// how its FEC policy counted the packets the client rebuilt.
 	ServerRecovery recovery.Stats
+	// CarefulResume is the server's Careful Resume state and counters
+	// (the phase reached, the state it resumed from).
+	CarefulResume core.CarefulResumeStats
 }
 
 var (
@@ -122,11 +132,12 @@ func Download(cfg DownloadConfig) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	var epoch time.Duration // of the timed run on the token validator's clock
+	var epoch time.Duration // of the timed run on the server's clocks
 	if cfg.ZeroRTT {
 		if epoch, err = warmUp(cfg, ccfg, scfg); err != nil {
 			return Result{}, err
 		}
+		scfg = atEpoch(scfg, epoch)
 	}
 	return download(cfg, ccfg, scfg, epoch)
 }
@@ -150,6 +161,7 @@ func download(cfg DownloadConfig, ccfg, scfg *core.Config, epoch time.Duration) 
 		res.ServerRetransmitted, res.ServerSpurious = st.PacketsRetransmitted, st.SpuriousRetransmissions
 		res.FEC = st.FEC
 		res.ServerRecovery = st.Recovery
+		res.CarefulResume = st.CarefulResume
 	}
 	res.ClientRecovered = cconn.Stats().FEC.SymbolsRecovered
 	switch {
@@ -256,6 +268,11 @@ func configs(cfg DownloadConfig) (client, server *core.Config, err error) {
 	}
 	if cfg.ZeroRTT {
 		if err := resumable(cfg.Seed, client, server); err != nil {
+			return nil, nil, err
+		}
+	}
+	if cfg.CarefulResume {
+		if err := carefulResume(cfg, client, server); err != nil {
 			return nil, nil, err
 		}
 	}
