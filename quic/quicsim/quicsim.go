@@ -12,7 +12,8 @@
 // exposes only what an experiment needs (Download, Requests), not the
 // core. DownloadConfig.ZeroRTT times a returning client's download: a
 // second connection that resumes the first one's session and sends its
-// request in 0-RTT (resume.go).
+// request in 0-RTT; DownloadConfig.CarefulResume adds Careful Resume from
+// the path state the first connection let the server measure (resume.go).
 //
 // Determinism: the links draw from the profile's seeds, the connection IDs
 // and other random values of the core from a source seeded by Seed, and the
