@@ -54,6 +54,9 @@ func simBDPRequest(t *testing.T, prof netsim.Profile, seed uint64, ccfg, scfg *C
 		switch ev.Name {
 		case "recovery:careful_resume_phase_updated":
 			phase := ev.Data["new"].(string)
+			if tr, ok := ev.Data["trigger"].(string); ok {
+				phase += "(" + tr + ")"
+			}
 			run.phases = append(run.phases, phase)
 			run.phaseAt[phase] = at
 		case "recovery:packet_lost":
@@ -157,6 +160,37 @@ func TestSimGeoCarefulResume(t *testing.T) {
 		if resumed.doneAt != tc.resumed || cold.doneAt != tc.cold {
 			t.Errorf("%d B, token %v: resumed %v, cold %v; want %v and %v", tc.size, tc.token, resumed.doneAt, cold.doneAt, tc.resumed, tc.cold)
 		}
+	}
+}
+
+// TestSimGeoCarefulResumeWindowSufficed: a first connection of 300 kB
+// over geo saves a small state (a few initial windows per round trip).
+// When the resumed connection's first flight is acknowledged, the long-RTT
+// slow start has already grown its window past half that state: the jump
+// has nothing to add, and Careful Resume ends in Normal, counted and
+// logged with the trigger congestion_window_limited, and 1 MB takes what
+// it takes without Careful Resume (2.094 s), but for the 14 µs of the BDP
+// frames' bytes.
+func TestSimGeoCarefulResumeWindowSufficed(t *testing.T) {
+	prof := profile(t, "geo")
+	ccfg, scfg := resumeConfigs(t, 160)
+	ccfg.Allow0RTT, scfg.Allow0RTT = true, true
+	ccfg.TokenStore = NewTokenCache(2)
+	scfg.AddressValidator = newValidator(t, 5, 10*time.Second)
+	withCarefulResume(t, ccfg, scfg, 1)
+	scfg.Recovery.Algorithm = recovery.CUBIC
+	simBDPRequest(t, prof, 1, ccfg, scfg, 300_000)
+	resumed := simBDPRequest(t, prof, 2, ccfg, laterServer(scfg, time.Minute), 1_000_000)
+	ccfg.CarefulResume = nil
+	cold := simBDPRequest(t, prof, 2, ccfg, laterServer(scfg, 2*time.Minute), 1_000_000)
+	s := resumed.server
+	t.Logf("saved %+v; phases %v; %v resumed, %v cold", s.Resumed, resumed.phases, resumed.doneAt, cold.doneAt)
+	want := []string{"reconnaissance", "normal(congestion_window_limited)"}
+	if s.BDPFramesAccepted != 1 || s.WindowSufficed != 1 || !slices.Equal(resumed.phases, want) {
+		t.Errorf("server %+v, phases %v; want one state accepted, %v", s, resumed.phases, want)
+	}
+	if resumed.doneAt != 2093996245 || cold.doneAt != 2093982645 {
+		t.Errorf("%v with Careful Resume, %v without; want 2.093996245s and 2.093982645s", resumed.doneAt, cold.doneAt)
 	}
 }
 
