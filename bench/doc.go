@@ -32,8 +32,10 @@
 //
 // The resume experiment (seed 003) runs the same loop over stacks whose
 // client comes back: satquic-0rtt and quic-go-0rtt time a second
-// connection that resumes a first one's session and asks in 0-RTT,
-// against satquic-cold and quic-go-cold (resume.go).
+// connection that resumes a first one's session and asks in 0-RTT, and
+// satquic-resume one that also resumes with Careful Resume from the path
+// state its first connection let the server measure, against
+// satquic-cold and quic-go-cold (resume.go).
 //
 // Files: stack.go (Stack, Env, the registry), download.go (the experiment
 // loop), resume.go (the resume experiment's stacks), stats.go (percentiles and summaries), limit.go (the physical

@@ -230,7 +230,9 @@ func downloadOnce(ctx context.Context, cfg DownloadConfig, r int, st Stack, size
 		return rec, false, fmt.Errorf("starting the emulated path: %w", err)
 	}
 	defer func() { err = errors.Join(err, path.Close()) }()
-	ep, err := st.Start(ctx, path.Env())
+	env := path.Env()
+	env.Profile = cfg.Profile.WithSeed(seed)
+	ep, err := st.Start(ctx, env)
 	if err != nil {
 		return rec, false, err
 	}

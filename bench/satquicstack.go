@@ -67,8 +67,11 @@ type satquicStack struct {
 	cc       string
 	pinnedCC bool
 	// zeroRTT times a returning client's connection, which resumes the
-	// session of a first, untimed one and asks in 0-RTT (resume.go).
-	zeroRTT bool
+	// session of a first, untimed one and asks in 0-RTT (resume.go);
+	// carefulResume adds Careful Resume with the BDP frame, which a
+	// returning client otherwise goes without.
+	zeroRTT       bool
+	carefulResume bool
 }
 
 // SetCongestionControl chooses the controller of both ends: a name
@@ -133,6 +136,9 @@ func (s *satquicStack) config() *quic.Config {
 	if s.fec {
 		c.FEC = &quic.FECConfig{Policy: s.fecPolicy}
 	}
+	// A returning client would resume from the path state of its first
+	// connection: only the stack that measures it does.
+	c.DisableCarefulResume = s.zeroRTT && !s.carefulResume
 	return c
 }
 
@@ -308,6 +314,9 @@ func (e *satquicEndpoints) download(ctx context.Context, size int64, tlsConf *tl
 	detail := satquicDetail(e.stack.CongestionControl(), st)
 	if early {
 		detail += fmt.Sprintf(" resumed=%v 0rtt=%v", c.ConnectionState().TLS.DidResume, c.ConnectionState().Used0RTT)
+	}
+	if e.stack.carefulResume {
+		detail += fmt.Sprintf(" bdp_returned=%d bdp_received=%d", st.CarefulResume.BDPFramesSent, st.CarefulResume.BDPFramesReceived)
 	}
 	return Download{Elapsed: elapsed, Bytes: n, Detail: detail}, nil
 }

@@ -32,6 +32,10 @@ type Host struct {
 // joined by the emulated path.
 type Env struct {
 	Server, Client Host
+	// Profile is the emulated path, for a stack whose download depends
+	// on it (satquic-resume sizes its first connection by the path's
+	// bandwidth-delay product).
+	Profile netsim.Profile
 }
 
 // Stack is a transport under test: a server that serves any number of

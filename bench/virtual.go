@@ -72,11 +72,12 @@ func (s *satquicStack) DownloadVirtual(_ context.Context, p netsim.Profile, seed
 		FEC:               s.fec,
 		FECPolicy:         s.fecPolicy,
 		ZeroRTT:           s.zeroRTT,
+		CarefulResume:     s.carefulResume,
 	})
 	if err != nil {
 		return VirtualDownload{}, fmt.Errorf("%s: %w", s.name, err)
 	}
-	return VirtualDownload{
+	d := VirtualDownload{
 		Download: Download{
 			Elapsed: r.Elapsed,
 			Bytes:   r.Bytes,
@@ -86,5 +87,12 @@ func (s *satquicStack) DownloadVirtual(_ context.Context, p netsim.Profile, seed
 		},
 		Up:   r.Up,
 		Down: r.Down,
-	}, nil
+	}
+	if s.carefulResume {
+		cr := r.CarefulResume
+		d.Detail += fmt.Sprintf(" cr_saved=%dB/%v cr_phase=%s cr_unvalidated=%d cr_retreats=%d cr_window_sufficed=%d",
+			cr.Resumed.SavedCwnd, cr.Resumed.SavedRTT.Round(time.Millisecond), cr.Phase, r.ServerRecovery.ResumeUnvalidated,
+			r.ServerRecovery.ResumeSafeRetreat, cr.WindowSufficed)
+	}
+	return d, nil
 }

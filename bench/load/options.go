@@ -32,6 +32,15 @@ type Options struct {
 	// NewConn opens a new connection for every request and closes it
 	// afterwards, to measure connections per second.
 	NewConn bool
+	// Resume keeps the session tickets and address validation tokens the
+	// server gives (a tls.ClientSessionCache and a quic.TokenStore shared
+	// by every connection, unless TLS and QUIC bring their own), so that
+	// each new connection resumes the last one's session: it sends its
+	// request in 0-RTT where the ticket allows it, the server may answer
+	// at once beyond its anti-amplification limit, and, with Careful
+	// Resume, it returns the path state the server last handed over.
+	// Without it every connection makes a full handshake.
+	Resume bool
 	// Conns is how many connections the workers share when NewConn is
 	// false; worker i uses connection i mod Conns. Zero means 1.
 	Conns int

@@ -36,6 +36,9 @@ type Result struct {
 	// measured time.
 	Connections          int64   `json:"connections"`
 	ConnectionsPerSecond float64 `json:"connections_per_second"`
+	// ConnectionsEarly counts those dialed in 0-RTT, resuming a session
+	// whose ticket allows it (Options.Resume).
+	ConnectionsEarly int64 `json:"connections_0rtt"`
 	// Bytes counts the response body bytes received in the measured
 	// time, those of the requests cut off at its end included.
 	Bytes          int64   `json:"bytes"`
@@ -108,7 +111,11 @@ func (r *Result) WriteText(w io.Writer) error {
 	b.WriteString("\n")
 	fmt.Fprintf(&b, "  requests      %d (%d succeeded, %d failed; %d cut off at the end)\n", r.Requests, r.Succeeded, r.Errors, r.Unfinished)
 	fmt.Fprintf(&b, "  requests/s    %.1f\n", r.RequestsPerSecond)
-	fmt.Fprintf(&b, "  connections/s %.1f (%d opened)\n", r.ConnectionsPerSecond, r.Connections)
+	fmt.Fprintf(&b, "  connections/s %.1f (%d opened", r.ConnectionsPerSecond, r.Connections)
+	if r.ConnectionsEarly > 0 {
+		fmt.Fprintf(&b, ", %d in 0-RTT", r.ConnectionsEarly)
+	}
+	b.WriteString(")\n")
 	fmt.Fprintf(&b, "  transfer      %s/s, %.2f Mbit/s (%s of bodies)\n", humanBytes(r.BytesPerSecond), r.Mbps, humanBytes(float64(r.Bytes)))
 	l := r.LatencyMs
 	fmt.Fprintf(&b, "  latency ms    p50 %s  p90 %s  p99 %s  p99.9 %s  (min %s, mean %s, max %s)\n",

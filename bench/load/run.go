@@ -62,6 +62,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		r.phase(ctx, phaseSpec{duration: o.Warmup, warmup: true})
 	}
 	cl.conns.Store(0)
+	cl.early.Store(0)
 	if o.MeasureStart != nil {
 		o.MeasureStart()
 	}
@@ -85,6 +86,9 @@ type client struct {
 	tls   *tls.Config
 	quic  *quic.Config
 	conns atomic.Int64
+	// early counts the connections dialed with a ticket that allows
+	// 0-RTT (Options.Resume).
+	early atomic.Int64
 
 	mu  sync.Mutex
 	trs []*http3.Transport
@@ -112,9 +116,9 @@ func newClient(ctx context.Context, host, port string, o *Options) (*client, err
 	if err != nil {
 		return nil, fmt.Errorf("load: client socket: %w", err)
 	}
-	tlsConf := o.TLS
-	if tlsConf == nil {
-		tlsConf = &tls.Config{}
+	tlsConf := &tls.Config{}
+	if o.TLS != nil {
+		tlsConf = o.TLS.Clone()
 	}
 	var quicConf quic.Config
 	if o.QUIC != nil {
@@ -122,6 +126,16 @@ func newClient(ctx context.Context, host, port string, o *Options) (*client, err
 	}
 	if quicConf.HandshakeTimeout == 0 {
 		quicConf.HandshakeTimeout = o.timeout()
+	}
+	if o.Resume {
+		// One server: its latest ticket and token serve every new
+		// connection.
+		if tlsConf.ClientSessionCache == nil {
+			tlsConf.ClientSessionCache = tls.NewLRUClientSessionCache(resumeCacheSize)
+		}
+		if quicConf.TokenStore == nil {
+			quicConf.TokenStore = quic.NewTokenCache(resumeCacheSize)
+		}
 	}
 	return &client{
 		udp: udp, qt: &quic.Transport{Conn: udp}, addr: net.UDPAddrFromAddrPort(p),
@@ -150,15 +164,42 @@ func resolve(ctx context.Context, host string) (netip.Addr, error) {
 	return ips[0], nil
 }
 
+// resumeCacheSize is how many tickets and tokens Options.Resume keeps:
+// the server's under the few names it may be dialed by.
+const resumeCacheSize = 8
+
 // dial is every Transport's Dial: all connections go through the one
-// socket, and their dial errors are marked as such.
+// socket, and their dial errors are marked as such. A connection whose
+// session cache holds a ticket that allows 0-RTT is dialed early, as
+// http3.Transport's own dial does, so that its request goes in 0-RTT.
 func (c *client) dial(ctx context.Context, _ string, tlsConf *tls.Config, conf *quic.Config) (*quic.Conn, error) {
-	qc, err := c.qt.Dial(ctx, c.addr, tlsConf, conf)
+	dial, early := c.qt.Dial, earlyDataTicket(tlsConf)
+	if early {
+		dial = c.qt.DialEarly
+	}
+	qc, err := dial(ctx, c.addr, tlsConf, conf)
 	if err != nil {
 		return nil, &connectError{err: err}
 	}
 	c.conns.Add(1)
+	if early {
+		c.early.Add(1)
+	}
 	return qc, nil
+}
+
+// earlyDataTicket reports whether tlsConf's session cache holds a ticket
+// for its server that allows 0-RTT.
+func earlyDataTicket(tlsConf *tls.Config) bool {
+	if tlsConf.ClientSessionCache == nil {
+		return false
+	}
+	cs, ok := tlsConf.ClientSessionCache.Get(tlsConf.ServerName)
+	if !ok || cs == nil {
+		return false
+	}
+	_, st, err := cs.ResumptionState()
+	return err == nil && st != nil && st.EarlyData
 }
 
 // transport returns a new HTTP/3 Transport, which holds one connection at
@@ -248,7 +289,9 @@ func (r *runner) phase(ctx context.Context, p phaseSpec) *Result {
 	for _, w := range r.workers {
 		total.merge(w.stats)
 	}
-	return total.result(elapsed, r.cl.conns.Load())
+	res := total.result(elapsed, r.cl.conns.Load())
+	res.ConnectionsEarly = r.cl.early.Load()
+	return res
 }
 
 // progress calls Options.Progress until the returned function is called.

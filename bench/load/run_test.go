@@ -2,12 +2,14 @@ package load
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -341,6 +343,48 @@ func TestClassify(t *testing.T) {
 	} {
 		if got := classify(c.ctx, c.err); got != c.want {
 			t.Errorf("classify(%v) = %s, want %s", c.err, got, c.want)
+		}
+	}
+}
+
+// TestRunNewConnResumes: with Resume, each new connection after the first
+// resumes the session the server's last ticket holds and, the server
+// allowing 0-RTT, is dialed in 0-RTT; without it every connection makes a
+// full handshake.
+func TestRunNewConnResumes(t *testing.T) {
+	var resumed atomic.Int64
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.TLS != nil && r.TLS.DidResume {
+			resumed.Add(1)
+		}
+		_, _ = w.Write([]byte("ok"))
+	})
+	udp, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &http3.Server{Handler: h, TLSConfig: http3.ConfigureTLS(&tls.Config{Certificates: []tls.Certificate{cert(t)}}),
+		QUICConfig: &quic.Config{Allow0RTT: true}}
+	l, err := s.Listen(udp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = s.Serve(l) }()
+	defer s.Close()
+	url := fmt.Sprintf("https://127.0.0.1:%d/", udp.LocalAddr().(*net.UDPAddr).Port)
+	for _, resume := range []bool{false, true} {
+		resumed.Store(0)
+		res, err := Run(context.Background(), Options{URL: url, Workers: 1, Requests: 5, NewConn: true, Resume: resume, TLS: clientTLS(t)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := int64(0)
+		if resume {
+			want = 4
+		}
+		if res.Succeeded != 5 || res.Connections != 5 || resumed.Load() != want || res.ConnectionsEarly != want {
+			t.Errorf("resume %v: %d succeeded over %d connections, %d resumed, %d in 0-RTT; want 5, 5, %d and %d: %v",
+				resume, res.Succeeded, res.Connections, resumed.Load(), res.ConnectionsEarly, want, want, res.ErrorExamples)
 		}
 	}
 }

@@ -279,8 +279,8 @@ func TestBenchResumeDefaults(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{"--virtual"}, []string{"satquic-cold", "satquic-0rtt"}},
-		{nil, []string{"satquic-cold", "satquic-0rtt", "quic-go-cold", "quic-go-0rtt"}},
+		{[]string{"--virtual"}, []string{"satquic-cold", "satquic-0rtt", "satquic-resume"}},
+		{nil, []string{"satquic-cold", "satquic-0rtt", "satquic-resume", "quic-go-cold", "quic-go-0rtt"}},
 	} {
 		o, err := parseDownloadExperimentFlags(benchResume, c.args, io.Discard)
 		if err != nil {
@@ -294,8 +294,11 @@ func TestBenchResumeDefaults(t *testing.T) {
 			t.Errorf("%q: stacks %q, profile %s, sizes %v", c.args, got, o.profile.Name, o.sizes)
 		}
 	}
-	if _, err := parseDownloadExperimentFlags(benchResume, []string{"--stacks", "satquic-resume"}, io.Discard); err == nil ||
-		!strings.Contains(err.Error(), "not available yet") {
-		t.Errorf("--stacks satquic-resume: %v", err)
+	o, err := parseDownloadExperimentFlags(benchResume, []string{"--virtual", "--stacks", "satquic-resume", "--cc", "bbr"}, io.Discard)
+	if err != nil {
+		t.Fatalf("--stacks satquic-resume --cc bbr: %v", err)
+	}
+	if cc, ok := o.stacks[0].(interface{ CongestionControl() string }); !ok || cc.CongestionControl() != "bbr" {
+		t.Errorf("--cc bbr does not apply to satquic-resume")
 	}
 }

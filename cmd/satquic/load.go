@@ -29,14 +29,20 @@ func init() {
 }
 
 const loadSynopsis = `load -u URL [-c WORKERS] [-n REQUESTS | -d DURATION] [--new-conn | --conns K]
-       [--insecure | --pin SHA256] [--json] [QUIC flags]
+       [--no-resume] [--insecure | --pin SHA256] [--json] [QUIC flags]
 
 Sends GET URL from WORKERS workers at once, each sending its next request
 when its last one ended, N requests each (-n) or for a duration (-d, the
 default being 10s): requests still under way at the end of -d are not
 counted. The workers share one connection (or --conns K), or each request
 opens a connection of its own and closes it (--new-conn), which measures
-new connections per second. Prints requests/s (successful requests only),
+new connections per second. The connections keep the session tickets and
+address validation tokens the server gives, so that each new connection
+resumes the session of the last: its requests go in 0-RTT where the ticket
+allows it (counted as connections in 0-RTT), the server may answer at
+once, and the Careful Resume path state the server handed over goes back
+to it; --no-resume makes every connection a full handshake, as another
+client would. Prints requests/s (successful requests only),
 connections/s, the transfer rate of response bodies, latency percentiles
 (HdrHistogram; to the last byte of the body, connection setup included with
 --new-conn) and failures by kind: connect, timeout, status_NNN,
@@ -54,6 +60,7 @@ type loadOptions struct {
 	duration     time.Duration
 	warmup       time.Duration
 	newConn      bool
+	noResume     bool
 	conns        int
 	timeout      time.Duration
 	insecure     bool
@@ -77,6 +84,7 @@ func parseLoadFlags(args []string, stderr io.Writer) (*loadOptions, error) {
 	fs.DurationVar(&o.warmup, "warmup", 0, "load the server this long first, uncounted, on the same connections")
 	fs.BoolVar(&o.newConn, "new-conn", false, "open a new connection for every request, to measure connections/s")
 	fs.IntVar(&o.conns, "conns", 1, "connections the workers share (without --new-conn)")
+	fs.BoolVar(&o.noResume, "no-resume", false, "keep no session ticket or token: every connection makes a full handshake")
 	fs.DurationVar(&o.timeout, "timeout", 10*time.Second, "give up a request after this long, connection setup included")
 	fs.BoolVar(&o.insecure, "insecure", false, "do not verify the server's certificate")
 	fs.StringVar(&o.pin, "pin", "", "trust exactly the certificate with this SHA-256 (as \"satquic serve\" prints it)")
@@ -184,7 +192,7 @@ func runLoad(args []string, stdout, stderr io.Writer) error {
 	defer stop()
 	opts := load.Options{
 		URL: o.url, Workers: o.workers, Requests: o.requests, Duration: o.duration, Warmup: o.warmup,
-		NewConn: o.newConn, Timeout: o.timeout, TLS: tlsConf, QUIC: o.quic.config(), ExpectBody: expect,
+		NewConn: o.newConn, Resume: !o.noResume, Timeout: o.timeout, TLS: tlsConf, QUIC: o.quic.config(), ExpectBody: expect,
 	}
 	if !o.newConn {
 		opts.Conns = o.conns

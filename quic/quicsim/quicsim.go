@@ -12,7 +12,8 @@
 // exposes only what an experiment needs (Download, Requests), not the
 // core. DownloadConfig.ZeroRTT times a returning client's download: a
 // second connection that resumes the first one's session and sends its
-// request in 0-RTT (resume.go).
+// request in 0-RTT; DownloadConfig.CarefulResume adds Careful Resume from
+// the path state the first connection let the server measure (resume.go).
 //
 // Determinism: the links draw from the profile's seeds, the connection IDs
 // and other random values of the core from a source seeded by Seed, and the
@@ -82,6 +83,13 @@ type DownloadConfig struct {
 	// request in 0-RTT, and the server answers in 0.5-RTT. Elapsed and
 	// the statistics are the second connection's.
 	ZeroRTT bool
+	// CarefulResume adds Careful Resume with the BDP frame (RFC 9959) to
+	// a returning client's download (it needs ZeroRTT): the first
+	// connection, of WarmUpSize(Profile, Size, true) bytes, lets the server
+	// measure the path and hand its sealed state to the client, which
+	// returns it in its first 0-RTT packet; the server of the timed
+	// connection resumes from it.
+	CarefulResume bool
 }
 
 // Result is the outcome of a simulated download.
@@ -109,6 +117,9 @@ type Result struct {
 	// ServerRecovery is the server's loss recovery counters: among them
 	// how its FEC policy counted the packets the client rebuilt.
 	ServerRecovery recovery.Stats
+	// CarefulResume is the server's Careful Resume state and counters
+	// (the phase reached, the state it resumed from).
+	CarefulResume core.CarefulResumeStats
 }
 
 var (
@@ -128,11 +139,12 @@ func Download(cfg DownloadConfig) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	var epoch time.Duration // of the timed run on the token validator's clock
+	var epoch time.Duration // of the timed run on the server's clocks
 	if cfg.ZeroRTT {
 		if epoch, err = warmUp(cfg, ccfg, scfg); err != nil {
 			return Result{}, err
 		}
+		scfg = atEpoch(scfg, epoch)
 	}
 	return download(cfg, ccfg, scfg, epoch)
 }
@@ -156,6 +168,7 @@ func download(cfg DownloadConfig, ccfg, scfg *core.Config, epoch time.Duration) 
 		res.ServerRetransmitted, res.ServerSpurious = st.PacketsRetransmitted, st.SpuriousRetransmissions
 		res.FEC = st.FEC
 		res.ServerRecovery = st.Recovery
+		res.CarefulResume = st.CarefulResume
 	}
 	res.ClientRecovered = cconn.Stats().FEC.SymbolsRecovered
 	switch {
@@ -266,6 +279,11 @@ func configs(cfg DownloadConfig) (client, server *core.Config, err error) {
 	}
 	if cfg.ZeroRTT {
 		if err := resumable(cfg.Seed, client, server); err != nil {
+			return nil, nil, err
+		}
+	}
+	if cfg.CarefulResume {
+		if err := carefulResume(cfg, client, server); err != nil {
 			return nil, nil, err
 		}
 	}

@@ -52,3 +52,44 @@ func TestZeroRTTNotForRequests(t *testing.T) {
 		t.Error("Requests with ZeroRTT did not fail")
 	}
 }
+
+// TestCarefulResumeDownload: over geo, a returning client whose first
+// connection downloaded three bandwidth-delay products (12.2 MB) returns
+// the server's path state, about one product, in 0-RTT; the server
+// resumes from it, jumps (Unvalidated) without Safe Retreat, and 1 MB
+// arrives at 1.659 s instead of 2.088 s with 0-RTT alone. Exact figures:
+// the run is a function of its seed.
+func TestCarefulResumeDownload(t *testing.T) {
+	p, err := netsim.LookupProfile("geo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := WarmUpSize(p, 1_000_000, true); got != 12_187_500 {
+		t.Fatalf("warm-up size %d, want 12187500", got)
+	}
+	run := func(resume bool) Result {
+		t.Helper()
+		r, err := Download(DownloadConfig{Profile: p.WithSeed(3), Seed: 3, Size: 1_000_000, MaxDatagramSize: 1452, ZeroRTT: true, CarefulResume: resume})
+		if err != nil {
+			t.Fatalf("Careful Resume %v: %v", resume, err)
+		}
+		return r
+	}
+	early, resumed := run(false), run(true)
+	cr := resumed.CarefulResume
+	t.Logf("0-RTT %v, with Careful Resume %v; %+v", early.Elapsed, resumed.Elapsed, cr)
+	if early.CarefulResume.Negotiated || early.CarefulResume.PhaseChanges != 0 {
+		t.Errorf("0-RTT alone used Careful Resume: %+v", early.CarefulResume)
+	}
+	bdp := int64(p.BDPBytes())
+	if cr.BDPFramesAccepted != 1 || cr.Resumed.SavedCwnd < bdp*9/10 || cr.Resumed.SavedCwnd > bdp*11/10 ||
+		resumed.ServerRecovery.ResumeUnvalidated != 1 || resumed.ServerRecovery.ResumeSafeRetreat != 0 {
+		t.Errorf("Careful Resume %+v, recovery %+v", cr, resumed.ServerRecovery)
+	}
+	if early.Elapsed != 2087832960 || resumed.Elapsed != 1658780005 {
+		t.Errorf("1 MB in %v with 0-RTT, %v with Careful Resume; want 2.08783296s and 1.658780005s", early.Elapsed, resumed.Elapsed)
+	}
+	if _, err := Download(DownloadConfig{Profile: p.WithSeed(3), Seed: 3, Size: 10, CarefulResume: true}); err == nil {
+		t.Error("Careful Resume without ZeroRTT did not fail")
+	}
+}

@@ -118,6 +118,11 @@ type CarefulResumeStats struct {
 	// when not in use), PhaseChanges how many times it changed.
 	Phase        recovery.ResumePhase
 	PhaseChanges uint64
+	// WindowSufficed counts a Careful Resume that ended in
+	// Reconnaissance because the window normal congestion control
+	// allowed had already reached the jump once the path was confirmed
+	// (RFC 9959 section 3.2): the saved state had nothing to add.
+	WindowSufficed uint64
 	// Resumed is the saved state this connection resumed from (a server
 	// that accepted a BDP frame), zero otherwise.
 	Resumed recovery.ResumeState
@@ -358,9 +363,40 @@ func absDiff(a, b int64) int64 {
 	return b - a
 }
 
-// transferIdle reports whether no stream data waits to be sent now.
+// transferIdle reports whether the sending has stopped, or is about to:
+// no stream data waits to be sent now, or what waits is the end of every
+// stream that has any (the application closed them) and fits in the
+// room the congestion window leaves. The BDP frame queued then goes
+// ahead of that last data, in the same flight, so that a client that
+// closes as soon as its response is whole still receives it; queued
+// after the last data, it would arrive behind it, at a closed
+// connection.
 func (c *Conn) transferIdle() bool {
-	return !c.streams.hasSendable(c.flow.sendCredit())
+	credit := c.flow.sendCredit()
+	if !c.streams.hasSendable(credit) {
+		return true
+	}
+	left, final := c.streams.finalBytes(credit)
+	room := int64(c.sender.CongestionWindow()) - c.sender.BytesInFlight()
+	return final && int64(left) <= room
+}
+
+// finalBytes is the new stream data waiting to be sent within credit,
+// and whether it is all the last data of closed streams, none waiting
+// for retransmission.
+func (m *streamMap) finalBytes(credit uint64) (left uint64, final bool) {
+	for i := range m.sendQueue.len() {
+		s := *m.sendQueue.at(i)
+		sd := s.send
+		if sd == nil || sd.reset || m.m[s.id] != s || !m.sendable(s, credit) {
+			continue
+		}
+		if !sd.finQueue || sd.buf.hasLost() {
+			return 0, false
+		}
+		left += sd.buf.written - sd.buf.next
+	}
+	return left, true
 }
 
 // notePhase counts and logs at now a change of Careful Resume's phase.
@@ -370,9 +406,13 @@ func (c *Conn) notePhase(now time.Duration) {
 	if p == b.phase {
 		return
 	}
-	c.qlog.carefulResumePhaseUpdated(now, b.phase, p, b.stats.Resumed, c.sender.CongestionWindow())
+	sufficed := p == recovery.ResumeNormal && b.phase == recovery.ResumeReconnaissance && c.sender.ResumeWindowSufficed()
+	c.qlog.carefulResumePhaseUpdated(now, b.phase, p, b.stats.Resumed, c.sender.CongestionWindow(), sufficed)
 	b.phase = p
 	b.stats.PhaseChanges++
+	if sufficed {
+		b.stats.WindowSufficed++
+	}
 }
 
 // report returns the counters with the current phase.

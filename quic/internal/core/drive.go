@@ -41,8 +41,10 @@ func (c *Conn) NextDatagram(now time.Duration, buf []byte) (Datagram, bool) {
 	c.checkController()
 	c.ecn.last = ecn.NotECT
 	data, ok := c.buildDatagram(now, buf)
-	// Sending moves Careful Resume's phases too.
+	// Sending moves Careful Resume's phases too, and its jump raises the
+	// send buffers' limit.
 	c.notePhase(now)
+	c.streams.wakeWriters()
 	if !ok {
 		return Datagram{}, false
 	}

@@ -75,6 +75,7 @@ func (c *Conn) onRecoveryResult(now time.Duration, res *recovery.Result) {
 	c.qlog.metricsUpdated(now, c.sender)
 	c.qlog.congestionStateUpdated(now, c.sender, trigger)
 	c.notePhase(now)
+	c.streams.wakeWriters()
 	c.maySendPathState(now)
 	if confirm && c.isClient && c.handshakeComplete {
 		// RFC 9001 section 4.1.2: the acknowledgement of a 1-RTT packet

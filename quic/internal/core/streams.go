@@ -35,6 +35,10 @@ type streamMap struct {
 	// order; ctrlQueue those with stream control frames to send.
 	sendQueue ring[*stream]
 	ctrlQueue []*stream
+	// writeWaiters are streams whose last write was cut short by the
+	// send buffer limit (wantWritable), for wakeWriters; an entry whose
+	// flag was cleared since is dropped there.
+	writeWaiters []*stream
 }
 
 func (m *streamMap) init(c *Conn) {
@@ -202,6 +206,43 @@ func (m *streamMap) notifyReadable(s *stream) {
 		s.readableQueued = true
 		m.c.events.push(Event{Kind: EventStreamReadable, StreamID: s.id})
 	}
+}
+
+// waitWritable marks s's writer as waiting for room in its send buffer.
+func (m *streamMap) waitWritable(s *stream) {
+	if !s.send.wantWritable {
+		s.send.wantWritable = true
+		m.writeWaiters = append(m.writeWaiters, s)
+	}
+}
+
+// wakeWriters tells the writers waiting for room that there is some when
+// the send buffer limit, which follows the congestion window, rose above
+// what they buffered. The acknowledgements that free room do not cover
+// every case: Careful Resume's jump (RFC 9959 section 3.3) multiplies the
+// window while nothing sent since the first round trip is acknowledged,
+// and a writer that waited for an acknowledgement would leave the
+// unvalidated window without data for a round trip.
+func (m *streamMap) wakeWriters() {
+	if len(m.writeWaiters) == 0 {
+		return
+	}
+	limit := m.sendBufferLimit()
+	keep := m.writeWaiters[:0]
+	for _, s := range m.writeWaiters {
+		sd := s.send
+		switch {
+		case sd == nil || !sd.wantWritable || sd.reset || m.m[s.id] != s:
+			continue
+		case sd.buf.buffered() < limit:
+			sd.wantWritable = false
+			m.notifyWritable(s)
+			continue
+		}
+		keep = append(keep, s)
+	}
+	clear(m.writeWaiters[len(keep):])
+	m.writeWaiters = keep
 }
 
 // notifyWritable queues EventStreamWritable unless one is pending.

@@ -55,7 +55,7 @@ func (c *Conn) StreamWrite(id uint64, p []byte) (int, error) {
 	room := limit - min(limit, sd.buf.buffered())
 	n := int(min(uint64(len(p)), room))
 	if n < len(p) {
-		sd.wantWritable = true
+		c.streams.waitWritable(s)
 	}
 	if n > 0 {
 		sd.buf.write(p[:n])

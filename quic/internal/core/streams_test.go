@@ -142,3 +142,42 @@ func TestStreamLimitsRaised(t *testing.T) {
 		t.Errorf("peer's uni limit %d, want at least %d after MAX_STREAMS", p.client.streams.peerMax[1], total)
 	}
 }
+
+// TestWakeWritersWhenTheLimitRises: a write cut short by the send buffer
+// limit waits for room; when the limit rises with nothing acknowledged (as
+// Careful Resume's jump raises the congestion window it follows), the
+// writer is told at once, once.
+func TestWakeWritersWhenTheLimitRises(t *testing.T) {
+	p := confirmedPair(t, 93)
+	c := p.client
+	c.cfg.MaxSendBuffer = 64 << 20
+	c.cfg.MinSendBuffer = 1 << 20
+	id, err := c.OpenStream(p.now, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := payload(4<<20, 3)
+	n, err := c.StreamWrite(id, data)
+	if err != nil || n != 1<<20 {
+		t.Fatalf("wrote %d of %d: %v", n, len(data), err)
+	}
+	p.collectEvents()
+	p.clientEvents = nil
+	c.streams.wakeWriters() // the limit has not risen
+	p.collectEvents()
+	if hasEvent(p.clientEvents, EventStreamWritable) {
+		t.Fatal("EventStreamWritable with no room")
+	}
+	c.cfg.MinSendBuffer = 2 << 20
+	c.streams.wakeWriters()
+	p.collectEvents()
+	if !hasEvent(p.clientEvents, EventStreamWritable) {
+		t.Fatal("no EventStreamWritable when the limit rose")
+	}
+	if len(c.streams.writeWaiters) != 0 {
+		t.Fatalf("%d writers still waiting", len(c.streams.writeWaiters))
+	}
+	if n, err := c.StreamWrite(id, data[1<<20:]); err != nil || n != 1<<20 {
+		t.Fatalf("wrote %d after the rise: %v", n, err)
+	}
+}

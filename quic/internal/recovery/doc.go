@@ -134,9 +134,12 @@
 // the minimum RTT; SavablePathState measures it). StartCarefulResume wraps
 // the controller in carefulResume, a Controller, so the Sender sees no
 // difference. In Reconnaissance it forwards everything; once the initial
-// data is acknowledged with an RTT that confirms the path (above half the
-// saved RTT, at most ten times it) and the normal window is full, it jumps
-// to jump_cwnd = min(MaxJump, saved_cwnd/2), paced at jump_cwnd per RTT
+// data (what was sent before the first RTT sample, which the
+// anti-amplification limit may keep below an initial window) is
+// acknowledged with an RTT that confirms the path (above half the saved
+// RTT, at most ten times it), it enters Normal if the normal window
+// already reaches the jump (ResumeWindowSufficed), and otherwise, once
+// that window is full, it jumps to jump_cwnd = min(MaxJump, saved_cwnd/2), paced at jump_cwnd per RTT
 // (Unvalidated); the window then becomes the flight size and grows by slow
 // start until the last unvalidated packet is acknowledged (Validating),
 // after which congestion avoidance goes on from there (Normal). Congestion

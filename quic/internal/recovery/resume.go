@@ -87,6 +87,13 @@ func (s *Sender) StartCarefulResume(now time.Duration, st ResumeState) bool {
 		return false
 	}
 	cr.saved = st
+	// The initial data: what was sent before the first RTT sample, or,
+	// with a sample already taken, before the state arrived
+	// (carefulResume.initialData).
+	cr.initialData = s.bytesInFlight
+	if s.rtt.HasSample() {
+		cr.initialData += s.rate.delivered
+	}
 	s.resume, s.cc = cr, cr
 	cr.enter(ResumeReconnaissance)
 	cr.checkReady(now, s.rate.delivered, s.bytesInFlight)
@@ -100,6 +107,15 @@ func (s *Sender) ResumePhase() ResumePhase {
 		return ResumeOff
 	}
 	return s.resume.phase
+}
+
+// ResumeWindowSufficed reports whether Careful Resume ended in the
+// Reconnaissance Phase because the window normal congestion control
+// allowed had already reached jump_cwnd once the path was confirmed
+// (RFC 9959 section 3.2; qlog's congestion_window_limited): the jump had
+// nothing to add.
+func (s *Sender) ResumeWindowSufficed() bool {
+	return s.resume != nil && s.resume.windowSufficed
 }
 
 // SavablePathState is the state worth saving now for a later connection to

@@ -41,6 +41,18 @@ type carefulResume struct {
 	// may be deferred until more data is sent than normal congestion
 	// control permits).
 	ready bool
+	// initialData is the bytes of the initial data (section 3.2): those
+	// sent before the first RTT sample, or, for a state that arrived
+	// later, all those sent before it arrived. The path is confirmed once
+	// that much is delivered. It may be less than an initial window: a
+	// server whose client's address is not validated sends its first
+	// flight within three times what it received (RFC 9000 section 8.1),
+	// about 9.6 kB of handshake against a 12 kB window.
+	initialData int64
+	// windowSufficed: Careful Resume ended in Reconnaissance because the
+	// window normal congestion control allows already reached jump_cwnd,
+	// so the jump had nothing to add (qlog's congestion_window_limited).
+	windowSufficed bool
 	// jump is jump_cwnd and pipeSize PipeSize, in bytes.
 	jump     int64
 	pipeSize int64
@@ -180,6 +192,9 @@ func (c *carefulResume) OnPacketSent(now time.Duration, bytes int, priorInFlight
 	flight := priorInFlight + int64(bytes)
 	switch c.phase {
 	case ResumeReconnaissance:
+		if !c.rtt.HasSample() {
+			c.initialData += int64(bytes)
+		}
 		if c.ready && c.windowFull(flight) {
 			// This packet was within the normal window: the next
 			// one is the first unvalidated packet.
@@ -316,18 +331,31 @@ func (c *carefulResume) reconnoitre(now time.Duration, ev *AckEvent) {
 	c.checkReady(now, ev.Delivered, ev.BytesInFlight)
 }
 
-// checkReady marks the path confirmed once the initial data is
-// acknowledged: an initial window delivered, or everything sent so far,
-// with an RTT sample (section 3.2, Path confirmed). A sender whose window
-// is full jumps at once.
+// checkReady marks the path confirmed (section 3.2, Path confirmed; section
+// 4.2.1) once an RTT sample confirmed saved_rtt and the initial data is
+// acknowledged without congestion (congestion has already ended
+// Reconnaissance): all of it delivered, or an initial window, the most
+// the initial data may be (section 4.2), or nothing left in flight.
+// Confirmed, a sender whose window is full jumps at once, and one whose
+// window already reaches jump_cwnd has nothing to gain and enters the
+// Normal Phase; otherwise the jump waits until more data is sent than
+// the window permits.
 func (c *carefulResume) checkReady(now time.Duration, delivered, inFlight int64) {
 	if c.phase != ResumeReconnaissance || !c.rtt.HasSample() || delivered <= 0 {
 		return
 	}
-	if !c.ready && (delivered >= int64(c.iw()) || inFlight == 0) {
+	if !c.ready && (delivered >= c.initialData || delivered >= int64(c.iw()) || inFlight == 0) {
 		c.ready = true
 	}
-	if c.ready && c.windowFull(inFlight) {
+	if !c.ready {
+		return
+	}
+	if c.jumpWindow(c.saved) <= int64(c.inner.Window()) {
+		c.windowSufficed = true
+		c.leave(now)
+		return
+	}
+	if c.windowFull(inFlight) {
 		c.startUnvalidated(now, inFlight)
 	}
 }
@@ -339,6 +367,7 @@ func (c *carefulResume) checkReady(now time.Duration, delivered, inFlight int64)
 func (c *carefulResume) startUnvalidated(now time.Duration, flight int64) {
 	jump := c.jumpWindow(c.saved)
 	if jump <= int64(c.inner.Window()) {
+		c.windowSufficed = true
 		c.leave(now)
 		return
 	}

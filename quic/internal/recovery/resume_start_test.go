@@ -152,6 +152,86 @@ func TestResumeInitialDataAcknowledged(t *testing.T) {
 	})
 }
 
+// The initial data may be less than an initial window: a server held by
+// the anti-amplification limit sends 8 packets before its first RTT
+// sample. Their acknowledgement confirms the path; the jump then waits
+// only for the window (13 packets after slow start's growth) to fill.
+func TestResumeInitialDataBelowWindow(t *testing.T) {
+	s := confirmed(t, testConfig(NewReno))
+	if !s.StartCarefulResume(0, testSaved) {
+		t.Fatal("refused")
+	}
+	sendRange(t, s, 0, 0, 7)
+	if s.resume.initialData != 8*seg {
+		t.Fatalf("initial data %d, want %d", s.resume.initialData, 8*seg)
+	}
+	ackRanges(t, s, 100*ms, 0, 7)
+	if !s.resume.ready {
+		t.Fatal("the initial data acknowledged did not confirm the path")
+	}
+	wantCwnd(t, s, 18*seg)
+	sendRange(t, s, 100*ms, 8, 24) // in flight: 17 packets of 18
+	wantPhase(t, s, ResumeReconnaissance)
+	sendRange(t, s, 100*ms, 25, 25)
+	wantPhase(t, s, ResumeUnvalidated)
+	wantCwnd(t, s, testJump)
+	if s.resume.initialData != 8*seg {
+		t.Fatalf("packets sent after the first RTT sample counted as initial data: %d", s.resume.initialData)
+	}
+}
+
+// A state that arrives after the first RTT sample takes all that was sent
+// before it as the initial data.
+func TestResumeInitialDataLateState(t *testing.T) {
+	s := confirmed(t, testConfig(NewReno))
+	sendRange(t, s, 0, 0, 3)
+	ackRanges(t, s, 100*ms, 0, 1)
+	sendRange(t, s, 100*ms, 4, 5)
+	if !s.StartCarefulResume(100*ms, testSaved) {
+		t.Fatal("refused")
+	}
+	if s.resume.initialData != 6*seg {
+		t.Fatalf("initial data %d, want %d", s.resume.initialData, 6*seg)
+	}
+	ackRanges(t, s, 200*ms, 0, 4)
+	if s.resume.ready {
+		t.Fatal("ready before all the initial data was acknowledged")
+	}
+	ackRanges(t, s, 210*ms, 0, 5)
+	if !s.resume.ready {
+		t.Fatal("not ready with the initial data acknowledged")
+	}
+	wantPhase(t, s, ResumeReconnaissance)
+}
+
+// When the path is confirmed after the normal window already grew to
+// jump_cwnd, the jump has nothing to add: Careful Resume enters the Normal
+// Phase at once, says why, and leaves the window to normal congestion
+// control.
+func TestResumeWindowAlreadyAboveJump(t *testing.T) {
+	saved := ResumeState{SavedCwnd: 28 * seg, SavedRTT: 100 * ms} // jump_cwnd 14 packets
+	s := confirmed(t, testConfig(NewReno))
+	if !s.StartCarefulResume(0, saved) {
+		t.Fatal("refused")
+	}
+	sendRange(t, s, 0, 0, 9)
+	ackRanges(t, s, 100*ms, 0, 4)
+	// Half the initial data acknowledged: the window (15 packets) passed
+	// the jump, but the path is not confirmed yet.
+	wantCwnd(t, s, 15*seg)
+	wantPhase(t, s, ResumeReconnaissance)
+	ackRanges(t, s, 110*ms, 0, 9)
+	wantPhase(t, s, ResumeNormal)
+	wantCwnd(t, s, 20*seg)
+	wantStats(t, s, 1, 0, 0, 0, 1)
+	if !s.ResumeWindowSufficed() {
+		t.Fatal("ResumeWindowSufficed false")
+	}
+	if !s.InSlowStart() {
+		t.Fatal("normal slow start did not go on")
+	}
+}
+
 // drivenController stands for a controller that resumes its own model
 // (BBR): it records what the wrapper tells it and counts the events it
 // receives.
