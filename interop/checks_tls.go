@@ -102,22 +102,32 @@ func checkResumption(o *outcome) []string {
 // packets, and little went in 1-RTT (at most half the request lines).
 func checkZeroRTT(o *outcome) []string {
 	out := append(o.wantHandshakes(2), o.wantVersion1()...)
-	early, late, padding := 0, 0, 0
+	early, late, padding, probes, probeBytes := 0, 0, 0, 0, 0
 	for _, p := range o.packets(true, capture.Type0RTT) {
 		early += p.PayloadLen
 	}
 	for _, p := range o.packets(true, capture.Type1RTT) {
 		late += p.PayloadLen
 		padding += p.Padding
+		if p.MTUProbe {
+			probes++
+			probeBytes += p.PayloadLen
+		}
 	}
 	if early == 0 {
 		out = append(out, "the client sent no 0-RTT data")
 	}
 	if limit := zeroRTTNameLen * zeroRTTFiles / 2; late > limit {
 		// The runner counts PADDING too; saying how much of it there
-		// was tells requests sent late from padded datagrams and path
-		// MTU probes.
+		// was, and how much went in path MTU probes, tells requests
+		// sent late from padded datagrams and probes.
 		msg := fmt.Sprintf("the client sent %d bytes in 1-RTT packets, more than %d, %d of them PADDING", late, limit, padding)
+		if probes > 0 {
+			msg += fmt.Sprintf(", %d in %d path MTU probes", probeBytes, probes)
+			if late-probeBytes <= limit {
+				msg += ", without which the limit holds"
+			}
+		}
 		if conns := o.answered(); len(conns) == 2 && conns[1].Secrets {
 			if conns[1].ServerEarlyData {
 				msg += " (the server accepted 0-RTT)"

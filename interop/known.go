@@ -24,6 +24,18 @@ var knownIssues = []knownIssue{
 }
 
 func init() {
+	// ngtcp2's client probes the path MTU at the end of its handshake,
+	// and the runner's 0-RTT check counts the probes' PADDING.
+	knownIssues = append(knownIssues, knownIssue{c: "zerortt", client: "ngtcp2", server: "satquic",
+		symptom: "path MTU probes, without which the limit holds (the server accepted 0-RTT)",
+		why: "gtlsclient probes the path MTU once its handshake is done: in each connection a 1406-byte datagram of PING and " +
+			"1379 bytes of PADDING, and, once that is acknowledged, one of 1444 bytes; the runner counts them as 1-RTT data. " +
+			"Its second probe goes out when the ACK of the first reaches it before the last response: ngtcp2's server answers " +
+			"0.6 ms after the request, before the first probe arrives, while satquic's HTTP/3 server takes 2 to 13 ms, and a " +
+			"packet it sends meanwhile (its HANDSHAKE_DONE, when the probe came in before it) carries that ACK. A failed " +
+			"run: 5316 bytes, 4178 of them in three probes (1406, 1444 and 1406 bytes), the rest the 1-RTT packets beside the two " +
+			"Finished messages (the first padded to 1200 bytes), an ACK and the close; all 39 requests of the second connection went in 0-RTT; ngtcp2 against itself sends 4018 bytes, 2740 in two probes"})
+
 	// ngtcp2's server checks an Initial's token before it authenticates
 	// the packet, whose header (token included) the AEAD covers.
 	for _, c := range []string{"handshakecorruption", "transfercorruption"} {

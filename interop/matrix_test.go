@@ -53,4 +53,16 @@ func TestVerdict(t *testing.T) {
 			t.Errorf("handshakeloss ngtcp2->satquic %q: known %v, want %v", reason, got, want)
 		}
 	}
+	// ngtcp2's path MTU probes excuse a zerortt failure only when the
+	// limit holds without them and the server took the 0-RTT requests.
+	for reason, want := range map[string]bool{
+		"the client sent 5316 bytes in 1-RTT packets, more than 5000, 4820 of them PADDING, 4178 in 3 path MTU probes, without which the limit holds (the server accepted 0-RTT)": true,
+		"the client sent 9316 bytes in 1-RTT packets, more than 5000, 4820 of them PADDING, 4178 in 3 path MTU probes (the server accepted 0-RTT)":                                false,
+		"the client sent 5316 bytes in 1-RTT packets, more than 5000, 4820 of them PADDING, 4178 in 3 path MTU probes, without which the limit holds (the server rejected 0-RTT)": false,
+		"the client sent 5316 bytes in 1-RTT packets, more than 5000, 4820 of them PADDING (the server accepted 0-RTT)":                                                           false,
+	} {
+		if got := cell("zerortt", "ngtcp2", "satquic", Fail, reason).Known != ""; got != want {
+			t.Errorf("zerortt ngtcp2->satquic %q: known %v, want %v", reason, got, want)
+		}
+	}
 }

@@ -76,19 +76,24 @@ func (*satquicImpl) StartServer(ctx context.Context, j *serverJob) (server, erro
 		return nil, err
 	}
 	conf := satquicConfig()
+	s := &satquicServer{pc: pc, tr: &quic.Transport{Conn: pc}, keyLog: keyLog, root: root, done: make(chan error, 1)}
+	listen := s.tr.Listen
 	switch j.test {
 	case testRetry:
 		conf.RequireAddressValidation = func(net.Addr) bool { return true }
 	case testZeroRTT:
+		// As "satquic serve --0rtt": requests that came in 0-RTT are
+		// answered in 0.5-RTT, and the HTTP/3 connection (its control
+		// stream) is set up before the client's Finished arrives.
 		conf.Allow0RTT = true
+		listen = s.tr.ListenEarly
 	case testV2:
 		// A server that prefers v2 moves a client that offers it there
 		// (compatible version negotiation, RFC 9368).
 		conf.Versions = []quic.Version{quic.Version2, quic.Version1}
 	}
 	tlsConf := &tls.Config{Certificates: []tls.Certificate{j.cert.tls}, NextProtos: []string{j.proto}, KeyLogWriter: keyLog}
-	s := &satquicServer{pc: pc, tr: &quic.Transport{Conn: pc}, keyLog: keyLog, root: root, done: make(chan error, 1)}
-	if s.l, err = s.tr.Listen(tlsConf, conf); err != nil {
+	if s.l, err = listen(tlsConf, conf); err != nil {
 		s.close()
 		return nil, err
 	}

@@ -38,6 +38,11 @@ type Packet struct {
 	// padding of a datagram that carries an Initial packet, or of a path
 	// MTU probe, which carry no data.
 	Padding int
+	// MTUProbe: a 1-RTT packet of PING and PADDING frames alone, larger
+	// than the 1200 bytes every path carries: a path MTU probe (RFC 9000
+	// section 14.4, RFC 8899 section 4.1). A short header runs to the end
+	// of its datagram, so the datagram is larger too.
+	MTUProbe bool
 	// Stray: a server's Initial packet that answers corrupted client
 	// packets only: it opened with the keys of a connection ID only a
 	// corrupted client Initial carried, or its connection has no client

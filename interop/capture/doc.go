@@ -21,7 +21,8 @@
 //     endpoints write in the NSS key log format (SSLKEYLOGFILE). With
 //     them the analysis reads the server's EncryptedExtensions (transport
 //     parameters) and Certificate, the key phase bit of every 1-RTT packet,
-//     and the ACK frames with ECN counts.
+//     the ACK frames with ECN counts, and which 1-RTT packets are path MTU
+//     probes (PING and PADDING alone, larger than 1200 bytes).
 //
 // A packet that cannot be parsed or opened (a corrupted one, or one whose
 // keys are missing) is kept with what was learnt of it, and never makes

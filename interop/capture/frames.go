@@ -47,6 +47,8 @@ type frameSummary struct {
 	ackECN bool
 	// padding counts the PADDING frames, a byte each.
 	padding int
+	// ping: a PING frame; other: a frame neither PING nor PADDING.
+	ping, other bool
 	// complete: every frame was walked (none unknown, none cut short).
 	complete bool
 }
@@ -60,6 +62,8 @@ func walkFrames(b []byte) frameSummary {
 			return s
 		}
 		b = b[n:]
+		s.ping = s.ping || typ == framePing
+		s.other = s.other || (typ != framePing && typ != framePadding)
 		skip := 0 // the frame's varint fields, for frames of nothing else
 		switch {
 		case typ == framePadding:

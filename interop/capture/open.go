@@ -53,6 +53,10 @@ func (c *Conn) openInitial(p *Packet, fromClient bool) {
 	}
 }
 
+// minDatagram is the size of UDP payload every QUIC path carries (RFC
+// 9000 section 14.1); a path MTU probe is larger.
+const minDatagram = 1200
+
 // maxStray bounds the connection IDs of corrupted packets a connection
 // keeps trying.
 const maxStray = 16
@@ -65,6 +69,7 @@ func (c *Conn) took(p *Packet, o opened, dir, space int) {
 	c.largest[dir][space] = max(c.largest[dir][space], int64(o.pn))
 	f := walkFrames(o.payload)
 	p.AckECN, p.Padding = f.ackECN, f.padding
+	p.MTUProbe = p.Type == Type1RTT && f.complete && f.ping && !f.other && p.Size > minDatagram
 	for _, cf := range f.crypto {
 		p.CryptoAtZero = p.CryptoAtZero || cf.offset == 0
 		if space < spaceApp {

@@ -27,6 +27,34 @@ func TestWalkFrames(t *testing.T) {
 	}
 }
 
+// TestMTUProbe tells a path MTU probe from the other packets of PING and
+// PADDING frames: a small keep-alive, a packet with more than those
+// frames, a probe's size in a long header.
+func TestMTUProbe(t *testing.T) {
+	pingPadding := func(n int) []byte { return append([]byte{framePing}, make([]byte, n-1)...) }
+	for _, c := range []struct {
+		name    string
+		typ     PacketType
+		size    int
+		payload []byte
+		want    bool
+	}{
+		{"probe", Type1RTT, 1406, pingPadding(1380), true},
+		{"PADDING before the PING", Type1RTT, 1444, append(make([]byte, 1417), framePing), true},
+		{"1200 bytes", Type1RTT, 1200, pingPadding(1174), false},
+		{"keep-alive", Type1RTT, 31, pingPadding(5), false},
+		{"ACK too", Type1RTT, 1406, append([]byte{frameAck, 0x01, 0x00, 0x00, 0x01}, pingPadding(1375)...), false},
+		{"PADDING alone", Type1RTT, 1406, make([]byte, 1380), false},
+		{"Handshake packet", TypeHandshake, 1406, pingPadding(1380), false},
+	} {
+		p := &Packet{Type: c.typ, Size: c.size}
+		(&Conn{}).took(p, opened{payload: c.payload}, 0, spaceApp)
+		if p.MTUProbe != c.want {
+			t.Errorf("%s: MTUProbe %v, want %v", c.name, p.MTUProbe, c.want)
+		}
+	}
+}
+
 // TestParseHellos reads a ClientHello made by crypto/tls for QUIC.
 func TestParseHellos(t *testing.T) {
 	conf := &tls.Config{ServerName: "example.test", NextProtos: []string{"hq-interop"}, MinVersion: tls.VersionTLS13}
