@@ -108,6 +108,7 @@ type Result struct {
 	// bounds.
 	TimedOut int `json:"timed_out"`
 	// MedianGoodputMbps is the body's bits over the median time, in
+	// Mbit/s; 0 when the median is a timed-out run's (MedianTimedOut).
 	// Mbit/s (seed 004 compares stacks by it).
 	MedianGoodputMbps float64   `json:"median_goodput_mbps"`
 	LimitFormula      string    `json:"limit_formula"`
@@ -296,9 +297,17 @@ func (o *Outcome) summarize(cfg DownloadConfig) {
 				LimitFormula: LimitFormula(cfg.Profile, st.HandshakeRTTs()),
 				SamplesS:     samples,
 			})
+			if r := &o.Results[len(o.Results)-1]; r.MedianTimedOut() {
+				r.MedianGoodputMbps = 0
+			}
 		}
 	}
 }
+
+// MedianTimedOut reports whether the median is a timeout rather than a
+// time: the timed-out runs, which count as their timeout, are the slowest,
+// and at least half of the runs.
+func (r Result) MedianTimedOut() bool { return r.TimedOut > 0 && 2*r.TimedOut >= r.Runs }
 
 // timedOut records a download that did not complete within timeout:
 // its time is at least the timeout. why says what the stack saw.

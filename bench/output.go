@@ -46,9 +46,16 @@ func (d Document) Table() *report.Table {
 		if r.MedianRatio > 0 {
 			ratio = strconv.FormatFloat(r.MedianRatio, 'f', 2, 64) + "x"
 		}
+		median, goodput := secs(r.MedianS), strconv.FormatFloat(r.MedianGoodputMbps, 'f', 1, 64)
+		if r.MedianTimedOut() {
+			// The median run did not finish: its time is at least the
+			// timeout, its goodput at most what that gives.
+			median, goodput = ">"+median, "<"+strconv.FormatFloat(Goodput(r.SizeBytes, r.MedianS), 'f', 1, 64)
+			ratio = ">" + ratio
+		}
 		// AddRow only fails on a row of the wrong width, which this is not.
-		_ = t.AddRow(r.Stack, FormatSize(r.SizeBytes), strconv.Itoa(r.Runs), secs(r.MedianS), secs(r.P90S),
-			secs(r.P99S), secs(r.MinS), secs(r.MaxS), secs(r.LimitS), ratio, strconv.FormatFloat(r.MedianGoodputMbps, 'f', 1, 64))
+		_ = t.AddRow(r.Stack, FormatSize(r.SizeBytes), strconv.Itoa(r.Runs), median, secs(r.P90S),
+			secs(r.P99S), secs(r.MinS), secs(r.MaxS), secs(r.LimitS), ratio, goodput)
 	}
 	return t
 }

@@ -132,6 +132,9 @@ func TestVirtualDownloadTimeout(t *testing.T) {
 	if err := doc.WriteText(&b); err != nil {
 		t.Fatal(err)
 	}
+	if out.Results[0].MedianGoodputMbps != 0 || !strings.Contains(b.String(), ">0.500") || !strings.Contains(b.String(), "<50.3") {
+		t.Errorf("the median of timed-out runs is not shown as a bound: %+v\n%s", out.Results[0], b.String())
+	}
 	if !strings.Contains(b.String(), "2 of 2 runs timed out") {
 		t.Errorf("table lacks the timeout note:\n%s", b.String())
 	}
