@@ -1,6 +1,7 @@
 package core
 
 import (
+	"bytes"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -162,6 +163,8 @@ type bdpState struct {
 	lastAt  time.Duration
 	sent    bool
 	resumed bool
+	// opened: the server opened the first state the client returned.
+	opened bool
 	// busy: stream data waited to be sent at the last update check.
 	busy bool
 
@@ -246,7 +249,11 @@ func (c *Conn) onBDPFrame(now time.Duration, f *wire.BDPFrame) {
 		return
 	}
 	// A client parses the frame only if it offered the extension
-	// (Conn.parseExtension).
+	// (Conn.parseExtension). A server repeating the same state costs no
+	// new store of the session.
+	if bytes.Equal(b.saved, f.Blob) {
+		return
+	}
 	b.saved = append(b.saved[:0], f.Blob...)
 	c.storeSessionAgain()
 }
@@ -260,13 +267,21 @@ func (c *Conn) resumeFrom(now time.Duration, blob []byte) {
 		b.stats.Rejected.Disabled++
 		return
 	}
+	if b.opened {
+		// Only the first state a client returns is opened (it sends one
+		// per connection): one that sends more costs the server no
+		// further decryption.
+		b.stats.Rejected.Unused++
+		return
+	}
+	b.opened = true
 	st, err := b.cfg.Sealer.Open(blob, c.remote.Addr(), b.cfg.Epoch.Add(now))
 	if err != nil {
 		b.stats.Rejected.count(err)
 		return
 	}
 	saved := recovery.ResumeState{SavedCwnd: int64(min(st.Cwnd, 1<<62)), SavedRTT: st.RTT}
-	if b.resumed || !c.sender.StartCarefulResume(now, saved) {
+	if !c.sender.StartCarefulResume(now, saved) {
 		b.stats.Rejected.Unused++
 		return
 	}

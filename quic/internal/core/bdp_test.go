@@ -342,3 +342,29 @@ func FuzzBDPFrames(f *testing.F) {
 		}
 	})
 }
+
+// TestBDPOnlyFirstOpened: a server opens only the first state a client
+// returns; later BDP frames are counted as unused without being opened, so
+// a client repeating them costs the server no decryption (an altered one
+// is not even found invalid).
+func TestBDPOnlyFirstOpened(t *testing.T) {
+	addr := clientAddr.Addr()
+	good := sealedState(t, 1, addr, testEpoch)
+	altered := append([]byte(nil), good...)
+	altered[40] ^= 0x10
+	ccfg, scfg := testConfigs(t, 70)
+	withCarefulResume(t, ccfg, scfg, 1)
+	p := newPair(t, ccfg, scfg, 5*time.Millisecond)
+	p.mustRun(p.confirmed, 5*time.Second)
+	for _, blob := range [][]byte{good, altered, good} {
+		pl := frameBytes(t, &wire.BDPFrame{Blob: blob})
+		p.server.HandleDatagram(p.now, Datagram{Addr: clientAddr, Data: seal1RTT(t, p.now, p.client, pl, 0)})
+	}
+	if err := p.server.Err(); err != nil {
+		t.Fatalf("server closed: %v", err)
+	}
+	s := p.server.Stats().CarefulResume
+	if s.BDPFramesReceived != 3 || s.Rejected.Total() != 3-s.BDPFramesAccepted || s.Rejected.Invalid != 0 {
+		t.Errorf("stats %+v", s)
+	}
+}
