@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/satquic/satquic/netsim"
-	"github.com/satquic/satquic/netsim/memnet"
 	"github.com/satquic/satquic/quic"
 )
 
@@ -52,18 +51,7 @@ func newEarlyEnv(t *testing.T) *earlyEnv { return newEarlyEnvServing(t, nil) }
 // instead of the Server.
 func newEarlyEnvServing(t *testing.T, serve func(*quic.Listener)) *earlyEnv {
 	t.Helper()
-	n := memnet.New(memnet.Config{Seed: 1})
-	if _, err := n.AddPath(memClientAddr.Addr(), memServerAddr.Addr(), geoLink, geoLink); err != nil {
-		t.Fatal(err)
-	}
-	spc, err := n.Listen(memServerAddr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cpc, err := n.Listen(memClientAddr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	spc, cpc := memPath(t, geoLink)
 	e := &earlyEnv{t: t, server: &quic.Transport{Conn: spc}, client: &quic.Transport{Conn: cpc}}
 	e.srv = &Server{Handler: http.HandlerFunc(e.handle), QUICConfig: &quic.Config{Allow0RTT: true}}
 	if serve == nil {
@@ -94,7 +82,6 @@ func newEarlyEnvServing(t *testing.T, serve func(*quic.Listener)) *earlyEnv {
 		_ = e.client.Close()
 		_ = e.server.Close()
 		e.serves.Wait()
-		_ = n.Close()
 	})
 	return e
 }

@@ -36,22 +36,32 @@ type memEnv struct {
 	client *quic.Transport
 }
 
+// memPath joins the server's and the client's memnet sockets by a path of
+// link each way. The network closes when the test ends, after whatever the
+// caller's own cleanups close (they run first, registered later).
+func memPath(t *testing.T, link netsim.LinkConfig) (server, client net.PacketConn) {
+	t.Helper()
+	n := memnet.New(memnet.Config{Seed: 1})
+	t.Cleanup(func() { _ = n.Close() })
+	if _, err := n.AddPath(memClientAddr.Addr(), memServerAddr.Addr(), link, link); err != nil {
+		t.Fatal(err)
+	}
+	server, err := n.Listen(memServerAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err = n.Listen(memClientAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return server, client
+}
+
 // newMemEnv serves srv, whose TLSConfig it sets, until the test ends.
 // It must run inside the bubble.
 func newMemEnv(t *testing.T, srv *Server) *memEnv {
 	t.Helper()
-	n := memnet.New(memnet.Config{Seed: 1})
-	if _, err := n.AddPath(memClientAddr.Addr(), memServerAddr.Addr(), memLink, memLink); err != nil {
-		t.Fatal(err)
-	}
-	spc, err := n.Listen(memServerAddr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cpc, err := n.Listen(memClientAddr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	spc, cpc := memPath(t, memLink)
 	srv.TLSConfig = serverTLS()
 	l, err := srv.Listen(spc)
 	if err != nil {
@@ -66,7 +76,6 @@ func newMemEnv(t *testing.T, srv *Server) *memEnv {
 			t.Errorf("Serve returned %v", err)
 		}
 		_ = e.client.Close()
-		_ = n.Close()
 	})
 	return e
 }
