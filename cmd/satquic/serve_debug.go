@@ -42,7 +42,7 @@ func startDebug(addr string, s *fileServer, stdout io.Writer) (stop func(), err 
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(s.debugState())
 	})
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute}
 	fmt.Fprintf(stdout, "debug endpoints on http://%s/debug/pprof/ and /debug/vars\n", ln.Addr())
 	done := make(chan struct{})
 	go func() {
