@@ -221,6 +221,14 @@ type Config struct {
 	// state with its session ticket and returns it on its next
 	// connection. Nil: neither.
 	CarefulResume *CarefulResumeConfig
+	// EnableDatagrams offers DATAGRAM frames (RFC 9221) in the
+	// max_datagram_frame_size transport parameter; SendDatagram works
+	// when the peer offers them too (datagram.go).
+	EnableDatagrams bool
+	// DatagramSendQueue and DatagramReceiveQueue bound the datagrams
+	// waiting to be sent and to be read (default 256 each): a full send
+	// queue drops its oldest, a full receive queue the arriving one.
+	DatagramSendQueue, DatagramReceiveQueue int
 }
 
 // withDefaults returns a copy of c with defaults filled in, or an error
@@ -259,6 +267,8 @@ func (c *Config) withDefaults() (Config, error) {
 	setDefault(&d.MaxIncomingStreamsUni, DefaultMaxIncomingStreams)
 	setDefault(&d.MaxCryptoBuffer, DefaultMaxCryptoBuffer)
 	setDefault(&d.ActiveConnIDLimit, DefaultActiveConnIDLimit)
+	setDefault(&d.DatagramSendQueue, DefaultDatagramSendQueue)
+	setDefault(&d.DatagramReceiveQueue, DefaultDatagramReceiveQueue)
 	var err error
 	if d.CarefulResume, err = d.CarefulResume.withDefaults(); err != nil {
 		return d, err
@@ -297,6 +307,7 @@ func (c *Config) validate() error {
 		{c.MaxIncomingStreamsBidi <= wire.MaxStreamsLimit && c.MaxIncomingStreamsUni <= wire.MaxStreamsLimit, "stream limit above 2^60"},
 		{c.MaxCryptoBuffer > 0, "MaxCryptoBuffer below 1"},
 		{c.ActiveConnIDLimit >= wire.MinActiveConnectionIDLimit && c.ActiveConnIDLimit <= 64, "ActiveConnIDLimit out of [2, 64]"},
+		{c.DatagramSendQueue > 0 && c.DatagramReceiveQueue > 0, "DatagramSendQueue or DatagramReceiveQueue below 1"},
 	}
 	for _, chk := range checks {
 		if !chk.ok {

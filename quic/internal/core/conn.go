@@ -88,6 +88,8 @@ type Conn struct {
 	fec *fecState
 	// bdp is Careful Resume with the BDP frame (bdp.go).
 	bdp bdpState
+	// dgram holds the DATAGRAM frames' state and queues (datagram.go).
+	dgram datagramState
 	// ackRate sets the ACK threshold of fast paths (ackrate.go).
 	ackRate ackRate
 
@@ -248,6 +250,7 @@ func newConn(cfg *Config, now time.Duration, remote netip.AddrPort, isClient boo
 		return nil, fmt.Errorf("%w: a server's CarefulResume needs a Sealer", ErrConfig)
 	}
 	c.bdp.cfg = d.CarefulResume
+	c.dgram.init(&d)
 	c.parser.Extension = c.parseExtension
 	c.idle.init(now, d.IdleTimeout, d.KeepAlivePeriod)
 	c.vn.init(c.version, isClient, d.Versions)
@@ -262,6 +265,7 @@ func (c *Conn) startTLS(now time.Duration, q *tls.QUICConn) error {
 	c.localParams.VersionInformation = c.vn.localInfo(c.version)
 	c.fec.addParam(&c.localParams)
 	c.bdp.addParam(&c.localParams, c.isClient, c.cfg.TLS)
+	c.dgram.addParam(&c.localParams)
 	if !c.isClient {
 		c.retry.addParams(&c.localParams, c.origDCID)
 	}

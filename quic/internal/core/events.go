@@ -40,12 +40,15 @@ const (
 	// EventEarlyDataRejected: the server refused this client's 0-RTT
 	// data; it is sent again in 1-RTT packets, and the streams go on.
 	EventEarlyDataRejected
+	// EventDatagramReceived: ReceiveDatagram has a datagram, the first
+	// since it last reported none.
+	EventDatagramReceived
 )
 
 func (k EventKind) String() string {
 	names := [...]string{"", "handshake-complete", "handshake-confirmed", "stream-opened",
 		"stream-readable", "stream-writable", "streams-available", "connid-issued",
-		"connid-retired", "closed", "early-data-rejected"}
+		"connid-retired", "closed", "early-data-rejected", "datagram-received"}
 	if int(k) < len(names) && k != 0 {
 		return names[k]
 	}

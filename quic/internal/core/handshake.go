@@ -68,6 +68,7 @@ func (c *Conn) installSecret(now time.Duration, ev tls.QUICEvent, write bool) {
 			// 9000 section 7.4.1).
 			c.flow.sendMax = p.InitialMaxData
 			c.streams.onPeerParams(p)
+			c.dgram.setPeer(p.MaxDatagramFrameSize)
 		}
 		return
 	}
@@ -271,6 +272,7 @@ func (c *Conn) applyPeerParams(now time.Duration, p *wire.TransportParameters) {
 		c.cids.setPeerResetToken(*p.StatelessResetToken)
 	}
 	c.cids.peerLimit = p.ActiveConnectionIDLimit
+	c.dgram.setPeer(p.MaxDatagramFrameSize)
 }
 
 // onHandshakeDoneFrame handles HANDSHAKE_DONE, which only a server sends

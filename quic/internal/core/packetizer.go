@@ -219,7 +219,7 @@ func (c *Conn) appendFrames(now time.Duration, w *packetWriter, s recovery.Space
 			w.appendPing(fkPing)
 		}
 	}
-	if fecOn && hasStreamFrame(w.currentFrames()) {
+	if fecOn && hasFECSourceData(w.currentFrames()) {
 		w.markSource(c.fec.send.nextSeq())
 	}
 }
@@ -245,23 +245,13 @@ func hasEliciting(frames []sentFrame) bool {
 }
 
 // carriesData reports whether a lost packet had content that is sent
-// again: not only ACK and FEC frames (a lost repair is not repeated) or a
-// path MTU probe.
+// again: not only ACK and FEC frames (a lost repair is not repeated), a
+// path MTU probe or DATAGRAM frames (RFC 9221 section 5.2).
 func carriesData(frames []sentFrame) bool {
 	for i := range frames {
 		switch frames[i].kind {
-		case fkAck, fkFECRecovered, fkFECRepair, fkFECSourceID, fkPathProbe:
+		case fkAck, fkFECRecovered, fkFECRepair, fkFECSourceID, fkPathProbe, fkDatagram:
 		default:
-			return true
-		}
-	}
-	return false
-}
-
-// hasStreamFrame reports whether a frame list holds a STREAM frame.
-func hasStreamFrame(frames []sentFrame) bool {
-	for i := range frames {
-		if frames[i].kind == fkStream {
 			return true
 		}
 	}

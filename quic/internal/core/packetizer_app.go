@@ -25,13 +25,14 @@ func (c *Conn) hasAppData() bool {
 	case c.flow.hasFrames(), c.streams.hasControl(), c.cids.hasFrames():
 		return true
 	}
-	return c.maySendStreams() && c.streams.hasSendable(c.flow.sendCredit())
+	return c.maySendStreams() && (c.dgram.hasQueued() || c.streams.hasSendable(c.flow.sendCredit()))
 }
 
 // appendEliciting appends the ack-eliciting frames of space s: in the
 // application space the connection's control frames first (RFC 9000
 // section 13.3 says which are sent again when lost, with fresh values),
-// then CRYPTO frames, then stream data.
+// then CRYPTO frames, then DATAGRAM frames (datagram_send.go), then stream
+// data.
 func (c *Conn) appendEliciting(w *packetWriter, s recovery.Space) {
 	if s == spaceApp {
 		if c.handshakeDonePend && w.appendHandshakeDone() {
@@ -52,7 +53,8 @@ func (c *Conn) appendEliciting(w *packetWriter, s recovery.Space) {
 	if s == spaceApp && c.maySendStreams() {
 		// A server may send stream data before its handshake
 		// completes, within a budget that keeps the handshake safe
-		// (halfrtt.go).
+		// (halfrtt.go). Datagrams are held to the same rule.
+		c.appendDatagrams(w)
 		c.stats.StreamBytesRetransmitted += c.streams.appendData(w, &c.flow)
 	}
 }

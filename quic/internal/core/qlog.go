@@ -191,7 +191,7 @@ var sentFrameNames = [...]string{
 	fkNewConnID: "new_connection_id", fkRetireConnID: "retire_connection_id",
 	fkHandshakeDone: "handshake_done", fkPathResponse: "path_response", fkNewToken: "new_token",
 	fkFECSourceID: "fec_source_id", fkFECRepair: "fec_repair", fkFECRecovered: "fec_recovered",
-	fkPathProbe: "ping", fkBDP: "bdp_frame",
+	fkPathProbe: "ping", fkBDP: "bdp_frame", fkDatagram: "datagram",
 }
 
 func appendSentFrame(b []byte, f sentFrame) []byte {
@@ -217,6 +217,8 @@ func appendSentFrame(b []byte, f sentFrame) []byte {
 		b = append(b, `,"stream_type":"bidirectional"`...)
 	case fkMaxStreamsUni, fkStreamsBlockedUni:
 		b = append(b, `,"stream_type":"unidirectional"`...)
+	case fkDatagram:
+		b = appendLength(b, f.n)
 	}
 	return append(b, '}')
 }
@@ -234,6 +236,10 @@ func appendStreamFields(b []byte, id, off, n uint64, fin bool) []byte {
 func appendRange(b []byte, off, n uint64) []byte {
 	b = append(b, `,"offset":`...)
 	b = strconv.AppendUint(b, off, 10)
+	return appendLength(b, n)
+}
+
+func appendLength(b []byte, n uint64) []byte {
 	b = append(b, `,"length":`...)
 	return strconv.AppendUint(b, n, 10)
 }
@@ -281,6 +287,8 @@ func (q *qlogger) frameReceived(f wire.Frame) {
 	case *wire.ConnectionCloseFrame:
 		b = append(b, `,"error_code":`...)
 		b = strconv.AppendUint(b, f.ErrorCode, 10)
+	case *wire.DatagramFrame:
+		b = appendLength(b, uint64(len(f.Data)))
 	}
 	q.frames = append(b, '}')
 }

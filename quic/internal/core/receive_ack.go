@@ -179,6 +179,8 @@ func (c *Conn) onFrameLost(sp *pnSpace, f sentFrame) {
 		c.newToken.onLost()
 	case fkBDP:
 		c.bdp.onLost(f)
+	case fkDatagram:
+		c.dgram.onDatagramLost()
 	}
 }
 

@@ -94,9 +94,12 @@ func (c *Conn) processFrames(now time.Duration, s recovery.Space, pt wire.Packet
 			}
 			c.qlog.frameReceived(f)
 		}
-		if ft.IsFEC() {
+		switch {
+		case ft.IsFEC():
 			err = c.onFECFrame(now, f, first)
-		} else {
+		case ft.IsDatagram():
+			err = c.onDatagramFrame(f.(*wire.DatagramFrame), rebuilt)
+		default:
 			err = c.handleFrame(now, s, f, dcid)
 		}
 		if err != nil {
@@ -174,10 +177,6 @@ func (c *Conn) handleFrame(now time.Duration, s recovery.Space, f wire.Frame, dc
 		return c.onHandshakeDoneFrame(now)
 	case *wire.BDPFrame:
 		c.onBDPFrame(now, f)
-	case *wire.DatagramFrame:
-		// RFC 9221 section 3: DATAGRAM frames without the transport
-		// parameter, which this endpoint does not send.
-		return transportError(wire.CodeProtocolViolation, f.Type(), "DATAGRAM frame not negotiated")
 	default:
 		return transportError(wire.CodeFrameEncodingError, f.Type(), "unexpected frame type")
 	}

@@ -32,6 +32,9 @@ const (
 	// again when lost.
 	fkPathProbe
 	fkBDP // id: the blob's sequence number (bdp.go)
+	// fkDatagram is a DATAGRAM frame (datagram_send.go), n its payload
+	// length: never sent again when lost.
+	fkDatagram
 )
 
 // sentFrame is the record of one frame in a sent packet: enough to

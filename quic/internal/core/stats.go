@@ -57,6 +57,8 @@ type Stats struct {
 	// CarefulResume is the phase of Careful Resume and the BDP frames'
 	// counters.
 	CarefulResume CarefulResumeStats
+	// Datagrams counts DATAGRAM frames (datagram.go).
+	Datagrams DatagramStats
 }
 
 // connStats is the part of Stats the connection counts itself.
@@ -79,5 +81,6 @@ func (c *Conn) Stats() Stats {
 	s.PathMTU = c.pmtu.report(c.maxDatagram)
 	s.CarefulResume = c.bdp.report()
 	s.StreamBytesUnacked = c.streams.unackedBytes()
+	s.Datagrams = c.dgram.stats
 	return s
 }

@@ -1,0 +1,197 @@
+package core
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/satquic/satquic/quic/internal/wire"
+)
+
+// DATAGRAM frames (RFC 9221): unreliable application datagrams carried in
+// 1-RTT (and 0-RTT) packets. Both ends offer them in the
+// max_datagram_frame_size transport parameter (Config.EnableDatagrams);
+// an endpoint sends them only when the peer offered them. A datagram is
+// never sent again when its packet is lost and is not flow controlled,
+// but the packets that carry it are ack-eliciting, counted in flight,
+// congestion controlled and paced like any other (RFC 9221 section 5).
+//
+// Both directions have a bounded queue. SendDatagram drops the oldest
+// queued datagram when its queue is full: what waits behind a full
+// congestion window grows stale, and a tunnel or a media flow prefers the
+// newest packets. A datagram that arrives while the receive queue is full
+// is dropped. Both count what they drop (DatagramStats).
+//
+// The frame types and their encoding are package wire's; this file holds
+// the state and the API, datagram_send.go puts queued datagrams into
+// packets, datagram_recv.go takes them out of received ones.
+
+// Defaults of Config's datagram queues.
+const (
+	DefaultDatagramSendQueue    = 256
+	DefaultDatagramReceiveQueue = 256
+)
+
+// ErrDatagramsNotNegotiated: this endpoint did not enable DATAGRAM frames,
+// or the peer did not offer them (or its transport parameters have not
+// arrived yet).
+var ErrDatagramsNotNegotiated = errors.New("quic: DATAGRAM frames not negotiated")
+
+// DatagramTooLargeError is SendDatagram's refusal of a datagram that does
+// not fit in a packet now, or exceeds the peer's max_datagram_frame_size.
+type DatagramTooLargeError struct {
+	// MaxDataLen is the largest datagram payload that fits now.
+	MaxDataLen int
+}
+
+func (e *DatagramTooLargeError) Error() string {
+	return fmt.Sprintf("quic: DATAGRAM payload too large (at most %d bytes now)", e.MaxDataLen)
+}
+
+// DatagramStats counts a connection's DATAGRAM frames (RFC 9221), not its
+// UDP datagrams.
+type DatagramStats struct {
+	// Queued counts the datagrams SendDatagram accepted; Sent those put
+	// in packets; Lost those whose packet was declared lost (never sent
+	// again); SendDropped those dropped before they were sent: the oldest
+	// of a full queue, or one that no longer fits because the path or the
+	// peer's limit shrank.
+	Queued, Sent, Lost, SendDropped uint64
+	// Received counts the datagrams that arrived, RebuiltByFEC those
+	// among them that came in packets FEC rebuilt, ReceiveDropped those
+	// that arrived while the receive queue was full.
+	Received, RebuiltByFEC, ReceiveDropped uint64
+}
+
+// datagramState is a connection's DATAGRAM frames: whether this endpoint
+// offered them, the peer's limit, and the two queues.
+type datagramState struct {
+	enabled bool
+	// frameLimit is the max_datagram_frame_size this endpoint offers:
+	// the largest UDP payload it receives (Config.MaxReceiveDatagramSize),
+	// so any DATAGRAM frame that fits in a packet it can take. (RFC 9221
+	// section 3 recommends 65535 for that, which says the same.) It
+	// depends only on the Config, so a server does not lower it under a
+	// ticket that allows 0-RTT (section 3; honorsTicket checks it).
+	frameLimit uint64
+	// peerMax is the peer's max_datagram_frame_size: 0 until its
+	// transport parameters (or, for 0-RTT, the remembered ones) say
+	// otherwise, or when it offered none.
+	peerMax uint64
+	// sendQ holds copies of the datagrams to send, oldest first; spare
+	// the buffers of sent ones for reuse.
+	sendQ, recvQ         ring[[]byte]
+	spare                [][]byte
+	sendLimit, recvLimit int
+	// notified: EventDatagramReceived was queued since the receive queue
+	// was last emptied.
+	notified bool
+	stats    DatagramStats
+}
+
+// init sets the state up from a Config with its defaults.
+func (d *datagramState) init(cfg *Config) {
+	d.enabled = cfg.EnableDatagrams
+	d.frameLimit = uint64(cfg.MaxReceiveDatagramSize)
+	d.sendLimit, d.recvLimit = cfg.DatagramSendQueue, cfg.DatagramReceiveQueue
+}
+
+// addParam offers DATAGRAM frames in the transport parameters (RFC 9221
+// section 3).
+func (d *datagramState) addParam(p *wire.TransportParameters) {
+	if d.enabled {
+		p.MaxDatagramFrameSize = d.frameLimit
+	}
+}
+
+// setPeer takes the peer's max_datagram_frame_size: from its transport
+// parameters, or remembered from an earlier connection for 0-RTT. A peer
+// that no longer offers them gets none of those queued.
+func (d *datagramState) setPeer(limit uint64) {
+	d.peerMax = limit
+	if limit == 0 {
+		for d.sendQ.len() > 0 {
+			d.recycle(d.sendQ.popFront())
+			d.stats.SendDropped++
+		}
+	}
+}
+
+// negotiated reports whether datagrams may be sent: this endpoint enabled
+// them and the peer offered them.
+func (d *datagramState) negotiated() bool { return d.enabled && d.peerMax > 0 }
+
+// hasQueued reports whether datagrams wait to be sent.
+func (d *datagramState) hasQueued() bool { return d.sendQ.len() > 0 }
+
+// recycle keeps the buffer of a datagram that left the send queue.
+func (d *datagramState) recycle(b []byte) {
+	if len(d.spare) < d.sendLimit {
+		d.spare = append(d.spare, b[:0])
+	}
+}
+
+// queue copies b into the send queue, dropping the oldest datagram when
+// the queue is full.
+func (d *datagramState) queue(b []byte) {
+	if d.sendQ.len() >= d.sendLimit {
+		d.recycle(d.sendQ.popFront())
+		d.stats.SendDropped++
+	}
+	var buf []byte
+	if n := len(d.spare); n > 0 {
+		buf, d.spare = d.spare[n-1], d.spare[:n-1]
+	}
+	d.sendQ.pushBack(append(buf, b...))
+	d.stats.Queued++
+}
+
+// DatagramsEnabled reports whether this endpoint offers DATAGRAM frames
+// (Config.EnableDatagrams), whatever the peer does.
+func (c *Conn) DatagramsEnabled() bool { return c.dgram.enabled }
+
+// SupportsDatagrams reports whether DATAGRAM frames were negotiated: this
+// endpoint enabled them and the peer's transport parameters (or, in
+// 0-RTT, the remembered ones) offer them.
+func (c *Conn) SupportsDatagrams() bool { return c.dgram.negotiated() }
+
+// MaxDatagramPayloadSize is the largest payload SendDatagram takes now, 0 when
+// DATAGRAM frames are not negotiated. It follows the path: it grows as
+// path MTU discovery raises the datagram size, and shrinks with it.
+func (c *Conn) MaxDatagramPayloadSize() int { return c.maxDatagramPayload() }
+
+// SendDatagram queues a copy of b for the next packets (RFC 9221 section
+// 5). It fails with ErrDatagramsNotNegotiated, with a
+// *DatagramTooLargeError when b does not fit in a packet now, and with
+// ErrClosed once the connection closes. A full queue drops its oldest
+// datagram.
+func (c *Conn) SendDatagram(now time.Duration, b []byte) error {
+	if err := c.state.checkOpen(); err != nil {
+		return err
+	}
+	if !c.dgram.negotiated() {
+		return ErrDatagramsNotNegotiated
+	}
+	if limit := c.maxDatagramPayload(); len(b) > limit {
+		return &DatagramTooLargeError{MaxDataLen: limit}
+	}
+	c.dgram.queue(b)
+	return nil
+}
+
+// ReceiveDatagram returns the oldest received datagram, which the caller
+// then owns, and false when none waits. EventDatagramReceived tells when
+// one arrived after the queue was emptied. Datagrams received before the
+// connection closed stay readable.
+func (c *Conn) ReceiveDatagram() ([]byte, bool) {
+	d := &c.dgram
+	if d.recvQ.len() == 0 {
+		d.notified = false
+		return nil, false
+	}
+	b := d.recvQ.popFront()
+	if d.recvQ.len() == 0 {
+		d.notified = false
+	}
+	return b, true
+}

@@ -1,0 +1,40 @@
+package core
+
+import (
+	"github.com/satquic/satquic/quic/internal/wire"
+)
+
+// Receiving DATAGRAM frames: the frame loop (receive_frames.go) hands each
+// one here, from a packet that arrived or from one FEC rebuilt; its data
+// is copied into the receive queue, which the application drains with
+// ReceiveDatagram.
+
+// onDatagramFrame handles a DATAGRAM frame; rebuilt: its packet was
+// rebuilt by FEC (fec_recv.go). A frame this endpoint did not offer to
+// take, or larger than it offered, is a PROTOCOL_VIOLATION (RFC 9221
+// section 3).
+func (c *Conn) onDatagramFrame(f *wire.DatagramFrame, rebuilt bool) error {
+	d := &c.dgram
+	if !d.enabled {
+		return transportError(wire.CodeProtocolViolation, f.Type(), "DATAGRAM frame not negotiated")
+	}
+	if uint64(f.Len()) > d.frameLimit {
+		return transportError(wire.CodeProtocolViolation, f.Type(), "DATAGRAM frame of %d bytes above max_datagram_frame_size %d", f.Len(), d.frameLimit)
+	}
+	d.stats.Received++
+	if rebuilt {
+		d.stats.RebuiltByFEC++
+	}
+	if d.recvQ.len() >= d.recvLimit {
+		d.stats.ReceiveDropped++
+		return nil
+	}
+	// The frame's data aliases the packet (or FEC's rebuilt symbol),
+	// which is reused: the application gets a copy of its own.
+	d.recvQ.pushBack(append([]byte(nil), f.Data...))
+	if !d.notified {
+		d.notified = true
+		c.events.push(Event{Kind: EventDatagramReceived})
+	}
+	return nil
+}
