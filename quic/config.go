@@ -156,6 +156,17 @@ type Config struct {
 	// hold only while it runs.
 	ResumeKey *ResumeKey
 
+	// EnableDatagrams offers DATAGRAM frames (RFC 9221) to the peer in the
+	// max_datagram_frame_size transport parameter; SendDatagram and
+	// ReceiveDatagram work when the peer offers them too
+	// (ConnectionState().SupportsDatagrams).
+	EnableDatagrams bool
+	// DatagramSendQueue and DatagramReceiveQueue bound the datagrams
+	// waiting to be sent and to be read (default 256 each). A full send
+	// queue drops its oldest datagram, a full receive queue the one that
+	// arrives (see SendDatagram).
+	DatagramSendQueue, DatagramReceiveQueue int
+
 	// Versions are the QUIC versions this endpoint accepts, by preference
 	// (RFC 9368). A client starts with Version (or else the first of
 	// Versions) and, told by a Version Negotiation packet that the server
@@ -319,6 +330,10 @@ func (c *Config) coreConfig(tlsConf *tls.Config) (core.Config, error) {
 		DisableECN:    c.DisableECN,
 		FEC:           fecCfg,
 		CarefulResume: c.carefulResume(),
+
+		EnableDatagrams:      c.EnableDatagrams,
+		DatagramSendQueue:    c.DatagramSendQueue,
+		DatagramReceiveQueue: c.DatagramReceiveQueue,
 	}
 	if cc.Version == 0 && len(cc.Versions) > 0 {
 		cc.Version = cc.Versions[0]

@@ -47,6 +47,7 @@ type Conn struct {
 	handshakeTime time.Duration
 	closeFlushed  bool
 	qlog          *qlogSink
+	datagramReady broadcast // a DATAGRAM frame arrived (datagram.go)
 	// version is the QUIC version of the core's latest long-header
 	// packet: the connection's once the handshake is over.
 	version Version
@@ -170,13 +171,19 @@ type ConnectionState struct {
 	// data (known once the handshake completed), and at a server that it
 	// accepted the client's 0-RTT packets.
 	Used0RTT bool
+	// SupportsDatagrams reports that both endpoints offered DATAGRAM
+	// frames (Config.EnableDatagrams; RFC 9221): SendDatagram works.
+	SupportsDatagrams bool
 }
 
 // ConnectionState returns the connection's TLS and QUIC state.
 func (c *Conn) ConnectionState() ConnectionState {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return ConnectionState{TLS: c.core.ConnectionState(), Version: c.version, Used0RTT: c.core.EarlyDataAccepted()}
+	return ConnectionState{
+		TLS: c.core.ConnectionState(), Version: c.version, Used0RTT: c.core.EarlyDataAccepted(),
+		SupportsDatagrams: c.core.SupportsDatagrams(),
+	}
 }
 
 // HandshakeComplete is closed when the handshake completed. A connection

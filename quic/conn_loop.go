@@ -237,6 +237,8 @@ func (c *Conn) dispatchEvents(now time.Duration) {
 		case core.EventConnIDRetired:
 			c.t.removeRoute(ev.ConnID, c)
 			c.routes = slices.DeleteFunc(c.routes, func(id wire.ConnectionID) bool { return id == ev.ConnID })
+		case core.EventDatagramReceived:
+			c.datagramReady.fire()
 		case core.EventEarlyDataRejected:
 			// Nothing to do: the core sends the 0-RTT data again in
 			// 1-RTT packets, and the streams go on.

@@ -64,6 +64,8 @@ type ConnectionStats struct {
 	// CarefulResume is the phase of Careful Resume and the BDP frames'
 	// counters.
 	CarefulResume CarefulResumeStats
+	// Datagrams counts DATAGRAM frames (SendDatagram, ReceiveDatagram).
+	Datagrams DatagramStats
 }
 
 // ECNStats describe ECN on a connection's path (RFC 9000 section 13.4).
@@ -134,6 +136,7 @@ func (c *Conn) Stats() ConnectionStats {
 		MTUProbesLost:   s.PathMTU.ProbesLost,
 		MTUBlackHole:    s.PathMTU.BlackHole,
 		CarefulResume:   carefulResumeStats(&s),
+		Datagrams:       datagramStats(&s),
 	}
 }
 

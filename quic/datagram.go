@@ -1,0 +1,141 @@
+package quic
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/satquic/satquic/quic/internal/core"
+)
+
+// DATAGRAM frames (RFC 9221) carry unreliable application datagrams on a
+// connection, in quic-go's API: SendDatagram, ReceiveDatagram,
+// ConnectionState().SupportsDatagrams. Both ends set
+// Config.EnableDatagrams. A datagram is congestion controlled and paced
+// like stream data but never sent again when its packet is lost, and is
+// not flow controlled; with FEC its packets are protected like stream
+// packets, and a datagram in a packet FEC rebuilt is delivered.
+//
+// Both directions are bounded queues (Config.DatagramSendQueue and
+// DatagramReceiveQueue, 256 datagrams each by default). SendDatagram
+// never blocks: when its queue is full, which happens when the
+// application sends faster than the congestion window lets packets go,
+// the oldest queued datagram is dropped, because what a tunnel or a media
+// flow wants delivered is the newest. A datagram that arrives while the
+// receive queue is full is dropped. ConnectionStats.Datagrams counts
+// both.
+
+// ErrDatagramsNotNegotiated: SendDatagram or ReceiveDatagram on a
+// connection whose endpoint did not set Config.EnableDatagrams, or
+// SendDatagram when the peer did not offer DATAGRAM frames (or its
+// transport parameters have not arrived yet).
+var ErrDatagramsNotNegotiated = errors.New("quic: DATAGRAM frames not negotiated")
+
+// DatagramTooLargeError is SendDatagram's refusal of a datagram larger
+// than a packet carries now, or than the peer takes.
+type DatagramTooLargeError struct {
+	// MaxDataLen is the largest payload that fits now
+	// (Conn.MaxDatagramPayloadSize).
+	MaxDataLen int64
+}
+
+func (e *DatagramTooLargeError) Error() string {
+	return fmt.Sprintf("quic: DATAGRAM payload too large (at most %d bytes)", e.MaxDataLen)
+}
+
+// DatagramStats count a connection's DATAGRAM frames (RFC 9221), as
+// opposed to ConnectionStats.DatagramsSent and DatagramsReceived, which
+// count UDP datagrams.
+type DatagramStats struct {
+	// Queued counts the datagrams SendDatagram accepted, Sent those put
+	// in packets, Lost those whose packet was declared lost (they are not
+	// sent again), SendDropped those dropped before they were sent: the
+	// oldest of a full queue, or one that no longer fit in a packet after
+	// the path's size or the peer's limit shrank.
+	Queued, Sent, Lost, SendDropped uint64
+	// Received counts the datagrams that arrived, RebuiltByFEC those
+	// among them whose packet FEC rebuilt, ReceiveDropped those that
+	// arrived while the receive queue was full.
+	Received, RebuiltByFEC, ReceiveDropped uint64
+}
+
+// SendDatagram queues a copy of b to go out in a DATAGRAM frame (RFC
+// 9221) with the next packets, and returns at once. It fails with
+// ErrDatagramsNotNegotiated, with a *DatagramTooLargeError when b does
+// not fit (MaxDatagramPayloadSize), and with the connection's error once
+// it closed. When the send queue is full the oldest queued datagram is
+// dropped.
+func (c *Conn) SendDatagram(b []byte) error {
+	c.mu.Lock()
+	if c.err != nil {
+		err := c.err
+		c.mu.Unlock()
+		return err
+	}
+	err := c.core.SendDatagram(c.t.now(), b)
+	var tooLarge *core.DatagramTooLargeError
+	switch {
+	case err == nil:
+	case errors.Is(err, core.ErrDatagramsNotNegotiated):
+		err = ErrDatagramsNotNegotiated
+	case errors.As(err, &tooLarge):
+		err = &DatagramTooLargeError{MaxDataLen: int64(tooLarge.MaxDataLen)}
+	case errors.Is(err, core.ErrClosed):
+		err = c.closeErrLocked()
+	}
+	c.mu.Unlock()
+	if err == nil {
+		c.signal()
+	}
+	return err
+}
+
+// ReceiveDatagram returns the payload of the next DATAGRAM frame
+// received, waiting for one until ctx ends. Datagrams received before
+// the connection closed are returned first, then the connection's error.
+func (c *Conn) ReceiveDatagram(ctx context.Context) ([]byte, error) {
+	for {
+		c.mu.Lock()
+		if !c.core.DatagramsEnabled() {
+			c.mu.Unlock()
+			return nil, ErrDatagramsNotNegotiated
+		}
+		if b, ok := c.core.ReceiveDatagram(); ok {
+			c.mu.Unlock()
+			return b, nil
+		}
+		if c.err != nil {
+			err := c.err
+			c.mu.Unlock()
+			return nil, err
+		}
+		wait := c.datagramReady.wait()
+		c.mu.Unlock()
+		select {
+		case <-wait:
+		case <-c.closed:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// MaxDatagramPayloadSize is the largest payload SendDatagram takes now:
+// what fits in a DATAGRAM frame of one packet of the path's current
+// datagram size (which path MTU discovery raises) within the peer's
+// max_datagram_frame_size; 0 when DATAGRAM frames are not negotiated.
+// (ConnectionStats.MaxDatagramSize is the UDP payload size.)
+func (c *Conn) MaxDatagramPayloadSize() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.core.MaxDatagramPayloadSize()
+}
+
+// datagramStats maps the core's counters.
+func datagramStats(s *core.Stats) DatagramStats {
+	d := s.Datagrams
+	return DatagramStats{
+		Queued: d.Queued, Sent: d.Sent, Lost: d.Lost, SendDropped: d.SendDropped,
+		Received: d.Received, RebuiltByFEC: d.RebuiltByFEC, ReceiveDropped: d.ReceiveDropped,
+	}
+}

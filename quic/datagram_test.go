@@ -1,0 +1,215 @@
+package quic
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/satquic/satquic/netsim"
+)
+
+// datagramMsg is the test datagram number i: its number, then bytes that
+// depend on it, n bytes in all.
+func datagramMsg(i, n int) []byte {
+	b := make([]byte, max(n, 4))
+	binary.BigEndian.PutUint32(b, uint32(i))
+	for j := 4; j < len(b); j++ {
+		b[j] = byte(i*7 + j)
+	}
+	return b
+}
+
+// checkDatagramMsg reports what is wrong with b as a test datagram, and
+// its number.
+func checkDatagramMsg(b []byte, n int) (int, error) {
+	if len(b) != max(n, 4) {
+		return 0, fmt.Errorf("datagram of %d bytes, want %d", len(b), n)
+	}
+	i := int(binary.BigEndian.Uint32(b))
+	if want := datagramMsg(i, n); string(b) != string(want) {
+		return i, fmt.Errorf("datagram %d corrupted", i)
+	}
+	return i, nil
+}
+
+// datagramEchoer is the receiving half of an echo: it sends back every
+// datagram it gets until ctx ends or its connection closes.
+type datagramEchoer interface {
+	SendDatagram([]byte) error
+	ReceiveDatagram(context.Context) ([]byte, error)
+}
+
+func echoDatagrams(ctx context.Context, c datagramEchoer) {
+	for {
+		b, err := c.ReceiveDatagram(ctx)
+		if err != nil {
+			return
+		}
+		if err := c.SendDatagram(b); err != nil {
+			return
+		}
+	}
+}
+
+// runDatagramEcho sends n datagrams of size bytes from c, at most window
+// unanswered, and checks the echoes: each once, intact. The window keeps
+// the queues within their bounds, and a lost echo is sent again after
+// resend.
+func runDatagramEcho(ctx context.Context, c datagramEchoer, n, size, window int, resend time.Duration) error {
+	echoed := make([]bool, n)
+	got, next := 0, 0
+	for got < n {
+		for next < n && next-got < window {
+			if err := c.SendDatagram(datagramMsg(next, size)); err != nil {
+				return fmt.Errorf("SendDatagram %d: %w", next, err)
+			}
+			next++
+		}
+		rctx, cancel := context.WithTimeout(ctx, resend)
+		b, err := c.ReceiveDatagram(rctx)
+		cancel()
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+			// Lost on the way: send the oldest unanswered again.
+			for i := range next {
+				if !echoed[i] {
+					if err := c.SendDatagram(datagramMsg(i, size)); err != nil {
+						return err
+					}
+					break
+				}
+			}
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("ReceiveDatagram after %d echoes: %w", got, err)
+		}
+		i, err := checkDatagramMsg(b, size)
+		if err != nil {
+			return err
+		}
+		if i >= next || echoed[i] {
+			continue // a duplicate of one sent again
+		}
+		echoed[i] = true
+		got++
+	}
+	return nil
+}
+
+// TestDatagramEchoMemnet: 1000 datagrams go to the server and back over a
+// clean memnet path; none is lost, dropped or sent twice.
+func TestDatagramEchoMemnet(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newMemEnv(t, link10ms, &Config{EnableDatagrams: true})
+		c, s := e.connect(&Config{EnableDatagrams: true})
+		if !c.ConnectionState().SupportsDatagrams || !s.ConnectionState().SupportsDatagrams {
+			t.Fatal("DATAGRAM frames not negotiated")
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		go echoDatagrams(ctx, s)
+		const n, size = 1000, 1000
+		if err := runDatagramEcho(ctx, c, n, size, 100, time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		cs, ss := c.Stats().Datagrams, s.Stats().Datagrams
+		if cs.Sent != n || cs.Received != n || ss.Received != n || ss.Sent != n || cs.SendDropped+cs.ReceiveDropped+ss.SendDropped+ss.ReceiveDropped != 0 {
+			t.Errorf("client %+v, server %+v", cs, ss)
+		}
+		_ = c.CloseWithError(0, "")
+	})
+}
+
+// TestDatagramAPI: the errors of the API, and ReceiveDatagram once the
+// connection closed.
+func TestDatagramAPI(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newMemEnv(t, link10ms, &Config{EnableDatagrams: true})
+		// A client that did not enable them.
+		c, s := e.connect(nil)
+		if c.ConnectionState().SupportsDatagrams || s.ConnectionState().SupportsDatagrams {
+			t.Error("DATAGRAM frames negotiated with one end only")
+		}
+		if err := c.SendDatagram([]byte("x")); !errors.Is(err, ErrDatagramsNotNegotiated) {
+			t.Errorf("SendDatagram without EnableDatagrams: %v", err)
+		}
+		if _, err := c.ReceiveDatagram(context.Background()); !errors.Is(err, ErrDatagramsNotNegotiated) {
+			t.Errorf("ReceiveDatagram without EnableDatagrams: %v", err)
+		}
+		if err := s.SendDatagram([]byte("x")); !errors.Is(err, ErrDatagramsNotNegotiated) {
+			t.Errorf("SendDatagram to a peer without them: %v", err)
+		}
+		_ = c.CloseWithError(0, "")
+
+		c, s = e.connect(&Config{EnableDatagrams: true})
+		limit := c.MaxDatagramPayloadSize()
+		var tooLarge *DatagramTooLargeError
+		if err := c.SendDatagram(make([]byte, limit+1)); !errors.As(err, &tooLarge) || tooLarge.MaxDataLen != int64(limit) {
+			t.Errorf("SendDatagram of %d bytes: %v", limit+1, err)
+		}
+		// Received before the close, read after it; then the error.
+		if err := c.SendDatagram(datagramMsg(1, limit)); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		time.Sleep(50 * time.Millisecond)
+		_ = c.CloseWithError(7, "bye")
+		<-s.Context().Done()
+		b, err := s.ReceiveDatagram(context.Background())
+		if _, cerr := checkDatagramMsg(b, limit); err != nil || cerr != nil {
+			t.Fatalf("after close: %v %v", err, cerr)
+		}
+		var appErr *ApplicationError
+		if _, err := s.ReceiveDatagram(context.Background()); !errors.As(err, &appErr) || appErr.ErrorCode != 7 {
+			t.Errorf("ReceiveDatagram after close: %v", err)
+		}
+		if err := c.SendDatagram([]byte("x")); err == nil {
+			t.Error("SendDatagram after close succeeded")
+		}
+	})
+}
+
+// TestDatagramsUnderLoss: over a path that loses 5% of packets, the
+// datagrams lost are not sent again and every other arrives.
+func TestDatagramsUnderLoss(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		link := netsim.LinkConfig{RateBps: 100e6, Delay: 10 * time.Millisecond, Loss: "uniform:0.05"}
+		e := newMemEnv(t, link, &Config{EnableDatagrams: true})
+		c, s := e.connect(&Config{EnableDatagrams: true})
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		const n = 400
+		received := make(chan int, n)
+		go func() {
+			for {
+				b, err := s.ReceiveDatagram(ctx)
+				if err != nil {
+					close(received)
+					return
+				}
+				received <- int(binary.BigEndian.Uint32(b))
+			}
+		}()
+		for i := range n {
+			if err := c.SendDatagram(datagramMsg(i, 500)); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(time.Millisecond)
+		}
+		time.Sleep(time.Second)
+		_ = c.CloseWithError(0, "")
+		got := 0
+		for range received {
+			got++
+		}
+		cs := c.Stats().Datagrams
+		t.Logf("server got %d of %d, client stats %+v", got, n, cs)
+		if cs.Sent != n || cs.Lost == 0 || uint64(got)+cs.Lost != n {
+			t.Errorf("server got %d of %d, client stats %+v", got, n, cs)
+		}
+	})
+}
