@@ -1,6 +1,7 @@
 package core
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"slices"
@@ -345,6 +346,47 @@ func TestDatagram0RTT(t *testing.T) {
 		if p.server.EarlyDataAccepted() || p.client.SupportsDatagrams() || len(got) != 0 || p.client.Err() != nil {
 			t.Errorf("server without datagrams: 0-RTT accepted %v, client supports %v, server got %v, client err %v",
 				p.server.EarlyDataAccepted(), p.client.SupportsDatagrams(), got, p.client.Err())
+		}
+	}
+}
+
+// TestDatagramQlog: DATAGRAM frames appear with their length in the
+// frames of packet_sent at the sender and packet_received at the
+// receiver.
+func TestDatagramQlog(t *testing.T) {
+	ccfg, scfg := testConfigs(t, 307)
+	ccfg.EnableDatagrams, scfg.EnableDatagrams = true, true
+	var cq, sq bytes.Buffer
+	ccfg.Qlog, scfg.Qlog = &cq, &sq
+	p := newPair(t, ccfg, scfg, 5*time.Millisecond)
+	p.mustRun(p.confirmed, 5*time.Second)
+	if err := p.client.SendDatagram(p.now, numbered(1, 321)); err != nil {
+		t.Fatal(err)
+	}
+	p.mustRun(func() bool { return p.server.Stats().Datagrams.Received == 1 }, p.now+time.Second)
+	for _, side := range []struct {
+		name, event string
+		out         []byte
+	}{{"client", "transport:packet_sent", cq.Bytes()}, {"server", "transport:packet_received", sq.Bytes()}} {
+		_, evs := parseQlog(t, side.out)
+		found := 0
+		for _, ev := range evs {
+			if ev.Name != side.event {
+				continue
+			}
+			frames, _ := ev.Data["frames"].([]any)
+			for _, f := range frames {
+				m, _ := f.(map[string]any)
+				if m["frame_type"] == "datagram" {
+					found++
+					if m["length"] != float64(321) {
+						t.Errorf("%s: %s datagram frame %v", side.name, side.event, m)
+					}
+				}
+			}
+		}
+		if found != 1 {
+			t.Errorf("%s: %d datagram frames in %s events, want 1", side.name, found, side.event)
 		}
 	}
 }
