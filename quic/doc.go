@@ -73,5 +73,13 @@
 // its next connection, which starts from that state instead of the
 // initial window (ConnectionStats.CarefulResume).
 //
-// Not yet: connection migration and DATAGRAM frames.
+// DATAGRAM frames (RFC 9221) carry unreliable datagrams when both ends set
+// Config.EnableDatagrams (ConnectionState().SupportsDatagrams):
+// SendDatagram queues one for the next packets without blocking, dropping
+// the oldest queued when its queue is full; ReceiveDatagram waits for the
+// next; MaxDatagramPayloadSize tells what fits now. They are congestion
+// controlled and paced, never sent again when lost, protected by FEC like
+// stream data (ConnectionStats.Datagrams).
+//
+// Not yet: connection migration.
 package quic

@@ -102,7 +102,8 @@
 //     the frame loop, over the packet and over the lost packets FEC
 //     rebuilt from it, and dispatches each frame to its handler, with the
 //     state it concerns (ACK frames in receive_ack.go, streams*.go,
-//     flow.go, cid.go, tokens.go, close.go, handshake.go, fec_conn.go);
+//     flow.go, cid.go, tokens.go, close.go, handshake.go, fec_conn.go,
+//     datagram_recv.go);
 //     last, ack.go records the packet for acknowledgement.
 //   - packetizer.go decides what a datagram carries: its size (the
 //     server held to three times what it received until the client's
@@ -215,7 +216,8 @@
 //     ECN, path MTU discovery and FEC.
 //   - fec_*.go: forward erasure correction inside the connection
 //     (Config.FEC), offered by a transport parameter: 1-RTT packets with
-//     stream data are source symbols of the RFC 8681 code (a
+//     stream data or DATAGRAM frames are source symbols of the RFC 8681
+//     code (a
 //     FEC_SOURCE_ID frame first), repairs go in FEC_REPAIR packets of
 //     their own, paced and congestion controlled, at a rate the adaptive
 //     controller takes from the sender's ACKs, plus repairs over the tail
@@ -240,6 +242,15 @@
 //     (Sender.StartCarefulResume), or ignores it and counts why.
 //     Careful Resume's phase changes are counted (Stats.CarefulResume)
 //     and logged (resume_qlog.go) at either end.
+//   - datagram*.go: DATAGRAM frames (RFC 9221, Config.EnableDatagrams),
+//     offered in max_datagram_frame_size (the largest UDP payload this
+//     endpoint receives) and sent when the peer offered them too, in
+//     0-RTT under the remembered value. SendDatagram queues a copy (a
+//     full queue drops its oldest), the packetizer puts queued datagrams
+//     after the control frames and before stream data, congestion
+//     controlled and paced; a lost one is not sent again. Received ones
+//     wait in a bounded queue for ReceiveDatagram (EventDatagramReceived),
+//     those in packets FEC rebuilt too.
 //
 // A protocol violation inside an authenticated packet closes the connection
 // with the RFC's error code; malformed or unauthenticated input is dropped
@@ -248,7 +259,7 @@
 // # Not yet
 //
 // Connection migration and path validation (PATH_CHALLENGE is answered,
-// the path never changes), and DATAGRAM frames; ECN uses ECT(0) only (no
+// the path never changes); ECN uses ECT(0) only (no
 // L4S ECT(1) response). Handshake packets are not FEC-protected (their
 // spaces have their own keys and probes).
 package core

@@ -9,8 +9,9 @@ import (
 	"github.com/satquic/satquic/quic/internal/wire"
 )
 
-// The sending half of FEC. Every 1-RTT packet that carries STREAM frames
-// is a source symbol: it starts with a FEC_SOURCE_ID frame giving its
+// The sending half of FEC. Every 1-RTT packet that carries the
+// application's data, STREAM or DATAGRAM frames, is a source symbol
+// (hasFECSourceData): it starts with a FEC_SOURCE_ID frame giving its
 // sequence number, and the rest of its payload is the symbol. Repair
 // symbols over the most recent unacknowledged sources go in packets of
 // their own (an ACK may ride along), sent before new data, counted in
