@@ -390,3 +390,26 @@ func TestDatagramQlog(t *testing.T) {
 		}
 	}
 }
+
+// TestDatagram0RTTReducedLimit: a client whose 0-RTT the server accepted
+// checks that the server's new max_datagram_frame_size is not below the
+// remembered one (RFC 9221 section 3).
+func TestDatagram0RTTReducedLimit(t *testing.T) {
+	ccfg, _ := testConfigs(t, 331)
+	c, err := NewClientConn(ccfg, 0, serverAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.early.attempted = true
+	c.early.params = wire.DefaultTransportParameters()
+	c.early.params.MaxDatagramFrameSize = DefaultMaxReceiveDatagramSize
+	peer := c.early.params
+	if err := c.early.onHandshakeDone(&peer); err != nil {
+		t.Fatalf("same limit: %v", err)
+	}
+	peer.MaxDatagramFrameSize = DefaultMaxReceiveDatagramSize - 1
+	var te *wire.TransportError
+	if err := c.early.onHandshakeDone(&peer); !errors.As(err, &te) || te.Code != wire.CodeProtocolViolation {
+		t.Fatalf("lowered max_datagram_frame_size: %v", err)
+	}
+}
