@@ -12,8 +12,8 @@ package core
 // receive_ack.go; stream frames in streams*.go; flow control in flow.go;
 // connection IDs in cid.go; NEW_TOKEN in tokens.go; CONNECTION_CLOSE in
 // close.go; CRYPTO in space.go and handshake.go, HANDSHAKE_DONE in
-// handshake.go; FEC frames in fec_conn.go; the BDP frame in bdp.go. Then
-// stage 6, the packet's
+// handshake.go; FEC frames in fec_conn.go; the BDP frame in bdp.go;
+// DATAGRAM frames in datagram_recv.go. Then stage 6, the packet's
 // acknowledgement: ack.go and ackrate.go.
 
 import (
