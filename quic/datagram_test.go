@@ -208,7 +208,9 @@ func TestDatagramsUnderLoss(t *testing.T) {
 		}
 		cs := c.Stats().Datagrams
 		t.Logf("server got %d of %d, client stats %+v", got, n, cs)
-		if cs.Sent != n || cs.Lost == 0 || uint64(got)+cs.Lost != n {
+		// Every datagram missing was in a packet declared lost, and none
+		// came again (a loss declared too early may have arrived).
+		if cs.Sent != n || cs.Lost == 0 || got == n || uint64(got)+cs.Lost < n {
 			t.Errorf("server got %d of %d, client stats %+v", got, n, cs)
 		}
 	})

@@ -84,8 +84,9 @@ func TestSimDatagramsFEC(t *testing.T) {
 			t.Errorf("%s: server sent %d, client received %d, %d distinct", r.name, r.server.Sent, r.client.Received, len(r.got))
 		}
 	}
-	// Without FEC every datagram whose packet was lost is missing.
-	if plain.server.Lost == 0 || len(plain.got) != n-int(plain.server.Lost) || plain.client.RebuiltByFEC != 0 {
+	// Without FEC the datagrams of lost packets are missing: each missing
+	// one was in a packet declared lost, and none came again.
+	if plain.server.Lost == 0 || len(plain.got) == n || len(plain.got)+int(plain.server.Lost) < n || plain.client.RebuiltByFEC != 0 {
 		t.Errorf("without FEC: %d delivered, %d lost", len(plain.got), plain.server.Lost)
 	}
 	// With FEC the losses are rebuilt: far more arrive.
