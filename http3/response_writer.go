@@ -57,6 +57,8 @@ type responseWriter struct {
 	declared    int64 // the handler's content-length, or -1
 	written     int64
 	finished    bool
+	// connect is set for an extended CONNECT (connect_server.go).
+	connect *connectState
 
 	// mu serializes writes to the stream: the handler's, and the 100
 	// Continue that the request body may send from another goroutine.
@@ -154,6 +156,8 @@ func (w *responseWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	switch {
+	case w.connect != nil && w.connect.stream != nil:
+		return 0, errStreamTaken
 	case w.finished:
 		return 0, errWriteAfterHandler
 	case !bodyAllowed(w.status):
