@@ -36,8 +36,10 @@ type Stream struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 
-	wmu    sync.Mutex // one DATA frame at a time
-	closed bool
+	wmu sync.Mutex // one DATA frame at a time
+
+	mu     sync.Mutex
+	closed bool // Close or CancelWrite was called
 }
 
 // errStreamClosed: the Stream was closed by this endpoint.
@@ -66,10 +68,7 @@ func (s *Stream) Context() context.Context { return s.ctx }
 func (s *Stream) Read(p []byte) (int, error) {
 	n, err := s.b.Read(p)
 	if err != nil {
-		s.wmu.Lock()
-		closed := s.closed
-		s.wmu.Unlock()
-		if closed && isDeadline(err) {
+		if s.isClosed() && isDeadline(err) {
 			// Close woke the read.
 			err = errStreamClosed
 		}
@@ -89,7 +88,7 @@ func (s *Stream) Write(p []byte) (int, error) {
 	frame = append(frame, p...)
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	if s.closed {
+	if s.isClosed() {
 		return 0, errStreamClosed
 	}
 	if _, err := s.w.Write(frame); err != nil {
@@ -100,14 +99,20 @@ func (s *Stream) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+func (s *Stream) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
 // Close ends the stream: its sending side with a FIN, which tells the
 // peer the tunnel is closed (RFC 9114 section 4.4), and its receiving
 // side with STOP_SENDING H3_NO_ERROR. It ends the stream's Context.
 func (s *Stream) Close() error {
-	s.wmu.Lock()
+	s.mu.Lock()
 	already := s.closed
 	s.closed = true
-	s.wmu.Unlock()
+	s.mu.Unlock()
 	if already {
 		return nil
 	}
@@ -129,9 +134,9 @@ func (s *Stream) CancelRead(code ErrCode) {
 // CancelWrite resets the sending side with code (RESET_STREAM) and ends
 // the stream's Context.
 func (s *Stream) CancelWrite(code ErrCode) {
-	s.wmu.Lock()
+	s.mu.Lock()
 	s.closed = true
-	s.wmu.Unlock()
+	s.mu.Unlock()
 	s.st.CancelWrite(quic.StreamErrorCode(code))
 	s.cancel(&Error{Code: code})
 }
