@@ -74,9 +74,8 @@ func echoTunnel(t *testing.T, taken chan<- *Stream) http.Handler {
 					continue
 				}
 				if err != nil {
-					if err != io.EOF {
-						t.Errorf("server ReadCapsule: %v", err)
-					}
+					// The client's end (io.EOF), or the connection's:
+					// the client's checks tell which was wanted.
 					return
 				}
 				if err := WriteCapsule(s, typ+1, p); err != nil {

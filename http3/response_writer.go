@@ -308,7 +308,7 @@ func (w *responseWriter) finish() {
 		w.st.CancelWrite(quic.StreamErrorCode(ErrCodeInternalError))
 		return
 	}
-	if !w.sentHeader && w.declared < 0 && len(w.trailers) == 0 && bodyAllowed(w.status) &&
+	if !w.sentHeader && w.declared < 0 && len(w.trailers) == 0 && bodyAllowed(w.status) && !w.connectSuccess() &&
 		(w.written > 0 || !w.isHead) && !w.hasPrefixTrailers() {
 		w.snap.Set("Content-Length", strconv.FormatInt(w.written, 10))
 	}
@@ -330,6 +330,12 @@ func (w *responseWriter) finish() {
 		}
 	}
 	_ = w.st.Close()
+}
+
+// connectSuccess reports a 2xx response to an extended CONNECT, which
+// carries no content-length (RFC 9110 section 9.3.6).
+func (w *responseWriter) connectSuccess() bool {
+	return w.connect != nil && w.status >= 200 && w.status < 300
 }
 
 func (w *responseWriter) hasPrefixTrailers() bool {

@@ -50,7 +50,10 @@ var errStreamClosed = errors.New("http3: stream closed")
 // longer taken.
 func newStream(c *conn, st *quic.Stream, w io.Writer, b *body, datagrams chan []byte) *Stream {
 	s := &Stream{c: c, st: st, w: w, b: b, datagrams: datagrams}
-	s.ctx, s.cancel = context.WithCancelCause(c.qc.Context())
+	s.ctx, s.cancel = context.WithCancelCause(context.Background())
+	// The connection's end, with its HTTP/3 error code.
+	stop := context.AfterFunc(c.qc.Context(), func() { s.cancel(fromQUIC(context.Cause(c.qc.Context()))) })
+	context.AfterFunc(s.ctx, func() { stop() })
 	if datagrams != nil {
 		context.AfterFunc(s.ctx, func() { c.datagrams.unregister(st.StreamID()) })
 	}
