@@ -49,7 +49,7 @@ func newConnectEnv(t *testing.T, h http.Handler) *connectEnv {
 // echoTunnel accepts an extended CONNECT for connect-ip and, on
 // goroutines that outlive the handler, sends back each capsule with its
 // type plus one and each datagram with "re:" before it; capsules of type
-// 0x99 are too large to read and skipped. It ends the stream when the
+// 0x99, larger than DefaultMaxCapsuleSize, are skipped. It ends the stream when the
 // client does.
 func echoTunnel(t *testing.T, taken chan<- *Stream) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -68,7 +68,7 @@ func echoTunnel(t *testing.T, taken chan<- *Stream) http.Handler {
 		go func() {
 			defer s.Close()
 			for {
-				typ, p, err := ReadCapsule(s, 1024)
+				typ, p, err := ReadCapsule(s, 0)
 				var tooLarge *CapsuleTooLargeError
 				if errors.As(err, &tooLarge) && tooLarge.Type == 0x99 {
 					continue
