@@ -47,7 +47,7 @@ func checkExtendedConnect(req *http.Request) error {
 	switch {
 	case req.Method != http.MethodConnect:
 		return fmt.Errorf("http3: extended CONNECT with method %q", req.Method)
-	case req.Proto == "" || strings.HasPrefix(req.Proto, "HTTP/") || !validFieldValue(req.Proto):
+	case !validToken(req.Proto) || strings.HasPrefix(req.Proto, "HTTP/"):
 		return fmt.Errorf("http3: extended CONNECT needs the protocol in Request.Proto, not %q", req.Proto)
 	case req.URL == nil || req.URL.Host == "" || req.URL.Scheme == "":
 		return errors.New("http3: extended CONNECT needs a URL with a scheme and a host")
@@ -56,6 +56,10 @@ func checkExtendedConnect(req *http.Request) error {
 	}
 	return nil
 }
+
+// validToken reports an upgrade token, the form of :protocol (RFC 8441
+// section 4, RFC 9110 sections 16.7 and 5.6.2).
+func validToken(s string) bool { return validFieldName(strings.ToLower(s)) }
 
 // encodeExtendedConnect encodes the HEADERS frame of an extended CONNECT:
 // all four pseudo-headers besides :method, and :protocol (RFC 9220 section

@@ -37,6 +37,14 @@ func TestExtendedConnectNotAllowed(t *testing.T) {
 		if a := <-streamEnd(raw); ErrCode(a.code) != ErrCodeMessageError {
 			t.Errorf("a :protocol the server did not allow: stream ended with %#x, want H3_MESSAGE_ERROR", a.code)
 		}
+		e.srv.EnableExtendedConnect = true
+		c = e.dialRaw()
+		raw = rawStream(t, c, frameBytes(frameHeaders, encodeFields(
+			":method", "CONNECT", ":protocol", "connect ip", ":scheme", "https",
+			":authority", "localhost", ":path", "/")))
+		if a := <-streamEnd(raw); ErrCode(a.code) != ErrCodeMessageError {
+			t.Errorf("a :protocol that is no token: stream ended with %#x, want H3_MESSAGE_ERROR", a.code)
+		}
 		if n := calls.Load(); n != 1 {
 			t.Errorf("the handler ran %d times, want once (the GET)", n)
 		}
@@ -52,6 +60,7 @@ func TestExtendedConnectBadRequests(t *testing.T) {
 		func(r *http.Request) { r.Method = http.MethodGet },
 		func(r *http.Request) { r.Proto = "HTTP/1.1" },
 		func(r *http.Request) { r.Proto = "" },
+		func(r *http.Request) { r.Proto = "connect ip" },
 		func(r *http.Request) { r.URL.Scheme = "" },
 		func(r *http.Request) { r.Body = io.NopCloser(nil) },
 	} {

@@ -174,3 +174,33 @@ func TestExtendedConnectTunnel(t *testing.T) {
 		}
 	})
 }
+
+// TestShutdownWaitsForTunnel: Shutdown lets an open tunnel run on after
+// its GOAWAY, and completes once the client closed it.
+func TestShutdownWaitsForTunnel(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newConnectEnv(t, echoTunnel(t, nil))
+		resp, s, err := e.tr.ExtendedConnect(context.Background(), connectRequest())
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("ExtendedConnect: %v %v", resp, err)
+		}
+		shut := make(chan error, 1)
+		go func() { shut <- e.srv.Shutdown(context.Background()) }()
+		time.Sleep(time.Second)
+		select {
+		case err := <-shut:
+			t.Fatalf("Shutdown returned %v under an open tunnel", err)
+		default:
+		}
+		if err := WriteCapsule(s, 1, []byte("still")); err != nil {
+			t.Fatal(err)
+		}
+		if typ, p, err := ReadCapsule(s, 0); err != nil || typ != 2 || string(p) != "still" {
+			t.Fatalf("capsule after GOAWAY: %#x %q %v", typ, p, err)
+		}
+		_ = s.Close()
+		if err := <-shut; err != nil {
+			t.Errorf("Shutdown: %v", err)
+		}
+	})
+}

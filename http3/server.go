@@ -570,6 +570,10 @@ func (sc *serverConn) readRequest(r *bufio.Reader, limit uint64, mem *streamChar
 		// server did not allow makes the request malformed.
 		return nil, "", streamError(ErrCodeMessageError, ":protocol %q without SETTINGS_ENABLE_CONNECT_PROTOCOL", rf.protocol)
 	}
+	if rf.protocol != "" && !validToken(rf.protocol) {
+		// RFC 8441 section 4: an upgrade token (RFC 9110 section 16.7).
+		return nil, "", streamError(ErrCodeMessageError, "invalid :protocol %q", rf.protocol)
+	}
 	req, err := newServerRequest(rf)
 	return req, rf.protocol, err
 }
