@@ -39,8 +39,10 @@ type conn struct {
 	// streams, if this endpoint advertised SETTINGS_H3_DATAGRAM.
 	datagrams *datagramMux
 	// quicDatagrams reports whether QUIC DATAGRAM frames were
-	// negotiated on the connection.
+	// negotiated on the connection; wantDatagrams, that this endpoint
+	// was asked to use HTTP datagrams.
 	quicDatagrams func() bool
+	wantDatagrams bool
 	// settingsReady is closed when the peer's SETTINGS arrived.
 	settingsReady chan struct{}
 
@@ -97,6 +99,7 @@ func (c *conn) enableDatagrams(src datagramSource, counts *datagramCounters) {
 	}
 	dc, negotiated := src(c.qc)
 	c.quicDatagrams = negotiated
+	c.wantDatagrams = true
 	if dc == nil || !negotiated() {
 		return
 	}
@@ -266,8 +269,11 @@ func (c *conn) readControlStream(r *bufio.Reader) error {
 		}
 		if first {
 			first = false
-			if f.settings.h3Datagram && !c.quicDatagrams() {
-				// RFC 9297 section 2.1.1.
+			if f.settings.h3Datagram && c.wantDatagrams && !c.quicDatagrams() {
+				// RFC 9297 section 2.1.1: HTTP datagrams need QUIC
+				// DATAGRAM frames. An endpoint that does not use HTTP
+				// datagrams ignores the setting, as quic-go does, so
+				// that it works with peers that offer them.
 				return connError(ErrCodeSettingsError, "SETTINGS_H3_DATAGRAM without QUIC DATAGRAM frames")
 			}
 			c.mu.Lock()

@@ -137,15 +137,25 @@ func TestHTTPDatagramMalformed(t *testing.T) {
 	})
 }
 
-// TestH3DatagramSettingNeedsQUICDatagrams: a peer that advertises
-// SETTINGS_H3_DATAGRAM on a connection without QUIC DATAGRAM frames
-// closes it with H3_SETTINGS_ERROR (RFC 9297 section 2.1.1).
+// TestH3DatagramSettingNeedsQUICDatagrams: an endpoint that uses HTTP
+// datagrams and receives SETTINGS_H3_DATAGRAM on a connection without
+// QUIC DATAGRAM frames closes it with H3_SETTINGS_ERROR (RFC 9297 section
+// 2.1.1); one that does not use them ignores the setting.
 func TestH3DatagramSettingNeedsQUICDatagrams(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		_, sdg := newFakeDatagramPair()
-		e := newMemEnv(t, &Server{Handler: okHandler, EnableExtendedConnect: true, EnableDatagrams: true, datagramSource: sdg.source})
+		e := newMemEnv(t, &Server{Handler: echoTunnel(t, nil), EnableExtendedConnect: true, EnableDatagrams: true, datagramSource: sdg.source})
+		plain := e.transport()
+		_, s, err := plain.ExtendedConnect(context.Background(), connectRequest())
+		if err != nil {
+			t.Fatalf("a client without HTTP datagrams: %v", err)
+		}
+		_ = s.Close()
+
 		tr := e.transport()
-		_, _, err := tr.ExtendedConnect(context.Background(), connectRequest())
+		tr.EnableDatagrams = true
+		tr.datagramSource = func(*quic.Conn) (datagramConn, func() bool) { return nil, func() bool { return false } }
+		_, _, err = tr.ExtendedConnect(context.Background(), connectRequest())
 		var ae *Error
 		if !errors.As(err, &ae) || ae.Code != ErrCodeSettingsError || ae.Remote {
 			t.Errorf("ExtendedConnect: %v, want this client's H3_SETTINGS_ERROR", err)
