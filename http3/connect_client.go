@@ -108,8 +108,17 @@ func (cc *clientConn) extendedConnect(ctx context.Context, req *http.Request) (*
 		cc.datagrams.unregister(st.StreamID())
 	}
 	if err != nil {
-		st.CancelWrite(quic.StreamErrorCode(ErrCodeRequestCancelled))
-		st.CancelRead(quic.StreamErrorCode(ErrCodeRequestCancelled))
+		code := ErrCodeRequestCancelled
+		if e, ok := asH3(err); ok && !e.Remote {
+			// A malformed response: the stream or the connection ends
+			// with the code RFC 9114 names.
+			if e.Connection {
+				cc.fail(e)
+			}
+			code = e.Code
+		}
+		st.CancelWrite(quic.StreamErrorCode(code))
+		st.CancelRead(quic.StreamErrorCode(code))
 		cc.release()
 		if ctx.Err() != nil {
 			err = ctx.Err()

@@ -82,7 +82,7 @@ type Server struct {
 	// EnableExtendedConnect advertises SETTINGS_ENABLE_CONNECT_PROTOCOL
 	// (RFC 9220 section 3), which lets clients send extended CONNECT
 	// requests: a CONNECT with a :protocol, such as CONNECT-IP's
-	// "connect-ip" (connect.go). Without it such a request is
+	// "connect-ip" (connect_server.go). Without it such a request is
 	// malformed (H3_MESSAGE_ERROR).
 	EnableExtendedConnect bool
 	// EnableDatagrams advertises SETTINGS_H3_DATAGRAM (RFC 9297 section
