@@ -1,6 +1,7 @@
 package http3
 
 import (
+	"bufio"
 	"compress/gzip"
 	"context"
 	"errors"
@@ -131,15 +132,8 @@ func encodeRequest(req *http.Request, gzip bool) ([]byte, uint64, error) {
 	if !validFieldName(strings.ToLower(method)) {
 		return nil, 0, fmt.Errorf("http3: invalid method %q", method)
 	}
-	for k, vs := range req.Header {
-		if !validFieldName(strings.ToLower(k)) {
-			return nil, 0, fmt.Errorf("http3: invalid header field name %q", k)
-		}
-		for _, v := range vs {
-			if !validFieldValue(v) {
-				return nil, 0, fmt.Errorf("http3: invalid value of header field %q", k)
-			}
-		}
+	if err := checkRequestHeader(req.Header); err != nil {
+		return nil, 0, err
 	}
 	fw := getFieldWriter()
 	defer putFieldWriter(fw)
@@ -175,6 +169,21 @@ func encodeRequest(req *http.Request, gzip bool) ([]byte, uint64, error) {
 		fw.field("accept-encoding", "gzip")
 	}
 	return fw.frame(nil), fw.size, nil
+}
+
+// checkRequestHeader refuses header fields HTTP/3 cannot carry.
+func checkRequestHeader(h http.Header) error {
+	for k, vs := range h {
+		if !validFieldName(strings.ToLower(k)) {
+			return fmt.Errorf("http3: invalid header field name %q", k)
+		}
+		for _, v := range vs {
+			if !validFieldValue(v) {
+				return fmt.Errorf("http3: invalid value of header field %q", k)
+			}
+		}
+	}
+	return nil
 }
 
 func hasBody(req *http.Request) bool { return req.Body != nil && req.Body != http.NoBody }
@@ -402,43 +411,50 @@ func (cs *clientStream) writeData(buf []byte, n int) error {
 // maxInterimResponses bounds the 1xx responses before the final one.
 const maxInterimResponses = 32
 
-// readResponse reads the response's HEADERS, skipping interim responses.
-func (cs *clientStream) readResponse(gzipped bool) (*http.Response, error) {
-	r := getStreamReader(cs.st)
-	limit := cs.cc.t.maxHeaderBytes()
-	var status int
-	var header http.Header
+// readFinalHeader reads a response's HEADERS, skipping interim
+// responses, and returns its status and header.
+func readFinalHeader(r *bufio.Reader, limit uint64) (int, http.Header, error) {
 	for interim := 0; ; interim++ {
 		f, err := readRequestFrame(r, 2*limit)
 		switch {
 		case err == io.EOF:
-			return nil, streamError(ErrCodeMessageError, "response stream ended before HEADERS")
+			return 0, nil, streamError(ErrCodeMessageError, "response stream ended before HEADERS")
 		case errors.Is(err, errFieldSectionTooLarge):
-			return nil, fmt.Errorf("http3: response header of %d bytes above the limit of %d", f.length, limit)
+			return 0, nil, fmt.Errorf("http3: response header of %d bytes above the limit of %d", f.length, limit)
 		case err != nil:
-			return nil, err
+			return 0, nil, err
 		case f.typ == frameData:
-			return nil, connError(ErrCodeFrameUnexpected, "DATA before HEADERS")
+			return 0, nil, connError(ErrCodeFrameUnexpected, "DATA before HEADERS")
 		case f.typ == framePushPromise:
-			return nil, connError(ErrCodeIDError, "PUSH_PROMISE without MAX_PUSH_ID")
+			return 0, nil, connError(ErrCodeIDError, "PUSH_PROMISE without MAX_PUSH_ID")
 		}
 		fields, err := decodeFieldSection(f.payload, limit)
 		if errors.Is(err, errFieldSectionTooLarge) {
-			return nil, fmt.Errorf("http3: response header above the limit of %d bytes", limit)
+			return 0, nil, fmt.Errorf("http3: response header above the limit of %d bytes", limit)
 		}
 		if err != nil {
-			return nil, err
+			return 0, nil, err
 		}
-		status, header, err = parseResponseFields(fields)
+		status, header, err := parseResponseFields(fields)
 		if err != nil {
-			return nil, err
+			return 0, nil, err
 		}
 		if status >= 200 {
-			break
+			return status, header, nil
 		}
 		if status == http.StatusSwitchingProtocols || interim >= maxInterimResponses {
-			return nil, streamError(ErrCodeMessageError, "interim response %d", status)
+			return 0, nil, streamError(ErrCodeMessageError, "interim response %d", status)
 		}
+	}
+}
+
+// readResponse reads the response's HEADERS, skipping interim responses.
+func (cs *clientStream) readResponse(gzipped bool) (*http.Response, error) {
+	r := getStreamReader(cs.st)
+	limit := cs.cc.t.maxHeaderBytes()
+	status, header, err := readFinalHeader(r, limit)
+	if err != nil {
+		return nil, err
 	}
 	cl, err := parseContentLength(header)
 	if err != nil {

@@ -35,6 +35,16 @@ type conn struct {
 	// onGoAway, if set, learns of each GOAWAY the peer sends, with its
 	// stream or push ID (already validated).
 	onGoAway func(id uint64)
+	// datagrams demultiplexes the HTTP datagrams of the connection's
+	// streams, if this endpoint advertised SETTINGS_H3_DATAGRAM.
+	datagrams *datagramMux
+	// quicDatagrams reports whether QUIC DATAGRAM frames were
+	// negotiated on the connection; wantDatagrams, that this endpoint
+	// was asked to use HTTP datagrams.
+	quicDatagrams func() bool
+	wantDatagrams bool
+	// settingsReady is closed when the peer's SETTINGS arrived.
+	settingsReady chan struct{}
 
 	ctrlMu sync.Mutex
 	ctrl   *quic.SendStream
@@ -72,7 +82,43 @@ func (c *conn) tls() *tls.ConnectionState {
 
 func newConn(qc *quic.Conn, isServer bool, local settings) *conn {
 	local.grease = greaseID(greaseCounter.Add(1) % 64)
-	return &conn{qc: qc, isServer: isServer, local: local}
+	return &conn{
+		qc: qc, isServer: isServer, local: local,
+		quicDatagrams: func() bool { return quicDatagramsSupported(qc) },
+		settingsReady: make(chan struct{}),
+	}
+}
+
+// enableDatagrams advertises SETTINGS_H3_DATAGRAM and demultiplexes the
+// HTTP datagrams that arrive, if the QUIC connection negotiated DATAGRAM
+// frames: RFC 9297 section 2.1.1 lets only an endpoint that sent
+// max_datagram_frame_size advertise the setting. It runs before start.
+func (c *conn) enableDatagrams(src datagramSource, counts *datagramCounters) {
+	if src == nil {
+		src = quicDatagramSource
+	}
+	dc, negotiated := src(c.qc)
+	c.quicDatagrams = negotiated
+	c.wantDatagrams = true
+	if dc == nil || !negotiated() {
+		return
+	}
+	c.local.h3Datagram = true
+	c.datagrams = newDatagramMux(dc, counts)
+}
+
+// waitSettings waits for the peer's SETTINGS, which RFC 9220 section 3
+// requires before an extended CONNECT, and returns them.
+func (c *conn) waitSettings(ctx context.Context) (settings, error) {
+	select {
+	case <-c.settingsReady:
+		s, _ := c.peerSettings()
+		return s, nil
+	case <-ctx.Done():
+		return settings{}, ctx.Err()
+	case <-c.qc.Context().Done():
+		return settings{}, fromQUIC(context.Cause(c.qc.Context()))
+	}
 }
 
 // start opens the control stream with this endpoint's SETTINGS (RFC 9114
@@ -99,6 +145,13 @@ func (c *conn) start() error {
 	}
 	c.wg.Add(1)
 	go c.acceptUniStreams()
+	if c.datagrams != nil {
+		c.wg.Add(1)
+		go func() {
+			defer c.wg.Done()
+			c.fail(c.datagrams.run(c.qc.Context()))
+		}()
+	}
 	return nil
 }
 
@@ -216,9 +269,17 @@ func (c *conn) readControlStream(r *bufio.Reader) error {
 		}
 		if first {
 			first = false
+			if f.settings.h3Datagram && c.wantDatagrams && !c.quicDatagrams() {
+				// RFC 9297 section 2.1.1: HTTP datagrams need QUIC
+				// DATAGRAM frames. An endpoint that does not use HTTP
+				// datagrams ignores the setting, as quic-go does, so
+				// that it works with peers that offer them.
+				return connError(ErrCodeSettingsError, "SETTINGS_H3_DATAGRAM without QUIC DATAGRAM frames")
+			}
 			c.mu.Lock()
 			c.peer, c.gotSettings = f.settings, true
 			c.mu.Unlock()
+			close(c.settingsReady)
 			continue
 		}
 		switch f.typ {

@@ -36,6 +36,24 @@
 // other methods are neither sent nor served before the handshake
 // completed, so that a replay of early data never runs them.
 //
+// Extended CONNECT and HTTP datagrams (connect_server.go,
+// connect_client.go, stream.go, datagram.go, capsule.go): a Server with
+// EnableExtendedConnect announces SETTINGS_ENABLE_CONNECT_PROTOCOL (RFC
+// 9220 section 3), and its handlers take the stream of an extended
+// CONNECT (r.Proto is the :protocol) through HTTPStreamer once they
+// answered 2xx; a Transport's ExtendedConnect sends one only after the
+// server's SETTINGS allowed it. The Stream carries the DATA frames'
+// payloads, a capsule stream (RFC 9297 section 3, ReadCapsule and
+// WriteCapsule, each capsule's payload bounded), and, with
+// EnableDatagrams at both ends and QUIC DATAGRAM frames negotiated, the
+// HTTP datagrams bound to it (RFC 9297 section 2). One goroutine per
+// connection hands datagrams to their streams by Quarter Stream ID, into
+// a bounded queue each; the ones for no open stream or a full queue are
+// dropped and counted, and a malformed one closes the connection with
+// H3_DATAGRAM_ERROR. A tunnel outlives its handler and the idle timeout
+// of request streams, and counts against MaxIncomingStreams until it is
+// closed.
+//
 // Both ends offer QPACK no dynamic table and use none of the peer's, so
 // they open no QPACK streams: RFC 9204 section 4.2 allows it, and header
 // compression then costs no state and no head-of-line blocking. Server

@@ -11,7 +11,8 @@ import (
 // section 6), carried by CONNECTION_CLOSE, RESET_STREAM and STOP_SENDING.
 type ErrCode uint64
 
-// The error codes of RFC 9114 section 8.1 and RFC 9204 section 6.
+// The error codes of RFC 9114 section 8.1, RFC 9204 section 6 and RFC
+// 9297 section 2.1.
 const (
 	ErrCodeNoError              ErrCode = 0x100
 	ErrCodeGeneralProtocolError ErrCode = 0x101
@@ -30,6 +31,9 @@ const (
 	ErrCodeMessageError         ErrCode = 0x10e
 	ErrCodeConnectError         ErrCode = 0x10f
 	ErrCodeVersionFallback      ErrCode = 0x110
+	// ErrCodeDatagramError is H3_DATAGRAM_ERROR: a malformed HTTP/3
+	// datagram (RFC 9297 section 2.1).
+	ErrCodeDatagramError ErrCode = 0x33
 
 	ErrCodeQPACKDecompressionFailed ErrCode = 0x200
 	ErrCodeQPACKEncoderStreamError  ErrCode = 0x201
@@ -54,6 +58,7 @@ var errCodeNames = map[ErrCode]string{
 	ErrCodeMessageError:             "H3_MESSAGE_ERROR",
 	ErrCodeConnectError:             "H3_CONNECT_ERROR",
 	ErrCodeVersionFallback:          "H3_VERSION_FALLBACK",
+	ErrCodeDatagramError:            "H3_DATAGRAM_ERROR",
 	ErrCodeQPACKDecompressionFailed: "QPACK_DECOMPRESSION_FAILED",
 	ErrCodeQPACKEncoderStreamError:  "QPACK_ENCODER_STREAM_ERROR",
 	ErrCodeQPACKDecoderStreamError:  "QPACK_DECODER_STREAM_ERROR",

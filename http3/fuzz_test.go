@@ -25,6 +25,9 @@ func FuzzControlStream(f *testing.F) {
 	f.Add(appendSettingsFrame(nil, settings{maxFieldSectionSize: 100, hasMaxFieldSectionSize: true, grease: 0x21}))
 	f.Add(append(appendSettingsFrame(nil, settings{}), appendIDFrame(nil, frameGoAway, 8)...))
 	f.Add(appendIDFrame(appendSettingsFrame(nil, settings{h3Datagram: true}), frameMaxPushID, 1<<40))
+	f.Add(appendSettingsFrame(nil, settings{enableConnectProtocol: true, h3Datagram: true}))
+	f.Add(frameBytes(frameSettings, []byte{0x08, 0x02}))
+	f.Add(frameBytes(frameSettings, []byte{0x33, 0x40, 0x01}))
 	f.Add(frameBytes(frameHeaders, []byte{0, 0}))
 	f.Add([]byte{0x04, 0x04, 0x06, 0x06, 0x06, 0x06})
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -62,6 +65,9 @@ func FuzzRequestStream(f *testing.F) {
 	in = append(in, frameBytes(frameHeaders, encodeFields("x-trailer", "1"))...)
 	f.Add(in)
 	f.Add(frameBytes(frameHeaders, encodeFields(":status", "200")))
+	f.Add(append(frameBytes(frameHeaders, encodeFields(":method", "CONNECT", ":protocol", "connect-ip",
+		":scheme", "https", ":authority", "a", ":path", "/ip", "capsule-protocol", "?1")),
+		frameBytes(frameData, AppendCapsule(nil, CapsuleTypeDatagram, []byte("p")))...))
 	f.Add(frameBytes(frameHeaders, []byte{0, 0, 0x80}))
 	f.Add(frameBytes(0x21, []byte("grease")))
 	f.Fuzz(func(t *testing.T, data []byte) {

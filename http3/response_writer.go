@@ -57,6 +57,8 @@ type responseWriter struct {
 	declared    int64 // the handler's content-length, or -1
 	written     int64
 	finished    bool
+	// connect is set for an extended CONNECT (connect_server.go).
+	connect *connectState
 
 	// mu serializes writes to the stream: the handler's, and the 100
 	// Continue that the request body may send from another goroutine.
@@ -154,6 +156,8 @@ func (w *responseWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	switch {
+	case w.connect != nil && w.connect.stream != nil:
+		return 0, errStreamTaken
 	case w.finished:
 		return 0, errWriteAfterHandler
 	case !bodyAllowed(w.status):
@@ -304,7 +308,7 @@ func (w *responseWriter) finish() {
 		w.st.CancelWrite(quic.StreamErrorCode(ErrCodeInternalError))
 		return
 	}
-	if !w.sentHeader && w.declared < 0 && len(w.trailers) == 0 && bodyAllowed(w.status) &&
+	if !w.sentHeader && w.declared < 0 && len(w.trailers) == 0 && bodyAllowed(w.status) && !w.connectSuccess() &&
 		(w.written > 0 || !w.isHead) && !w.hasPrefixTrailers() {
 		w.snap.Set("Content-Length", strconv.FormatInt(w.written, 10))
 	}
@@ -326,6 +330,12 @@ func (w *responseWriter) finish() {
 		}
 	}
 	_ = w.st.Close()
+}
+
+// connectSuccess reports a 2xx response to an extended CONNECT, which
+// carries no content-length (RFC 9110 section 9.3.6).
+func (w *responseWriter) connectSuccess() bool {
+	return w.connect != nil && w.status >= 200 && w.status < 300
 }
 
 func (w *responseWriter) hasPrefixTrailers() bool {

@@ -79,12 +79,27 @@ type Server struct {
 	// when that is not enough. Zero means DefaultMaxRequestMemory (64
 	// MiB), negative no limit. Stats counts what was refused.
 	MaxRequestMemory int64
+	// EnableExtendedConnect advertises SETTINGS_ENABLE_CONNECT_PROTOCOL
+	// (RFC 9220 section 3), which lets clients send extended CONNECT
+	// requests: a CONNECT with a :protocol, such as CONNECT-IP's
+	// "connect-ip" (connect_server.go). Without it such a request is
+	// malformed (H3_MESSAGE_ERROR).
+	EnableExtendedConnect bool
+	// EnableDatagrams advertises SETTINGS_H3_DATAGRAM (RFC 9297 section
+	// 2.1.1) on the connections whose QUIC layer negotiated DATAGRAM
+	// frames (RFC 9221), so that extended CONNECT streams carry HTTP
+	// datagrams (Stream.SendDatagram, Stream.ReceiveDatagram).
+	EnableDatagrams bool
 	// ConnContext, if set, derives the base context of a connection's
 	// requests.
 	ConnContext func(ctx context.Context, c *quic.Conn) context.Context
 	// ErrorLog receives handler panics and misuses; nil means the log
 	// package's standard logger.
 	ErrorLog *log.Logger
+
+	// datagramSource, if set, carries HTTP datagrams instead of the
+	// QUIC connections' DATAGRAM frames.
+	datagramSource datagramSource
 
 	mu        sync.Mutex
 	listeners map[*quic.Listener]*ownedListener
@@ -244,7 +259,13 @@ func (s *Server) ServeConn(qc *quic.Conn) {
 		return
 	}
 	sc := &serverConn{s: s, maxAccepted: -1, mem: &connMemory{limit: s.maxConnHeaderBytes()}}
-	sc.conn = newConn(qc, true, settings{maxFieldSectionSize: s.maxHeaderBytes(), hasMaxFieldSectionSize: true})
+	sc.conn = newConn(qc, true, settings{
+		maxFieldSectionSize: s.maxHeaderBytes(), hasMaxFieldSectionSize: true,
+		enableConnectProtocol: s.EnableExtendedConnect,
+	})
+	if s.EnableDatagrams {
+		sc.enableDatagrams(s.datagramSource, &s.counters.datagrams)
+	}
 	s.conns[sc] = struct{}{}
 	draining := s.draining
 	s.wg.Add(1)
@@ -404,15 +425,26 @@ func (sc *serverConn) serve(draining bool) {
 		// Handlers are not waited for: one that ignores its context
 		// must not hold up Close.
 		sc.s.workers.run(func() {
-			sc.handleStream(g, mem)
-			sc.mu.Lock()
-			sc.active--
-			drained := sc.sentGoAway && sc.active == 0
-			sc.mu.Unlock()
-			if drained {
-				sc.closeDrained()
+			if tunnel := sc.handleStream(g, mem); tunnel != nil {
+				// An extended CONNECT's stream outlives its handler:
+				// the request is done when the stream is.
+				context.AfterFunc(tunnel, sc.requestDone)
+				return
 			}
+			sc.requestDone()
 		})
+	}
+}
+
+// requestDone counts a request out; after GOAWAY, the last one closes
+// the connection.
+func (sc *serverConn) requestDone() {
+	sc.mu.Lock()
+	sc.active--
+	drained := sc.sentGoAway && sc.active == 0
+	sc.mu.Unlock()
+	if drained {
+		sc.closeDrained()
 	}
 }
 
@@ -500,27 +532,54 @@ func (sc *serverConn) closeDrained() {
 }
 
 // handleStream reads a request and runs the handler. The stream's
-// memory charge is freed when it returns, if not before.
-func (sc *serverConn) handleStream(g *streamGuard, mem *streamCharge) {
-	defer mem.release()
+// memory charge is freed when it returns, if not before, or, for an
+// extended CONNECT whose stream the handler took, when the stream ends,
+// whose context it then returns.
+func (sc *serverConn) handleStream(g *streamGuard, mem *streamCharge) (tunnel context.Context) {
 	r := getStreamReader(g)
 	limit := sc.s.maxHeaderBytes()
-	req, err := sc.readRequest(r, limit, mem)
+	req, protocol, err := sc.readRequest(r, limit, mem)
 	g.headerRead()
 	mem.headerDone()
 	if err != nil {
 		putStreamReader(r)
 		mem.release()
 		sc.rejectRequest(g, err)
-		return
+		return nil
 	}
-	sc.runHandler(g, r, req, limit, mem)
+	tunnel = sc.runHandler(g, r, req, protocol, limit, mem)
+	if tunnel != nil {
+		context.AfterFunc(tunnel, mem.release)
+	} else {
+		mem.release()
+	}
+	return tunnel
 }
 
-// readRequest reads the HEADERS frame that opens a request stream. A
-// payload that cannot be charged to mem rejects the request: the server
-// did not process it (RFC 9114 section 4.1.1).
-func (sc *serverConn) readRequest(r *bufio.Reader, limit uint64, mem *streamCharge) (*http.Request, error) {
+// readRequest reads the HEADERS frame that opens a request stream, and
+// returns the request with its :protocol, if any. A payload that cannot
+// be charged to mem rejects the request: the server did not process it
+// (RFC 9114 section 4.1.1).
+func (sc *serverConn) readRequest(r *bufio.Reader, limit uint64, mem *streamCharge) (*http.Request, string, error) {
+	rf, err := sc.readRequestFields(r, limit, mem)
+	if err != nil {
+		return nil, "", err
+	}
+	if rf.protocol != "" && !sc.local.enableConnectProtocol {
+		// RFC 9220 section 3 (RFC 8441 section 4): a :protocol the
+		// server did not allow makes the request malformed.
+		return nil, "", streamError(ErrCodeMessageError, ":protocol %q without SETTINGS_ENABLE_CONNECT_PROTOCOL", rf.protocol)
+	}
+	if rf.protocol != "" && !validToken(rf.protocol) {
+		// RFC 8441 section 4: an upgrade token (RFC 9110 section 16.7).
+		return nil, "", streamError(ErrCodeMessageError, "invalid :protocol %q", rf.protocol)
+	}
+	req, err := newServerRequest(rf)
+	return req, rf.protocol, err
+}
+
+// readRequestFields reads and checks a request's field section.
+func (sc *serverConn) readRequestFields(r *bufio.Reader, limit uint64, mem *streamCharge) (*requestFields, error) {
 	// The QPACK encoding of a field may be longer than the field (its
 	// Huffman code): the frame may be twice the limit.
 	f, err := readRequestFrameIn(r, 2*limit, mem)
@@ -542,11 +601,7 @@ func (sc *serverConn) readRequest(r *bufio.Reader, limit uint64, mem *streamChar
 	if err != nil {
 		return nil, err
 	}
-	rf, err := parseRequestFields(fields)
-	if err != nil {
-		return nil, err
-	}
-	return newServerRequest(rf)
+	return parseRequestFields(fields)
 }
 
 // rejectRequest answers a request that could not be read: a 431 for a
@@ -580,8 +635,10 @@ func (sc *serverConn) rejectRequest(g *streamGuard, err error) {
 	st.CancelWrite(quic.StreamErrorCode(e.Code))
 }
 
-// runHandler runs the handler for req and completes the response.
-func (sc *serverConn) runHandler(g *streamGuard, r *bufio.Reader, req *http.Request, limit uint64, mem *streamCharge) {
+// runHandler runs the handler for req and completes the response. For
+// an extended CONNECT (protocol set) whose handler took the stream, it
+// returns the stream's context and leaves the stream to its owner.
+func (sc *serverConn) runHandler(g *streamGuard, r *bufio.Reader, req *http.Request, protocol string, limit uint64, mem *streamCharge) (tunnel context.Context) {
 	st := g.st
 	ctx := sc.qc.Context()
 	if sc.s.ConnContext != nil {
@@ -598,7 +655,7 @@ func (sc *serverConn) runHandler(g *streamGuard, r *bufio.Reader, req *http.Requ
 		// section 3); this connection's never completed.
 		st.CancelRead(quic.StreamErrorCode(ErrCodeRequestRejected))
 		st.CancelWrite(quic.StreamErrorCode(ErrCodeRequestRejected))
-		return
+		return nil
 	}
 	req.TLS = sc.tls()
 
@@ -615,6 +672,9 @@ func (sc *serverConn) runHandler(g *streamGuard, r *bufio.Reader, req *http.Requ
 		pooled:        true,
 		mem:           mem,
 	}
+	if protocol != "" {
+		w.connect = sc.prepareConnect(g, b)
+	}
 	if req.Header.Get("Expect") == "100-continue" {
 		b.beforeRead = w.send100Continue
 	}
@@ -628,11 +688,19 @@ func (sc *serverConn) runHandler(g *streamGuard, r *bufio.Reader, req *http.Requ
 	stopWatch := watchStopSending(st, cancel)
 	ok := sc.callHandler(handler, w, req)
 	stopWatch()
+	if s := w.takenStream(); s != nil {
+		if !ok {
+			s.CancelWrite(ErrCodeInternalError)
+			s.CancelRead(ErrCodeInternalError)
+		}
+		return s.Context()
+	}
+	w.connect.end(sc.conn, st.StreamID())
 	if !ok {
 		b.stopUnread()
 		w.abort()
 		st.CancelRead(quic.StreamErrorCode(ErrCodeInternalError))
-		return
+		return nil
 	}
 	w.finish()
 	// The request body may not have been read to its end: ask the client
@@ -640,6 +708,7 @@ func (sc *serverConn) runHandler(g *streamGuard, r *bufio.Reader, req *http.Requ
 	if !b.stopUnread() {
 		st.CancelRead(quic.StreamErrorCode(ErrCodeNoError))
 	}
+	return nil
 }
 
 // stopSendingPoll is how often a running handler's stream is checked

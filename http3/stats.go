@@ -38,12 +38,22 @@ type ServerStats struct {
 	// after ResponseStallTimeout in which the client took no byte of
 	// them.
 	StalledWrites uint64
+
+	// DatagramsUnknown counts HTTP datagrams dropped because no
+	// extended CONNECT stream of their Quarter Stream ID was open (RFC
+	// 9297 section 2.1 allows that or brief buffering).
+	DatagramsUnknown uint64
+	// DatagramsDropped counts HTTP datagrams dropped because their
+	// stream's queue was full: the handler did not take them fast
+	// enough.
+	DatagramsDropped uint64
 }
 
 // serverCounters are the counters of ServerStats.
 type serverCounters struct {
 	rejected, overflowed, evicted         atomic.Uint64
 	headerTimeouts, idleReads, slowWrites atomic.Uint64
+	datagrams                             datagramCounters
 }
 
 // Stats returns the Server's counters.
@@ -63,5 +73,8 @@ func (s *Server) Stats() ServerStats {
 		HeaderTimeouts: c.headerTimeouts.Load(),
 		IdleReads:      c.idleReads.Load(),
 		StalledWrites:  c.slowWrites.Load(),
+
+		DatagramsUnknown: c.datagrams.unknown.Load(),
+		DatagramsDropped: c.datagrams.full.Load(),
 	}
 }

@@ -48,6 +48,17 @@ type Transport struct {
 	// request names no Accept-Encoding. When it asked, it decompresses
 	// the response transparently, as net/http's Transport does.
 	DisableCompression bool
+	// EnableDatagrams advertises SETTINGS_H3_DATAGRAM (RFC 9297 section
+	// 2.1.1) on the connections whose QUIC layer negotiated DATAGRAM
+	// frames (RFC 9221), so that the streams of ExtendedConnect carry
+	// HTTP datagrams.
+	EnableDatagrams bool
+
+	// datagramSource, if set, carries HTTP datagrams instead of the
+	// QUIC connections' DATAGRAM frames; datagramCounts counts those
+	// dropped.
+	datagramSource datagramSource
+	datagramCounts datagramCounters
 
 	tokensOnce sync.Once
 	tokens     quic.TokenStore // when QUICConfig has none (quicConfig)
@@ -254,6 +265,9 @@ func (t *Transport) dialConn(key string) (*clientConn, error) {
 	cc := &clientConn{t: t, key: key, opening: make(chan struct{}, 1)}
 	cc.conn = newConn(qc, false, settings{maxFieldSectionSize: t.maxHeaderBytes(), hasMaxFieldSectionSize: true})
 	cc.onGoAway = cc.goAwayReceived
+	if t.EnableDatagrams {
+		cc.enableDatagrams(t.datagramSource, &t.datagramCounts)
+	}
 	if err := cc.start(); err != nil {
 		_ = qc.CloseWithError(quic.ApplicationErrorCode(ErrCodeInternalError), "")
 		cc.wg.Wait()
@@ -271,6 +285,13 @@ func (t *Transport) dialConn(key string) (*clientConn, error) {
 		t.mu.Unlock()
 	}()
 	return cc, nil
+}
+
+// DroppedDatagrams returns how many HTTP datagrams the Transport's
+// connections dropped: for no stream open with their Quarter Stream ID
+// (RFC 9297 section 2.1), and for a full stream queue.
+func (t *Transport) DroppedDatagrams() (unknown, full uint64) {
+	return t.datagramCounts.unknown.Load(), t.datagramCounts.full.Load()
 }
 
 // CloseIdleConnections closes the connections without requests under way.

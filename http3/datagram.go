@@ -1,0 +1,133 @@
+package http3
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+
+	"github.com/satquic/satquic/quic"
+)
+
+// datagramQueueLen is how many HTTP datagrams a stream holds that its
+// reader has not taken: a burst of 32 IP packets of a tunnel, at most
+// 32 x 1.5 KB = 48 KB per stream. Beyond it datagrams are dropped and
+// counted, as a router drops packets its queue has no room for; HTTP
+// datagrams are unreliable anyway (RFC 9297 section 2).
+const datagramQueueLen = 32
+
+// maxQuarterStreamID is the largest Quarter Stream ID: stream IDs end at
+// 2^62-1 (RFC 9297 section 2.1).
+const maxQuarterStreamID = 1<<60 - 1
+
+// datagramCounters count the HTTP datagrams a connection's demultiplexer
+// dropped.
+type datagramCounters struct {
+	// unknown: for no stream registered now. RFC 9297 section 2.1 allows
+	// buffering them for a stream not yet open; streams register before
+	// their request is sent (client) or as soon as its header is read
+	// (server), so that a datagram of a stream that is not registered
+	// has arrived before its request or after its end, and is dropped.
+	unknown atomic.Uint64
+	// full: the stream's queue had no room.
+	full atomic.Uint64
+}
+
+// datagramMux hands a connection's HTTP datagrams to the streams they
+// belong to, by Quarter Stream ID (RFC 9297 section 2.1).
+type datagramMux struct {
+	dc     datagramConn
+	counts *datagramCounters
+
+	mu     sync.Mutex
+	queues map[uint64]chan []byte
+}
+
+func newDatagramMux(dc datagramConn, counts *datagramCounters) *datagramMux {
+	return &datagramMux{dc: dc, counts: counts, queues: make(map[uint64]chan []byte)}
+}
+
+// register makes the queue of a request stream's datagrams.
+func (m *datagramMux) register(id quic.StreamID) chan []byte {
+	q := make(chan []byte, datagramQueueLen)
+	m.mu.Lock()
+	m.queues[uint64(id)/4] = q
+	m.mu.Unlock()
+	return q
+}
+
+// unregister drops the stream's queue: its datagrams are dropped from
+// now on.
+func (m *datagramMux) unregister(id quic.StreamID) {
+	m.mu.Lock()
+	delete(m.queues, uint64(id)/4)
+	m.mu.Unlock()
+}
+
+// run reads the connection's datagrams until ctx ends or the connection
+// does, and returns the H3_DATAGRAM_ERROR of a malformed one.
+func (m *datagramMux) run(ctx context.Context) error {
+	for {
+		b, err := m.dc.ReceiveDatagram(ctx)
+		if err != nil {
+			return nil
+		}
+		if err := m.dispatch(b); err != nil {
+			return err
+		}
+	}
+}
+
+// dispatch queues one HTTP datagram for its stream.
+func (m *datagramMux) dispatch(b []byte) error {
+	qsid, payload, err := parseHTTPDatagram(b)
+	if err != nil {
+		return err
+	}
+	m.mu.Lock()
+	q, ok := m.queues[qsid]
+	m.mu.Unlock()
+	if !ok {
+		m.counts.unknown.Add(1)
+		return nil
+	}
+	select {
+	case q <- payload:
+	default:
+		m.counts.full.Add(1)
+	}
+	return nil
+}
+
+// parseHTTPDatagram splits an HTTP/3 datagram into its Quarter Stream ID
+// and payload. A datagram too short for the ID, or with an ID no stream
+// can have, is a connection error H3_DATAGRAM_ERROR (RFC 9297 section
+// 2.1).
+func parseHTTPDatagram(b []byte) (qsid uint64, payload []byte, err error) {
+	qsid, n := parseVarint(b)
+	if n == 0 {
+		return 0, nil, connError(ErrCodeDatagramError, "HTTP datagram of %d bytes without a whole Quarter Stream ID", len(b))
+	}
+	if qsid > maxQuarterStreamID {
+		return 0, nil, connError(ErrCodeDatagramError, "Quarter Stream ID %d beyond 2^60-1", qsid)
+	}
+	return qsid, b[n:], nil
+}
+
+// appendHTTPDatagram prefixes payload with the Quarter Stream ID of
+// stream id (RFC 9297 section 2.1).
+func appendHTTPDatagram(b []byte, id quic.StreamID, payload []byte) []byte {
+	return append(appendVarint(b, uint64(id)/4), payload...)
+}
+
+// Errors of Stream.SendDatagram and Stream.ReceiveDatagram.
+var (
+	// ErrDatagramsDisabled: this endpoint did not enable HTTP datagrams
+	// (Server.EnableDatagrams, Transport.EnableDatagrams), or its QUIC
+	// connection carries no DATAGRAM frames.
+	ErrDatagramsDisabled = errors.New("http3: HTTP datagrams not enabled")
+	// ErrPeerDatagramsDisabled: the peer's SETTINGS did not allow HTTP
+	// datagrams (SETTINGS_H3_DATAGRAM, RFC 9297 section 2.1.1), or have
+	// not arrived yet.
+	ErrPeerDatagramsDisabled = errors.New("http3: the peer did not enable HTTP datagrams")
+)

@@ -1,0 +1,39 @@
+package http3
+
+import (
+	"context"
+
+	"github.com/satquic/satquic/quic"
+)
+
+// datagramConn is what HTTP datagrams need of a QUIC connection: the
+// DATAGRAM frames of RFC 9221, sent and received whole.
+type datagramConn interface {
+	SendDatagram(b []byte) error
+	ReceiveDatagram(ctx context.Context) ([]byte, error)
+}
+
+// quicDatagrams returns qc's DATAGRAM frames, or nil if its quic
+// package does not carry them.
+func quicDatagrams(qc *quic.Conn) datagramConn {
+	dc, _ := any(qc).(datagramConn)
+	return dc
+}
+
+// quicDatagramsSupported reports whether both ends of qc offered QUIC
+// DATAGRAM frames (RFC 9221 section 3: each sent max_datagram_frame_size),
+// which RFC 9297 section 2.1.1 requires before HTTP/3 datagrams are
+// allowed.
+func quicDatagramsSupported(qc *quic.Conn) bool {
+	s, ok := any(qc).(interface{ DatagramsSupported() bool })
+	return ok && s.DatagramsSupported()
+}
+
+// datagramSource is where a connection's HTTP datagrams travel: the QUIC
+// connection's DATAGRAM frames by default; tests give an in-memory pair.
+type datagramSource func(qc *quic.Conn) (dc datagramConn, negotiated func() bool)
+
+// quicDatagramSource is the default datagramSource.
+func quicDatagramSource(qc *quic.Conn) (datagramConn, func() bool) {
+	return quicDatagrams(qc), func() bool { return quicDatagramsSupported(qc) }
+}

@@ -1,0 +1,184 @@
+package http3
+
+import (
+	"context"
+	"errors"
+	"io"
+	"sync"
+
+	"github.com/satquic/satquic/quic"
+)
+
+// Stream is the request stream of an extended CONNECT (RFC 9220) after
+// its 2xx response: a tunnel that stays open until either end closes
+// it. Read and Write carry the payloads of its DATA frames, which for
+// the protocols that use the capsule protocol are a sequence of
+// capsules (RFC 9297 section 3.1: see ReadCapsule and WriteCapsule).
+// SendDatagram and ReceiveDatagram carry the HTTP datagrams bound to the
+// stream (RFC 9297 section 2).
+//
+// Read and Write may be called from two goroutines at once, and
+// ReceiveDatagram and SendDatagram from any number. The stream's owner
+// must Close it: neither the end of the handler nor the end of the
+// context given to Transport.ExtendedConnect does.
+type Stream struct {
+	c  *conn
+	st *quic.Stream
+	// w writes to the stream: the guard of the server's timeouts, or
+	// the QUIC stream itself on a client.
+	w io.Writer
+	// b reads the DATA frames, then the trailers, if any.
+	b *body
+	// datagrams is the stream's queue of HTTP datagrams, or nil if
+	// this endpoint did not advertise SETTINGS_H3_DATAGRAM.
+	datagrams chan []byte
+
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+
+	wmu sync.Mutex // one DATA frame at a time
+
+	mu     sync.Mutex
+	closed bool // Close or CancelWrite was called
+}
+
+// errStreamClosed: the Stream was closed by this endpoint.
+var errStreamClosed = errors.New("http3: stream closed")
+
+// newStream makes the Stream of st. Its context ends with the
+// connection at the latest; when it ends the stream's datagrams are no
+// longer taken.
+func newStream(c *conn, st *quic.Stream, w io.Writer, b *body, datagrams chan []byte) *Stream {
+	s := &Stream{c: c, st: st, w: w, b: b, datagrams: datagrams}
+	s.ctx, s.cancel = context.WithCancelCause(context.Background())
+	// The connection's end, with its HTTP/3 error code.
+	stop := context.AfterFunc(c.qc.Context(), func() { s.cancel(fromQUIC(context.Cause(c.qc.Context()))) })
+	context.AfterFunc(s.ctx, func() { stop() })
+	if datagrams != nil {
+		context.AfterFunc(s.ctx, func() { c.datagrams.unregister(st.StreamID()) })
+	}
+	return s
+}
+
+// Context ends when the stream does: Close, CancelRead or CancelWrite,
+// the end of what the peer sends (its FIN or a reset), a failed write,
+// or the end of the connection. context.Cause tells which.
+func (s *Stream) Context() context.Context { return s.ctx }
+
+// Read reads the payloads of the DATA frames the peer sends, the
+// capsule stream of RFC 9297 section 3.1. It returns io.EOF once the
+// peer closed its side, which ends the stream's Context.
+func (s *Stream) Read(p []byte) (int, error) {
+	n, err := s.b.Read(p)
+	if err != nil {
+		if s.isClosed() && isDeadline(err) {
+			// Close woke the read.
+			err = errStreamClosed
+		}
+		s.cancel(err)
+	}
+	return n, err
+}
+
+// Write sends p as one DATA frame. A failed write ends the stream's
+// Context.
+func (s *Stream) Write(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	frame := make([]byte, 0, dataHeaderRoom+len(p))
+	frame = appendFrameHeader(frame, frameData, uint64(len(p)))
+	frame = append(frame, p...)
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if s.isClosed() {
+		return 0, errStreamClosed
+	}
+	if _, err := s.w.Write(frame); err != nil {
+		err = fromQUIC(err)
+		s.cancel(err)
+		return 0, err
+	}
+	return len(p), nil
+}
+
+func (s *Stream) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
+// Close ends the stream: its sending side with a FIN, which tells the
+// peer the tunnel is closed (RFC 9114 section 4.4), and its receiving
+// side with STOP_SENDING H3_NO_ERROR. It ends the stream's Context.
+func (s *Stream) Close() error {
+	s.mu.Lock()
+	already := s.closed
+	s.closed = true
+	s.mu.Unlock()
+	if already {
+		return nil
+	}
+	err := s.st.Close()
+	s.st.CancelRead(quic.StreamErrorCode(ErrCodeNoError))
+	wakeReader(s.st)
+	s.cancel(errStreamClosed)
+	return err
+}
+
+// CancelRead stops reading with code, which the peer receives in
+// STOP_SENDING, and ends the stream's Context.
+func (s *Stream) CancelRead(code ErrCode) {
+	s.st.CancelRead(quic.StreamErrorCode(code))
+	wakeReader(s.st)
+	s.cancel(&Error{Code: code})
+}
+
+// CancelWrite resets the sending side with code (RESET_STREAM) and ends
+// the stream's Context.
+func (s *Stream) CancelWrite(code ErrCode) {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	s.st.CancelWrite(quic.StreamErrorCode(code))
+	s.cancel(&Error{Code: code})
+}
+
+// SendDatagram sends b as an HTTP datagram of this stream, in one QUIC
+// DATAGRAM frame prefixed with the stream's Quarter Stream ID (RFC 9297
+// section 2.1). Both ends must have advertised SETTINGS_H3_DATAGRAM,
+// and the stream must be open (section 2.1: only while its sending side
+// is). Datagrams are unreliable: the peer may drop them.
+func (s *Stream) SendDatagram(b []byte) error {
+	if s.c.datagrams == nil {
+		return ErrDatagramsDisabled
+	}
+	if p, ok := s.c.peerSettings(); !ok || !p.h3Datagram {
+		return ErrPeerDatagramsDisabled
+	}
+	if s.ctx.Err() != nil {
+		return context.Cause(s.ctx)
+	}
+	return s.c.datagrams.dc.SendDatagram(appendHTTPDatagram(make([]byte, 0, 8+len(b)), s.st.StreamID(), b))
+}
+
+// ReceiveDatagram returns the payload of the next HTTP datagram of this
+// stream. It waits until one arrives, ctx ends or the stream does.
+func (s *Stream) ReceiveDatagram(ctx context.Context) ([]byte, error) {
+	if s.datagrams == nil {
+		return nil, ErrDatagramsDisabled
+	}
+	select {
+	case b := <-s.datagrams:
+		return b, nil
+	default:
+	}
+	select {
+	case b := <-s.datagrams:
+		return b, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-s.ctx.Done():
+		return nil, context.Cause(s.ctx)
+	}
+}
