@@ -13,20 +13,15 @@ type datagramConn interface {
 	ReceiveDatagram(ctx context.Context) ([]byte, error)
 }
 
-// quicDatagrams returns qc's DATAGRAM frames, or nil if its quic
-// package does not carry them.
-func quicDatagrams(qc *quic.Conn) datagramConn {
-	dc, _ := any(qc).(datagramConn)
-	return dc
-}
+// quicDatagrams returns qc's DATAGRAM frames.
+func quicDatagrams(qc *quic.Conn) datagramConn { return qc }
 
 // quicDatagramsSupported reports whether both ends of qc offered QUIC
 // DATAGRAM frames (RFC 9221 section 3: each sent max_datagram_frame_size),
 // which RFC 9297 section 2.1.1 requires before HTTP/3 datagrams are
 // allowed.
 func quicDatagramsSupported(qc *quic.Conn) bool {
-	s, ok := any(qc).(interface{ DatagramsSupported() bool })
-	return ok && s.DatagramsSupported()
+	return qc.ConnectionState().SupportsDatagrams
 }
 
 // datagramSource is where a connection's HTTP datagrams travel: the QUIC

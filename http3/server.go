@@ -89,6 +89,7 @@ type Server struct {
 	// 2.1.1) on the connections whose QUIC layer negotiated DATAGRAM
 	// frames (RFC 9221), so that extended CONNECT streams carry HTTP
 	// datagrams (Stream.SendDatagram, Stream.ReceiveDatagram).
+	// It offers the QUIC DATAGRAM frames too, whatever QUICConfig says.
 	EnableDatagrams bool
 	// ConnContext, if set, derives the base context of a connection's
 	// requests.
@@ -173,6 +174,20 @@ func (s *Server) ListenAndServe(addr string) error {
 	return s.Serve(l)
 }
 
+// quicConfig is QUICConfig, with QUIC DATAGRAM frames offered when
+// EnableDatagrams asks for HTTP datagrams (RFC 9297 section 2.1.1).
+func (s *Server) quicConfig() *quic.Config {
+	if !s.EnableDatagrams || (s.QUICConfig != nil && s.QUICConfig.EnableDatagrams) {
+		return s.QUICConfig
+	}
+	var c quic.Config
+	if s.QUICConfig != nil {
+		c = *s.QUICConfig
+	}
+	c.EnableDatagrams = true
+	return &c
+}
+
 // Listen makes a Listener on pc for Serve, owned by the Server: Shutdown
 // closes it at once (its connections go on until they are done) and
 // Close or Shutdown close pc after it. When QUICConfig allows 0-RTT, the
@@ -187,7 +202,7 @@ func (s *Server) Listen(pc net.PacketConn) (*quic.Listener, error) {
 	if s.QUICConfig != nil && s.QUICConfig.Allow0RTT {
 		listen = t.ListenEarly
 	}
-	l, err := listen(ConfigureTLS(s.TLSConfig), s.QUICConfig)
+	l, err := listen(ConfigureTLS(s.TLSConfig), s.quicConfig())
 	if err != nil {
 		_ = t.Close()
 		return nil, err

@@ -52,6 +52,7 @@ type Transport struct {
 	// 2.1.1) on the connections whose QUIC layer negotiated DATAGRAM
 	// frames (RFC 9221), so that the streams of ExtendedConnect carry
 	// HTTP datagrams.
+	// It offers the QUIC DATAGRAM frames too, whatever QUICConfig says.
 	EnableDatagrams bool
 
 	// datagramSource, if set, carries HTTP datagrams instead of the
@@ -338,16 +339,23 @@ func (t *Transport) Close() error {
 // handshake flight, unless a token from the last connection proves the
 // client's address.
 func (t *Transport) quicConfig() *quic.Config {
-	if t.TLSClientConfig == nil || t.TLSClientConfig.ClientSessionCache == nil ||
-		(t.QUICConfig != nil && t.QUICConfig.TokenStore != nil) {
+	needTokens := t.TLSClientConfig != nil && t.TLSClientConfig.ClientSessionCache != nil &&
+		(t.QUICConfig == nil || t.QUICConfig.TokenStore == nil)
+	needDatagrams := t.EnableDatagrams && (t.QUICConfig == nil || !t.QUICConfig.EnableDatagrams)
+	if !needTokens && !needDatagrams {
 		return t.QUICConfig
 	}
 	var c quic.Config
 	if t.QUICConfig != nil {
 		c = *t.QUICConfig
 	}
-	t.tokensOnce.Do(func() { t.tokens = quic.NewTokenCache(tokenCacheSize) })
-	c.TokenStore = t.tokens
+	if needTokens {
+		t.tokensOnce.Do(func() { t.tokens = quic.NewTokenCache(tokenCacheSize) })
+		c.TokenStore = t.tokens
+	}
+	// HTTP datagrams travel in QUIC DATAGRAM frames (RFC 9297 section
+	// 2.1.1), so EnableDatagrams offers them.
+	c.EnableDatagrams = c.EnableDatagrams || t.EnableDatagrams
 	return &c
 }
 
