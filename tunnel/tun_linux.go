@@ -9,9 +9,13 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
+
+// addressWait bounds OpenTUN's wait for its addresses to become usable.
+const addressWait = 5 * time.Second
 
 // TUNConfig configures OpenTUN.
 type TUNConfig struct {
@@ -103,7 +107,30 @@ func (t *TUN) configure(ipPath string, cfg TUNConfig) error {
 			return err
 		}
 	}
+	for _, a := range cfg.Addrs {
+		if err := awaitLocal(ipPath, a.Addr()); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+// awaitLocal waits until the kernel delivers packets to a locally: an IPv6
+// address, even without duplicate address detection, gets its local route
+// from a work queue some time after the address appears, and packets to
+// it are refused until then.
+func awaitLocal(ipPath string, a netip.Addr) error {
+	deadline := time.Now().Add(addressWait)
+	for {
+		out, err := exec.Command(ipPath, "route", "get", a.String()).Output()
+		if err == nil && strings.HasPrefix(string(out), "local ") {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("tunnel: address %v is not local after %v", a, addressWait)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 // runIP runs one ip command and returns its output as the error when it
