@@ -81,6 +81,19 @@ type running struct {
 	clientFwd, proxyFwd *Forwarder
 	cancel              context.CancelFunc
 	errs                chan error
+	stopOnce            sync.Once
+}
+
+// stop ends both forwarders and checks that they ended cleanly.
+func (r *running) stop(t *testing.T) {
+	r.stopOnce.Do(func() {
+		r.cancel()
+		for range 2 {
+			if err := <-r.errs; err != nil {
+				t.Errorf("Run: %v", err)
+			}
+		}
+	})
 }
 
 func startTunnel(t *testing.T, queueLen int) *running {
@@ -102,14 +115,7 @@ func startTunnel(t *testing.T, queueLen int) *running {
 	r.cancel = cancel
 	go func() { r.errs <- r.clientFwd.Run(ctx) }()
 	go func() { r.errs <- r.proxyFwd.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		for range 2 {
-			if err := <-r.errs; err != nil {
-				t.Errorf("Run: %v", err)
-			}
-		}
-	})
+	t.Cleanup(func() { r.stop(t) })
 	return r
 }
 
@@ -156,6 +162,9 @@ func TestTenThousandPacketsEachWay(t *testing.T) {
 	if failed.Load() {
 		return
 	}
+	// The counters are read once the forwarders stopped: a packet leaves
+	// the device before the forwarder counts it.
+	r.stop(t)
 	for _, f := range []*Forwarder{r.clientFwd, r.proxyFwd} {
 		st := f.Stats()
 		if st.DeviceRead.Packets != total || st.Tunneled.Packets != total || st.Delivered.Packets != total ||
@@ -191,6 +200,7 @@ func TestPacketTooBigBackIntoTheDevice(t *testing.T) {
 	if h.Dst != netip.MustParseAddr("10.8.0.2") || string(msg[8:28]) != string(big[:20]) {
 		t.Fatal("the ICMP error is not about the packet sent")
 	}
+	r.stop(t)
 	st := r.clientFwd.Stats()
 	if st.Refused != 1 || st.ICMPToDevice != 1 || st.Session.Sent.Dropped.TooBig != 1 || st.Tunneled.Packets != 0 {
 		t.Fatalf("stats %+v", st)
