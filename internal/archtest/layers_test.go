@@ -40,7 +40,7 @@ var layers = map[string]int{
 	"bench": 6, "bench/load": 6, "internal/testkit/h3test": 6, "interop": 6,
 	// The tunnel's forwarding core, above HTTP/3 so that it may join a
 	// request stream to a session.
-	"tunnel": 6,
+	"tunnel":        6,
 	"bench/loadcmp": 7,
 	// Programs.
 	"cmd": 9, "internal/cmd": 9,
