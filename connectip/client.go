@@ -37,6 +37,7 @@ func NewClient(c Carrier, cfg ClientConfig) (*Session, error) {
 	for i, p := range cfg.RequestAddresses {
 		reqs[i] = RequestedAddress{RequestID: uint64(i + 1), Prefix: p}
 	}
+	s.requestsSent = uint64(len(reqs))
 	if len(reqs) > 0 {
 		b, err := AppendAddressRequest(nil, reqs)
 		if err != nil {

@@ -14,6 +14,10 @@ import (
 // capsule), no larger than Config.MTU, and with hops left; unless
 // Config.KeepHopLimit is set, its TTL or Hop Limit is decremented in p.
 //
+// IPv4 packets are not fragmented: one larger than the MTU is answered
+// with Fragmentation Needed whether or not it has DF set, which makes the
+// sender's IP layer learn the tunnel's MTU just the same.
+//
 // A packet that fails a check is counted and not sent, and the error wraps
 // ErrDropped; icmp is then, where one is due, the ICMP error to deliver
 // to the packet's sender (Packet Too Big, Time Exceeded). Any other error

@@ -69,8 +69,11 @@ type Session struct {
 	assignedSent bool
 	routes       []IPRoute
 	advertised   bool
-	// answered holds the Request IDs this end sent and the peer answered;
-	// requested those the peer sent.
+	// requestsSent is how many addresses this end requested (Request IDs
+	// 1 to requestsSent); answered holds those of them the peer answered,
+	// and nothing else, so that a peer cannot grow it. requested holds the
+	// Request IDs the peer sent.
+	requestsSent        uint64
 	answered, requested map[uint64]bool
 	gotAssign           bool
 	changed             chan struct{} // closed and replaced on every change
@@ -285,7 +288,7 @@ func (s *Session) onAssign(addrs []AssignedAddress) {
 	defer s.mu.Unlock()
 	s.local = s.local[:0]
 	for _, a := range addrs {
-		if a.RequestID != 0 {
+		if a.RequestID != 0 && a.RequestID <= s.requestsSent {
 			s.answered[a.RequestID] = true
 		}
 		if !a.Rejected() {

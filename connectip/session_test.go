@@ -328,3 +328,21 @@ func TestLossyReorderingCarrier(t *testing.T) {
 		t.Fatalf("drops %+v", st.Received.Dropped)
 	}
 }
+
+func TestClientWaitsForItsOwnRequestIDs(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a, b := connectiptest.Pipe(connectiptest.Config{})
+		defer b.Close()
+		// The proxy answers a Request ID the client never sent: that is no
+		// answer to the client's request 1.
+		assign, _ := connectip.AppendAddressAssign(nil, []connectip.AssignedAddress{{RequestID: 2, Prefix: netip.MustParsePrefix("10.1.0.1/32")}})
+		routes, _ := connectip.AppendRouteAdvertisement(nil, everywhere)
+		b.Write(append(assign, routes...))
+		_, err := connectip.NewClient(a, connectip.ClientConfig{
+			RequestAddresses: []netip.Prefix{netip.MustParsePrefix("0.0.0.0/32")}, Timeout: time.Second,
+		})
+		if err == nil {
+			t.Fatal("the client took an answer to a request it did not send")
+		}
+	})
+}

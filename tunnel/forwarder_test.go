@@ -3,6 +3,7 @@ package tunnel
 import (
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"net/netip"
 	"sync"
@@ -85,7 +86,7 @@ type running struct {
 }
 
 // stop ends both forwarders and checks that they ended cleanly.
-func (r *running) stop(t *testing.T) {
+func (r *running) stop(t testing.TB) {
 	r.stopOnce.Do(func() {
 		r.cancel()
 		for range 2 {
@@ -96,7 +97,7 @@ func (r *running) stop(t *testing.T) {
 	})
 }
 
-func startTunnel(t *testing.T, queueLen int) *running {
+func startTunnel(t testing.TB, queueLen int) *running {
 	t.Helper()
 	a, b := connectiptest.Pipe(connectiptest.Config{QueueLen: 1024})
 	routes := []connectip.IPRoute{connectip.RouteFromPrefix(netip.MustParsePrefix("0.0.0.0/0"), 0)}
@@ -119,7 +120,7 @@ func startTunnel(t *testing.T, queueLen int) *running {
 	return r
 }
 
-func receive(t *testing.T, d *memDevice) []byte {
+func receive(t testing.TB, d *memDevice) []byte {
 	t.Helper()
 	select {
 	case p := <-d.written:
@@ -299,4 +300,47 @@ func TestRunEndsWhenTheSessionEnds(t *testing.T) {
 	default:
 		t.Fatal("the device was left open")
 	}
+}
+
+func TestStatsJSON(t *testing.T) {
+	r := startTunnel(t, 0)
+	r.clientDev.inject <- ipv4Packet("10.8.0.2", "203.0.113.1", 100, 1)
+	receive(t, r.proxyDev)
+	r.stop(t)
+	b, err := json.Marshal(r.clientFwd.Stats())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back map[string]any
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	tunneled, _ := back["tunneled"].(map[string]any)
+	session, _ := back["session"].(map[string]any)
+	if tunneled["packets"] != 1.0 || tunneled["bytes"] != 100.0 || session == nil || back["overload_drops"] != 0.0 {
+		t.Fatalf("%s", b)
+	}
+}
+
+// BenchmarkForwarder sends 1280-byte packets from one in-memory device to
+// the other through two forwarders and a client and proxy session, in
+// windows the queues hold, and reports the goodput of IP packets.
+func BenchmarkForwarder(b *testing.B) {
+	r := startTunnel(b, 0)
+	const window = 256
+	pkt := ipv4Packet("10.8.0.2", "203.0.113.1", 1280, 0)
+	b.SetBytes(1280)
+	b.ResetTimer()
+	for sent := 0; sent < b.N; sent += window {
+		n := min(window, b.N-sent)
+		go func() {
+			for range n {
+				r.clientDev.inject <- pkt
+			}
+		}()
+		for range n {
+			<-r.proxyDev.written
+		}
+	}
+	b.StopTimer()
 }
