@@ -50,7 +50,11 @@ func NewClient(c Carrier, cfg ClientConfig) (*Session, error) {
 		}
 	}
 	s.start()
-	if err := s.awaitSetup(reqs, cfg.Timeout); err != nil {
+	err := s.awaitSetup(reqs, cfg.Timeout)
+	if err == nil {
+		err = checkMTU(s.cfg.MTU, carriesIPv6(s.LocalPrefixes(), s.Routes()))
+	}
+	if err != nil {
 		s.Close()
 		return nil, err
 	}

@@ -114,3 +114,15 @@ func (p *AddressPool) InUse() int {
 	defer p.mu.Unlock()
 	return len(p.inUse)
 }
+
+// prefixes lists the pool's prefixes; a nil pool has none.
+func (p *AddressPool) prefixes() []netip.Prefix {
+	if p == nil {
+		return nil
+	}
+	out := make([]netip.Prefix, len(p.ranges))
+	for i, r := range p.ranges {
+		out[i] = r.prefix
+	}
+	return out
+}

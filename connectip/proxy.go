@@ -32,7 +32,11 @@ func NewProxy(c Carrier, assign []netip.Prefix, routes []IPRoute, cfg ProxyConfi
 	s.routes = slices.Clone(routes)
 	SortRoutes(s.routes)
 	s.assignedSent, s.advertised = true, true
-	b, err := s.setupCapsules()
+	err := checkMTU(s.cfg.MTU, carriesIPv6(slices.Concat(assign, cfg.Pool.prefixes()), routes))
+	var b []byte
+	if err == nil {
+		b, err = s.setupCapsules()
+	}
 	if err != nil {
 		c.Close()
 		return nil, fmt.Errorf("connectip: proxy configuration: %w", err)

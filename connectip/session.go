@@ -32,7 +32,8 @@ type Config struct {
 	// MTU is the largest IP packet the tunnel carries: what fits in one
 	// HTTP Datagram after its Context ID. A larger packet given to
 	// WritePacket is dropped and answered with an ICMP Packet Too Big.
-	// Zero means 1280.
+	// Zero means 1280. Below 1280 a session refuses to carry IPv6 (RFC
+	// 9484 section 7.2), below 68 anything.
 	MTU int
 	// ICMPSource4 and ICMPSource6 are the sources of the ICMP errors the
 	// session generates. Unset, an ICMP error comes from the destination

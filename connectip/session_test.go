@@ -346,3 +346,32 @@ func TestClientWaitsForItsOwnRequestIDs(t *testing.T) {
 		}
 	})
 }
+
+func TestMTUBelowIPv6Minimum(t *testing.T) {
+	_, b := connectiptest.Pipe(connectiptest.Config{})
+	if _, err := connectip.NewProxy(b, nil, everywhere, connectip.ProxyConfig{Config: connectip.Config{MTU: 1200}}); err == nil {
+		t.Fatal("a proxy routing IPv6 over a 1200-byte tunnel MTU")
+	}
+	a, b := connectiptest.Pipe(connectiptest.Config{})
+	v4 := everywhere[:1]
+	proxy, err := connectip.NewProxy(b, []netip.Prefix{netip.MustParsePrefix("10.1.0.1/32")}, v4, connectip.ProxyConfig{Config: connectip.Config{MTU: 1200}})
+	if err != nil {
+		t.Fatalf("IPv4 only over 1200 bytes: %v", err)
+	}
+	defer proxy.Close()
+	client, err := connectip.NewClient(a, connectip.ClientConfig{Config: connectip.Config{MTU: 1200}})
+	if err != nil {
+		t.Fatalf("IPv4-only client over 1200 bytes: %v", err)
+	}
+	client.Close()
+
+	a, b = connectiptest.Pipe(connectiptest.Config{})
+	proxy, err = connectip.NewProxy(b, []netip.Prefix{netip.MustParsePrefix("fd00::1/128")}, everywhere, connectip.ProxyConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer proxy.Close()
+	if _, err := connectip.NewClient(a, connectip.ClientConfig{Config: connectip.Config{MTU: 1200}}); err == nil {
+		t.Fatal("a client took IPv6 over a 1200-byte tunnel MTU")
+	}
+}
