@@ -156,16 +156,12 @@ func (s *Session) HandleContext(id uint64, fn func(payload []byte)) {
 // a protocol error from the peer (see Err).
 func (s *Session) Done() <-chan struct{} { return s.done }
 
-// Err is why the session ended, or nil while it runs.
+// Err is why the session ended, or nil while it runs. It is set before
+// any method reports the end, and before Done is closed.
 func (s *Session) Err() error {
-	select {
-	case <-s.done:
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		return s.closeErr
-	default:
-		return nil
-	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closeErr
 }
 
 // Close ends the session: it closes the carrier and gives back the

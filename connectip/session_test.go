@@ -375,3 +375,44 @@ func TestMTUBelowIPv6Minimum(t *testing.T) {
 		t.Fatal("a client took IPv6 over a 1200-byte tunnel MTU")
 	}
 }
+
+// FuzzProxyInput feeds a proxy session a capsule stream and a datagram
+// from a client: whatever they hold, the proxy must not panic or hang; it
+// forwards an allowed packet sent after them unless the stream was
+// malformed and ended the session.
+func FuzzProxyInput(f *testing.F) {
+	req, _ := connectip.AppendAddressRequest(nil, []connectip.RequestedAddress{{RequestID: 1, Prefix: netip.MustParsePrefix("0.0.0.0/32")}})
+	routes, _ := connectip.AppendRouteAdvertisement(nil, everywhere)
+	pkt := connectip.TestPacket(f, "10.7.0.7", "198.51.100.1", 17, 40, 64)
+	f.Add(append(req, routes...), connectip.AppendDatagram(nil, 0, pkt))
+	f.Add([]byte{0x02, 0x01, 0x00}, []byte{0x40})
+	f.Add(connectip.AppendCapsule(nil, 0x99, []byte("x")), connectip.AppendDatagram(nil, 3, nil))
+	f.Fuzz(func(t *testing.T, stream, dgram []byte) {
+		pool, _ := connectip.NewAddressPool(netip.MustParsePrefix("10.8.0.0/24"), netip.MustParsePrefix("fd00:8::/120"))
+		a, b := connectiptest.Pipe(connectiptest.Config{})
+		proxy, err := connectip.NewProxy(b, []netip.Prefix{netip.MustParsePrefix("10.7.0.7/32")}, everywhere, connectip.ProxyConfig{Pool: pool})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer proxy.Close()
+		a.Write(stream)
+		a.SendDatagram(dgram)
+		a.SendDatagram(connectip.AppendDatagram(nil, 0, pkt))
+		buf := make([]byte, 1500)
+		for {
+			n, err := proxy.ReadPacket(buf)
+			if err != nil {
+				if proxy.Err() == nil {
+					t.Fatalf("ReadPacket failed in a running session: %v", err)
+				}
+				return
+			}
+			if _, err := connectip.ParseIPHeader(buf[:n]); err != nil {
+				t.Fatalf("forwarded a malformed packet: %v", err)
+			}
+			if string(buf[:n]) == string(pkt) {
+				return
+			}
+		}
+	})
+}
