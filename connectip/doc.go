@@ -23,8 +23,8 @@
 //     lowers its segment size, and Time Exceeded for packets out of hops.
 //   - Sessions: NewClient and NewProxy return a Session that reads and
 //     writes IP packets. The client asks for addresses, waits for the
-//     assignment and the routes, and sends only from its addresses to the
-//     routes. The proxy assigns addresses (given, or from an AddressPool
+//     assignment and the routes, sends only from its addresses to the
+//     routes, and takes only packets for its addresses. The proxy assigns addresses (given, or from an AddressPool
 //     that takes them back at Close), advertises routes, and forwards
 //     only packets from the client whose source it assigned and whose
 //     destination it advertised (section 11, BCP 38): the others are

@@ -75,8 +75,9 @@ func (s *Session) icmpSource(h IPHeader) netip.Addr {
 // ReadPacket waits for the next IP packet from the peer and copies it into
 // b. Datagrams that fail the checks of a router receiving from the tunnel
 // (section 7.2: one whole IP packet, from an address this end assigned to
-// the peer and to a route it advertised, each checked once this end has
-// sent the capsule) are dropped and counted, as are datagrams of an
+// the peer, each checked once this end has sent the capsule, and to a
+// route this end advertised or an address the peer assigned to it) are
+// dropped and counted, as are datagrams of an
 // unregistered Context ID; ReadPacket then waits for the next one. A b
 // too short for the packet gives io.ErrShortBuffer with b filled. Any
 // other error means the session has ended.
@@ -98,6 +99,19 @@ func (s *Session) ReadPacket(b []byte) (int, error) {
 		}
 		return n, nil
 	}
+}
+
+// destinationAllowed reports whether a packet from the peer may go to h's
+// destination: within the routes this end advertised, or to one of the
+// addresses the peer assigned to this end; with neither sent, anywhere.
+// A client therefore takes from its proxy only packets for its own
+// addresses, and never forwards others into its network. s.mu is held.
+func (s *Session) destinationAllowed(h IPHeader) bool {
+	if !s.advertised && !s.gotAssign {
+		return true
+	}
+	return s.advertised && routeAllowed(s.routes, h.Dst, h.Protocol) ||
+		s.gotAssign && sourceAllowed(s.local, h.Dst)
 }
 
 // admit returns the IP packet a datagram from the peer carries and true,
@@ -128,7 +142,7 @@ func (s *Session) admit(dgram []byte) ([]byte, bool) {
 	}
 	s.mu.Lock()
 	srcOK := !s.assignedSent || sourceAllowed(s.assigned, h.Src)
-	dstOK := !s.advertised || routeAllowed(s.routes, h.Dst, h.Protocol)
+	dstOK := s.destinationAllowed(h)
 	s.mu.Unlock()
 	switch {
 	case !srcOK:

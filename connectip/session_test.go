@@ -416,3 +416,24 @@ func FuzzProxyInput(f *testing.F) {
 		}
 	})
 }
+
+func TestClientTakesOnlyPacketsForItsAddresses(t *testing.T) {
+	a, b := connectiptest.Pipe(connectiptest.Config{})
+	assign, _ := connectip.AppendAddressAssign(nil, []connectip.AssignedAddress{{Prefix: netip.MustParsePrefix("10.1.0.1/32")}})
+	routes, _ := connectip.AppendRouteAdvertisement(nil, everywhere)
+	b.Write(append(assign, routes...))
+	defer b.Close()
+	client, err := connectip.NewClient(a, connectip.ClientConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	b.SendDatagram(connectip.AppendDatagram(nil, 0, connectip.TestPacket(t, "192.0.2.1", "10.1.0.2", 17, 50, 64)))
+	b.SendDatagram(connectip.AppendDatagram(nil, 0, connectip.TestPacket(t, "192.0.2.1", "10.1.0.1", 17, 60, 64)))
+	if n, err := client.ReadPacket(make([]byte, 100)); err != nil || n != 60 {
+		t.Fatalf("read %d, %v", n, err)
+	}
+	if d := client.Stats().Received.Dropped; d != (connectip.Drops{DestinationNotRouted: 1}) {
+		t.Fatalf("drops %+v", d)
+	}
+}

@@ -35,7 +35,8 @@ type Drops struct {
 	// sending end (RFC 9484 section 11, BCP 38).
 	SourceNotAllowed uint64 `json:"source_not_allowed"`
 	// DestinationNotRouted: a destination or protocol outside the routes
-	// advertised to the sending end (RFC 9484 section 4.7.3).
+	// advertised to the sending end (RFC 9484 section 4.7.3), or, received,
+	// not an address of the receiving end either.
 	DestinationNotRouted uint64 `json:"destination_not_routed"`
 	// HopLimit: the TTL or Hop Limit ran out (RFC 9484 section 7.2).
 	HopLimit uint64 `json:"hop_limit"`
