@@ -29,12 +29,18 @@ var layers = map[string]int{
 	"quic/internal/wire": 1, "quic/internal/crypto": 1, "quic/internal/dgram": 1, "quic/internal/udp": 1,
 	"fec": 1, "netsim/loss": 1,
 	"fec/baseline": 2, "netsim": 2, "quic/internal/recovery": 2,
+	// CONNECT-IP needs only the standard library; its in-memory carrier
+	// is above it.
+	"connectip": 1, "connectip/connectiptest": 2,
 	// The connection core and what drives it.
 	"quic/internal/core": 3, "quic/internal/coresim": 3, "fec/fecsim": 3, "netsim/memnet": 3, "emulate": 3,
 	"quic": 4, "quic/quicsim": 4,
 	// Applications of QUIC.
 	"http3": 5, "internal/hq": 5,
 	"bench": 6, "bench/load": 6, "internal/testkit/h3test": 6, "interop": 6,
+	// The tunnel's forwarding core, above HTTP/3 so that it may join a
+	// request stream to a session.
+	"tunnel":        6,
 	"bench/loadcmp": 7,
 	// Programs.
 	"cmd": 9, "internal/cmd": 9,

@@ -1,0 +1,156 @@
+package connectip
+
+import (
+	"fmt"
+	"io"
+	"net/netip"
+)
+
+// WritePacket sends the IP packet p to the peer in an HTTP Datagram of
+// Context ID 0 (RFC 9484 section 6). Before that it applies the checks of
+// a router forwarding onto the tunnel (section 7.2): p must be one whole
+// IPv4 or IPv6 packet, from an address the peer assigned to this end and
+// to a route the peer advertised (each checked once the peer has sent the
+// capsule), no larger than Config.MTU, and with hops left; unless
+// Config.KeepHopLimit is set, its TTL or Hop Limit is decremented in p.
+//
+// IPv4 packets are not fragmented: one larger than the MTU is answered
+// with Fragmentation Needed whether or not it has DF set, which makes the
+// sender's IP layer learn the tunnel's MTU just the same.
+//
+// A packet that fails a check is counted and not sent, and the error wraps
+// ErrDropped; icmp is then, where one is due, the ICMP error to deliver
+// to the packet's sender (Packet Too Big, Time Exceeded). Any other error
+// means the session has ended.
+func (s *Session) WritePacket(p []byte) (icmp []byte, err error) {
+	if s.ctx.Err() != nil {
+		return nil, s.sessionErr(ErrClosed)
+	}
+	d := &s.stats.sent
+	h, err := ParseIPHeader(p)
+	if err != nil {
+		d.malformed.Add(1)
+		return nil, fmt.Errorf("%w: %w", ErrDropped, err)
+	}
+	s.mu.Lock()
+	srcOK := !s.gotAssign || sourceAllowed(s.local, h.Src)
+	dstOK := !s.peerAdvertised || routeAllowed(s.peerRoutes, h.Dst, h.Protocol)
+	s.mu.Unlock()
+	switch {
+	case !srcOK:
+		d.source.Add(1)
+		return nil, fmt.Errorf("%w: source %v is not an address assigned to this end", ErrDropped, h.Src)
+	case !dstOK:
+		d.dest.Add(1)
+		return nil, fmt.Errorf("%w: no route to %v for protocol %d", ErrDropped, h.Dst, h.Protocol)
+	case len(p) > s.cfg.MTU:
+		d.tooBig.Add(1)
+		icmp, _ = PacketTooBig(p, s.cfg.MTU, s.icmpSource(h))
+		return icmp, fmt.Errorf("%w: %d bytes exceed the tunnel MTU of %d", ErrDropped, len(p), s.cfg.MTU)
+	case !s.cfg.KeepHopLimit && !decrementHopLimit(p):
+		d.hopLimit.Add(1)
+		icmp, _ = TimeExceeded(p, s.icmpSource(h))
+		return icmp, fmt.Errorf("%w: hop limit exceeded", ErrDropped)
+	}
+	bp := s.bufs.Get().(*[]byte)
+	b := AppendDatagram((*bp)[:0], ContextIDIP, p)
+	err = s.c.SendDatagram(b)
+	*bp = b[:0]
+	s.bufs.Put(bp)
+	if err != nil {
+		return nil, s.sessionErr(fmt.Errorf("connectip: sending a datagram: %w", err))
+	}
+	d.forwarded(len(p))
+	return nil, nil
+}
+
+// icmpSource is the source of the ICMP errors about a packet like h.
+func (s *Session) icmpSource(h IPHeader) netip.Addr {
+	if h.Version == 4 {
+		return s.cfg.ICMPSource4
+	}
+	return s.cfg.ICMPSource6
+}
+
+// ReadPacket waits for the next IP packet from the peer and copies it into
+// b. Datagrams that fail the checks of a router receiving from the tunnel
+// (section 7.2: one whole IP packet, from an address this end assigned to
+// the peer, each checked once this end has sent the capsule, and to a
+// route this end advertised or an address the peer assigned to it) are
+// dropped and counted, as are datagrams of an
+// unregistered Context ID; ReadPacket then waits for the next one. A b
+// too short for the packet gives io.ErrShortBuffer with b filled. Any
+// other error means the session has ended.
+func (s *Session) ReadPacket(b []byte) (int, error) {
+	d := &s.stats.received
+	for {
+		dgram, err := s.c.ReceiveDatagram(s.ctx)
+		if err != nil {
+			return 0, s.sessionErr(fmt.Errorf("connectip: receiving a datagram: %w", err))
+		}
+		p, ok := s.admit(dgram)
+		if !ok {
+			continue
+		}
+		n := copy(b, p)
+		d.forwarded(len(p))
+		if n < len(p) {
+			return n, io.ErrShortBuffer
+		}
+		return n, nil
+	}
+}
+
+// destinationAllowed reports whether a packet from the peer may go to h's
+// destination: within the routes this end advertised, or to one of the
+// addresses the peer assigned to this end; with neither sent, anywhere.
+// A client therefore takes from its proxy only packets for its own
+// addresses, and never forwards others into its network. s.mu is held.
+func (s *Session) destinationAllowed(h IPHeader) bool {
+	if !s.advertised && !s.gotAssign {
+		return true
+	}
+	return s.advertised && routeAllowed(s.routes, h.Dst, h.Protocol) ||
+		s.gotAssign && sourceAllowed(s.local, h.Dst)
+}
+
+// admit returns the IP packet a datagram from the peer carries and true,
+// or false after counting why it is dropped or handing it to the handler
+// of its context.
+func (s *Session) admit(dgram []byte) ([]byte, bool) {
+	d := &s.stats.received
+	id, p, err := ParseDatagram(dgram)
+	if err != nil {
+		d.malformed.Add(1)
+		return nil, false
+	}
+	if id != ContextIDIP {
+		s.mu.Lock()
+		fn := s.handlers[id]
+		s.mu.Unlock()
+		if fn == nil {
+			d.unknownCtx.Add(1)
+		} else {
+			fn(p)
+		}
+		return nil, false
+	}
+	h, err := ParseIPHeader(p)
+	if err != nil {
+		d.malformed.Add(1)
+		return nil, false
+	}
+	s.mu.Lock()
+	srcOK := !s.assignedSent || sourceAllowed(s.assigned, h.Src)
+	dstOK := s.destinationAllowed(h)
+	s.mu.Unlock()
+	switch {
+	case !srcOK:
+		d.source.Add(1)
+		return nil, false
+	case !dstOK:
+		d.dest.Add(1)
+		return nil, false
+	}
+	return p, true
+}

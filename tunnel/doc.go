@@ -1,0 +1,23 @@
+// Package tunnel is the forwarding core of an IP tunnel over CONNECT-IP:
+// it moves IP packets between a Device (a TUN interface, or anything that
+// reads and writes whole IP packets) and a CONNECT-IP session, in both
+// directions, independently of HTTP/3 and of the operating system.
+//
+// A Forwarder runs three goroutines. The device reader never blocks on
+// the transport: it puts each packet in a bounded queue, and when the
+// queue is full (the transport cannot keep up: congestion, a slow coding
+// path) it drops the packet and counts it, as a router's full interface
+// queue does, so the device keeps being read and the inner transports see
+// loss they react to rather than a stall. The sender takes packets from
+// the queue and gives them to the session, which applies CONNECT-IP's
+// checks (addresses, routes, tunnel MTU, hop limit); the ICMP errors the
+// session returns (Packet Too Big for a packet beyond the tunnel's inner
+// MTU, so that inner TCP lowers its segment size; Time Exceeded) are
+// written back into the device. The receiver writes what the session
+// delivers into the device. Stats counts each step, JSON-friendly.
+//
+// OpenTUN (Linux) creates a TUN interface, sets its MTU, addresses and
+// routes with iproute2's ip command, and is a Device. The satquic command
+// that joins a TUN device, an HTTP/3 CONNECT-IP request and a Forwarder
+// comes separately.
+package tunnel
