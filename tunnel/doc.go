@@ -3,8 +3,9 @@
 // reads and writes whole IP packets) and a CONNECT-IP session, in both
 // directions, independently of HTTP/3 and of the operating system.
 //
-// A Forwarder runs three goroutines per session. The device reader never blocks on
-// the transport: it puts each packet in a bounded queue, and when the
+// A Forwarder runs a device reader, and a sender and a receiver per
+// session. The device reader never blocks on the transport: it puts each
+// packet in a bounded queue, and when the
 // queue is full (the transport cannot keep up: congestion, a slow coding
 // path) it drops the packet and counts it, as a router's full interface
 // queue does, so the device keeps being read and the inner transports see
