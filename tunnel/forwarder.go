@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"sync"
 
@@ -30,26 +31,32 @@ type Session interface {
 	Stats() connectip.Stats
 }
 
-// DefaultQueueLen is the device-to-session queue's length when
+// DefaultQueueLen is the length of each device-to-session queue when
 // Config.QueueLen is zero: about 12 ms of 1 Gbit/s in 1500-byte packets.
 const DefaultQueueLen = 1024
 
 // Config configures a Forwarder.
 type Config struct {
-	// QueueLen bounds the packets read from the device and waiting for the
+	// QueueLen bounds the packets read from the device and waiting for a
 	// session; beyond it they are dropped and counted. Zero means
 	// DefaultQueueLen.
 	QueueLen int
 }
 
-// Forwarder moves packets between a Device and a Session.
+// Forwarder moves packets between a Device and one or more Sessions.
 type Forwarder struct {
 	dev   Device
+	lanes []*lane
+	free  chan []byte
+	seed  maphash.Seed
+	stats counters
+	wmu   sync.Mutex // device writes come from every lane
+}
+
+// lane is one session with its queue from the device.
+type lane struct {
 	sess  Session
 	queue chan packet
-	free  chan []byte
-	stats counters
-	wmu   sync.Mutex // device writes come from the sender and the receiver
 }
 
 type packet struct {
@@ -59,34 +66,54 @@ type packet struct {
 
 // New returns a Forwarder between dev and sess; Run starts it.
 func New(dev Device, sess Session, cfg Config) *Forwarder {
-	if cfg.QueueLen <= 0 {
-		cfg.QueueLen = DefaultQueueLen
-	}
-	size := min(max(dev.MTU(), 1280), 65535)
-	f := &Forwarder{
-		dev: dev, sess: sess,
-		queue: make(chan packet, cfg.QueueLen),
-		// One buffer per queue slot, one in the reader's hands and one in
-		// the sender's: the reader never waits for a buffer.
-		free: make(chan []byte, cfg.QueueLen+2),
-	}
-	for range cfg.QueueLen + 2 {
-		f.free <- make([]byte, size)
-	}
+	f, _ := NewMulti(dev, []Session{sess}, cfg)
 	return f
 }
 
-// Run forwards until ctx is done or the device or the session fails, then
-// closes both and returns: nil after ctx is done, otherwise the failure.
-// A Forwarder runs once.
+// NewMulti returns a Forwarder that spreads the device's packets over
+// several sessions, typically CONNECT-IP tunnels on as many connections,
+// so that the work of more than one connection (its encryption and
+// coding) runs on more than one core. Each flow (addresses, protocol and
+// ports, whichever the direction) keeps to one session, so its packets
+// stay in order; the sessions' packets all go into the device.
+func NewMulti(dev Device, sessions []Session, cfg Config) (*Forwarder, error) {
+	if len(sessions) == 0 {
+		return nil, errors.New("tunnel: no session")
+	}
+	if cfg.QueueLen <= 0 {
+		cfg.QueueLen = DefaultQueueLen
+	}
+	// One buffer per queue slot, one in the reader's hands and one in each
+	// sender's: the reader never waits for a buffer.
+	bufs := len(sessions)*(cfg.QueueLen+1) + 1
+	f := &Forwarder{dev: dev, free: make(chan []byte, bufs), seed: maphash.MakeSeed()}
+	for _, s := range sessions {
+		f.lanes = append(f.lanes, &lane{sess: s, queue: make(chan packet, cfg.QueueLen)})
+	}
+	size := min(max(dev.MTU(), 1280), 65535)
+	for range bufs {
+		f.free <- make([]byte, size)
+	}
+	return f, nil
+}
+
+// Run forwards until ctx is done or the device or a session fails, then
+// closes them all and returns: nil after ctx is done, otherwise the
+// failure. A Forwarder runs once.
 func (f *Forwarder) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	loops := []func(context.Context) error{f.readDevice}
+	for _, l := range f.lanes {
+		loops = append(loops,
+			func(ctx context.Context) error { return f.sendPackets(ctx, l) },
+			func(context.Context) error { return f.receivePackets(l.sess) })
+	}
 	var wg sync.WaitGroup
-	errc := make(chan error, 3)
-	for _, loop := range []func(context.Context) error{f.readDevice, f.sendPackets, f.receivePackets} {
+	errc := make(chan error, len(loops))
+	for _, loop := range loops {
 		wg.Go(func() {
-			// Once ctx is done the device and session are closed under the
+			// Once ctx is done the device and sessions are closed under the
 			// loops, and what they return then is no failure.
 			if err := loop(ctx); err != nil && ctx.Err() == nil {
 				errc <- err
@@ -95,21 +122,26 @@ func (f *Forwarder) Run(ctx context.Context) error {
 		})
 	}
 	<-ctx.Done()
-	closeErr := errors.Join(f.dev.Close(), f.sess.Close())
+	closeErrs := []error{f.dev.Close()}
+	for _, l := range f.lanes {
+		if err := l.sess.Close(); !errors.Is(err, connectip.ErrClosed) {
+			closeErrs = append(closeErrs, err)
+		}
+	}
 	wg.Wait()
 	close(errc)
 	if err, ok := <-errc; ok {
 		return err
 	}
-	if closeErr != nil && !errors.Is(closeErr, connectip.ErrClosed) {
-		return fmt.Errorf("tunnel: closing: %w", closeErr)
+	if err := errors.Join(closeErrs...); err != nil {
+		return fmt.Errorf("tunnel: closing: %w", err)
 	}
 	return nil
 }
 
-// readDevice reads packets from the device into the queue, dropping those
-// for which the queue has no room rather than waiting.
-func (f *Forwarder) readDevice(ctx context.Context) error {
+// readDevice reads packets from the device into their flow's queue,
+// dropping those for which the queue has no room rather than waiting.
+func (f *Forwarder) readDevice(context.Context) error {
 	for {
 		buf := <-f.free
 		n, err := f.dev.ReadPacket(buf)
@@ -117,8 +149,12 @@ func (f *Forwarder) readDevice(ctx context.Context) error {
 			return fmt.Errorf("tunnel: reading the device: %w", err)
 		}
 		f.stats.deviceRead.add(n)
+		l := f.lanes[0]
+		if len(f.lanes) > 1 {
+			l = f.lanes[flowHash(f.seed, buf[:n])%uint64(len(f.lanes))]
+		}
 		select {
-		case f.queue <- packet{buf: buf, n: n}:
+		case l.queue <- packet{buf: buf, n: n}:
 		default:
 			f.stats.overload.Add(1)
 			f.free <- buf
@@ -126,17 +162,17 @@ func (f *Forwarder) readDevice(ctx context.Context) error {
 	}
 }
 
-// sendPackets gives queued packets to the session and writes the ICMP
-// errors it answers some with back into the device.
-func (f *Forwarder) sendPackets(ctx context.Context) error {
+// sendPackets gives a lane's queued packets to its session and writes the
+// ICMP errors it answers some with back into the device.
+func (f *Forwarder) sendPackets(ctx context.Context, l *lane) error {
 	for {
 		var p packet
 		select {
-		case p = <-f.queue:
+		case p = <-l.queue:
 		case <-ctx.Done():
 			return nil
 		}
-		icmp, err := f.sess.WritePacket(p.buf[:p.n])
+		icmp, err := l.sess.WritePacket(p.buf[:p.n])
 		n := p.n
 		f.free <- p.buf
 		switch {
@@ -154,11 +190,11 @@ func (f *Forwarder) sendPackets(ctx context.Context) error {
 	}
 }
 
-// receivePackets writes what the session delivers into the device.
-func (f *Forwarder) receivePackets(ctx context.Context) error {
+// receivePackets writes what a session delivers into the device.
+func (f *Forwarder) receivePackets(sess Session) error {
 	buf := make([]byte, 65535)
 	for {
-		n, err := f.sess.ReadPacket(buf)
+		n, err := sess.ReadPacket(buf)
 		if errors.Is(err, io.ErrShortBuffer) {
 			continue // no IP packet is longer than buf
 		}

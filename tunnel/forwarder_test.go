@@ -169,7 +169,7 @@ func TestTenThousandPacketsEachWay(t *testing.T) {
 	for _, f := range []*Forwarder{r.clientFwd, r.proxyFwd} {
 		st := f.Stats()
 		if st.DeviceRead.Packets != total || st.Tunneled.Packets != total || st.Delivered.Packets != total ||
-			st.OverloadDrops != 0 || st.Refused != 0 || st.Session.Received.Packets != total {
+			st.OverloadDrops != 0 || st.Refused != 0 || st.Sessions[0].Received.Packets != total {
 			t.Fatalf("stats %+v", st)
 		}
 	}
@@ -203,7 +203,7 @@ func TestPacketTooBigBackIntoTheDevice(t *testing.T) {
 	}
 	r.stop(t)
 	st := r.clientFwd.Stats()
-	if st.Refused != 1 || st.ICMPToDevice != 1 || st.Session.Sent.Dropped.TooBig != 1 || st.Tunneled.Packets != 0 {
+	if st.Refused != 1 || st.ICMPToDevice != 1 || st.Sessions[0].Sent.Dropped.TooBig != 1 || st.Tunneled.Packets != 0 {
 		t.Fatalf("stats %+v", st)
 	}
 }
@@ -316,8 +316,8 @@ func TestStatsJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	tunneled, _ := back["tunneled"].(map[string]any)
-	session, _ := back["session"].(map[string]any)
-	if tunneled["packets"] != 1.0 || tunneled["bytes"] != 100.0 || session == nil || back["overload_drops"] != 0.0 {
+	sessions, _ := back["sessions"].([]any)
+	if tunneled["packets"] != 1.0 || tunneled["bytes"] != 100.0 || len(sessions) != 1 || back["overload_drops"] != 0.0 {
 		t.Fatalf("%s", b)
 	}
 }

@@ -26,8 +26,9 @@ type Stats struct {
 	// and the ICMP errors; DeviceWriteErrors those the device refused.
 	Delivered         Count  `json:"delivered"`
 	DeviceWriteErrors uint64 `json:"device_write_errors"`
-	// Session is the CONNECT-IP session's own counters.
-	Session connectip.Stats `json:"session"`
+	// Sessions are the CONNECT-IP sessions' own counters, in the order
+	// given to NewMulti.
+	Sessions []connectip.Stats `json:"sessions"`
 }
 
 // Count is a number of packets and their bytes.
@@ -39,12 +40,15 @@ type Count struct {
 // Stats returns a snapshot of the counters.
 func (f *Forwarder) Stats() Stats {
 	s := &f.stats
-	return Stats{
+	st := Stats{
 		DeviceRead: s.deviceRead.snapshot(), Tunneled: s.tunneled.snapshot(),
 		OverloadDrops: s.overload.Load(), Refused: s.refused.Load(), ICMPToDevice: s.icmp.Load(),
 		Delivered: s.delivered.snapshot(), DeviceWriteErrors: s.writeErrors.Load(),
-		Session: f.sess.Stats(),
 	}
+	for _, l := range f.lanes {
+		st.Sessions = append(st.Sessions, l.sess.Stats())
+	}
+	return st
 }
 
 type counters struct {

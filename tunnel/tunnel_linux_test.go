@@ -105,11 +105,11 @@ func TestKernelTCPThroughTheTunnel(t *testing.T) {
 	}
 	elapsed := time.Since(start)
 	st := clientFwd.Stats()
-	if st.ICMPToDevice == 0 || st.Session.Sent.Dropped.TooBig == 0 || st.OverloadDrops != 0 {
+	if st.ICMPToDevice == 0 || st.Sessions[0].Sent.Dropped.TooBig == 0 || st.OverloadDrops != 0 {
 		t.Fatalf("client side: %+v", st)
 	}
-	if st := proxyFwd.Stats(); st.Session.Received.Dropped != (connectip.Drops{}) {
-		t.Fatalf("proxy side dropped: %+v", st.Session.Received.Dropped)
+	if st := proxyFwd.Stats(); st.Sessions[0].Received.Dropped != (connectip.Drops{}) {
+		t.Fatalf("proxy side dropped: %+v", st.Sessions[0].Received.Dropped)
 	}
 	t.Logf("%d bytes in %v (%.0f Mbit/s); client side: %+v", len(payload), elapsed, float64(len(payload))*8/elapsed.Seconds()/1e6, st)
 }
