@@ -42,6 +42,9 @@ var layers = map[string]int{
 	// request stream to a session.
 	"tunnel":        6,
 	"bench/loadcmp": 7,
+	// The tunnel's two ends, joining HTTP/3, CONNECT-IP and the
+	// forwarding core.
+	"gateway": 7,
 	// Programs.
 	"cmd": 9, "internal/cmd": 9,
 }

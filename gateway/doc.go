@@ -1,0 +1,35 @@
+// Package gateway joins the tunnel's parts into the two ends of an IP
+// tunnel over CONNECT-IP (RFC 9484) on HTTP/3 with QUIC DATAGRAM frames,
+// FEC on by default: the library under `satquic tunnel server` and
+// `satquic tunnel client`.
+//
+// The server end, Server, is an http.Handler for the extended CONNECT of
+// connect-ip on the default URI template's path
+// (/.well-known/masque/ip/{target}/{ipproto}/). It authenticates each
+// client (a bearer token, a client certificate the TLS handshake verified,
+// or either), gives it one address of each IP version of its pool, and
+// advertises its routes. All clients share one packet Device (the
+// server's TUN interface): a demultiplexer hands each packet the device
+// gives to the client session that owns its destination address, and
+// merges what the sessions deliver into the device, where one
+// tunnel.Forwarder runs. Each client's proxy session drops and counts
+// packets whose source is not the address it was given (RFC 9484 section
+// 11). Server.Serve starts QUIC and HTTP/3 with DATAGRAM frames, HTTP
+// datagrams and extended CONNECT on, and FEC with the auto policy unless
+// the QUIC configuration says otherwise.
+//
+// The client end, Dial, opens the QUIC connection, sends the extended
+// CONNECT with the token, waits until path MTU discovery lets an HTTP
+// datagram carry an IPv6 minimum-MTU packet (1280 bytes, RFC 8200
+// section 5; RFC 9484 section 7.2 has the tunnel fail otherwise), and
+// starts the CONNECT-IP client: ClientTunnel gives the assigned prefixes,
+// the advertised routes, the inner MTU and the Session a tunnel.Forwarder
+// runs on.
+//
+// A datagram that no longer fits the QUIC packet (the path's MTU fell
+// after a black hole) is dropped and counted rather than ending the
+// tunnel: the inner transports see one loss.
+//
+// docs/architecture.md places the package: above http3, connectip and
+// tunnel, which it joins, and below the command.
+package gateway

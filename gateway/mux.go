@@ -1,0 +1,217 @@
+package gateway
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+
+	"github.com/satquic/satquic/connectip"
+	"github.com/satquic/satquic/tunnel"
+)
+
+// mux is the tunnel.Session of the server's one device: it hands each
+// packet from the device to the client session that owns its destination
+// address, and delivers to the device what every client session
+// receives. A client's trouble (its session ended, a packet it refused)
+// is a dropped packet for the device, never the mux's end: the mux ends
+// only when closed.
+type mux struct {
+	mu      sync.RWMutex
+	clients map[netip.Addr]*client
+	// retired holds the counters of the sessions that ended, so that
+	// Stats keeps counting what they did.
+	retired connectip.Stats
+
+	in     chan []byte // packets from the clients, to the device
+	bufs   sync.Pool
+	closed chan struct{}
+	once   sync.Once
+
+	noClient  atomic.Uint64 // device packets to no client's address
+	clientEnd atomic.Uint64 // device packets to a client whose session just ended
+}
+
+var _ tunnel.Session = (*mux)(nil)
+
+// client is one tunnel client: its proxy session and the addresses it
+// was given.
+type client struct {
+	sess  *connectip.Session
+	addrs []netip.Prefix
+}
+
+// muxQueue is how many packets from the clients wait for the device: a
+// client's reader blocks beyond it, and its QUIC receive queue then drops.
+const muxQueue = 1024
+
+func newMux(bufSize int) *mux {
+	m := &mux{
+		clients: make(map[netip.Addr]*client),
+		in:      make(chan []byte, muxQueue),
+		closed:  make(chan struct{}),
+	}
+	m.bufs.New = func() any { b := make([]byte, bufSize); return &b }
+	return m
+}
+
+// add registers c under its addresses and forwards what its session
+// receives until it ends; then c is removed and done is called.
+func (m *mux) add(c *client, done func()) error {
+	m.mu.Lock()
+	select {
+	case <-m.closed:
+		m.mu.Unlock()
+		return connectip.ErrClosed
+	default:
+	}
+	for _, p := range c.addrs {
+		m.clients[p.Addr()] = c
+	}
+	m.mu.Unlock()
+	go func() {
+		m.receive(c)
+		m.remove(c)
+		done()
+	}()
+	return nil
+}
+
+// receive moves c's packets into the device queue until its session ends.
+func (m *mux) receive(c *client) {
+	for {
+		bp := m.bufs.Get().(*[]byte)
+		n, err := c.sess.ReadPacket(*bp)
+		if errors.Is(err, io.ErrShortBuffer) {
+			// Larger than the device's MTU: the device could not take
+			// it either.
+			m.bufs.Put(bp)
+			continue
+		}
+		if err != nil {
+			m.bufs.Put(bp)
+			return
+		}
+		select {
+		case m.in <- (*bp)[:n]:
+		case <-m.closed:
+			m.bufs.Put(bp)
+			return
+		}
+	}
+}
+
+// remove takes c out of the table and keeps its counters.
+func (m *mux) remove(c *client) {
+	_ = c.sess.Close()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, p := range c.addrs {
+		if m.clients[p.Addr()] == c {
+			delete(m.clients, p.Addr())
+		}
+	}
+	addStats(&m.retired, c.sess.Stats())
+}
+
+// ReadPacket returns the next packet a client sent, for the device.
+func (m *mux) ReadPacket(b []byte) (int, error) {
+	select {
+	case p := <-m.in:
+		n := copy(b, p)
+		full := p[:cap(p)]
+		m.bufs.Put(&full)
+		if n < len(p) {
+			return n, io.ErrShortBuffer
+		}
+		return n, nil
+	case <-m.closed:
+		return 0, connectip.ErrClosed
+	}
+}
+
+// WritePacket sends a packet from the device to the client that owns its
+// destination. Every refusal wraps connectip.ErrDropped, so that the
+// device's forwarder goes on.
+func (m *mux) WritePacket(p []byte) ([]byte, error) {
+	h, err := connectip.ParseIPHeader(p)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", connectip.ErrDropped, err)
+	}
+	m.mu.RLock()
+	c := m.clients[h.Dst]
+	m.mu.RUnlock()
+	if c == nil {
+		m.noClient.Add(1)
+		return nil, fmt.Errorf("%w: no tunnel client has address %v", connectip.ErrDropped, h.Dst)
+	}
+	icmp, err := c.sess.WritePacket(p)
+	if err != nil && !errors.Is(err, connectip.ErrDropped) {
+		m.clientEnd.Add(1)
+		return nil, fmt.Errorf("%w: the tunnel of %v ended: %w", connectip.ErrDropped, h.Dst, err)
+	}
+	return icmp, err
+}
+
+// Close ends every client session and unblocks ReadPacket.
+func (m *mux) Close() error {
+	m.once.Do(func() { close(m.closed) })
+	m.mu.RLock()
+	live := make([]*client, 0, len(m.clients))
+	for _, c := range m.clients {
+		live = append(live, c)
+	}
+	m.mu.RUnlock()
+	for _, c := range live {
+		_ = c.sess.Close()
+	}
+	return nil
+}
+
+// Stats sums the counters of every session, ended or running.
+func (m *mux) Stats() connectip.Stats {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	s := m.retired
+	seen := make(map[*client]bool, len(m.clients))
+	for _, c := range m.clients {
+		if !seen[c] {
+			seen[c] = true
+			addStats(&s, c.sess.Stats())
+		}
+	}
+	return s
+}
+
+// clientCount is the number of clients connected.
+func (m *mux) clientCount() int {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	seen := make(map[*client]bool, len(m.clients))
+	for _, c := range m.clients {
+		seen[c] = true
+	}
+	return len(seen)
+}
+
+// addStats adds b's counters to a's.
+func addStats(a *connectip.Stats, b connectip.Stats) {
+	addDirection(&a.Sent, b.Sent)
+	addDirection(&a.Received, b.Received)
+	a.CapsulesReceived += b.CapsulesReceived
+	a.CapsulesIgnored += b.CapsulesIgnored
+	a.MalformedCapsules += b.MalformedCapsules
+}
+
+func addDirection(a *connectip.DirectionStats, b connectip.DirectionStats) {
+	a.Packets += b.Packets
+	a.Bytes += b.Bytes
+	a.Dropped.Malformed += b.Dropped.Malformed
+	a.Dropped.SourceNotAllowed += b.Dropped.SourceNotAllowed
+	a.Dropped.DestinationNotRouted += b.Dropped.DestinationNotRouted
+	a.Dropped.HopLimit += b.Dropped.HopLimit
+	a.Dropped.TooBig += b.Dropped.TooBig
+	a.Dropped.UnknownContext += b.Dropped.UnknownContext
+}

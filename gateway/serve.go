@@ -1,0 +1,101 @@
+package gateway
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"net"
+	"time"
+
+	"github.com/satquic/satquic/http3"
+	"github.com/satquic/satquic/quic"
+)
+
+// DefaultKeepAlive is the keep-alive period of a tunnel's QUIC connection
+// when its configuration sets none: a tunnel may be quiet for long, and
+// the connection, like the NAT bindings on its path, must outlive the
+// silence (the default idle timeout is 30 s).
+const DefaultKeepAlive = 10 * time.Second
+
+// tunnelDatagramQueue is the DATAGRAM send and receive queue of a tunnel's
+// connection when its configuration sets none: 1024 full-size packets,
+// about 12 ms of 1 Gbit/s, where the QUIC default of 256 suits media.
+const tunnelDatagramQueue = 1024
+
+// QUICConfig returns the QUIC configuration of a tunnel's connection: a
+// copy of c (nil: the zero Config with FEC on under the auto policy),
+// with DATAGRAM frames on, and the keep-alive and datagram queues a
+// tunnel needs where c leaves them zero.
+func QUICConfig(c *quic.Config) *quic.Config {
+	var q quic.Config
+	if c != nil {
+		q = *c
+	} else {
+		q.FEC = &quic.FECConfig{Policy: quic.FECAuto}
+	}
+	q.EnableDatagrams = true
+	if q.KeepAlivePeriod == 0 {
+		q.KeepAlivePeriod = DefaultKeepAlive
+	}
+	if q.DatagramSendQueue == 0 {
+		q.DatagramSendQueue = tunnelDatagramQueue
+	}
+	if q.DatagramReceiveQueue == 0 {
+		q.DatagramReceiveQueue = tunnelDatagramQueue
+	}
+	return &q
+}
+
+// ListenAndServe listens on the UDP address addr and runs Serve.
+func (s *Server) ListenAndServe(ctx context.Context, addr string, tlsConf *tls.Config, qconf *quic.Config) error {
+	pc, err := net.ListenPacket("udp", addr)
+	if err != nil {
+		return err
+	}
+	return s.Serve(ctx, pc, tlsConf, qconf, nil)
+}
+
+// Serve runs the server on pc until ctx is done or the device fails: QUIC
+// with QUICConfig(qconf), HTTP/3 with extended CONNECT and HTTP datagrams
+// (RFC 9220, RFC 9297), and the device's forwarder. ready, if set, is
+// called once it listens. It returns nil after ctx is done; the device,
+// every tunnel and pc are closed by then.
+func (s *Server) Serve(ctx context.Context, pc net.PacketConn, tlsConf *tls.Config, qconf *quic.Config, ready func(net.Addr)) error {
+	h3 := &http3.Server{
+		Handler:               s,
+		TLSConfig:             tlsConf,
+		QUICConfig:            QUICConfig(qconf),
+		EnableExtendedConnect: true,
+		EnableDatagrams:       true,
+		ErrorLog:              s.cfg.ErrorLog,
+	}
+	l, err := h3.Listen(pc)
+	if err != nil {
+		_ = pc.Close()
+		return err
+	}
+	if ready != nil {
+		ready(pc.LocalAddr())
+	}
+	served := make(chan error, 1)
+	go func() { served <- h3.Serve(l) }()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	forwarded := make(chan error, 1)
+	go func() { forwarded <- s.fwd.Run(ctx) }()
+	var runErr error
+	select {
+	case runErr = <-forwarded:
+		cancel()
+		_ = h3.Close()
+		<-served
+	case err := <-served:
+		cancel()
+		<-forwarded
+		if !errors.Is(err, http3.ErrServerClosed) {
+			runErr = err
+		}
+	}
+	_ = h3.Close()
+	return runErr
+}
