@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/satquic/satquic/internal/hq"
-	"github.com/satquic/satquic/quic"
 )
 
 // satquic serve: a directory over QUIC, with HTTP/3 and with hq-interop
@@ -91,6 +90,7 @@ type serveOptions struct {
 	shutdownTimeout time.Duration
 	debugAddr       string
 	connLimits      serveLimits
+	sockets         socketOptions
 	limits          limitOptions
 	quic            quicOptions
 }
@@ -118,6 +118,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 10*time.Second, "on SIGINT or SIGTERM, how long the requests under way may take to finish")
 	fs.StringVar(&o.debugAddr, "debug-addr", "", "serve Go's profiles (/debug/pprof/) and the server's counters (/debug/vars) over plain HTTP on this TCP address; bind it to loopback")
 	o.connLimits.register(fs)
+	o.sockets.register(fs)
 	o.limits.register(fs)
 	o.quic.register(fs)
 	if err := parseFlags(fs, args); err != nil {
@@ -167,14 +168,13 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 	if o.retry {
 		conf.RequireAddressValidation = func(net.Addr) bool { return true }
 	}
-	pc, err := net.ListenPacket("udp", o.addr)
-	if err != nil {
-		return fmt.Errorf("%w: --addr: %v", errUsage, err)
-	}
 	// A Transport of its own, rather than ListenAddr, so that closing the
 	// Listener at shutdown stops new connections but leaves the
 	// connections under way open until they are drained.
-	tr := &quic.Transport{Conn: pc}
+	tr, err := o.sockets.transport(o.addr)
+	if err != nil {
+		return err
+	}
 	listen := tr.Listen
 	if o.zeroRTT {
 		// Requests that come in 0-RTT are answered at once, in 0.5-RTT,
@@ -183,13 +183,11 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 	}
 	l, err := listen(tlsConf, conf)
 	if err != nil {
-		_ = pc.Close()
+		_ = tr.Close()
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
-	defer func() {
-		_ = tr.Close()
-		_ = pc.Close()
-	}()
+	defer func() { _ = tr.Close() }()
+	o.sockets.logSockets(tr, stderr)
 	fp := hq.Fingerprint(cert.Certificate[0])
 	abs, _ := filepath.Abs(o.dir)
 	fmt.Fprintf(stdout, "serving %s on %s (ALPN %s)\n", abs, l.Addr(), strings.Join(protos, ", "))
@@ -221,6 +219,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 	fmt.Fprintln(stdout, s.counters())
 	fmt.Fprintln(stdout, listenerLine(final.quic))
 	fmt.Fprintln(stdout, limitsLine(final.h3))
+	if line := socketsLine(tr.SocketStats()); line != "" {
+		fmt.Fprintln(stdout, line)
+	}
 	return err
 }
 
