@@ -58,9 +58,11 @@ type SocketStats struct {
 // read from the Destination Connection ID (see udp.SteeringProgram): the
 // connection IDs the Transport issues carry their socket's index in one
 // octet, the first, or with LoadBalancer set the first of the QUIC-LB
-// nonce. A client's Initial and 0-RTT packets, whose connection ID the
-// client chose, go by the kernel's hash of addresses and ports, the same
-// for all of them; the connection belongs to the socket they reach.
+// nonce. A client's first Initials and 0-RTT packets, whose connection ID
+// the client chose, go by the same octet of that ID, which is random but
+// the same in all of them: the connection belongs to the socket they
+// reach, and connections spread over the sockets even when they all come
+// from one client port.
 //
 // Where the program cannot be attached (not Linux, a kernel older than
 // 4.5), the Transport serves from its first socket alone, closes the

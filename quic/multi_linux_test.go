@@ -48,6 +48,12 @@ func multiEchoClient(ctx context.Context, addr string, streams, size int) error 
 		return err
 	}
 	defer c.CloseWithError(0, "")
+	return echoStreams(ctx, c, streams, size)
+}
+
+// echoStreams sends streams payloads of size bytes over c, one stream
+// each, and checks their echoes.
+func echoStreams(_ context.Context, c *Conn, streams, size int) error {
 	for i := range streams {
 		s, err := c.OpenStream()
 		if err != nil {
@@ -104,6 +110,44 @@ func runClients(t *testing.T, ctx context.Context, addr string, conns int) {
 	}
 }
 
+// runClientsOnePort opens conns connections from one client socket.
+func runClientsOnePort(t *testing.T, ctx context.Context, addr string, conns int) {
+	t.Helper()
+	pc, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := &Transport{Conn: pc}
+	defer func() {
+		_ = client.Close()
+		_ = pc.Close()
+	}()
+	to, err := net.ResolveUDPAddr("udp4", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, conns)
+	for range conns {
+		wg.Go(func() {
+			c, err := client.Dial(ctx, to, clientTLS(), nil)
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer c.CloseWithError(0, "")
+			errs <- echoStreams(ctx, c, 2, 10000)
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // checkOwnership checks that every datagram for a connection arrived on
 // the socket that owns it, and that both sockets own connections.
 func checkOwnership(t *testing.T, tr *Transport, conns int) {
@@ -118,8 +162,9 @@ func checkOwnership(t *testing.T, tr *Transport, conns int) {
 		if s.Foreign != 0 {
 			t.Errorf("socket %d received %d datagrams of connections another socket owns", i, s.Foreign)
 		}
-		// Among 24 connections from as many ports, the kernel's hash
-		// leaves a socket without one once in 2^23 runs.
+		// Each of 24 connections picks a socket by a random octet of
+		// its client's first connection ID: one socket is left
+		// without a connection once in 2^23 runs.
 		if s.Connections == 0 || s.Datagrams == 0 {
 			t.Errorf("socket %d owns no connection: %+v", i, s)
 		}
@@ -132,19 +177,23 @@ func checkOwnership(t *testing.T, tr *Transport, conns int) {
 
 // TestMultiSocketSteering opens many connections to a server with two
 // steered sockets: each connection's datagrams all reach the socket that
-// owns it, with random connection IDs, with QUIC-LB ones, and with a Retry
-// before every connection.
+// owns it, with random connection IDs, with QUIC-LB ones (whose socket
+// octet, after a 12-octet server ID, lies beyond a client's 8-octet first
+// ID), with a Retry before every connection, and from one client port.
 func TestMultiSocketSteering(t *testing.T) {
 	testkit.CheckGoroutines(t)
 	const conns = 24
 	cases := []struct {
 		name string
-		lb   *QUICLB
-		conf *Config
+		lb      *QUICLB
+		conf    *Config
+		onePort bool
 	}{
-		{"random IDs", nil, nil},
-		{"QUIC-LB IDs", &QUICLB{ConfigID: 2, ServerID: []byte{0xde, 0xad}, NonceLength: 6, EncodeLength: true}, nil},
-		{"Retry", nil, &Config{RequireAddressValidation: func(net.Addr) bool { return true }}},
+		{"random IDs", nil, nil, false},
+		{"QUIC-LB IDs", &QUICLB{ConfigID: 2, ServerID: []byte{0xde, 0xad}, NonceLength: 6, EncodeLength: true}, nil, false},
+		{"Retry", nil, &Config{RequireAddressValidation: func(net.Addr) bool { return true }}, false},
+		{"one client port", nil, nil, true},
+		{"one client port, QUIC-LB IDs", &QUICLB{ServerID: make([]byte, 12)}, nil, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -154,7 +203,11 @@ func TestMultiSocketSteering(t *testing.T) {
 			if tr.Sockets() != 2 {
 				t.Skipf("no steered socket group here: %v", tr.SocketFallback())
 			}
-			runClients(t, ctx, addr, conns)
+			if c.onePort {
+				runClientsOnePort(t, ctx, addr, conns)
+			} else {
+				runClients(t, ctx, addr, conns)
+			}
 			checkOwnership(t, tr, conns)
 		})
 	}

@@ -12,23 +12,7 @@ import (
 // By default it picks by a hash of the datagram's addresses and ports; a
 // classic BPF program attached to the group (SO_ATTACH_REUSEPORT_CBPF)
 // picks instead, by returning the index of a socket in the group, which is
-// the order in which the sockets were bound. An index out of range falls
-// back to the hash.
-
-// hashFallback is the verdict that leaves the choice to the kernel's hash
-// of the 4-tuple: no group is that large.
-const hashFallback = 0xffffffff
-
-// The QUIC versions whose Handshake packets the program steers, and how
-// each writes the Handshake type into the first octet's type bits (RFC
-// 9000 section 17.2; RFC 9369 section 3.2).
-const (
-	version1        = 0x00000001
-	version2        = 0x6b3343cf
-	longTypeMask    = 0x30
-	v1HandshakeType = 0x20
-	v2HandshakeType = 0x30
-)
+// the order in which the sockets were bound.
 
 // Steering describes the connection IDs a reuseport group steers by: the
 // IDs its server issues are IDLen octets long and octet SocketOffset of
@@ -52,55 +36,49 @@ func (s Steering) validate() error {
 }
 
 // SteeringProgram assembles the classic BPF program of a reuseport group
-// that serves QUIC. It sees each datagram from its UDP payload on:
-//   - a short-header packet (RFC 9000 section 17.3) goes to the socket
-//     whose index its Destination Connection ID carries, so that every
-//     datagram of a connection reaches the socket that owns it;
-//   - a Handshake packet of QUIC v1 or v2 whose Destination Connection ID
-//     has the server's length carries an ID the server chose, and is
-//     steered the same way;
-//   - any other long-header packet, a client's Initial or 0-RTT packet
-//     whose Destination Connection ID the client chose, or a version this
-//     program does not know, goes by the kernel's 4-tuple hash, which
-//     sends all of one client's Initials, before and after a Retry, to
-//     the same socket.
+// that serves QUIC. It sees each datagram from its UDP payload on and
+// returns the socket octet of the packet's Destination Connection ID
+// modulo the group's size (RFC 8999 gives where the ID is, in any
+// version):
+//   - a short-header packet carries a connection ID the server issued,
+//     which names the socket of its connection;
+//   - a long-header packet carries one too once the client has heard from
+//     the server (Handshake packets, later Initials); before that (a
+//     client's first Initials, its 0-RTT packets, the Initials that answer
+//     a Retry) it carries an ID the client chose, the same in every such
+//     packet, whose octet at the same place, or its first octet if the ID
+//     is too short, picks a socket at random but always the same one.
+//
+// So a connection belongs to the socket its first Initial reaches, every
+// later datagram reaches that socket, and the connections of one client
+// port spread over the group, which the kernel's hash of addresses and
+// ports would not do.
 func SteeringProgram(s Steering) ([]bpf.RawInstruction, error) {
 	if err := s.validate(); err != nil {
 		return nil, err
 	}
 	n := uint32(s.Sockets)
-	// The long header's Destination Connection ID starts at octet 6:
-	// first octet, version (4), length (1).
-	shortIDOctet := uint32(1 + s.SocketOffset)
-	longIDOctet := uint32(6 + s.SocketOffset)
+	off := uint32(s.SocketOffset)
 	p := program{labels: map[string]int{}}
 	p.add(bpf.LoadAbsolute{Off: 0, Size: 1})
 	p.jump(bpf.JumpBitsSet, 0x80, "long", "")
-	p.add(bpf.LoadAbsolute{Off: shortIDOctet, Size: 1})
+	// Short header: the connection ID follows the first octet.
+	p.add(bpf.LoadAbsolute{Off: 1 + off, Size: 1})
 	p.add(bpf.ALUOpConstant{Op: bpf.ALUOpMod, Val: n})
 	p.add(bpf.RetA{})
 
+	// Long header: first octet, version (4), the connection ID's length
+	// (octet 5), the connection ID from octet 6.
 	p.label("long")
 	p.add(bpf.LoadAbsolute{Off: 5, Size: 1})
-	p.jump(bpf.JumpEqual, uint32(s.IDLen), "", "hash")
-	p.add(bpf.LoadAbsolute{Off: 1, Size: 4})
-	p.jump(bpf.JumpEqual, version1, "v1", "")
-	p.jump(bpf.JumpEqual, version2, "v2", "hash")
-	p.label("v1")
-	p.add(bpf.LoadAbsolute{Off: 0, Size: 1})
-	p.add(bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: longTypeMask})
-	p.jump(bpf.JumpEqual, v1HandshakeType, "steer", "hash")
-	p.label("v2")
-	p.add(bpf.LoadAbsolute{Off: 0, Size: 1})
-	p.add(bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: longTypeMask})
-	p.jump(bpf.JumpEqual, v2HandshakeType, "steer", "hash")
-	p.label("steer")
-	p.add(bpf.LoadAbsolute{Off: longIDOctet, Size: 1})
+	p.jump(bpf.JumpGreaterThan, off, "", "first")
+	p.add(bpf.LoadAbsolute{Off: 6 + off, Size: 1})
 	p.add(bpf.ALUOpConstant{Op: bpf.ALUOpMod, Val: n})
 	p.add(bpf.RetA{})
-
-	p.label("hash")
-	p.add(bpf.RetConstant{Val: hashFallback})
+	p.label("first")
+	p.add(bpf.LoadAbsolute{Off: 6, Size: 1})
+	p.add(bpf.ALUOpConstant{Op: bpf.ALUOpMod, Val: n})
+	p.add(bpf.RetA{})
 	return p.assemble()
 }
 

@@ -36,32 +36,32 @@ func longPacket(first byte, version uint32, dcid []byte) []byte {
 func TestSteeringProgramVerdicts(t *testing.T) {
 	s := Steering{Sockets: 3, IDLen: 8, SocketOffset: 2}
 	vm := steeringVM(t, s)
-	cid := []byte{0xaa, 0xbb, 7, 1, 2, 3, 4, 5} // octet 2: 7 % 3 = 1
-	short := append([]byte{0x41}, cid...)
+	ours := []byte{0xaa, 0xbb, 7, 1, 2, 3, 4, 5}              // octet 2: 7 % 3 = 1
+	clients := []byte{0x05, 0x11, 0x0b, 9, 9, 9, 9, 9, 9, 9} // octet 2: 11 % 3 = 2
+	short := append([]byte{0x41}, ours...)
 	short = append(short, make([]byte, 20)...)
 	cases := []struct {
 		name string
 		pkt  []byte
-		want uint32
+		want int
 	}{
 		{"short header", short, 1},
-		{"v1 Handshake", longPacket(0xe0, version1, cid), 1},
-		{"v2 Handshake", longPacket(0xf0, version2, cid), 1},
-		{"v1 Initial", longPacket(0xc0, version1, cid), hashFallback},
-		{"v1 0-RTT", longPacket(0xd0, version1, cid), hashFallback},
-		{"v2 Initial", longPacket(0xd0, version2, cid), hashFallback},
-		{"v2 0-RTT", longPacket(0xe0, version2, cid), hashFallback},
-		{"v1 Handshake, client-length ID", longPacket(0xe0, version1, append(cid, 9, 9)), hashFallback},
-		{"unknown version", longPacket(0xe0, 0x1a2a3a4a, cid), hashFallback},
-		{"version negotiation", longPacket(0x80, 0, cid), hashFallback},
+		{"v1 Handshake", longPacket(0xe0, 1, ours), 1},
+		{"v2 Handshake", longPacket(0xf0, 0x6b3343cf, ours), 1},
+		{"Initial to the server's ID", longPacket(0xc0, 1, ours), 1},
+		{"client's first Initial", longPacket(0xc0, 1, clients), 2},
+		{"client's 0-RTT", longPacket(0xd0, 1, clients), 2},
+		{"unknown version", longPacket(0xc0, 0x1a2a3a4a, clients), 2},
+		{"client ID shorter than the socket octet", longPacket(0xc0, 1, []byte{0x04, 0xff}), 1},
+		{"empty", nil, 0},
 	}
 	for _, c := range cases {
 		got, err := vm.Run(c.pkt)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		if uint32(got) != c.want {
-			t.Errorf("%s: verdict %#x, want %#x", c.name, uint32(got), c.want)
+		if got != c.want {
+			t.Errorf("%s: socket %d, want %d", c.name, got, c.want)
 		}
 	}
 }
