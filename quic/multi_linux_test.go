@@ -184,7 +184,7 @@ func TestMultiSocketSteering(t *testing.T) {
 	testkit.CheckGoroutines(t)
 	const conns = 24
 	cases := []struct {
-		name string
+		name    string
 		lb      *QUICLB
 		conf    *Config
 		onePort bool

@@ -36,7 +36,7 @@ func longPacket(first byte, version uint32, dcid []byte) []byte {
 func TestSteeringProgramVerdicts(t *testing.T) {
 	s := Steering{Sockets: 3, IDLen: 8, SocketOffset: 2}
 	vm := steeringVM(t, s)
-	ours := []byte{0xaa, 0xbb, 7, 1, 2, 3, 4, 5}              // octet 2: 7 % 3 = 1
+	ours := []byte{0xaa, 0xbb, 7, 1, 2, 3, 4, 5}             // octet 2: 7 % 3 = 1
 	clients := []byte{0x05, 0x11, 0x0b, 9, 9, 9, 9, 9, 9, 9} // octet 2: 11 % 3 = 2
 	short := append([]byte{0x41}, ours...)
 	short = append(short, make([]byte, 20)...)
