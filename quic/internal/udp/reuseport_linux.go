@@ -13,12 +13,25 @@ import (
 )
 
 // ListenReusePort binds n UDP sockets to addr in one reuseport group, in
-// order, so that socket i has index i in the group. With port 0 the first
-// socket picks the port and the others join it. On an error every socket
-// opened so far is closed.
+// order, so that socket i has index i in the group. On an error every
+// socket opened so far is closed.
+//
+// The kernel lets any socket of the same user with SO_REUSEPORT join a
+// group, a second server started on the same port too, which would shift
+// the indices the steering program returns. So the address is first bound
+// without SO_REUSEPORT, which fails if anyone holds it and picks the port
+// if addr has port 0, and released just before the group takes it.
 func ListenReusePort(network, addr string, n int) ([]*net.UDPConn, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("udp: %d sockets", n)
+	}
+	probe, err := net.ListenPacket(network, addr)
+	if err != nil {
+		return nil, fmt.Errorf("udp: %w", err)
+	}
+	addr = probe.LocalAddr().String()
+	if err := probe.Close(); err != nil {
+		return nil, fmt.Errorf("udp: %w", err)
 	}
 	lc := net.ListenConfig{Control: setReusePort}
 	conns := make([]*net.UDPConn, 0, n)

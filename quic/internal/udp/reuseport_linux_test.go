@@ -59,3 +59,24 @@ func TestReusePortSteersByConnectionID(t *testing.T) {
 		_ = pc.Close()
 	}
 }
+
+// TestReusePortRefusesTakenPort: a group is not bound on a port another
+// socket holds, with SO_REUSEPORT or without, where it would share the
+// datagrams with it.
+func TestReusePortRefusesTakenPort(t *testing.T) {
+	first, err := ListenReusePort("udp4", "127.0.0.1:0", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		for _, c := range first {
+			_ = c.Close()
+		}
+	}()
+	if second, err := ListenReusePort("udp4", first[0].LocalAddr().String(), 2); err == nil {
+		for _, c := range second {
+			_ = c.Close()
+		}
+		t.Fatal("a second group joined the first one's port")
+	}
+}
