@@ -28,7 +28,7 @@ func init() {
 	})
 }
 
-const serveSynopsis = `serve --dir DIR [--addr HOST:PORT] [--alpn h3,hq-interop] [--cert FILE --key FILE] [--retry] [--0rtt] [--resume-key FILE] [-v] [limit flags] [QUIC flags]
+const serveSynopsis = `serve --dir DIR [--addr HOST:PORT] [--alpn h3,hq-interop] [--cert FILE --key FILE] [--retry] [--0rtt] [--resume-key FILE] [--sockets N] [--lb-server-id HEX] [-v] [limit flags] [QUIC flags]
 
 Serves the regular files under DIR to clients of HTTP/3 (ALPN h3) and of
 hq-interop (HTTP/0.9) on one UDP port; --alpn offers only the one named.
@@ -73,9 +73,18 @@ requests is bounded by --max-conn-header-bytes, and the request data of
 all by --request-memory. What these refuse or cut off is logged on stderr
 when it happens (every 10 s at most) and counted at the end.
 
+--sockets N serves from N sockets bound to --addr with SO_REUSEPORT, each
+read by its own goroutine (0: one per CPU); on Linux a BPF program on the
+group brings every datagram to the socket of its connection, which the
+server's connection IDs name; elsewhere the server says so and serves
+from one. --lb-server-id writes a server ID into every connection ID in
+the format of QUIC-LB (draft-ietf-quic-load-balancers), so that a load
+balancer in front of several servers routes each connection to its own.
+
 On SIGINT or SIGTERM, the server takes no new connections, sends HTTP/3
 clients a GOAWAY, and waits up to --shutdown-timeout for the requests under
-way, then prints how many connections and requests it served.`
+way, then prints how many connections and requests it served (and, with more
+than one socket, what each received).`
 
 type serveOptions struct {
 	dir             string
