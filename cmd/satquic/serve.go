@@ -205,6 +205,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 		ready(l.Addr(), fp)
 	}
 	s := newFileServer(root, stderr, o.verbose)
+	s.sockets = tr.SocketStats
 	o.limits.apply(s.h3)
 	if o.debugAddr != "" {
 		stopDebug, err := startDebug(o.debugAddr, s, stdout)

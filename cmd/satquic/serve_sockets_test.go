@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -21,7 +23,8 @@ func TestServeSockets(t *testing.T) {
 	dir := t.TempDir()
 	body := bytes.Repeat([]byte("sockets "), 4096)
 	serveMust(t, os.WriteFile(filepath.Join(dir, "f"), body, 0o644))
-	h := startServeHandle(t, dir, "--sockets", "2", "--lb-server-id", "c0ffee", "--lb-config-id", "3")
+	h := startServeHandle(t, dir, "--sockets", "2", "--lb-server-id", "c0ffee", "--lb-config-id", "3", "--debug-addr", "127.0.0.1:0")
+	dm := h.stdout.waitFor(t, regexp.MustCompile(`debug endpoints on http://(127\.0\.0\.1:\d+)/`))
 	for range 6 {
 		out := filepath.Join(t.TempDir(), "f")
 		if _, _, err := runGetCmd(t, "https://"+h.addr+"/f", "-o", out, "--pin", h.fp); err != nil {
@@ -30,6 +33,16 @@ func TestServeSockets(t *testing.T) {
 		if got, err := os.ReadFile(out); err != nil || !bytes.Equal(got, body) {
 			t.Fatalf("downloaded %d bytes, want %d (%v)", len(got), len(body), err)
 		}
+	}
+	resp, err := http.Get("http://" + dm[1] + "/debug/vars")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st debugState
+	err = json.NewDecoder(resp.Body).Decode(&st)
+	resp.Body.Close()
+	if err != nil || len(st.Sockets) != 2 || st.Sockets[0].Connections+st.Sockets[1].Connections != 6 {
+		t.Errorf("/debug/vars sockets %+v (%v)", st.Sockets, err)
 	}
 	if err := h.stop(t); err != nil {
 		t.Fatal(err)
