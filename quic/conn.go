@@ -23,6 +23,8 @@ type Conn struct {
 	start time.Duration
 	// slot is a server connection's place in its Listener's limits.
 	slot *connSlot
+	// sock is the socket the connection belongs to and sends on.
+	sock *socket
 
 	// Owned by the connection goroutine.
 	routes   []wire.ConnectionID // connection IDs routed to c

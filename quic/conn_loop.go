@@ -169,21 +169,21 @@ func (c *Conn) sendBatch(now time.Duration) (int, bool) {
 	}
 	if n > 0 {
 		c.mu.Unlock()
-		c.t.send(b.msgs[:n])
+		c.t.send(c.sock, b.msgs[:n])
 		c.mu.Lock()
 	}
 	c.t.putSendBatch(b)
 	return n, n == len(b.msgs)
 }
 
-// send writes datagrams on the socket. A datagram the socket refuses (too
+// send writes datagrams on socket s. A datagram the socket refuses (too
 // large for the path, a peer unreachable) is skipped: QUIC's loss recovery
 // treats it as lost.
-func (t *Transport) send(msgs []udp.Message) {
+func (t *Transport) send(s *socket, msgs []udp.Message) {
 	for len(msgs) > 0 {
-		t.writeMu.Lock()
-		n, err := t.io.WriteBatch(msgs)
-		t.writeMu.Unlock()
+		s.writeMu.Lock()
+		n, err := s.io.WriteBatch(msgs)
+		s.writeMu.Unlock()
 		if err == nil || errors.Is(err, net.ErrClosed) {
 			return
 		}

@@ -14,6 +14,15 @@
 // DialAddr, Listen and Dial make a Transport for one Listener or one
 // connection.
 //
+// A server that needs more than one core to receive uses ListenMulti: one
+// Transport over a group of sockets bound to one address with
+// SO_REUSEPORT, a reading goroutine each, and a classic BPF program on the
+// group that takes every datagram to the socket its connection belongs
+// to, named by one octet of the connection IDs the Transport issues.
+// Transport.LoadBalancer makes those IDs QUIC-LB's (QUICLB), so that a
+// load balancer in front of many servers routes each connection to its
+// own.
+//
 // Config holds every constant derived from time (initial RTT, handshake
 // and idle timeouts, max ACK delay, keep-alive) and the flow control
 // windows, which tune themselves from small initial values up to 160 MiB

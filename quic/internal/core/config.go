@@ -82,6 +82,11 @@ type Config struct {
 	// 1 to 20 bytes (default 8). A client's first Destination Connection
 	// ID is at least 8 bytes whatever this says (RFC 9000 section 7.2).
 	ConnIDLen int
+	// NewConnID, if set, fills id (ConnIDLen bytes) with a connection ID
+	// this endpoint issues, drawing its randomness from r (Rand); nil
+	// draws the whole ID from Rand. A server whose socket group or load
+	// balancer routes by connection ID encodes the route in it.
+	NewConnID func(id []byte, r io.Reader) error
 	// ResetKey derives the stateless reset tokens of the connection IDs
 	// this endpoint issues (RFC 9000 section 10.3.2), so that the endpoint
 	// can reset a connection whose state it lost. Nil draws random tokens.

@@ -153,9 +153,9 @@
 //     CONNECTION_CLOSE first goes out.
 //     idle.go: the idle timeout and keep-alive PINGs (idleState). cid.go:
 //     connection IDs (connIDs: NEW_CONNECTION_ID, RETIRE_CONNECTION_ID,
-//     active_connection_id_limit, IDs drawn from Config.Rand with reset
-//     tokens from Config.ResetKey, reported through the event queue) and
-//     stateless reset detection. keyupdate.go: 1-RTT key updates
+//     active_connection_id_limit, IDs drawn from Config.Rand or shaped
+//     by Config.NewConnID, with reset tokens from Config.ResetKey,
+//     reported through the event queue) and stateless reset detection. keyupdate.go: 1-RTT key updates
 //     (keyUpdateState, handed the connection's keys). Like the states
 //     below, each is a type with its methods, handed the time and what
 //     else it needs; the Conn calls them and acts on what they return.
