@@ -96,6 +96,19 @@ type BulkRun struct {
 	ElapsedS    float64 `json:"elapsed_s"`
 	HandshakeMs float64 `json:"handshake_ms"`
 	GoodputMbps float64 `json:"goodput_mbps"`
+	// ServerCPUS and ClientCPUS are the processor time (user and system)
+	// each process used, from its start to its end: on a shared machine
+	// CPU time per byte moves less than goodput does.
+	ServerCPUS float64 `json:"server_cpu_s"`
+	ClientCPUS float64 `json:"client_cpu_s"`
+}
+
+// CPUNsPerByte is the processor time both ends spent per byte of body.
+func (r BulkRun) CPUNsPerByte() float64 {
+	if r.Bytes <= 0 {
+		return 0
+	}
+	return (r.ServerCPUS + r.ClientCPUS) * 1e9 / float64(r.Bytes)
 }
 
 // BulkOutcome is what an experiment measured; Results and Idle are filled
@@ -169,8 +182,9 @@ func runBulkDownloads(ctx context.Context, cfg BulkConfig, certs bulkCerts, out 
 			}
 			out.Runs = append(out.Runs, run)
 			if cfg.Progress != nil {
-				fmt.Fprintf(cfg.Progress, "run %d/%d %-8s %s in %.3f s: %.0f Mbit/s\n", r+1, cfg.Runs, p.Stack,
-					FormatSize(run.Bytes), run.ElapsedS, run.GoodputMbps)
+				fmt.Fprintf(cfg.Progress, "run %d/%d %-8s %s in %.3f s: %.0f Mbit/s, CPU %.2f ns/B (server %.2f s, client %.2f s)\n",
+					r+1, cfg.Runs, p.Stack, FormatSize(run.Bytes), run.ElapsedS, run.GoodputMbps, run.CPUNsPerByte(),
+					run.ServerCPUS, run.ClientCPUS)
 			}
 		}
 	}
@@ -242,5 +256,6 @@ func downloadBulk(ctx context.Context, cfg BulkConfig, certs bulkCerts, p BulkPr
 		Stack: p.Stack, Run: run, Bytes: rep.Bytes, ElapsedS: elapsed.Seconds(),
 		HandshakeMs: float64(rep.HandshakeNs) / 1e6,
 		GoodputMbps: Goodput(rep.Bytes, elapsed.Seconds()),
+		ServerCPUS:  srv.cpuTime().Seconds(), ClientCPUS: cl.cpuTime().Seconds(),
 	}, nil
 }

@@ -127,6 +127,20 @@ func (c *child) stop() error {
 	return nil
 }
 
+// cpuTime is the processor time, user and system, the child used, once it
+// has exited.
+func (c *child) cpuTime() time.Duration {
+	select {
+	case <-c.done:
+	default:
+		return 0
+	}
+	if c.cmd.ProcessState == nil {
+		return 0
+	}
+	return c.cmd.ProcessState.UserTime() + c.cmd.ProcessState.SystemTime()
+}
+
 // kill ends the child at once.
 func (c *child) kill() {
 	_ = c.cmd.Process.Kill()

@@ -19,6 +19,8 @@ type BulkResult struct {
 	MaxMbps    float64 `json:"max_mbps"`
 	// Ratio is the median over quic-go's median, when quic-go ran.
 	Ratio float64 `json:"ratio_to_quic_go,omitempty"`
+	// CPUNsPerByte is the median processor time of both ends per byte.
+	CPUNsPerByte float64 `json:"cpu_ns_per_byte"`
 }
 
 // Summarize fills Results from Runs, in the order the stacks first ran,
@@ -26,16 +28,20 @@ type BulkResult struct {
 func (o *BulkOutcome) Summarize() {
 	o.Results = nil
 	var order []string
-	goodput := map[string][]float64{}
+	goodput, cpu := map[string][]float64{}, map[string][]float64{}
 	for _, r := range o.Runs {
 		if _, ok := goodput[r.Stack]; !ok {
 			order = append(order, r.Stack)
 		}
 		goodput[r.Stack] = append(goodput[r.Stack], r.GoodputMbps)
+		cpu[r.Stack] = append(cpu[r.Stack], r.CPUNsPerByte())
 	}
 	for _, s := range order {
 		sum := Summarize(goodput[s])
-		o.Results = append(o.Results, BulkResult{Stack: s, Runs: len(goodput[s]), MedianMbps: sum.Median, MinMbps: sum.Min, MaxMbps: sum.Max})
+		o.Results = append(o.Results, BulkResult{
+			Stack: s, Runs: len(goodput[s]), MedianMbps: sum.Median, MinMbps: sum.Min, MaxMbps: sum.Max,
+			CPUNsPerByte: Summarize(cpu[s]).Median,
+		})
 	}
 	for i := range o.Results {
 		for _, q := range o.Results {
@@ -73,7 +79,8 @@ type BulkMetadata struct {
 
 // bulkMethod is BulkMetadata.Method.
 const bulkMethod = "each download: a fresh server and client process per stack on 127.0.0.1, GOMAXPROCS unchanged; " +
-	"goodput = body bytes x 8 / time from the client's request to the last byte. " +
+	"goodput = body bytes x 8 / time from the client's request to the last byte; " +
+	"CPU = user + system time of both processes, start to end, per body byte. " +
 	"idle: the server's live Go heap objects + goroutine stacks (and VmRSS) after debug.FreeOSMemory, " +
 	"with N connections of the stack's own client held idle for 3 s, less the same without connections, divided by the number the server held (at least 99% of N)"
 
@@ -118,11 +125,12 @@ func (d BulkDocument) GoodputTable() *report.Table {
 	t := &report.Table{
 		Title: fmt.Sprintf("Bulk goodput (Mbit/s), one connection on loopback, %s per download, %d runs%s; GOMAXPROCS %d of %d cores",
 			FormatSize(d.Metadata.SizeBytes), d.Metadata.Runs, busy, d.Metadata.Machine.GOMAXPROCS, d.Metadata.Machine.Cores),
-		Columns: []string{"stack", "runs", "median", "min", "max", "median/quic-go"},
+		Columns: []string{"stack", "runs", "median", "min", "max", "median/quic-go", "CPU ns/B"},
 	}
 	for _, r := range d.Results {
 		// AddRow fails only on a row of the wrong width.
-		_ = t.AddRow(r.Stack, strconv.Itoa(r.Runs), mbps(r.MedianMbps), mbps(r.MinMbps), mbps(r.MaxMbps), ratioCell(r.Ratio))
+		_ = t.AddRow(r.Stack, strconv.Itoa(r.Runs), mbps(r.MedianMbps), mbps(r.MinMbps), mbps(r.MaxMbps), ratioCell(r.Ratio),
+			strconv.FormatFloat(r.CPUNsPerByte, 'f', 2, 64))
 	}
 	return t
 }

@@ -128,7 +128,7 @@ func TestRunBulk(t *testing.T) {
 		t.Errorf("order %s, %s", out.Runs[0].Stack, out.Runs[3].Stack)
 	}
 	for _, r := range out.Runs {
-		if r.Bytes != cfg.Size || r.ElapsedS <= 0 || r.GoodputMbps <= 0 {
+		if r.Bytes != cfg.Size || r.ElapsedS <= 0 || r.GoodputMbps <= 0 || r.ServerCPUS <= 0 || r.ClientCPUS <= 0 {
 			t.Errorf("run %+v", r)
 		}
 	}
@@ -166,7 +166,7 @@ func TestRunBulk(t *testing.T) {
 	if err := doc.WriteText(&text); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"Bulk goodput", "one core kept busy", "quic-go", "1.00x", "per idle connection", "Go heap+stacks"} {
+	for _, want := range []string{"Bulk goodput", "one core kept busy", "quic-go", "1.00x", "CPU ns/B", "per idle connection", "Go heap+stacks"} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, text.String())
 		}
