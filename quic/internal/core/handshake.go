@@ -18,6 +18,11 @@ func (c *Conn) drainTLS(now time.Duration) {
 	for c.state == stateActive {
 		ev, ok := c.tls.nextEvent()
 		if !ok {
+			if !c.isClient && c.handshakeComplete {
+				// The session ticket's bytes are queued: TLS has
+				// nothing more to do for a server.
+				c.tls.finish()
+			}
 			return
 		}
 		switch ev.Kind {
