@@ -84,7 +84,11 @@ func (c *Conn) installSecret(now time.Duration, ev tls.QUICEvent, write bool) {
 	var err error
 	if s == spaceApp {
 		var k *crypto.AppKeys
-		if k, err = crypto.NewAppKeys(ev.Suite, ev.Data, v); err == nil {
+		newKeys := crypto.NewAppKeys
+		if write {
+			newKeys = crypto.NewSendAppKeys
+		}
+		if k, err = newKeys(ev.Suite, ev.Data, v); err == nil {
 			if write {
 				c.appWrite = k
 				c.early.onOneRTTKeys()
