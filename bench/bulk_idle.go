@@ -45,6 +45,9 @@ func runIdle(ctx context.Context, cfg BulkConfig, certs bulkCerts, out *BulkOutc
 		if !p.Idle {
 			continue
 		}
+		if cfg.Progress != nil {
+			fmt.Fprintf(cfg.Progress, "idle %-8s opening %d connections...\n", p.Stack, cfg.IdleConns)
+		}
 		r, err := measureIdle(ctx, cfg, certs, p)
 		if err != nil {
 			return err
