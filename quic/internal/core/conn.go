@@ -314,7 +314,7 @@ func (c *Conn) HandshakeConfirmed() bool { return c.handshakeConfirmed }
 
 // ConnectionState returns the TLS state: negotiated protocol, peer
 // certificates.
-func (c *Conn) ConnectionState() tls.ConnectionState { return c.tls.conn.ConnectionState() }
+func (c *Conn) ConnectionState() tls.ConnectionState { return c.tls.connectionState() }
 
 // PeerParams returns the peer's transport parameters, once received.
 func (c *Conn) PeerParams() (wire.TransportParameters, bool) { return c.peerParams, c.hasPeer }

@@ -74,7 +74,9 @@
 //     component into NextTimer and runs the due ones in HandleTimer.
 //   - handshake.go dispatches the events of the TLS handshake (a
 //     tlsHandshake, handshake_tls.go, owns crypto/tls's QUICConn, feeds
-//     it CRYPTO data and reports its events) to the part each concerns,
+//     it CRYPTO data and reports its events; a server lets it go once its
+//     handshake and session ticket are done, keeping only the TLS state)
+//     to the part each concerns,
 //     as RFC 9001 section 4.1.3 says: secrets become packet protection
 //     keys (package crypto), CRYPTO data flows per encryption level, the
 //     peer's transport parameters are parsed, their connection IDs

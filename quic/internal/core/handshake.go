@@ -18,6 +18,11 @@ func (c *Conn) drainTLS(now time.Duration) {
 	for c.state == stateActive {
 		ev, ok := c.tls.nextEvent()
 		if !ok {
+			if !c.isClient && c.handshakeComplete {
+				// The session ticket's bytes are queued: TLS has
+				// nothing more to do for a server.
+				c.tls.finish()
+			}
 			return
 		}
 		switch ev.Kind {
@@ -80,7 +85,11 @@ func (c *Conn) installSecret(now time.Duration, ev tls.QUICEvent, write bool) {
 	var err error
 	if s == spaceApp {
 		var k *crypto.AppKeys
-		if k, err = crypto.NewAppKeys(ev.Suite, ev.Data, v); err == nil {
+		newKeys := crypto.NewAppKeys
+		if write {
+			newKeys = crypto.NewSendAppKeys
+		}
+		if k, err = newKeys(ev.Suite, ev.Data, v); err == nil {
 			if write {
 				c.appWrite = k
 				c.early.onOneRTTKeys()
