@@ -67,6 +67,12 @@ type ackPolicy struct {
 	// threshold is the number of ack-eliciting packets that trigger an
 	// ACK (RFC 9000 section 13.2.2 recommends 2).
 	threshold int
+	// peerReorder: the peer's Reordering Threshold, reorder, decides
+	// which out-of-order packets are acknowledged at once
+	// (draft-ietf-quic-ack-frequency section 6.2), instead of RFC 9000
+	// section 13.2.1's rule.
+	peerReorder bool
+	reorder     uint64
 }
 
 // isDuplicate reports whether pn was received before or is too old.
@@ -88,6 +94,9 @@ func (a *ackState) largestReceived() uint64 {
 func (a *ackState) onPacket(now time.Duration, pn uint64, ackEliciting bool, p ackPolicy) {
 	outOfOrder := a.hasLargest && (pn < a.largest || pn > a.largest+1)
 	a.received.add(pn, pn+1)
+	if p.peerReorder {
+		outOfOrder = a.reorderDue(pn, p.reorder)
+	}
 	for a.received.count() > maxTrackedRanges {
 		a.floor = a.received.first().hi
 		a.received.dropLowest()
@@ -109,6 +118,33 @@ func (a *ackState) onPacket(now time.Duration, pn uint64, ackEliciting bool, p a
 	case !a.hasDeadline:
 		a.deadline, a.hasDeadline = now+p.maxDelay, true
 	}
+}
+
+// reorderDue reports whether packet pn, just recorded, is acknowledged at
+// once under the peer's Reordering Threshold r (draft-ietf-quic-ack-frequency
+// section 6.2): never when r is 0; else when pn is at or below Largest
+// Acked - r (the peer may have declared it lost: this ACK shows the loss
+// was spurious), or when the smallest packet still missing above Largest
+// Acked - r (the Largest Reported Missing) is r or more below the largest
+// received, so that the peer can declare it lost now. Largest Acked is
+// the Largest Acknowledged of the last ACK frame sent; before the first,
+// every missing packet is unreported. The largest received packet stands
+// for the draft's largest ack-eliciting one.
+func (a *ackState) reorderDue(pn, r uint64) bool {
+	if r == 0 {
+		return false
+	}
+	from := a.floor
+	if a.hasSent {
+		if a.sentLargest >= r && pn <= a.sentLargest-r {
+			return true
+		}
+		if a.sentLargest+1 > r {
+			from = max(from, a.sentLargest+1-r)
+		}
+	}
+	missing, ok := a.received.firstGapFrom(from)
+	return ok && a.largest-missing >= r
 }
 
 // ackNow makes the next ACK frame go out without delay.

@@ -221,6 +221,12 @@ type Config struct {
 	// state with its session ticket and returns it on its next
 	// connection. Nil: neither.
 	CarefulResume *CarefulResumeConfig
+	// AckFrequency, if set, offers the ACK frequency extension
+	// (draft-ietf-quic-ack-frequency, ackfreq.go): this endpoint
+	// acknowledges as a peer that offers it asks, and asks such a peer
+	// for fewer ACKs on paths with a large window. Nil: neither, and the
+	// peer's frames are unknown ones.
+	AckFrequency *AckFrequencyConfig
 }
 
 // withDefaults returns a copy of c with defaults filled in, or an error
@@ -261,6 +267,9 @@ func (c *Config) withDefaults() (Config, error) {
 	setDefault(&d.ActiveConnIDLimit, DefaultActiveConnIDLimit)
 	var err error
 	if d.CarefulResume, err = d.CarefulResume.withDefaults(); err != nil {
+		return d, err
+	}
+	if d.AckFrequency, err = d.AckFrequency.withDefaults(d.MaxAckDelay); err != nil {
 		return d, err
 	}
 	d.Recovery = d.Recovery.WithDefaults()

@@ -90,6 +90,8 @@ type Conn struct {
 	bdp bdpState
 	// ackRate sets the ACK threshold of fast paths (ackrate.go).
 	ackRate ackRate
+	// ackFreq is the ACK frequency extension (ackfreq.go).
+	ackFreq ackFrequency
 
 	// ecn marks, counts and validates ECN (ecn.go).
 	ecn ecnState
@@ -233,6 +235,7 @@ func newConn(cfg *Config, now time.Duration, remote netip.AddrPort, isClient boo
 		handshakeDeadline: now + d.HandshakeTimeout,
 		amp:               amplification{validated: isClient},
 		retry:             retryState{started: now},
+		ackFreq:           newAckFrequency(d.AckFrequency),
 	}
 	for i := range c.spaces {
 		c.spaces[i] = newSpace(recovery.Space(i))
@@ -262,6 +265,9 @@ func (c *Conn) startTLS(now time.Duration, q *tls.QUICConn) error {
 	c.localParams.VersionInformation = c.vn.localInfo(c.version)
 	c.fec.addParam(&c.localParams)
 	c.bdp.addParam(&c.localParams, c.isClient, c.cfg.TLS)
+	if err := c.ackFreq.addParam(&c.localParams); err != nil {
+		return err
+	}
 	if !c.isClient {
 		c.retry.addParams(&c.localParams, c.origDCID)
 	}

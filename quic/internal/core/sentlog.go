@@ -32,6 +32,11 @@ const (
 	// again when lost.
 	fkPathProbe
 	fkBDP // id: the blob's sequence number (bdp.go)
+	// fkAckFrequency is an ACK_FREQUENCY frame (id: its sequence
+	// number), fkImmediateAck an IMMEDIATE_ACK, never sent again
+	// (ackfreq.go).
+	fkAckFrequency
+	fkImmediateAck
 )
 
 // sentFrame is the record of one frame in a sent packet: enough to

@@ -57,6 +57,9 @@ type Stats struct {
 	// CarefulResume is the phase of Careful Resume and the BDP frames'
 	// counters.
 	CarefulResume CarefulResumeStats
+	// AckFrequency is the ACK frequency extension's negotiation, requests
+	// and counters.
+	AckFrequency AckFrequencyStats
 }
 
 // connStats is the part of Stats the connection counts itself.
@@ -78,6 +81,7 @@ func (c *Conn) Stats() Stats {
 	s.ECN = c.ecn.stats()
 	s.PathMTU = c.pmtu.report(c.maxDatagram)
 	s.CarefulResume = c.bdp.report()
+	s.AckFrequency = c.ackFreq.stats()
 	s.StreamBytesUnacked = c.streams.unackedBytes()
 	return s
 }
