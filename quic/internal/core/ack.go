@@ -94,15 +94,15 @@ func (a *ackState) largestReceived() uint64 {
 func (a *ackState) onPacket(now time.Duration, pn uint64, ackEliciting bool, p ackPolicy) {
 	outOfOrder := a.hasLargest && (pn < a.largest || pn > a.largest+1)
 	a.received.add(pn, pn+1)
-	if p.peerReorder {
-		outOfOrder = a.reorderDue(pn, p.reorder)
-	}
 	for a.received.count() > maxTrackedRanges {
 		a.floor = a.received.first().hi
 		a.received.dropLowest()
 	}
 	if !a.hasLargest || pn > a.largest {
 		a.largest, a.largestTime, a.hasLargest = pn, now, true
+	}
+	if p.peerReorder {
+		outOfOrder = a.reorderDue(pn, p.reorder)
 	}
 	a.unacked = true
 	a.sinceAck++

@@ -80,7 +80,7 @@ func (c *Conn) updateAckFrequency(now time.Duration) {
 		return
 	}
 	srtt := c.sender.RTT().SmoothedRTT()
-	t := s.target(c.ackFreq.cfg, c.sender.CongestionWindow(), c.maxDatagram, srtt)
+	t := s.target(c.ackFreq.cfg, c.sender.CongestionWindow(), c.maxDatagram, srtt, c.cfg.Recovery.PacketThreshold)
 	s.update(now, srtt, t)
 }
 
