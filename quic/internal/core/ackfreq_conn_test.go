@@ -1,0 +1,116 @@
+package core
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/satquic/satquic/quic/internal/wire"
+)
+
+// ackFreqPair returns a confirmed pair whose ends offer the ACK frequency
+// extension as told.
+func ackFreqPair(t *testing.T, seed uint64, client, server bool) *pair {
+	t.Helper()
+	ccfg, scfg := testConfigs(t, seed)
+	if client {
+		ccfg.AckFrequency = &AckFrequencyConfig{}
+	}
+	if server {
+		scfg.AckFrequency = &AckFrequencyConfig{}
+	}
+	p := newPair(t, ccfg, scfg, 5*time.Millisecond)
+	p.mustRun(p.confirmed, 5*time.Second)
+	return p
+}
+
+// TestAckFrequencyNegotiation: each end learns whether the other offered
+// min_ack_delay; an end that did not offer it is told nothing.
+func TestAckFrequencyNegotiation(t *testing.T) {
+	for _, tc := range []struct{ client, server bool }{{true, true}, {true, false}, {false, true}, {false, false}} {
+		p := ackFreqPair(t, 7, tc.client, tc.server)
+		cs, ss := p.client.Stats().AckFrequency, p.server.Stats().AckFrequency
+		if cs.Offered != tc.client || ss.Offered != tc.server {
+			t.Errorf("%+v: offered %v and %v", tc, cs.Offered, ss.Offered)
+		}
+		if cs.PeerOffered != (tc.client && tc.server) || ss.PeerOffered != (tc.client && tc.server) {
+			t.Errorf("%+v: peer offered %v and %v", tc, cs.PeerOffered, ss.PeerOffered)
+		}
+		if cs.FramesSent+ss.FramesSent+cs.ImmediateAcksSent+ss.ImmediateAcksSent != 0 {
+			t.Errorf("%+v: frames sent during the handshake: %+v %+v", tc, cs, ss)
+		}
+	}
+}
+
+// TestAckFrequencyFrameErrors: the frames are unknown to an endpoint that
+// did not offer the extension (RFC 9000 section 12.4), and a requested
+// delay below the min_ack_delay offered is a PROTOCOL_VIOLATION (draft
+// section 4).
+func TestAckFrequencyFrameErrors(t *testing.T) {
+	for i, tc := range []struct {
+		name  string
+		offer bool
+		f     wire.Frame
+		code  uint64
+	}{
+		{"ACK_FREQUENCY without the offer", false, &wire.AckFrequencyFrame{AckElicitingThreshold: 3, RequestedMaxAckDelay: 25 * time.Millisecond}, wire.CodeFrameEncodingError},
+		{"IMMEDIATE_ACK without the offer", false, &wire.ImmediateAckFrame{}, wire.CodeFrameEncodingError},
+		{"delay below min_ack_delay", true, &wire.AckFrequencyFrame{RequestedMaxAckDelay: 999 * time.Microsecond}, wire.CodeProtocolViolation},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := ackFreqPair(t, uint64(40+i), true, tc.offer)
+			p.server.HandleDatagram(p.now, Datagram{Addr: clientAddr, Data: seal1RTT(t, p.now, p.client, frameBytes(t, tc.f), 0)})
+			var ce *ConnError
+			if !errors.As(p.server.Err(), &ce) || ce.Code != tc.code {
+				t.Fatalf("server closed with %v, want %s", p.server.Err(), wire.TransportErrorName(tc.code))
+			}
+		})
+	}
+}
+
+// TestAckFrequencyHonoured: after the client's ACK_FREQUENCY the server
+// holds its ACK for ten ack-eliciting packets or 50 ms, whichever first,
+// and IMMEDIATE_ACK makes it answer at once.
+func TestAckFrequencyHonoured(t *testing.T) {
+	p := ackFreqPair(t, 9, true, true)
+	p.mustRun(func() bool {
+		sp := p.server.spaces[spaceApp]
+		_, pending := sp.acks.timer()
+		return !pending
+	}, p.now+time.Second)
+	send := func(frames ...wire.Frame) {
+		t.Helper()
+		p.server.HandleDatagram(p.now, Datagram{Addr: clientAddr, Data: seal1RTT(t, p.now, p.client, frameBytes(t, frames...), 0)})
+		if err := p.server.Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	acks := &p.server.spaces[spaceApp].acks
+	send(&wire.AckFrequencyFrame{SequenceNumber: 1, AckElicitingThreshold: 9, RequestedMaxAckDelay: 50 * time.Millisecond, ReorderingThreshold: 3})
+	start := p.now
+	if acks.due(p.now) {
+		t.Fatal("ACK due at once after ACK_FREQUENCY")
+	}
+	if at, ok := acks.timer(); !ok || at != start+50*time.Millisecond {
+		t.Fatalf("ACK timer %v %v, want the requested 50 ms", at, ok)
+	}
+	for range 8 {
+		send(&wire.PingFrame{})
+	}
+	if acks.due(p.now) {
+		t.Fatal("ACK due after nine ack-eliciting packets")
+	}
+	send(&wire.PingFrame{})
+	if !acks.due(p.now) {
+		t.Fatal("no ACK due after ten")
+	}
+	acks.onAckSent()
+	send(&wire.PingFrame{}, &wire.ImmediateAckFrame{})
+	if !acks.due(p.now) {
+		t.Fatal("IMMEDIATE_ACK did not make an ACK due")
+	}
+	st := p.server.Stats().AckFrequency
+	if st.PeerPacketsPerAck != 10 || st.PeerMaxAckDelay != 50*time.Millisecond || st.FramesReceived != 1 || st.ImmediateAcksReceived != 1 {
+		t.Errorf("stats %+v", st)
+	}
+}
