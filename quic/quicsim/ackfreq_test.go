@@ -44,7 +44,8 @@ func TestDownloadAckFrequencyUplink(t *testing.T) {
 	if on.Elapsed > off.Elapsed {
 		t.Errorf("%v with ACK frequency, %v without", on.Elapsed, off.Elapsed)
 	}
-	if af := on.AckFrequency; !af.PeerOffered || af.FramesSent == 0 || af.PacketsPerAck < 128 {
+	// The request, and IMMEDIATE_ACK with the last data.
+	if af := on.AckFrequency; !af.PeerOffered || af.FramesSent == 0 || af.PacketsPerAck < 128 || af.ImmediateAcksSent == 0 {
 		t.Errorf("server's requests %+v", af)
 	}
 	if off.AckFrequency.Offered || off.AckFrequency.FramesSent != 0 {

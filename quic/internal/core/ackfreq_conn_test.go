@@ -114,3 +114,38 @@ func TestAckFrequencyHonoured(t *testing.T) {
 		t.Errorf("stats %+v", st)
 	}
 }
+
+// TestAckFrequencyRequestEndToEnd: a request the server queues goes out in
+// a 1-RTT packet and the client applies it; the server's probe timeout
+// uses a larger requested max_ack_delay as soon as it is in flight, and a
+// smaller one only once acknowledged (draft section 7).
+func TestAckFrequencyRequestEndToEnd(t *testing.T) {
+	p := ackFreqPair(t, 11, true, true)
+	s := &p.server.ackFreq.send
+	pto := func() time.Duration { return p.server.sender.RTT().MaxAckDelay() }
+	if !s.on || pto() != 25*time.Millisecond {
+		t.Fatalf("sender on %v, max_ack_delay %v", s.on, pto())
+	}
+	request := func(perAck int, delay time.Duration) {
+		t.Helper()
+		sent := s.framesSent
+		s.update(p.now, time.Millisecond, ackFreqRequest{perAck: perAck, delay: delay, reorder: 3})
+		p.mustRun(func() bool { return s.framesSent > sent }, p.now+time.Second)
+	}
+	request(64, 60*time.Millisecond)
+	if pto() != 60*time.Millisecond {
+		t.Fatalf("max_ack_delay with 60 ms in flight: %v", pto())
+	}
+	p.mustRun(func() bool { return len(s.inFlight) == 0 }, p.now+time.Second)
+	if st := p.client.Stats().AckFrequency; st.PeerPacketsPerAck != 64 || st.PeerMaxAckDelay != 60*time.Millisecond {
+		t.Fatalf("client follows %+v", st)
+	}
+	request(2, 10*time.Millisecond)
+	if pto() != 60*time.Millisecond {
+		t.Fatalf("max_ack_delay with 10 ms in flight: %v, want 60 ms until acknowledged", pto())
+	}
+	p.mustRun(func() bool { return len(s.inFlight) == 0 }, p.now+time.Second)
+	if pto() != 10*time.Millisecond || p.client.Stats().AckFrequency.PeerMaxAckDelay != 10*time.Millisecond {
+		t.Fatalf("max_ack_delay once acknowledged %v, client %+v", pto(), p.client.Stats().AckFrequency)
+	}
+}
