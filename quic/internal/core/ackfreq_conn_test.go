@@ -177,3 +177,34 @@ func FuzzAckFrequencyFrames(f *testing.F) {
 		}
 	})
 }
+
+// TestAckFrequencyImmediateAckOnProbe: while a request thins the peer's
+// ACKs, a probe carries IMMEDIATE_ACK (draft section 7), and the peer
+// answers it at once. The server asks for one ACK per window (AcksPerRTT
+// 1), so that its small window on this short path still thins.
+func TestAckFrequencyImmediateAckOnProbe(t *testing.T) {
+	ccfg, scfg := testConfigs(t, 13)
+	ccfg.AckFrequency, scfg.AckFrequency = &AckFrequencyConfig{}, &AckFrequencyConfig{AcksPerRTT: 1}
+	p := newPair(t, ccfg, scfg, 5*time.Millisecond)
+	p.mustRun(p.confirmed, 5*time.Second)
+	s := &p.server.ackFreq.send
+	// The first request, past the slow start condition.
+	s.update(p.now, time.Millisecond, ackFreqRequest{perAck: 64, delay: 60 * time.Millisecond, reorder: 3})
+	p.mustRun(func() bool { return s.framesSent == 1 && len(s.inFlight) == 0 }, p.now+time.Second)
+	if !s.thins() {
+		t.Fatalf("request %+v does not thin", s.want)
+	}
+	// The next request is lost, and what probes it.
+	p.drop = func(toServer bool, _ int, _ []byte) bool { return !toServer }
+	s.update(p.now, time.Millisecond, ackFreqRequest{perAck: 8, delay: 60 * time.Millisecond, reorder: 3})
+	p.mustRun(func() bool { return p.server.Stats().ProbesSent > 0 }, p.now+5*time.Second)
+	// The probe is built at the next turn; the IMMEDIATE_ACK of the
+	// packet sent after the idle period went before.
+	before := s.immediateSent
+	p.mustRun(func() bool { return s.immediateSent > before }, p.now+time.Millisecond)
+	p.drop = nil
+	p.mustRun(func() bool { return p.client.Stats().AckFrequency.ImmediateAcksReceived > 0 }, p.now+5*time.Second)
+	if !s.thins() {
+		t.Fatalf("request %+v does not thin", s.want)
+	}
+}

@@ -42,6 +42,9 @@ func (c *Conn) processPacket(now time.Duration, s recovery.Space, pt wire.Packet
 		rebuilt = len(recs) > 0
 		err = c.processRebuilt(now, recs, dcid)
 	}
+	// An IMMEDIATE_ACK of this packet (or of one FEC rebuilt with it)
+	// concerns this packet only, whatever happens next.
+	immediate := c.ackFreq.recv.takeImmediate()
 	if err != nil {
 		c.closeLocal(asTransportError(err))
 		return
@@ -64,7 +67,7 @@ func (c *Conn) processPacket(now time.Duration, s recovery.Space, pt wire.Packet
 		// (draft-ietf-quic-ack-frequency section 6.3).
 		ce = c.ackFreq.recv.ceAckNow(ce)
 	}
-	if (ce && eliciting) || c.ackFreq.recv.takeImmediate() || (rebuilt && c.ackFreq.recv.inForce) {
+	if (ce && eliciting) || immediate || (rebuilt && c.ackFreq.recv.inForce) {
 		// IMMEDIATE_ACK asks for an ACK at once (section 5). A packet
 		// FEC rebuilt is reported with the next ACK (FEC_RECOVERED):
 		// under a peer's thinned ACKs that one goes at once too, so
