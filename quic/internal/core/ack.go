@@ -55,6 +55,9 @@ type ackState struct {
 	// resend: an ACK frame was lost and what it reported must go out
 	// again, with the next packet sent (RFC 9000 section 13.3).
 	resend bool
+	// sentAt is when the last ACK frame went out (hasSentAt).
+	sentAt    time.Duration
+	hasSentAt bool
 }
 
 // ackPolicy is what decides when ACK frames go out in a space.
@@ -73,6 +76,11 @@ type ackPolicy struct {
 	// section 13.2.1's rule.
 	peerReorder bool
 	reorder     uint64
+	// quietAfter, if set, acknowledges at once an ack-eliciting packet
+	// that arrives when no ACK frame went out for that long: after an
+	// idle period the peer's RTT estimate needs a fresh sample
+	// (draft-ietf-quic-ack-frequency section 6.1).
+	quietAfter time.Duration
 }
 
 // isDuplicate reports whether pn was received before or is too old.
@@ -110,8 +118,9 @@ func (a *ackState) onPacket(now time.Duration, pn uint64, ackEliciting bool, p a
 		return
 	}
 	a.eliciting++
+	quiet := p.quietAfter > 0 && a.hasSentAt && now-a.sentAt > p.quietAfter
 	switch {
-	case p.immediate, outOfOrder, a.eliciting >= p.threshold:
+	case p.immediate, outOfOrder, quiet, a.eliciting >= p.threshold:
 		// Section 13.2.1: out-of-order packets are acknowledged at
 		// once, so that the peer detects the loss quickly.
 		a.immediate = true
@@ -209,6 +218,12 @@ func (a *ackState) buildFrame(f *wire.AckFrame, now time.Duration, exponent uint
 	}
 	f.AckDelay = wire.EncodeAckDelay(now-a.largestTime, exponent)
 	return true
+}
+
+// onAckSentAt records that an ACK frame went out at now (onAckSent).
+func (a *ackState) onAckSentAt(now time.Duration) {
+	a.sentAt, a.hasSentAt = now, true
+	a.onAckSent()
 }
 
 // onAckSent resets the delayed ACK state after an ACK frame was sent; its

@@ -93,7 +93,10 @@ func (r *ackFreqRecv) ceAckNow(ce bool) bool {
 	return ce && !prev
 }
 
-// policy is the application space's ACK policy the peer asked for.
-func (r *ackFreqRecv) policy() ackPolicy {
-	return ackPolicy{maxDelay: r.maxDelay, threshold: r.threshold, peerReorder: true, reorder: r.reorder}
+// policy is the application space's ACK policy the peer asked for; srtt
+// is this endpoint's smoothed RTT: an ack-eliciting packet after a round
+// trip without any ACK sent is acknowledged at once (section 6.1), since
+// the peer's request may otherwise hold it for its whole delay.
+func (r *ackFreqRecv) policy(srtt time.Duration) ackPolicy {
+	return ackPolicy{maxDelay: r.maxDelay, threshold: r.threshold, peerReorder: true, reorder: r.reorder, quietAfter: srtt}
 }

@@ -86,7 +86,7 @@ func TestAckFrequencyReceiverRules(t *testing.T) {
 		}
 	}
 	apply(5, 9, 80*time.Millisecond, 0)
-	if p := r.policy(); p.threshold != 10 || p.maxDelay != 80*time.Millisecond || !p.peerReorder || p.reorder != 0 || p.immediate {
+	if p := r.policy(0); p.threshold != 10 || p.maxDelay != 80*time.Millisecond || !p.peerReorder || p.reorder != 0 || p.immediate {
 		t.Fatalf("policy %+v: an ACK after more than 9 packets, within 80 ms, never for reordering", p)
 	}
 	apply(5, 1, 2*time.Millisecond, 1) // not newer: ignored (section 4)
@@ -150,5 +150,28 @@ func TestAckFrequencyCETransition(t *testing.T) {
 	r = ackFreqRecv{inForce: true, threshold: 2, lastCE: true}
 	if !r.ceAckNow(true) {
 		t.Fatal("threshold 1 keeps RFC 9000's rule")
+	}
+}
+
+// TestAckFrequencyQuietPeriod: under a peer's request, the first
+// ack-eliciting packet after a round trip without an ACK sent is
+// acknowledged at once (section 6.1); within it, the request holds.
+func TestAckFrequencyQuietPeriod(t *testing.T) {
+	r := ackFreqRecv{inForce: true, threshold: 100, maxDelay: 80 * time.Millisecond}
+	p := r.policy(600 * time.Millisecond)
+	var a ackState
+	a.onPacket(0, 0, true, p)
+	if a.due(0) {
+		t.Fatal("first packet acknowledged at once")
+	}
+	a.onAckSentAt(80 * time.Millisecond)
+	a.onPacket(600*time.Millisecond, 1, true, p)
+	if a.due(600 * time.Millisecond) {
+		t.Fatal("acknowledged at once within a round trip of the last ACK")
+	}
+	a.onAckSentAt(680 * time.Millisecond)
+	a.onPacket(1281*time.Millisecond, 2, true, p)
+	if !a.due(1281 * time.Millisecond) {
+		t.Fatal("not acknowledged at once after a quiet round trip")
 	}
 }

@@ -67,7 +67,7 @@ func (r *ackRate) threshold(configured int) int {
 // (rtt gives the smoothed RTT).
 func (r *ackRate) policy(now time.Duration, s recovery.Space, cfg *Config, rtt *recovery.RTTStats, peer *ackFreqRecv) ackPolicy {
 	if s == spaceApp && peer.inForce {
-		return peer.policy()
+		return peer.policy(rtt.SmoothedRTT())
 	}
 	threshold := cfg.AckElicitingThreshold
 	if s == spaceApp && !cfg.NoAckRateAdaptation {

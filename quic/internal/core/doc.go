@@ -130,8 +130,9 @@
 //     by the min_ack_delay transport parameter. A peer's ACK_FREQUENCY
 //     frame replaces ackrate.go's policy in the application space (its
 //     threshold, max ack delay, reordering threshold and CE rule, in
-//     ack.go), IMMEDIATE_ACK is answered at once, and a packet FEC
-//     rebuilt is reported at once under thinned ACKs. As a sender, once
+//     ack.go), IMMEDIATE_ACK is answered at once, and so are a packet FEC
+//     rebuilt and the first ack-eliciting packet after a round trip
+//     without an ACK sent. As a sender, once
 //     its first slow start ended, the connection asks a peer that
 //     offered the extension for one ACK per 1/128 of its congestion
 //     window (2 to 256 packets) within an eighth of the smoothed RTT,
