@@ -90,5 +90,12 @@
 // controlled and paced, never sent again when lost, protected by FEC like
 // stream data (ConnectionStats.Datagrams).
 //
+// ACK frequency (draft-ietf-quic-ack-frequency) is on unless
+// Config.DisableAckFrequency: with a peer that offers it too, a sender
+// on a long path asks for one ACK per 1/128 of its congestion window once
+// slow start ended, so that a thin satellite return link carries a
+// fraction of the ACKs; the peer's requests are followed
+// (ConnectionStats.AckFrequency).
+//
 // Not yet: connection migration.
 package quic

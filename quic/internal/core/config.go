@@ -234,6 +234,12 @@ type Config struct {
 	// waiting to be sent and to be read (default 256 each): a full send
 	// queue drops its oldest, a full receive queue the arriving one.
 	DatagramSendQueue, DatagramReceiveQueue int
+	// AckFrequency, if set, offers the ACK frequency extension
+	// (draft-ietf-quic-ack-frequency, ackfreq.go): this endpoint
+	// acknowledges as a peer that offers it asks, and asks such a peer
+	// for fewer ACKs on paths with a large window. Nil: neither, and the
+	// peer's frames are unknown ones.
+	AckFrequency *AckFrequencyConfig
 }
 
 // withDefaults returns a copy of c with defaults filled in, or an error
@@ -276,6 +282,9 @@ func (c *Config) withDefaults() (Config, error) {
 	setDefault(&d.DatagramReceiveQueue, DefaultDatagramReceiveQueue)
 	var err error
 	if d.CarefulResume, err = d.CarefulResume.withDefaults(); err != nil {
+		return d, err
+	}
+	if d.AckFrequency, err = d.AckFrequency.withDefaults(d.MaxAckDelay); err != nil {
 		return d, err
 	}
 	d.Recovery = d.Recovery.WithDefaults()

@@ -92,6 +92,8 @@ type Conn struct {
 	dgram datagramState
 	// ackRate sets the ACK threshold of fast paths (ackrate.go).
 	ackRate ackRate
+	// ackFreq is the ACK frequency extension (ackfreq.go).
+	ackFreq ackFrequency
 
 	// ecn marks, counts and validates ECN (ecn.go).
 	ecn ecnState
@@ -235,6 +237,7 @@ func newConn(cfg *Config, now time.Duration, remote netip.AddrPort, isClient boo
 		handshakeDeadline: now + d.HandshakeTimeout,
 		amp:               amplification{validated: isClient},
 		retry:             retryState{started: now},
+		ackFreq:           newAckFrequency(d.AckFrequency),
 	}
 	for i := range c.spaces {
 		c.spaces[i] = newSpace(recovery.Space(i))
@@ -266,6 +269,9 @@ func (c *Conn) startTLS(now time.Duration, q *tls.QUICConn) error {
 	c.fec.addParam(&c.localParams)
 	c.bdp.addParam(&c.localParams, c.isClient, c.cfg.TLS)
 	c.dgram.addParam(&c.localParams)
+	if err := c.ackFreq.addParam(&c.localParams); err != nil {
+		return err
+	}
 	if !c.isClient {
 		c.retry.addParams(&c.localParams, c.origDCID)
 	}

@@ -124,10 +124,25 @@
 //     and protects them in place. seal.go then records the packets sent.
 //   - ack.go decides when ACK frames go out: at once in the handshake
 //     spaces and for out-of-order packets, after AckElicitingThreshold
-//     ack-eliciting packets or max_ack_delay otherwise (RFC 9000 section
-//     13.2), with bounded ranges; a lost ACK frame's information goes out
-//     again, and a probe of a handshake space carries an ACK frame
-//     (section 13.3).
+//     ack-eliciting packets (more on fast paths, ackrate.go) or
+//     max_ack_delay otherwise (RFC 9000 section 13.2), with bounded
+//     ranges; a lost ACK frame's information goes out again, and a probe
+//     of a handshake space carries an ACK frame (section 13.3).
+//   - ackfreq*.go: the ACK frequency extension
+//     (draft-ietf-quic-ack-frequency-14, Config.AckFrequency), offered
+//     by the min_ack_delay transport parameter. A peer's ACK_FREQUENCY
+//     frame replaces ackrate.go's policy in the application space (its
+//     threshold, max ack delay, reordering threshold and CE rule, in
+//     ack.go), IMMEDIATE_ACK is answered at once, and so are a packet FEC
+//     rebuilt and the first ack-eliciting packet after a round trip
+//     without an ACK sent. As a sender, once
+//     its first slow start ended, the connection asks a peer that
+//     offered the extension for one ACK per 1/128 of its congestion
+//     window (2 to 256 packets) within an eighth of the smoothed RTT,
+//     at most once per RTT, and sends IMMEDIATE_ACK with probes, after
+//     an idle period and with its last data; the probe timeout covers
+//     the largest max_ack_delay requested until it is acknowledged
+//     (ackfreq_send.go has the figures).
 //   - Loss recovery and congestion control are package recovery's Sender.
 //     Every sent packet has a record of its frames (sentlog.go); when the
 //     Sender reports it acknowledged or lost, receive_ack.go hands each

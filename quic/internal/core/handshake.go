@@ -239,6 +239,9 @@ func (c *Conn) onPeerParams(now time.Duration, raw []byte) {
 	if err == nil {
 		err = c.bdp.onPeerParams(&p)
 	}
+	if err == nil {
+		err = c.ackFreq.onPeerParams(&p)
+	}
 	if err != nil {
 		c.closeLocal(asTransportError(err))
 		return

@@ -213,10 +213,13 @@ func (c *Conn) appendFrames(now time.Duration, w *packetWriter, s recovery.Space
 		c.fec.recv.appendReport(w, p.hasAck)
 	}
 	if allow {
-		c.appendEliciting(w, s)
+		c.appendEliciting(now, w, s)
 		if c.sender.ProbesPending(s) > 0 && !p.ackEliciting && w.room() > 0 {
 			// A probe with nothing else to say (RFC 9002 section 6.2.4).
 			w.appendPing(fkPing)
+		}
+		if s == spaceApp {
+			c.appendImmediateAck(w)
 		}
 	}
 	if fecOn && hasFECSourceData(w.currentFrames()) {
@@ -252,6 +255,16 @@ func carriesData(frames []sentFrame) bool {
 		switch frames[i].kind {
 		case fkAck, fkFECRecovered, fkFECRepair, fkFECSourceID, fkPathProbe, fkDatagram:
 		default:
+			return true
+		}
+	}
+	return false
+}
+
+// hasStreamFrame reports whether a frame list holds a STREAM frame.
+func hasStreamFrame(frames []sentFrame) bool {
+	for i := range frames {
+		if frames[i].kind == fkStream {
 			return true
 		}
 	}

@@ -1,6 +1,8 @@
 package core
 
 import (
+	"time"
+
 	"github.com/satquic/satquic/quic/internal/recovery"
 	"github.com/satquic/satquic/quic/internal/wire"
 )
@@ -20,7 +22,7 @@ func (c *Conn) hasAppData() bool {
 	switch {
 	case c.handshakeDonePend, c.idle.ping, c.newToken.pending, len(c.pathResponses) > 0:
 		return true
-	case c.bdp.hasFrame(c.early.sending()):
+	case c.bdp.hasFrame(c.early.sending()), c.ackFreq.send.pending && !c.early.sending():
 		return true
 	case c.flow.hasFrames(), c.streams.hasControl(), c.cids.hasFrames():
 		return true
@@ -33,7 +35,7 @@ func (c *Conn) hasAppData() bool {
 // section 13.3 says which are sent again when lost, with fresh values),
 // then CRYPTO frames, then DATAGRAM frames (datagram_send.go), then stream
 // data.
-func (c *Conn) appendEliciting(w *packetWriter, s recovery.Space) {
+func (c *Conn) appendEliciting(now time.Duration, w *packetWriter, s recovery.Space) {
 	if s == spaceApp {
 		if c.handshakeDonePend && w.appendHandshakeDone() {
 			c.handshakeDonePend = false
@@ -42,6 +44,7 @@ func (c *Conn) appendEliciting(w *packetWriter, s recovery.Space) {
 		c.idle.appendPing(w)
 		c.newToken.appendFrame(w)
 		c.bdp.appendFrame(w)
+		c.appendAckFrequency(now, w)
 		c.streams.appendLimits(w)
 		c.cids.appendFrames(w)
 		if len(c.pathResponses) > 0 {

@@ -36,9 +36,15 @@ func (c *Conn) processPacket(now time.Duration, s recovery.Space, pt wire.Packet
 	if err == nil && eliciting && s != spaceApp && !sp.discarded && sp.cryptoRecv.received() == cryptoBefore {
 		c.speedup.onPeerProbe(&c.spaces, c.isClient)
 	}
+	rebuilt := false
 	if err == nil && c.fec != nil && s == spaceApp && c.state == stateActive {
-		err = c.processRebuilt(now, c.fec.recv.onPacket(payload), dcid)
+		recs := c.fec.recv.onPacket(payload)
+		rebuilt = len(recs) > 0
+		err = c.processRebuilt(now, recs, dcid)
 	}
+	// An IMMEDIATE_ACK of this packet (or of one FEC rebuilt with it)
+	// concerns this packet only, whatever happens next.
+	immediate := c.ackFreq.recv.takeImmediate()
 	if err != nil {
 		c.closeLocal(asTransportError(err))
 		return
@@ -53,10 +59,19 @@ func (c *Conn) processPacket(now time.Duration, s recovery.Space, pt wire.Packet
 	if sp.discarded {
 		return // the packet confirmed the handshake and dropped its space
 	}
-	sp.acks.onPacket(now, pn, eliciting, c.ackRate.policy(now, s, &c.cfg, c.sender.RTT()))
-	if ce && eliciting {
+	sp.acks.onPacket(now, pn, eliciting, c.ackRate.policy(now, s, &c.cfg, c.sender.RTT(), &c.ackFreq.recv))
+	if s == spaceApp {
 		// RFC 9000 section 13.2.1: a CE-marked packet is acknowledged
-		// at once, so that the peer reacts to congestion sooner.
+		// at once, so that the peer reacts to congestion sooner; under
+		// a peer's ACK_FREQUENCY only the first of a run
+		// (draft-ietf-quic-ack-frequency section 6.3).
+		ce = c.ackFreq.recv.ceAckNow(ce)
+	}
+	if (ce && eliciting) || immediate || (rebuilt && c.ackFreq.recv.inForce) {
+		// IMMEDIATE_ACK asks for an ACK at once (section 5). A packet
+		// FEC rebuilt is reported with the next ACK (FEC_RECOVERED):
+		// under a peer's thinned ACKs that one goes at once too, so
+		// that the peer's FEC and loss detection learn of it in time.
 		sp.acks.ackNow()
 	}
 }
@@ -177,6 +192,8 @@ func (c *Conn) handleFrame(now time.Duration, s recovery.Space, f wire.Frame, dc
 		return c.onHandshakeDoneFrame(now)
 	case *wire.BDPFrame:
 		c.onBDPFrame(now, f)
+	case *wire.AckFrequencyFrame, *wire.ImmediateAckFrame:
+		return c.onAckFrequencyFrame(f)
 	default:
 		return transportError(wire.CodeFrameEncodingError, f.Type(), "unexpected frame type")
 	}

@@ -66,7 +66,7 @@ func (c *Conn) onPacketSent(now time.Duration, w *packetWriter, p *plannedPacket
 		return
 	}
 	if p.hasAck {
-		sp.acks.onAckSent()
+		sp.acks.onAckSentAt(now)
 	}
 	if p.fecSource {
 		// Sent while nothing else waits, a source ends a burst whose

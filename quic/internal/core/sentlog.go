@@ -35,6 +35,11 @@ const (
 	// fkDatagram is a DATAGRAM frame (datagram_send.go), n its payload
 	// length: never sent again when lost.
 	fkDatagram
+	// fkAckFrequency is an ACK_FREQUENCY frame (id: its sequence
+	// number), fkImmediateAck an IMMEDIATE_ACK, never sent again
+	// (ackfreq.go).
+	fkAckFrequency
+	fkImmediateAck
 )
 
 // sentFrame is the record of one frame in a sent packet: enough to
