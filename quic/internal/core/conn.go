@@ -94,7 +94,9 @@ type Conn struct {
 	// ecn marks, counts and validates ECN (ecn.go).
 	ecn ecnState
 
-	pathResponses [][8]byte
+	// path is the peer's address, its validation and migration
+	// (path.go, migration.go).
+	path peerPath
 
 	idle idleState
 

@@ -40,12 +40,25 @@ const (
 	// EventEarlyDataRejected: the server refused this client's 0-RTT
 	// data; it is sent again in 1-RTT packets, and the streams go on.
 	EventEarlyDataRejected
+	// EventPeerAddressChanged: the peer's address, where datagrams go,
+	// changed (RemoteAddr): the peer moved, or the path went back to
+	// the last validated address (path.go).
+	EventPeerAddressChanged
+	// EventPathMigrated: a client's probe of a new local address was
+	// answered and the connection moved there; the driver sends the
+	// next datagrams from it (migration.go).
+	EventPathMigrated
+	// EventPathProbeFailed: a client's probe of a new local address got
+	// no answer in time, or could not go on; Err says why. The
+	// connection stays where it was.
+	EventPathProbeFailed
 )
 
 func (k EventKind) String() string {
 	names := [...]string{"", "handshake-complete", "handshake-confirmed", "stream-opened",
 		"stream-readable", "stream-writable", "streams-available", "connid-issued",
-		"connid-retired", "closed", "early-data-rejected"}
+		"connid-retired", "closed", "early-data-rejected", "peer-address-changed",
+		"path-migrated", "path-probe-failed"}
 	if int(k) < len(names) && k != 0 {
 		return names[k]
 	}

@@ -18,7 +18,7 @@ func (c *Conn) hasDataIn(s recovery.Space) bool {
 // asks what appendEliciting appends.
 func (c *Conn) hasAppData() bool {
 	switch {
-	case c.handshakeDonePend, c.idle.ping, c.newToken.pending, len(c.pathResponses) > 0:
+	case c.handshakeDonePend, c.idle.ping, c.newToken.pending:
 		return true
 	case c.bdp.hasFrame(c.early.sending()):
 		return true
@@ -43,9 +43,6 @@ func (c *Conn) appendEliciting(w *packetWriter, s recovery.Space) {
 		c.bdp.appendFrame(w)
 		c.streams.appendLimits(w)
 		c.cids.appendFrames(w)
-		if len(c.pathResponses) > 0 {
-			c.pathResponses = w.appendPathResponses(c.pathResponses)
-		}
 		c.streams.appendControl(w)
 	}
 	w.appendCrypto(&c.spaces[s].cryptoSend)
@@ -132,21 +129,6 @@ func (i *idleState) appendPing(w *packetWriter) {
 		i.ping = false
 		w.record(sentFrame{kind: fkPing})
 	}
-}
-
-// appendPathResponses appends a PATH_RESPONSE frame for each challenge
-// of q that fits, and returns those left. A PATH_RESPONSE is never sent
-// again (RFC 9000 section 13.3).
-func (w *packetWriter) appendPathResponses(q [][8]byte) [][8]byte {
-	for len(q) > 0 {
-		f := wire.PathResponseFrame{Data: q[0]}
-		if !w.appendFrame(f.Len(), f.Append) {
-			break
-		}
-		q = q[1:]
-		w.record(sentFrame{kind: fkPathResponse})
-	}
-	return q
 }
 
 // appendLimits appends MAX_STREAMS and STREAMS_BLOCKED frames.

@@ -192,6 +192,7 @@ var sentFrameNames = [...]string{
 	fkHandshakeDone: "handshake_done", fkPathResponse: "path_response", fkNewToken: "new_token",
 	fkFECSourceID: "fec_source_id", fkFECRepair: "fec_repair", fkFECRecovered: "fec_recovered",
 	fkPathProbe: "ping", fkBDP: "bdp_frame",
+	fkPathChallenge: "path_challenge",
 }
 
 func appendSentFrame(b []byte, f sentFrame) []byte {

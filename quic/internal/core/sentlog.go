@@ -32,6 +32,9 @@ const (
 	// again when lost.
 	fkPathProbe
 	fkBDP // id: the blob's sequence number (bdp.go)
+	// fkPathChallenge is a PATH_CHALLENGE (path_send.go): never sent
+	// again, a new challenge follows a lost one.
+	fkPathChallenge
 )
 
 // sentFrame is the record of one frame in a sent packet: enough to

@@ -57,6 +57,9 @@ type Stats struct {
 	// CarefulResume is the phase of Careful Resume and the BDP frames'
 	// counters.
 	CarefulResume CarefulResumeStats
+	// Path counts the peer's address changes, path validations and
+	// migrations (path.go, migration.go).
+	Path PathStats
 }
 
 // connStats is the part of Stats the connection counts itself.
@@ -78,6 +81,7 @@ func (c *Conn) Stats() Stats {
 	s.ECN = c.ecn.stats()
 	s.PathMTU = c.pmtu.report(c.maxDatagram)
 	s.CarefulResume = c.bdp.report()
+	s.Path = c.pathStats()
 	s.StreamBytesUnacked = c.streams.unackedBytes()
 	return s
 }
