@@ -71,6 +71,11 @@ type pair struct {
 	// natDropped).
 	nat        func(now time.Duration) netip.AddrPort
 	natDropped int
+	// clientAlso is another address the client receives on, beside
+	// nat's.
+	clientAlso netip.AddrPort
+	// onSent, if set, sees every datagram an end sends, before drop.
+	onSent func(toServer bool, d Datagram)
 	// in holds the datagrams due at each end in a step: [0] the client's,
 	// [1] the server's.
 	in [2][]Datagram
@@ -98,6 +103,9 @@ func (p *pair) flush(c *Conn, toServer bool) {
 		n := p.sent[dir]
 		p.sent[dir]++
 		p.sizes[dir] = append(p.sizes[dir], len(d.Data))
+		if p.onSent != nil {
+			p.onSent(toServer, d)
+		}
 		if !toServer {
 			p.serverSent += len(d.Data)
 			if !p.server.amp.validated && p.serverSent > 3*p.serverRecv {
@@ -123,7 +131,7 @@ func (p *pair) flush(c *Conn, toServer bool) {
 // one the listener accepts creates the server.
 func (p *pair) deliver(f flight) {
 	if !f.toServer {
-		if p.nat != nil && f.addr != p.nat(p.now) {
+		if p.nat != nil && f.addr != p.nat(p.now) && f.addr != p.clientAlso {
 			p.natDropped++
 			return
 		}

@@ -136,3 +136,235 @@ func TestNATRebindingDownload(t *testing.T) {
 	}
 }
 
+// A copy of the client's packet sent from an attacker's address, arriving
+// before the original, moves the server's path there for a while only: the
+// server sends the attacker no more than three times what it received from
+// it (RFC 9000 section 9.3.1), and the client's next packet from its own
+// address, the newest, takes the path back to that validated address
+// without a new validation (section 9.3.3). The original, now a duplicate,
+// moves nothing.
+func TestSpoofedAddressDoesNotMovePath(t *testing.T) {
+	p := migrationPair(t)
+	attacker := netip.MustParseAddrPort("192.0.2.66:9999")
+	p.nat = func(time.Duration) netip.AddrPort { return clientAddr }
+	d := startPairDownload(t, p, 2<<20)
+	p.mustRun(func() bool { d.read(t, p); return len(d.got) >= 512<<10 }, p.now+10*time.Second)
+	spoofed, toAttacker := 0, 0
+	p.drop = func(toServer bool, _ int, data []byte) bool {
+		if toServer && spoofed == 0 && len(data) > 0 {
+			// The attacker's copy wins the race by a millisecond.
+			spoofed = len(data)
+			p.enqueue(flight{at: p.now + p.delay - time.Millisecond, toServer: true, data: bytes.Clone(data), addr: attacker})
+		}
+		return false
+	}
+	p.onSent = func(toServer bool, dg Datagram) {
+		if !toServer && dg.Addr == attacker {
+			toAttacker += len(dg.Data)
+		}
+	}
+	p.mustRun(func() bool { return d.read(t, p) }, p.now+30*time.Second)
+	if !bytes.Equal(d.got, d.response) {
+		t.Fatalf("the client read %d bytes, not the %d-byte response", len(d.got), len(d.response))
+	}
+	if p.server.RemoteAddr() != clientAddr {
+		t.Errorf("the server sends to %v, not the client's %v", p.server.RemoteAddr(), clientAddr)
+	}
+	st := p.server.Stats().Path
+	if st.PeerAddressChanges != 2 || st.Validations != 1 || st.ValidationsSucceeded != 0 || st.CongestionResets != 0 {
+		t.Errorf("server path stats %+v: want a move to the attacker and back, one validation, no success, no reset", st)
+	}
+	if toAttacker == 0 || toAttacker > 3*spoofed {
+		t.Errorf("the server sent the attacker %d bytes after receiving %d", toAttacker, spoofed)
+	}
+	t.Logf("attacker sent %d bytes, got %d", spoofed, toAttacker)
+}
+
+// A validation that gets no answer ends at its deadline and the path goes
+// back to the last validated address (RFC 9000 section 9.3.2), where the
+// connection goes on. Meanwhile the unvalidated address gets at most three
+// times what came from it.
+func TestFailedValidationReverts(t *testing.T) {
+	p := migrationPair(t)
+	attacker := netip.MustParseAddrPort("192.0.2.66:9999")
+	p.nat = func(time.Duration) netip.AddrPort { return clientAddr }
+	id, err := p.client.OpenStream(p.now, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.client.StreamWrite(id, []byte("ping")); err != nil {
+		t.Fatal(err)
+	}
+	spoofed, toAttacker := 0, 0
+	blocked := true
+	p.drop = func(toServer bool, _ int, data []byte) bool {
+		if !toServer {
+			return false
+		}
+		if spoofed == 0 {
+			spoofed = len(data)
+			p.enqueue(flight{at: p.now + p.delay - time.Millisecond, toServer: true, data: bytes.Clone(data), addr: attacker})
+			return false
+		}
+		return blocked // the client is cut off until the validation failed
+	}
+	p.onSent = func(toServer bool, dg Datagram) {
+		if !toServer && dg.Addr == attacker {
+			toAttacker += len(dg.Data)
+		}
+	}
+	p.mustRun(func() bool { return p.server != nil && p.server.Stats().Path.ValidationsFailed == 1 }, p.now+10*time.Second)
+	if p.server.RemoteAddr() != clientAddr {
+		t.Errorf("after the failed validation the server sends to %v, not %v", p.server.RemoteAddr(), clientAddr)
+	}
+	if toAttacker == 0 || toAttacker > 3*spoofed {
+		t.Errorf("the server sent the attacker %d bytes after receiving %d", toAttacker, spoofed)
+	}
+	st := p.server.Stats().Path
+	if st.Reverts != 1 || st.PeerAddressChanges != 1 {
+		t.Errorf("server path stats %+v: want one move and one revert", st)
+	}
+	blocked = false
+	var got []byte
+	p.mustRun(func() bool {
+		readAll(t, p.now, p.server, id, &got)
+		return len(got) == 4
+	}, p.now+10*time.Second)
+	p.mustRun(func() bool { return p.client.Stats().BytesInFlight == 0 }, p.now+10*time.Second)
+	t.Logf("attacker sent %d bytes, got %d; stats %+v", spoofed, toAttacker, st)
+}
+
+// A new IP address is a new path (RFC 9000 section 9.4): once the server
+// validated it, its congestion window and RTT estimate start again from
+// their initial values, and the download completes.
+func TestAddressChangeResetsCongestion(t *testing.T) {
+	p := migrationPair(t)
+	moved := netip.MustParseAddrPort("10.0.0.9:4433")
+	var moveAt time.Duration
+	p.nat = func(now time.Duration) netip.AddrPort {
+		if moveAt > 0 && now >= moveAt {
+			return moved
+		}
+		return clientAddr
+	}
+	d := startPairDownload(t, p, 2<<20)
+	p.mustRun(func() bool { d.read(t, p); return len(d.got) >= 1<<20 }, p.now+10*time.Second)
+	moveAt = p.now
+	var cwndAfter int
+	p.mustRun(func() bool {
+		d.read(t, p)
+		if p.server.Stats().Path.ValidationsSucceeded == 1 && cwndAfter == 0 {
+			cwndAfter = p.server.Stats().CongestionWindow
+		}
+		return cwndAfter > 0
+	}, p.now+10*time.Second)
+	initial := p.server.cfg.Recovery.WithDefaults()
+	if want := min(initial.InitialWindowPackets*p.server.maxDatagram, initial.MaxWindow); cwndAfter > want {
+		t.Errorf("the window after the validation is %d, not an initial window of at most %d", cwndAfter, want)
+	}
+	p.mustRun(func() bool { return d.read(t, p) }, p.now+30*time.Second)
+	if !bytes.Equal(d.got, d.response) {
+		t.Fatalf("the client read %d bytes, not the %d-byte response", len(d.got), len(d.response))
+	}
+	if st := p.server.Stats().Path; st.CongestionResets != 1 || st.PortChanges != 0 || p.server.RemoteAddr() != moved {
+		t.Errorf("server path stats %+v, remote %v: want one reset, the new address", st, p.server.RemoteAddr())
+	}
+}
+
+// A client migrates to a new local address: it probes the path with a
+// connection ID the server gave and has not seen used, moves once the
+// PATH_RESPONSE comes back and retires the old connection ID (RFC 9000
+// sections 9.2 and 9.5). The server follows its first non-probing packet
+// from there, validates the address in turn, answers with a new connection
+// ID of the client's, and the download goes on intact.
+func TestClientMigration(t *testing.T) {
+	p := migrationPair(t)
+	moved := netip.MustParseAddrPort("10.0.0.7:6000")
+	d := startPairDownload(t, p, 2<<20)
+	p.mustRun(func() bool { d.read(t, p); return len(d.got) >= 512<<10 }, p.now+10*time.Second)
+	oldDCID := p.client.cids.dcid()
+	serverOldDCID := p.server.cids.dcid()
+	if err := p.client.ProbePath(p.now); err != nil {
+		t.Fatalf("ProbePath: %v", err)
+	}
+	if err := p.client.ProbePath(p.now); err != ErrProbeUnderway {
+		t.Errorf("a second ProbePath: %v, want ErrProbeUnderway", err)
+	}
+	probes := 0
+	app := func(now time.Duration, c *Conn) {
+		for {
+			dg, ok := c.NextProbeDatagram(now, nil)
+			if !ok {
+				return
+			}
+			probes++
+			if len(dg.Data) < 1200 {
+				t.Errorf("a probe of %d bytes, not expanded to 1200 (RFC 9000 section 8.2.1)", len(dg.Data))
+			}
+			p.enqueue(flight{at: now + p.delay, toServer: true, data: dg.Data, addr: moved})
+		}
+	}
+	p.clientApp = app
+	// The client sends from its new address as soon as it moved, and
+	// receives on both.
+	p.nat = func(time.Duration) netip.AddrPort {
+		if p.client.Stats().Path.Migrations > 0 {
+			return moved
+		}
+		return clientAddr
+	}
+	p.clientAlso = moved
+	p.mustRun(func() bool { d.read(t, p); return hasEvent(p.clientEvents, EventPathMigrated) }, p.now+5*time.Second)
+	p.mustRun(func() bool { return d.read(t, p) }, p.now+30*time.Second)
+	if !bytes.Equal(d.got, d.response) {
+		t.Fatalf("the client read %d bytes, not the %d-byte response", len(d.got), len(d.response))
+	}
+	if probes != 1 {
+		t.Errorf("%d probes, want 1", probes)
+	}
+	if p.server.RemoteAddr() != moved {
+		t.Errorf("the server sends to %v, not %v", p.server.RemoteAddr(), moved)
+	}
+	if p.client.cids.dcid() == oldDCID {
+		t.Error("the client still uses the connection ID of the old path")
+	}
+	if p.server.cids.dcid() == serverOldDCID {
+		t.Error("the server still uses the connection ID of the old path")
+	}
+	if p.server.cids.isLocalID(oldDCID) {
+		t.Error("the server did not learn that the old connection ID was retired")
+	}
+	cs, ss := p.client.Stats().Path, p.server.Stats().Path
+	if cs.Migrations != 1 || cs.CongestionResets != 1 || cs.ResponsesSent != 1 {
+		t.Errorf("client path stats %+v", cs)
+	}
+	if ss.PeerAddressChanges != 1 || ss.ValidationsSucceeded != 1 || ss.CongestionResets != 1 || ss.ResponsesSent != 1 {
+		t.Errorf("server path stats %+v", ss)
+	}
+}
+
+// A client refuses to probe when the server disabled active migration, or
+// gave no spare connection ID, or before its handshake is confirmed; a
+// server never probes.
+func TestProbePathRefused(t *testing.T) {
+	ccfg, scfg := testConfigs(t, 41)
+	scfg.DisableActiveMigration = true
+	p := newPair(t, ccfg, scfg, 20*time.Millisecond)
+	if err := p.client.ProbePath(0); err != ErrHandshakeIncomplete {
+		t.Errorf("ProbePath before the handshake: %v", err)
+	}
+	p.mustRun(p.confirmed, 2*time.Second)
+	if err := p.client.ProbePath(p.now); err != ErrMigrationDisabled {
+		t.Errorf("ProbePath with disable_active_migration: %v", err)
+	}
+	if err := p.server.ProbePath(p.now); err != ErrNotClient {
+		t.Errorf("server ProbePath: %v", err)
+	}
+	ccfg, scfg = testConfigs(t, 42)
+	p = newPair(t, ccfg, scfg, 20*time.Millisecond)
+	p.mustRun(p.confirmed, 2*time.Second)
+	p.client.cids.peer = p.client.cids.peer[:1] // as if the server gave none
+	if err := p.client.ProbePath(p.now); err != ErrNoSpareConnID {
+		t.Errorf("ProbePath without a spare connection ID: %v", err)
+	}
+}
