@@ -129,6 +129,7 @@ func (c *Conn) step(in []core.Datagram) (next time.Duration, alive, progress boo
 	progress = len(in) > 0
 	c.dispatchEvents(now)
 	c.offerEarly(now)
+	c.sendProbes(now)
 	for range maxBatchesPerStep {
 		n, full := c.sendBatch(now)
 		progress = progress || n > 0
@@ -168,8 +169,13 @@ func (c *Conn) sendBatch(now time.Duration) (int, bool) {
 		}
 	}
 	if n > 0 {
+		path := c.path
 		c.mu.Unlock()
-		c.t.send(b.msgs[:n])
+		if path != nil {
+			path.send(b.msgs[:n])
+		} else {
+			c.t.send(b.msgs[:n])
+		}
 		c.mu.Lock()
 	}
 	c.t.putSendBatch(b)
@@ -210,6 +216,7 @@ func (c *Conn) dispatchEvents(now time.Duration) {
 			c.streamsAvail[1].fire()
 			c.onServerHandshakeComplete(now)
 		case core.EventHandshakeConfirmed:
+			close(c.confirmed)
 			if c.hasODCID {
 				// The client uses our connection ID from now on
 				// (RFC 9000 section 7.2).
@@ -242,6 +249,8 @@ func (c *Conn) dispatchEvents(now time.Duration) {
 			// 1-RTT packets, and the streams go on.
 		case core.EventClosed:
 			c.setClosedLocked(ev.Err)
+		case core.EventPeerAddressChanged, core.EventPathMigrated, core.EventPathProbeFailed:
+			c.onPathEvent(ev)
 		}
 	}
 }
@@ -296,6 +305,7 @@ func (c *Conn) finish() {
 		ids = append(ids, c.odcid)
 	}
 	c.t.forget(c, ids)
+	c.stopPaths()
 	for _, p := range c.takeInbox(nil) {
 		c.t.putPacket(p)
 	}

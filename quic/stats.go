@@ -64,6 +64,9 @@ type ConnectionStats struct {
 	// CarefulResume is the phase of Careful Resume and the BDP frames'
 	// counters.
 	CarefulResume CarefulResumeStats
+	// Migration counts path changes and validations (RFC 9000 sections
+	// 8.2 and 9).
+	Migration MigrationStats
 }
 
 // ECNStats describe ECN on a connection's path (RFC 9000 section 13.4).
@@ -134,6 +137,7 @@ func (c *Conn) Stats() ConnectionStats {
 		MTUProbesLost:   s.PathMTU.ProbesLost,
 		MTUBlackHole:    s.PathMTU.BlackHole,
 		CarefulResume:   carefulResumeStats(&s),
+		Migration:       MigrationStats(s.Path),
 	}
 }
 

@@ -179,3 +179,9 @@ func (c *Conn) failProbe(now time.Duration, err error) {
 	c.events.push(Event{Kind: EventPathProbeFailed, Err: err})
 	c.qlog.pathUpdated(now, "probing_abandoned", c.remote, c.remote)
 }
+
+// CancelProbe ends a probe started by ProbePath without moving and
+// without an event: the driver gave it up.
+func (c *Conn) CancelProbe() {
+	c.path.probe = localProbe{}
+}
