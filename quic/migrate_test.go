@@ -100,6 +100,13 @@ func TestMigrateLoopback(t *testing.T) {
 		t.Errorf("client %+v, server %+v: want one migration the server followed and validated", cs, ss)
 	}
 	t.Logf("client %+v; server %+v", cs, ss)
+	// The client's CONNECTION_CLOSE goes from the new socket too.
+	c.CloseWithError(0, "")
+	select {
+	case <-sc.Context().Done():
+	case <-time.After(5 * time.Second):
+		t.Error("the server did not see the client's CONNECTION_CLOSE")
+	}
 }
 
 // Migrate refuses when the server disabled active migration, and gives up
