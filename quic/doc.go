@@ -73,5 +73,14 @@
 // its next connection, which starts from that state instead of the
 // initial window (ConnectionStats.CarefulResume).
 //
-// Not yet: connection migration and DATAGRAM frames.
+// Connection migration (RFC 9000 section 9): a server follows a client
+// whose address changed, after a NAT rebinding or a migration, once its
+// newest packet comes from there; it validates the new address with
+// PATH_CHALLENGE, sends it no more than three times what it received from
+// it until then, and goes back to the old one if the new one does not
+// answer. A client moves a connection to another socket with
+// Conn.Migrate, which probes the new path first; a server refuses with
+// Config.DisableActiveMigration (ConnectionStats.Migration).
+//
+// Not yet: preferred_address (RFC 9000 section 9.6) and DATAGRAM frames.
 package quic

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"net/netip"
 	"crypto/rand"
 	"crypto/tls"
 	"encoding/binary"
@@ -108,6 +109,12 @@ type Config struct {
 	// A NAT rebinding is followed all the same (section 9: the peer
 	// cannot tell it happened).
 	DisableActiveMigration bool
+	// PreferredIPv4 and PreferredIPv6, at a server, are the addresses
+	// it sends in preferred_address (RFC 9000 section 9.6), with a
+	// connection ID of its own: a client moves there once its
+	// handshake is confirmed. The driver must receive there, and route
+	// by connection ID to the same connections. Either may be unset.
+	PreferredIPv4, PreferredIPv6 netip.AddrPort
 	// HandshakeTimeout bounds the handshake (default 20 s).
 	HandshakeTimeout time.Duration
 	// IdleTimeout is max_idle_timeout (default 30 s); the effective

@@ -266,6 +266,10 @@ func (c *Conn) startTLS(now time.Duration, q *tls.QUICConn) error {
 	c.bdp.addParam(&c.localParams, c.isClient, c.cfg.TLS)
 	if !c.isClient {
 		c.retry.addParams(&c.localParams, c.origDCID)
+		if err := c.offerPreferredAddress(); err != nil {
+			c.Release()
+			return err
+		}
 	}
 	if err := c.tls.start(q, &c.localParams, c.isClient); err != nil {
 		c.Release()

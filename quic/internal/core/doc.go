@@ -240,6 +240,24 @@
 //     (Sender.StartCarefulResume), or ignores it and counts why.
 //     Careful Resume's phase changes are counted (Stats.CarefulResume)
 //     and logged (resume_qlog.go) at either end.
+//   - path*.go: the peer's path and connection migration (RFC 9000
+//     sections 8.2 and 9). HandleDatagram notes each datagram's address;
+//     the newest non-probing 1-RTT packet from another address, once the
+//     handshake is confirmed, moves c.remote there (path.go), with a new
+//     connection ID of the peer's when the peer changed its own
+//     (cid_path.go, section 9.5). The new address is validated with
+//     PATH_CHALLENGE and held to three times what came from it until it
+//     answers; a validation that times out goes back to the last
+//     validated address; a validated new IP address restarts congestion
+//     control and the RTT estimate (recovery's ResetPath), a port change
+//     alone does not. PATH_CHALLENGE and PATH_RESPONSE go in datagrams of
+//     their own, expanded to 1200 bytes within the limit, the response to
+//     the address its challenge came from (path_send.go). migration.go
+//     is a client's move to a new local address: ProbePath, the probe
+//     datagrams the driver sends from it (NextProbeDatagram), and the
+//     switch when the PATH_RESPONSE comes (EventPathMigrated).
+//     EventPeerAddressChanged tells the driver RemoteAddr changed;
+//     Stats.Path counts it all and path_qlog.go logs it.
 //
 // A protocol violation inside an authenticated packet closes the connection
 // with the RFC's error code; malformed or unauthenticated input is dropped
@@ -247,8 +265,8 @@
 //
 // # Not yet
 //
-// Connection migration and path validation (PATH_CHALLENGE is answered,
-// the path never changes), and DATAGRAM frames; ECN uses ECT(0) only (no
+// preferred_address (RFC 9000 section 9.6) and DATAGRAM frames; ECN uses
+// ECT(0) only (no
 // L4S ECT(1) response). Handshake packets are not FEC-protected (their
 // spaces have their own keys and probes).
 package core

@@ -40,7 +40,12 @@ var (
 type localProbe struct {
 	active bool
 	// dcid is the peer's connection ID the probes carry.
-	dcid       wire.ConnectionID
+	dcid wire.ConnectionID
+	// addr, when set, is a server's preferred address (preferred.go):
+	// the probes go there from the current local address, through
+	// NextDatagram; otherwise they go to the server's address from a
+	// new local one, through NextProbeDatagram.
+	addr       netip.AddrPort
 	challenges [][8]byte
 	due        bool
 	retryAt    time.Duration
@@ -93,7 +98,7 @@ func (c *Conn) ProbePath(now time.Duration) error {
 // at now. The driver sends it to its Addr from the new local address.
 func (c *Conn) NextProbeDatagram(now time.Duration, buf []byte) (Datagram, bool) {
 	lp := &c.path.probe
-	if !lp.active || !lp.due || c.state != stateActive || c.appWrite == nil {
+	if !lp.active || lp.addr.IsValid() || !lp.due || c.state != stateActive || c.appWrite == nil {
 		return Datagram{}, false
 	}
 	w := &c.build.writer
@@ -104,17 +109,14 @@ func (c *Conn) NextProbeDatagram(now time.Duration, buf []byte) (Datagram, bool)
 	if !w.startShortPacket(pk, c.appWrite, lp.dcid) {
 		return Datagram{}, false
 	}
-	data, err := newChallenge(c.cfg.Rand)
-	if err != nil {
+	if err := c.appendProbeChallenge(w); err != nil {
 		c.failProbe(now, err)
 		return Datagram{}, false
 	}
-	f := wire.PathChallengeFrame{Data: data}
-	if !w.appendFrame(f.Len(), f.Append) {
+	pkt := w.finishPacket()
+	if pkt == nil {
 		return Datagram{}, false
 	}
-	w.record(sentFrame{kind: fkPathChallenge})
-	pkt := w.finishPacket()
 	w.padTo(pathDatagramSize)
 	// Sent from another local address: not counted against the limits
 	// of the current path.
@@ -128,15 +130,35 @@ func (c *Conn) NextProbeDatagram(now time.Duration, buf []byte) (Datagram, bool)
 		c.closeLocal(transportError(wire.CodeInternalError, 0, "path probe: %v", err))
 		return Datagram{}, false
 	}
+	lp.retryAt = now + max(probeTimeout(c.sender.RTT()), c.cfg.Recovery.InitialRTT)
+	return Datagram{Addr: c.remote, Data: out, ECN: c.ecn.last}, true
+}
+
+// appendProbeChallenge appends a new PATH_CHALLENGE of the probe and
+// remembers its data.
+func (c *Conn) appendProbeChallenge(w *packetWriter) error {
+	lp := &c.path.probe
+	data, err := newChallenge(c.cfg.Rand)
+	if err != nil {
+		return err
+	}
+	f := wire.PathChallengeFrame{Data: data}
+	if !w.appendFrame(f.Len(), f.Append) {
+		return nil
+	}
+	w.record(sentFrame{kind: fkPathChallenge})
 	if len(lp.challenges) == maxChallenges {
 		lp.challenges = append(lp.challenges[:0], lp.challenges[1:]...)
 	}
 	lp.challenges = append(lp.challenges, data)
 	lp.due = false
-	lp.retryAt = now + max(probeTimeout(c.sender.RTT()), c.cfg.Recovery.InitialRTT)
 	c.path.stats.ChallengesSent++
-	return Datagram{Addr: c.remote, Data: out, ECN: c.ecn.last}, true
+	return nil
 }
+
+// preferredDue reports whether a challenge to a server's preferred
+// address is to go.
+func (lp *localProbe) preferredDue() bool { return lp.active && lp.due && lp.addr.IsValid() }
 
 // onProbeAnswered moves the connection to the probed path: its packets
 // carry the probe's connection ID from now on and the old one is retired
@@ -147,6 +169,17 @@ func (c *Conn) onProbeAnswered(now time.Duration) error {
 	if !c.cids.switchTo(lp.dcid) {
 		c.failProbe(now, ErrNoSpareConnID)
 		return nil
+	}
+	if lp.addr.IsValid() {
+		// The server's preferred address: the local socket stays.
+		old := c.remote
+		c.remote = lp.addr
+		*lp = localProbe{}
+		c.path.stats.PeerAddressChanges++
+		c.path.stats.CongestionResets++
+		c.events.push(Event{Kind: EventPeerAddressChanged})
+		c.qlog.pathUpdated(now, "migration_complete", old, c.remote)
+		return c.sender.ResetPath(now)
 	}
 	*lp = localProbe{}
 	c.path.stats.Migrations++

@@ -111,8 +111,11 @@ type peerPath struct {
 	// out is where the datagram being built goes, when not c.remote.
 	out netip.AddrPort
 
-	// probe is a client's probe of a new local address (migration.go).
-	probe localProbe
+	// probe is a client's probe of a new local address (migration.go)
+	// or of the server's preferred address (preferred.go);
+	// preferredDone that the latter was considered.
+	probe         localProbe
+	preferredDone bool
 
 	stats PathStats
 }
@@ -254,6 +257,7 @@ func (c *Conn) pathTimer() (time.Duration, bool) {
 // packets).
 func (c *Conn) onPathTimer(now time.Duration) {
 	p := &c.path
+	c.maybeProbePreferred(now)
 	c.onProbeTimer(now)
 	if !p.validating {
 		return

@@ -25,7 +25,7 @@ const pathFrameRoom = 1 + wire.MaxConnectionIDLen + 4 + 9 + 16
 
 // pending reports whether a datagram of path validation is due.
 func (p *peerPath) pending() bool {
-	return len(p.responses) > 0 || (p.validating && p.challengeDue)
+	return len(p.responses) > 0 || (p.validating && p.challengeDue) || p.probe.preferredDue()
 }
 
 // pathTarget picks the address of the next datagram of path validation and
@@ -34,6 +34,10 @@ func (p *peerPath) pending() bool {
 func (c *Conn) pathTarget() (netip.AddrPort, int) {
 	p := &c.path
 	if len(p.responses) == 0 {
+		if p.probe.preferredDue() && !(p.validating && p.challengeDue) {
+			// The server gave the address: no limit applies.
+			return p.probe.addr, c.maxDatagram
+		}
 		return c.remote, p.sendLimit(c.maxDatagram)
 	}
 	addr := p.responses[0].addr
@@ -63,7 +67,11 @@ func (c *Conn) pathDatagram(now time.Duration, buf []byte) ([]byte, bool) {
 		return nil, false
 	}
 	dcid := c.cids.dcid()
-	if addr != c.remote {
+	preferred := p.probe.preferredDue() && addr == p.probe.addr
+	switch {
+	case preferred:
+		dcid = p.probe.dcid
+	case addr != c.remote:
 		// A new destination address gets a new connection ID when the
 		// peer gave a spare one (RFC 9000 section 9.5).
 		dcid = c.cids.spare()
@@ -77,6 +85,13 @@ func (c *Conn) pathDatagram(now time.Duration, buf []byte) ([]byte, bool) {
 		return nil, false
 	}
 	p.appendResponses(w, addr)
+	if preferred {
+		if err := c.appendProbeChallenge(w); err != nil {
+			c.closeLocal(transportError(wire.CodeInternalError, 0, "path probe: %v", err))
+			return nil, false
+		}
+		p.probe.retryAt = now + max(probeTimeout(c.sender.RTT()), c.cfg.Recovery.InitialRTT)
+	}
 	if addr == c.remote && p.validating && p.challengeDue {
 		if err := c.appendChallenge(now, w); err != nil {
 			c.closeLocal(transportError(wire.CodeInternalError, 0, "path challenge: %v", err))

@@ -75,10 +75,13 @@ func (d *pairDownload) longestGapAfter(at time.Duration) time.Duration {
 }
 
 // migrationPair is a pair with a one-way delay of 20 ms whose handshake
-// is confirmed.
-func migrationPair(t *testing.T) *pair {
+// is confirmed; configure, if given, changes the configurations first.
+func migrationPair(t *testing.T, configure ...func(ccfg, scfg *Config)) *pair {
 	t.Helper()
 	ccfg, scfg := testConfigs(t, 31)
+	for _, f := range configure {
+		f(ccfg, scfg)
+	}
 	p := newPair(t, ccfg, scfg, 20*time.Millisecond)
 	p.mustRun(p.confirmed, 2*time.Second)
 	return p
@@ -185,7 +188,8 @@ func TestSpoofedAddressDoesNotMovePath(t *testing.T) {
 // connection goes on. Meanwhile the unvalidated address gets at most three
 // times what came from it.
 func TestFailedValidationReverts(t *testing.T) {
-	p := migrationPair(t)
+	var qlog bytes.Buffer
+	p := migrationPair(t, func(_, scfg *Config) { scfg.Qlog = &qlog })
 	attacker := netip.MustParseAddrPort("192.0.2.66:9999")
 	p.nat = func(time.Duration) netip.AddrPort { return clientAddr }
 	id, err := p.client.OpenStream(p.now, true)
@@ -232,6 +236,11 @@ func TestFailedValidationReverts(t *testing.T) {
 	}, p.now+10*time.Second)
 	p.mustRun(func() bool { return p.client.Stats().BytesInFlight == 0 }, p.now+10*time.Second)
 	t.Logf("attacker sent %d bytes, got %d; stats %+v", spoofed, toAttacker, st)
+	for _, state := range []string{"migration_started", "migration_abandoned"} {
+		if !bytes.Contains(qlog.Bytes(), []byte(`"name":"connectivity:migration_state_updated","data":{"state":"`+state+`"`)) {
+			t.Errorf("the server's qlog has no migration_state_updated event %s", state)
+		}
+	}
 }
 
 // A new IP address is a new path (RFC 9000 section 9.4): once the server
@@ -366,5 +375,49 @@ func TestProbePathRefused(t *testing.T) {
 	p.client.cids.peer = p.client.cids.peer[:1] // as if the server gave none
 	if err := p.client.ProbePath(p.now); err != ErrNoSpareConnID {
 		t.Errorf("ProbePath without a spare connection ID: %v", err)
+	}
+}
+
+// A server's preferred address (RFC 9000 section 9.6): the client probes
+// it once its handshake is confirmed, with the connection ID of
+// preferred_address, and moves there when the server answers; the
+// server, whose client did not move, stays where it was, and the download
+// goes on intact to the new address.
+func TestPreferredAddress(t *testing.T) {
+	preferred := netip.MustParseAddrPort("10.0.0.3:8443")
+	p := migrationPair(t, func(_, scfg *Config) {
+		scfg.PreferredIPv4 = preferred
+		scfg.PreferredIPv6 = netip.MustParseAddrPort("[2001:db8::3]:8443")
+	})
+	var toPreferred int
+	p.onSent = func(toServer bool, d Datagram) {
+		if toServer && d.Addr == preferred {
+			toPreferred++
+		}
+	}
+	d := startPairDownload(t, p, 1<<20)
+	p.mustRun(func() bool { return d.read(t, p) }, p.now+30*time.Second)
+	if !bytes.Equal(d.got, d.response) {
+		t.Fatalf("the client read %d bytes, not the %d-byte response", len(d.got), len(d.response))
+	}
+	if p.client.RemoteAddr() != preferred {
+		t.Errorf("the client sends to %v, not the preferred %v", p.client.RemoteAddr(), preferred)
+	}
+	pa := p.client.peerParams.PreferredAddress
+	if pa == nil || p.client.cids.dcid() != pa.ConnectionID {
+		t.Errorf("the client's connection ID is %v, not preferred_address's", p.client.cids.dcid())
+	}
+	if p.server.RemoteAddr() != clientAddr {
+		t.Errorf("the server moved to %v", p.server.RemoteAddr())
+	}
+	if toPreferred < 10 {
+		t.Errorf("%d datagrams to the preferred address", toPreferred)
+	}
+	cs := p.client.Stats().Path
+	if cs.PeerAddressChanges != 1 || cs.ChallengesSent != 1 || cs.CongestionResets != 1 {
+		t.Errorf("client path stats %+v", cs)
+	}
+	if ss := p.server.Stats().Path; ss.PeerAddressChanges != 0 || ss.ResponsesSent != 1 {
+		t.Errorf("server path stats %+v", ss)
 	}
 }
