@@ -1,13 +1,13 @@
 package core
 
 import (
-	"net/netip"
 	"crypto/rand"
 	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"time"
 
 	"github.com/satquic/satquic/quic/internal/crypto"
