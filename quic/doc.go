@@ -82,5 +82,9 @@
 // Conn.Migrate, which probes the new path first; a server refuses with
 // Config.DisableActiveMigration (ConnectionStats.Migration).
 //
-// Not yet: preferred_address (RFC 9000 section 9.6) and DATAGRAM frames.
+// A client also moves to a server's preferred_address (RFC 9000 section
+// 9.6) once it answers a probe.
+//
+// Not yet: a server's own preferred_address (the Listener has one socket)
+// and DATAGRAM frames.
 package quic

@@ -256,6 +256,9 @@
 //     is a client's move to a new local address: ProbePath, the probe
 //     datagrams the driver sends from it (NextProbeDatagram), and the
 //     switch when the PATH_RESPONSE comes (EventPathMigrated).
+//     preferred.go is a server's preferred_address (section 9.6,
+//     Config.PreferredIPv4 and PreferredIPv6), which a client probes from
+//     its own address once the handshake is confirmed and moves to.
 //     EventPeerAddressChanged tells the driver RemoteAddr changed;
 //     Stats.Path counts it all and path_qlog.go logs it.
 //
@@ -265,8 +268,9 @@
 //
 // # Not yet
 //
-// preferred_address (RFC 9000 section 9.6) and DATAGRAM frames; ECN uses
-// ECT(0) only (no
+// DATAGRAM frames; a client does not yet discard datagrams from server
+// addresses it does not know (RFC 9000 section 9.6); ECN uses ECT(0) only
+// (no
 // L4S ECT(1) response). Handshake packets are not FEC-protected (their
 // spaces have their own keys and probes).
 package core
