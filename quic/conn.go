@@ -73,6 +73,9 @@ type Conn struct {
 	probe     *pathSocket
 	probeDone chan error
 	oldPaths  []*pathSocket
+	// preferred: a server connection whose client moved to the
+	// Transport's PreferredConn, which it sends from.
+	preferred bool
 }
 
 // newConn wraps a core connection; the caller registers it and starts its
@@ -164,12 +167,16 @@ func (c *Conn) CloseWithError(code ApplicationErrorCode, msg string) error {
 func (c *Conn) Context() context.Context { return c.ctx }
 
 // LocalAddr is the local address of the socket the connection sends on:
-// its Transport's, or the one it migrated to.
+// its Transport's, the one a client migrated to, or a server's
+// PreferredConn once its client moved there.
 func (c *Conn) LocalAddr() net.Addr {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.path != nil {
+	switch {
+	case c.path != nil:
 		return c.path.io.LocalAddr()
+	case c.preferred:
+		return c.t.pref.io.LocalAddr()
 	}
 	return c.t.LocalAddr()
 }

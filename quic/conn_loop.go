@@ -169,11 +169,14 @@ func (c *Conn) sendBatch(now time.Duration) (int, bool) {
 		}
 	}
 	if n > 0 {
-		path := c.path
+		path, preferred := c.path, c.preferred
 		c.mu.Unlock()
-		if path != nil {
+		switch {
+		case path != nil:
 			path.send(b.msgs[:n])
-		} else {
+		case preferred:
+			c.t.sendPreferred(b.msgs[:n])
+		default:
 			c.t.send(b.msgs[:n])
 		}
 		c.mu.Lock()
@@ -249,7 +252,7 @@ func (c *Conn) dispatchEvents(now time.Duration) {
 			// 1-RTT packets, and the streams go on.
 		case core.EventClosed:
 			c.setClosedLocked(ev.Err)
-		case core.EventPeerAddressChanged, core.EventPathMigrated, core.EventPathProbeFailed:
+		case core.EventPeerAddressChanged, core.EventPathMigrated, core.EventPathProbeFailed, core.EventPreferredAddressUsed:
 			c.onPathEvent(ev)
 		}
 	}

@@ -82,9 +82,9 @@
 // Conn.Migrate, which probes the new path first; a server refuses with
 // Config.DisableActiveMigration (ConnectionStats.Migration).
 //
-// A client also moves to a server's preferred_address (RFC 9000 section
-// 9.6) once it answers a probe.
+// A server whose Transport has a PreferredConn offers its address in
+// preferred_address (RFC 9000 section 9.6); a client moves there once it
+// answers a probe, and the server then answers from it.
 //
-// Not yet: a server's own preferred_address (the Listener has one socket)
-// and DATAGRAM frames.
+// Not yet: DATAGRAM frames.
 package quic

@@ -134,6 +134,8 @@ func (c *Conn) onPathEvent(ev core.Event) {
 	switch ev.Kind {
 	case core.EventPeerAddressChanged:
 		c.setRemote(c.core.RemoteAddr())
+	case core.EventPreferredAddressUsed:
+		c.preferred = c.t.pref != nil // transport_preferred.go
 	case core.EventPathMigrated:
 		if c.probe == nil {
 			return
@@ -218,6 +220,12 @@ type pathSocket struct {
 // newPathSocket wraps pc and starts its reader, which hands every
 // datagram to c.
 func newPathSocket(pc net.PacketConn, c *Conn) (*pathSocket, error) {
+	return newReadingSocket(pc, func(m *udp.Message) { c.deliver(m.Data, m.Addr, m.ECN) })
+}
+
+// newReadingSocket wraps pc and starts its reader, which hands every
+// datagram to handle.
+func newReadingSocket(pc net.PacketConn, handle func(m *udp.Message)) (*pathSocket, error) {
 	if pc == nil {
 		return nil, errors.New("nil socket")
 	}
@@ -227,12 +235,13 @@ func newPathSocket(pc net.PacketConn, c *Conn) (*pathSocket, error) {
 	}
 	s := &pathSocket{io: io, stopOnce: make(chan struct{}, 1), done: make(chan struct{})}
 	s.stopOnce <- struct{}{}
-	go s.readLoop(c)
+	go s.readLoop(handle)
 	return s, nil
 }
 
-// readLoop hands the socket's datagrams to c until stopped or broken.
-func (s *pathSocket) readLoop(c *Conn) {
+// readLoop hands the socket's datagrams to handle until stopped or
+// broken.
+func (s *pathSocket) readLoop(handle func(m *udp.Message)) {
 	defer close(s.done)
 	msgs := s.io.NewReadBatch(smallReadBatch)
 	failures := 0
@@ -240,7 +249,7 @@ func (s *pathSocket) readLoop(c *Conn) {
 		n, err := s.io.ReadBatch(msgs)
 		for i := range n {
 			if m := &msgs[i]; len(m.Data) > 0 && !m.Truncated {
-				c.deliver(m.Data, m.Addr, m.ECN)
+				handle(m)
 			}
 		}
 		switch {

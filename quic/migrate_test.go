@@ -277,3 +277,54 @@ func TestNATRebindingLoopback(t *testing.T) {
 	}
 	t.Logf("server %+v", ss)
 }
+
+// A server with a preferred address (Transport.PreferredConn): the client
+// moves there once its handshake is confirmed, and the server answers
+// from it; a download completes intact.
+func TestPreferredAddressLoopback(t *testing.T) {
+	testkit.CheckGoroutines(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	main, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer main.Close()
+	pref, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pref.Close()
+	st := &Transport{Conn: main, PreferredConn: pref}
+	defer st.Close()
+	l, err := st.Listen(serverTLS(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := testkit.Payload(4<<20, 17)
+	conns := make(chan *Conn, 1)
+	go serveDownload(ctx, l, body, conns)
+	c, err := DialAddr(ctx, main.LocalAddr().String(), clientTLS(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseWithError(0, "")
+	s := requestDownload(t, c)
+	got, err := io.ReadAll(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, body) {
+		t.Fatalf("read %d bytes, not the %d-byte body", len(got), len(body))
+	}
+	if c.RemoteAddr().String() != pref.LocalAddr().String() {
+		t.Errorf("the client sends to %v, not the preferred %v", c.RemoteAddr(), pref.LocalAddr())
+	}
+	sc := <-conns
+	if sc.LocalAddr().String() != pref.LocalAddr().String() {
+		t.Errorf("the server sends from %v, not the preferred %v", sc.LocalAddr(), pref.LocalAddr())
+	}
+	if m := c.Stats().Migration; m.PeerAddressChanges != 1 || m.ChallengesSent != 1 {
+		t.Errorf("client %+v: want one move to the preferred address", m)
+	}
+}

@@ -49,11 +49,19 @@ type Transport struct {
 	// TokenKey, if set, seals the address validation tokens of the
 	// Transport's Listener; a random key is drawn otherwise.
 	TokenKey *TokenKey
+	// PreferredConn, if set, is a second socket of a listening
+	// Transport, bound to a specific address: the Listener's
+	// connections offer it as their preferred_address (RFC 9000
+	// section 9.6), clients move there once their handshake is
+	// confirmed, and the connections answer from it from then on. It
+	// is never closed by the Transport (transport_preferred.go).
+	PreferredConn net.PacketConn
 
 	initOnce sync.Once
 	initErr  error
 
 	io       *udp.Conn
+	pref     *pathSocket // the reader and writer of PreferredConn
 	ownsConn bool
 	// singleUse: the Transport was opened for one Listener or one
 	// connection (ListenAddr, DialAddr) and closes with it.
@@ -133,7 +141,7 @@ func (t *Transport) doInit() error {
 	t.closing = make(chan struct{})
 	t.readerDone = make(chan struct{})
 	go t.readLoop()
-	return nil
+	return t.startPreferred()
 }
 
 // now is the time of the connection cores: monotonic, since the epoch.
@@ -167,6 +175,9 @@ func (t *Transport) listen(tlsConf *tls.Config, conf *Config, early bool) (*List
 		return nil, err
 	}
 	cc.DisableECN = cc.DisableECN || !t.io.Capabilities().ECN
+	if err := t.offerPreferred(&cc); err != nil {
+		return nil, err
+	}
 	if err := serverCarefulResume(cc.CarefulResume, conf.resumeKey(), t.epoch); err != nil {
 		return nil, err
 	}
@@ -298,6 +309,9 @@ func (t *Transport) Close() error {
 	t.connWG.Wait()
 	err := t.closeSocket()
 	<-t.readerDone
+	if t.pref != nil {
+		t.pref.stop()
+	}
 	if !t.ownsConn {
 		// The caller's socket is usable again, without a deadline.
 		_ = t.io.SetReadDeadline(time.Time{})

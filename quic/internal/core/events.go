@@ -52,13 +52,18 @@ const (
 	// no answer in time, or could not go on; Err says why. The
 	// connection stays where it was.
 	EventPathProbeFailed
+	// EventPreferredAddressUsed: at a server with a preferred address
+	// (Config.PreferredIPv4, PreferredIPv6), the client's newest
+	// non-probing packet came to it; the driver sends every datagram
+	// from that address from now on (RFC 9000 section 9.6.1).
+	EventPreferredAddressUsed
 )
 
 func (k EventKind) String() string {
 	names := [...]string{"", "handshake-complete", "handshake-confirmed", "stream-opened",
 		"stream-readable", "stream-writable", "streams-available", "connid-issued",
 		"connid-retired", "closed", "early-data-rejected", "peer-address-changed",
-		"path-migrated", "path-probe-failed"}
+		"path-migrated", "path-probe-failed", "preferred-address-used"}
 	if int(k) < len(names) && k != 0 {
 		return names[k]
 	}

@@ -116,6 +116,8 @@ type peerPath struct {
 	// preferredDone that the latter was considered.
 	probe         localProbe
 	preferredDone bool
+	// preferredUsed: a server's client moved to its preferred address.
+	preferredUsed bool
 
 	stats PathStats
 }
@@ -162,6 +164,7 @@ func (c *Conn) onPeerPacket(now time.Duration, pn, largest uint64, dcid wire.Con
 	}
 	changedID := p.hasDCID && dcid != p.dcid
 	p.dcid, p.hasDCID = dcid, true
+	c.notePreferredUsed(dcid)
 	if p.rxAddr == c.remote || c.isClient || !c.handshakeConfirmed || !p.rxAddr.IsValid() {
 		return
 	}

@@ -420,4 +420,7 @@ func TestPreferredAddress(t *testing.T) {
 	if ss := p.server.Stats().Path; ss.PeerAddressChanges != 0 || ss.ResponsesSent != 1 {
 		t.Errorf("server path stats %+v", ss)
 	}
+	if !hasEvent(p.serverEvents, EventPreferredAddressUsed) {
+		t.Error("the server was not told that the client moved to its preferred address")
+	}
 }

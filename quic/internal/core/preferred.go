@@ -68,3 +68,16 @@ func (c *Conn) maybeProbePreferred(now time.Duration) {
 	p.probe = localProbe{active: true, dcid: pa.ConnectionID, addr: addr, due: true, deadline: now + c.validationTimeout()}
 	c.qlog.pathUpdated(now, "probing_started", c.remote, addr)
 }
+
+// notePreferredUsed tells a server's driver, once, that the client's
+// newest non-probing packet carried the connection ID of the preferred
+// address, which the client uses only there (RFC 9000 section 9.6.1): the
+// client moved, and the server answers from that address from now on.
+func (c *Conn) notePreferredUsed(dcid wire.ConnectionID) {
+	pa := c.localParams.PreferredAddress
+	if c.isClient || pa == nil || c.path.preferredUsed || dcid != pa.ConnectionID {
+		return
+	}
+	c.path.preferredUsed = true
+	c.events.push(Event{Kind: EventPreferredAddressUsed})
+}
