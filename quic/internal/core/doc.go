@@ -34,6 +34,12 @@
 //     its Addr with its codepoint (a driver that cannot set or read
 //     codepoints sets Config.DisableECN); it may send them in batches and
 //     leave the connection to the application while a batch is written;
+//   - while a client probes a path from a new local address (ProbePath),
+//     sends NextProbeDatagram's datagrams from that address, and every
+//     datagram after EventPathMigrated; updates the peer's address on
+//     EventPeerAddressChanged (a datagram's Addr already says where it
+//     goes); a server with a preferred address sends from it after
+//     EventPreferredAddressUsed;
 //   - waits until NextTimer (a time at or before now means at once), or
 //     until datagrams arrive or the application acted;
 //   - forgets the connection when Closed reports true; the core has then
