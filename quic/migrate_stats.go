@@ -23,4 +23,8 @@ type MigrationStats struct {
 	// Migrations counts this client's moves to a new socket (Migrate),
 	// ProbesFailed the probes of a new path that got no answer.
 	Migrations, ProbesFailed uint64
+	// SilencePings counts a client's PINGs, expanded to 1200 bytes, after
+	// a probe timeout without the stream data it expected: after a NAT
+	// rebinding they tell the server the new address.
+	SilencePings uint64
 }

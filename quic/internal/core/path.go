@@ -60,6 +60,9 @@ type PathStats struct {
 	// (a client's Migrate), ProbesFailed the probes of a new path that
 	// got no answer.
 	Migrations, ProbesFailed uint64
+	// SilencePings counts a client's PINGs after a probe timeout without
+	// the data it expected (path.go).
+	SilencePings uint64
 }
 
 // pathResponse is a PATH_RESPONSE owed to the address its challenge came
@@ -107,6 +110,20 @@ type peerPath struct {
 	retryAt      time.Duration
 	deadline     time.Duration
 
+	// heardAt is when the peer was last heard from. A client whose
+	// last STREAM frame did not end its stream (expectData) and that
+	// hears nothing for a probe timeout sends one PING, expanded to
+	// 1200 bytes (silencePing): after a NAT rebinding the server's
+	// packets are lost at the old port and a downloading client has
+	// nothing else to send, so the server would never learn the new
+	// one; the size gives the server room under the anti-amplification
+	// limit for its challenge and data at once (RFC 9000 section
+	// 9.3.1). silencePinged: sent already since last heard.
+	heardAt       time.Duration
+	expectData    bool
+	silencePing   bool
+	silencePinged bool
+
 	responses []pathResponse
 	// out is where the datagram being built goes, when not c.remote.
 	out netip.AddrPort
@@ -122,10 +139,11 @@ type peerPath struct {
 	stats PathStats
 }
 
-// onDatagram notes the address and size of a datagram from the peer, and
-// counts it for the limit of an address under validation.
-func (p *peerPath) onDatagram(from, remote netip.AddrPort, n int) {
+// onDatagram notes the time, address and size of a datagram from the
+// peer, and counts it for the limit of an address under validation.
+func (p *peerPath) onDatagram(now time.Duration, from, remote netip.AddrPort, n int) {
 	p.rxAddr, p.rxLen = from, n
+	p.heardAt, p.silencePinged = now, false
 	if p.validating && from == remote {
 		p.amp.onReceived(n)
 	}
@@ -194,6 +212,7 @@ func (c *Conn) movePath(now time.Duration, addr netip.AddrPort) {
 	}
 	c.events.push(Event{Kind: EventPeerAddressChanged})
 	c.qlog.pathUpdated(now, "migration_started", old, addr)
+	c.probeNewPath(now)
 	if addr == p.lastValid {
 		p.endValidation()
 		c.updateAmplification(now)
@@ -206,6 +225,20 @@ func (c *Conn) movePath(now time.Duration, addr netip.AddrPort) {
 	p.challengeDue = true
 	p.deadline = now + c.validationTimeout()
 	p.stats.Validations++
+}
+
+// probeNewPath sends probes at once to the new address, rather than after
+// a probe timeout the silence of the old one backed off, with the oldest
+// data in flight: what was sent to the old address after the peer left it
+// is lost, and the peer's application waits for the first of it (RFC 9002
+// section 6.2.4 lets probes carry data sent before).
+func (c *Conn) probeNewPath(now time.Duration) {
+	res := c.sender.ProbeNow(now)
+	n := res.Probe.Count
+	c.onRecoveryResult(now, res)
+	if n > 0 {
+		c.requeueOldest(c.spaces[spaceApp], n)
+	}
 }
 
 // endValidation stops validating c.remote.
@@ -250,7 +283,17 @@ func (c *Conn) pathTimer() (time.Duration, bool) {
 		d.add(p.retryAt, !p.challengeDue && len(p.challenges) > 0)
 	}
 	d.add(p.probe.timer())
+	d.add(c.silenceTimer())
 	return d.t, d.ok
+}
+
+// silenceTimer is when a client expecting data sends its silence PING.
+func (c *Conn) silenceTimer() (time.Duration, bool) {
+	p := &c.path
+	if !c.isClient || !c.handshakeConfirmed || !p.expectData || p.silencePinged {
+		return 0, false
+	}
+	return p.heardAt + probeTimeout(c.sender.RTT()), true
 }
 
 // onPathTimer gives up a validation that got no answer in time, going
@@ -260,6 +303,9 @@ func (c *Conn) pathTimer() (time.Duration, bool) {
 // packets).
 func (c *Conn) onPathTimer(now time.Duration) {
 	p := &c.path
+	if t, ok := c.silenceTimer(); ok && now >= t {
+		p.silencePing, p.silencePinged = true, true
+	}
 	c.maybeProbePreferred(now)
 	c.onProbeTimer(now)
 	if !p.validating {

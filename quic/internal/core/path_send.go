@@ -25,7 +25,7 @@ const pathFrameRoom = 1 + wire.MaxConnectionIDLen + 4 + 9 + 16
 
 // pending reports whether a datagram of path validation is due.
 func (p *peerPath) pending() bool {
-	return len(p.responses) > 0 || (p.validating && p.challengeDue) || p.probe.preferredDue()
+	return len(p.responses) > 0 || (p.validating && p.challengeDue) || p.probe.preferredDue() || p.silencePing
 }
 
 // pathTarget picks the address of the next datagram of path validation and
@@ -91,6 +91,11 @@ func (c *Conn) pathDatagram(now time.Duration, buf []byte) ([]byte, bool) {
 			return nil, false
 		}
 		p.probe.retryAt = now + max(probeTimeout(c.sender.RTT()), c.cfg.Recovery.InitialRTT)
+	}
+	if addr == c.remote && p.silencePing {
+		w.appendPing(fkPathProbe) // never sent again, no congestion signal
+		p.silencePing = false
+		p.stats.SilencePings++
 	}
 	if addr == c.remote && p.validating && p.challengeDue {
 		if err := c.appendChallenge(now, w); err != nil {

@@ -96,6 +96,9 @@ func (c *Conn) processFrames(now time.Duration, s recovery.Space, pt wire.Packet
 		if !rebuilt && !ft.IsProbing() {
 			c.path.rxNonProbing = true
 		}
+		if sf, ok := f.(*wire.StreamFrame); ok {
+			c.path.expectData = !sf.Fin // path.go's silence probe
+		}
 		if !rebuilt {
 			if c.debugf != nil {
 				c.debugf("%v recv %v frame %v", now, s, ft)

@@ -30,3 +30,22 @@ func (s *Sender) ResetPath(now time.Duration) error {
 	s.setTimer(now)
 	return nil
 }
+
+// ProbeNow asks at now for the probes of a probe timeout in the
+// application space (Result.Probe), and forgets the timeout's backoff: the
+// connection just moved to a new peer address, what it had in flight went
+// to the old one and is likely lost, and waiting for a timeout that backed
+// off while the old address was silent would stall the new path (RFC 9002
+// section 6.2.4 lets probes go at any time). Nothing is asked without
+// ack-eliciting packets in flight.
+func (s *Sender) ProbeNow(now time.Duration) *Result {
+	s.res.reset()
+	if !s.ackElicitingInFlight() || s.spaces[SpaceApplication].discarded {
+		return &s.res
+	}
+	s.spaces[SpaceApplication].probes = s.cfg.PTOProbes
+	s.res.Probe = Probe{Space: SpaceApplication, Count: s.cfg.PTOProbes}
+	s.ptoCount = 0
+	s.setTimer(now)
+	return &s.res
+}
