@@ -78,9 +78,11 @@
 // newest packet comes from there; it validates the new address with
 // PATH_CHALLENGE, sends it no more than three times what it received from
 // it until then, and goes back to the old one if the new one does not
-// answer. A client moves a connection to another socket with
-// Conn.Migrate, which probes the new path first; a server refuses with
-// Config.DisableActiveMigration (ConnectionStats.Migration).
+// answer; a client that waits for stream data and hears nothing for a
+// probe timeout sends a PING, so that after a NAT rebinding the server
+// learns its new address at once. A client moves a connection to another
+// socket with Conn.Migrate, which probes the new path first; a server
+// refuses with Config.DisableActiveMigration (ConnectionStats.Migration).
 //
 // A server whose Transport has a PreferredConn offers its address in
 // preferred_address (RFC 9000 section 9.6); a client moves there once it

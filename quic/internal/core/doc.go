@@ -256,7 +256,12 @@
 //     answers; a validation that times out goes back to the last
 //     validated address; a validated new IP address restarts congestion
 //     control and the RTT estimate (recovery's ResetPath), a port change
-//     alone does not. PATH_CHALLENGE and PATH_RESPONSE go in datagrams of
+//     alone does not. A server that follows its peer probes the new
+//     address at once with the oldest data in flight, and a client that
+//     expects stream data and hears nothing for a probe timeout sends a
+//     PING of 1200 bytes, so that a NAT rebinding during a download
+//     costs one probe timeout and one round trip (path_sim_test.go).
+//     PATH_CHALLENGE and PATH_RESPONSE go in datagrams of
 //     their own, expanded to 1200 bytes within the limit, the response to
 //     the address its challenge came from (path_send.go). migration.go
 //     is a client's move to a new local address: ProbePath, the probe
