@@ -118,7 +118,9 @@ type peerPath struct {
 	// nothing else to send, so the server would never learn the new
 	// one; the size gives the server room under the anti-amplification
 	// limit for its challenge and data at once (RFC 9000 section
-	// 9.3.1). silencePinged: sent already since last heard.
+	// 9.3.1). silencePinged: sent already since the last STREAM frame,
+	// so that an idle connection whose streams stay open (HTTP/3's
+	// control streams) pings once, not at every probe timeout.
 	heardAt       time.Duration
 	expectData    bool
 	silencePing   bool
@@ -143,7 +145,7 @@ type peerPath struct {
 // peer, and counts it for the limit of an address under validation.
 func (p *peerPath) onDatagram(now time.Duration, from, remote netip.AddrPort, n int) {
 	p.rxAddr, p.rxLen = from, n
-	p.heardAt, p.silencePinged = now, false
+	p.heardAt = now
 	if p.validating && from == remote {
 		p.amp.onReceived(n)
 	}
@@ -285,6 +287,11 @@ func (c *Conn) pathTimer() (time.Duration, bool) {
 	d.add(p.probe.timer())
 	d.add(c.silenceTimer())
 	return d.t, d.ok
+}
+
+// onStreamFrame notes whether the latest STREAM frame ended its stream.
+func (p *peerPath) onStreamFrame(fin bool) {
+	p.expectData, p.silencePinged = !fin, false
 }
 
 // silenceTimer is when a client expecting data sends its silence PING.

@@ -452,3 +452,33 @@ func FuzzPeerAddress(f *testing.F) {
 		}
 	})
 }
+
+// A client whose stream stays open and idle pings once a probe timeout
+// after the last data, not at every probe timeout: the server's ACK of the
+// PING brings no stream data.
+func TestSilencePingOnce(t *testing.T) {
+	p := migrationPair(t)
+	id, err := p.client.OpenStream(p.now, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.client.StreamWrite(id, []byte("GET")); err != nil {
+		t.Fatal(err)
+	}
+	answered := false
+	p.serverApp = func(now time.Duration, c *Conn) {
+		if answered {
+			return
+		}
+		if _, err := c.StreamWrite(id, []byte("partial")); err == nil {
+			answered = true // and the stream stays open
+		}
+	}
+	var got []byte
+	p.mustRun(func() bool { readAll(t, p.now, p.client, id, &got); return len(got) == 7 }, p.now+2*time.Second)
+	end := p.now + 5*time.Second
+	p.mustRun(func() bool { return p.now >= end }, end+time.Second)
+	if n := p.client.Stats().Path.SilencePings; n != 1 {
+		t.Errorf("%d silence PINGs in 5 s of an idle open stream, want 1", n)
+	}
+}

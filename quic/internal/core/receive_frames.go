@@ -97,7 +97,7 @@ func (c *Conn) processFrames(now time.Duration, s recovery.Space, pt wire.Packet
 			c.path.rxNonProbing = true
 		}
 		if sf, ok := f.(*wire.StreamFrame); ok {
-			c.path.expectData = !sf.Fin // path.go's silence probe
+			c.path.onStreamFrame(sf.Fin) // path.go's silence PING
 		}
 		if !rebuilt {
 			if c.debugf != nil {
