@@ -132,6 +132,13 @@ type Config struct {
 	// marks, and slows down on CE marks as on loss, without the loss
 	// (RFC 9000 section 13.4).
 	DisableECN bool
+	// DisableActiveMigration tells the peer not to move its connections
+	// to another local address (disable_active_migration, RFC 9000
+	// section 18.2); a server sets it when its address is only reachable
+	// through something that pins the client's (a load balancer keyed on
+	// addresses). NAT rebindings are followed all the same: the peer
+	// cannot know of them. A client whose server set it refuses Migrate.
+	DisableActiveMigration bool
 	// FEC, if set, enables forward erasure correction when the peer
 	// enables it too (see FECConfig).
 	FEC *FECConfig
@@ -338,9 +345,10 @@ func (c *Config) coreConfig(tlsConf *tls.Config) (core.Config, error) {
 			LongRTT:    recovery.LongRTTConfig{Disabled: c.DisableLongRTTSlowStart},
 			FECPolicy:  fecPolicy,
 		},
-		DisableECN:    c.DisableECN,
-		FEC:           fecCfg,
-		CarefulResume: c.carefulResume(),
+		DisableECN:             c.DisableECN,
+		DisableActiveMigration: c.DisableActiveMigration,
+		FEC:                    fecCfg,
+		CarefulResume:          c.carefulResume(),
 
 		EnableDatagrams:      c.EnableDatagrams,
 		DatagramSendQueue:    c.DatagramSendQueue,

@@ -97,5 +97,18 @@
 // fraction of the ACKs; the peer's requests are followed
 // (ConnectionStats.AckFrequency).
 //
-// Not yet: connection migration.
+// Connection migration (RFC 9000 section 9): a server follows a client
+// whose address changed, after a NAT rebinding or a migration, once its
+// newest packet comes from there; it validates the new address with
+// PATH_CHALLENGE, sends it no more than three times what it received from
+// it until then, and goes back to the old one if the new one does not
+// answer; a client that waits for stream data and hears nothing for a
+// probe timeout sends a PING, so that after a NAT rebinding the server
+// learns its new address at once. A client moves a connection to another
+// socket with Conn.Migrate, which probes the new path first; a server
+// refuses with Config.DisableActiveMigration (ConnectionStats.Migration).
+//
+// A server whose Transport has a PreferredConn offers its address in
+// preferred_address (RFC 9000 section 9.6); a client moves there once it
+// answers a probe, and the server then answers from it.
 package quic

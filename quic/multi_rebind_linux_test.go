@@ -12,13 +12,13 @@ import (
 	"golang.org/x/net/bpf"
 )
 
-// rebindingRelay stands for a NAT that rebinds: it forwards a client's
+// portHoppingRelay stands for a NAT that rebinds: it forwards a client's
 // datagrams to the server from a new port every few datagrams once the
 // handshake is under way, and returns the server's answers from any of
 // them, so that the connection goes on while its datagrams reach the
 // server from many 4-tuples, which the kernel's hash spreads over a
 // socket group's sockets.
-type rebindingRelay struct {
+type portHoppingRelay struct {
 	front  net.PacketConn
 	server net.Addr
 	every  int
@@ -29,7 +29,7 @@ type rebindingRelay struct {
 	wg     sync.WaitGroup
 }
 
-func newRebindingRelay(t *testing.T, server string, every int) *rebindingRelay {
+func newPortHoppingRelay(t *testing.T, server string, every int) *portHoppingRelay {
 	t.Helper()
 	front, err := net.ListenPacket("udp4", "127.0.0.1:0")
 	if err != nil {
@@ -39,19 +39,19 @@ func newRebindingRelay(t *testing.T, server string, every int) *rebindingRelay {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &rebindingRelay{front: front, server: to, every: every}
+	r := &portHoppingRelay{front: front, server: to, every: every}
 	r.wg.Go(r.forward)
 	t.Cleanup(r.close)
 	return r
 }
 
-func (r *rebindingRelay) addr() string { return r.front.LocalAddr().String() }
+func (r *portHoppingRelay) addr() string { return r.front.LocalAddr().String() }
 
 // forward carries the client's datagrams, moving to a new port every
 // r.every datagrams after the first ten, by which time the client's
 // address is validated (RFC 9000 section 8.1) and the server accepts it
 // from elsewhere.
-func (r *rebindingRelay) forward() {
+func (r *portHoppingRelay) forward() {
 	buf := make([]byte, 65536)
 	for sent := 0; ; sent++ {
 		n, from, err := r.front.ReadFrom(buf)
@@ -72,7 +72,7 @@ func (r *rebindingRelay) forward() {
 
 // rebind opens the next port and starts carrying the server's answers
 // from it back to the client.
-func (r *rebindingRelay) rebind() bool {
+func (r *portHoppingRelay) rebind() bool {
 	back, err := net.ListenPacket("udp4", "127.0.0.1:0")
 	if err != nil {
 		return false
@@ -96,7 +96,7 @@ func (r *rebindingRelay) rebind() bool {
 	return true
 }
 
-func (r *rebindingRelay) close() {
+func (r *portHoppingRelay) close() {
 	_ = r.front.Close()
 	r.mu.Lock()
 	for _, b := range r.backs {
@@ -118,7 +118,7 @@ func foreignThroughRebinding(t *testing.T) []SocketStats {
 	var wg sync.WaitGroup
 	errs := make(chan error, 4)
 	for range 4 {
-		r := newRebindingRelay(t, addr, 4)
+		r := newPortHoppingRelay(t, addr, 4)
 		wg.Go(func() { errs <- multiEchoClient(ctx, r.addr(), 4, 30000) })
 	}
 	wg.Wait()

@@ -70,6 +70,9 @@ type ConnectionStats struct {
 	// offered it, what this endpoint asked it for, and what the peer
 	// asked this endpoint for.
 	AckFrequency AckFrequencyStats
+	// Migration counts path changes and validations (RFC 9000 sections
+	// 8.2 and 9).
+	Migration MigrationStats
 }
 
 // AckFrequencyStats describe the ACK frequency extension on a connection
@@ -170,6 +173,7 @@ func (c *Conn) Stats() ConnectionStats {
 			PeerPacketsPerAck: s.AckFrequency.PeerPacketsPerAck,
 			PeerMaxAckDelay:   s.AckFrequency.PeerMaxAckDelay,
 		},
+		Migration: MigrationStats(s.Path),
 	}
 }
 

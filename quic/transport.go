@@ -54,11 +54,20 @@ type Transport struct {
 	// front of several servers routes each connection to its own (see
 	// QUICLB). It decides the connection ID length.
 	LoadBalancer *QUICLB
+	// PreferredConn, if set, is a second socket of a listening
+	// Transport, bound to a specific address: the Listener's
+	// connections offer it as their preferred_address (RFC 9000
+	// section 9.6), clients move there once their handshake is
+	// confirmed, and the connections answer from it from then on. It
+	// is never closed by the Transport (transport_preferred.go).
+	PreferredConn net.PacketConn
 
 	initOnce sync.Once
 	initErr  error
 
 	io       *udp.Conn // the first socket's
+	pref     *pathSocket // the reader of PreferredConn
+	prefSock *socket     // its writer, and the socket its datagrams count on
 	ownsConn bool
 	// groupConns are the other sockets of a reuseport group from
 	// ListenMulti; socks are all the sockets the Transport reads, and
@@ -143,7 +152,7 @@ func (t *Transport) doInit() error {
 		t.readers.Add(1)
 		go t.readLoop(s)
 	}
-	return nil
+	return t.startPreferred()
 }
 
 // now is the time of the connection cores: monotonic, since the epoch.
@@ -177,6 +186,9 @@ func (t *Transport) listen(tlsConf *tls.Config, conf *Config, early bool) (*List
 		return nil, err
 	}
 	cc.DisableECN = cc.DisableECN || !t.io.Capabilities().ECN
+	if err := t.offerPreferred(&cc); err != nil {
+		return nil, err
+	}
 	if err := serverCarefulResume(cc.CarefulResume, conf.resumeKey(), t.epoch); err != nil {
 		return nil, err
 	}
@@ -312,6 +324,9 @@ func (t *Transport) Close() error {
 	t.connWG.Wait()
 	err := t.closeSocket()
 	t.readers.Wait()
+	if t.pref != nil {
+		t.pref.stop()
+	}
 	if !t.ownsConn {
 		// The caller's socket is usable again, without a deadline.
 		_ = t.io.SetReadDeadline(time.Time{})

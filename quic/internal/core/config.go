@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"time"
 
 	"github.com/satquic/satquic/quic/internal/crypto"
@@ -108,6 +109,17 @@ type Config struct {
 	// larger), advertised as max_udp_payload_size (RFC 9000 section
 	// 18.2).
 	MaxReceiveDatagramSize int
+	// DisableActiveMigration sends disable_active_migration (RFC 9000
+	// section 18.2): the peer must not move to a new local address.
+	// A NAT rebinding is followed all the same (section 9: the peer
+	// cannot tell it happened).
+	DisableActiveMigration bool
+	// PreferredIPv4 and PreferredIPv6, at a server, are the addresses
+	// it sends in preferred_address (RFC 9000 section 9.6), with a
+	// connection ID of its own: a client moves there once its
+	// handshake is confirmed. The driver must receive there, and route
+	// by connection ID to the same connections. Either may be unset.
+	PreferredIPv4, PreferredIPv6 netip.AddrPort
 	// HandshakeTimeout bounds the handshake (default 20 s).
 	HandshakeTimeout time.Duration
 	// IdleTimeout is max_idle_timeout (default 30 s); the effective
@@ -426,7 +438,7 @@ func (c *Config) transportParams(first *localCID, isClient bool) wire.TransportP
 	p.AckDelayExponent = uint64(c.AckDelayExponent)
 	p.MaxAckDelayMs = uint64((c.MaxAckDelay + time.Millisecond - 1) / time.Millisecond)
 	p.ActiveConnectionIDLimit = c.ActiveConnIDLimit
-	p.DisableActiveMigration = true
+	p.DisableActiveMigration = c.DisableActiveMigration
 	scid := first.id
 	p.InitialSourceConnectionID = &scid
 	if !isClient {

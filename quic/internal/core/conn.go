@@ -98,7 +98,9 @@ type Conn struct {
 	// ecn marks, counts and validates ECN (ecn.go).
 	ecn ecnState
 
-	pathResponses [][8]byte
+	// path is the peer's address, its validation and migration
+	// (path.go, migration.go).
+	path peerPath
 
 	idle idleState
 
@@ -274,6 +276,10 @@ func (c *Conn) startTLS(now time.Duration, q *tls.QUICConn) error {
 	}
 	if !c.isClient {
 		c.retry.addParams(&c.localParams, c.origDCID)
+		if err := c.offerPreferredAddress(); err != nil {
+			c.Release()
+			return err
+		}
 	}
 	if err := c.tls.start(q, &c.localParams, c.isClient); err != nil {
 		c.Release()

@@ -34,6 +34,12 @@
 //     its Addr with its codepoint (a driver that cannot set or read
 //     codepoints sets Config.DisableECN); it may send them in batches and
 //     leave the connection to the application while a batch is written;
+//   - while a client probes a path from a new local address (ProbePath),
+//     sends NextProbeDatagram's datagrams from that address, and every
+//     datagram after EventPathMigrated; updates the peer's address on
+//     EventPeerAddressChanged (a datagram's Addr already says where it
+//     goes); a server with a preferred address sends from it after
+//     EventPreferredAddressUsed;
 //   - waits until NextTimer (a time at or before now means at once), or
 //     until datagrams arrive or the application acted;
 //   - forgets the connection when Closed reports true; the core has then
@@ -268,6 +274,32 @@
 //     controlled and paced; a lost one is not sent again. Received ones
 //     wait in a bounded queue for ReceiveDatagram (EventDatagramReceived),
 //     those in packets FEC rebuilt too.
+//   - path*.go: the peer's path and connection migration (RFC 9000
+//     sections 8.2 and 9). HandleDatagram notes each datagram's address;
+//     the newest non-probing 1-RTT packet from another address, once the
+//     handshake is confirmed, moves c.remote there (path.go), with a new
+//     connection ID of the peer's when the peer changed its own
+//     (cid_path.go, section 9.5). The new address is validated with
+//     PATH_CHALLENGE and held to three times what came from it until it
+//     answers; a validation that times out goes back to the last
+//     validated address; a validated new IP address restarts congestion
+//     control and the RTT estimate (recovery's ResetPath), a port change
+//     alone does not. A server that follows its peer probes the new
+//     address at once with the oldest data in flight, and a client that
+//     expects stream data and hears nothing for a probe timeout sends a
+//     PING of 1200 bytes, so that a NAT rebinding during a download
+//     costs one probe timeout and one round trip (path_sim_test.go).
+//     PATH_CHALLENGE and PATH_RESPONSE go in datagrams of
+//     their own, expanded to 1200 bytes within the limit, the response to
+//     the address its challenge came from (path_send.go). migration.go
+//     is a client's move to a new local address: ProbePath, the probe
+//     datagrams the driver sends from it (NextProbeDatagram), and the
+//     switch when the PATH_RESPONSE comes (EventPathMigrated).
+//     preferred.go is a server's preferred_address (section 9.6,
+//     Config.PreferredIPv4 and PreferredIPv6), which a client probes from
+//     its own address once the handshake is confirmed and moves to.
+//     EventPeerAddressChanged tells the driver RemoteAddr changed;
+//     Stats.Path counts it all and path_qlog.go logs it.
 //
 // A protocol violation inside an authenticated packet closes the connection
 // with the RFC's error code; malformed or unauthenticated input is dropped
@@ -275,8 +307,9 @@
 //
 // # Not yet
 //
-// Connection migration and path validation (PATH_CHALLENGE is answered,
-// the path never changes); ECN uses ECT(0) only (no
+// A client does not yet discard datagrams from server
+// addresses it does not know (RFC 9000 section 9.6); ECN uses ECT(0) only
+// (no
 // L4S ECT(1) response). Handshake packets are not FEC-protected (their
 // spaces have their own keys and probes).
 package core

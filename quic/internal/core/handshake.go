@@ -234,6 +234,11 @@ func (c *Conn) onPeerParams(now time.Duration, raw []byte) {
 	if err == nil {
 		c.peerParams, c.hasPeer = p, true
 		c.applyPeerParams(now, &p)
+		if c.isClient && p.PreferredAddress != nil {
+			err = c.cids.takePreferredConnID(p.PreferredAddress) // preferred.go
+		}
+	}
+	if err == nil {
 		err = c.fec.startSender(&p, c.cfg.largestSend())
 	}
 	if err == nil {

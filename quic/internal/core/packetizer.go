@@ -48,6 +48,11 @@ func (c *Conn) buildDatagram(now time.Duration, buf []byte) ([]byte, bool) {
 	if c.state == stateClosing {
 		return c.closingDatagram(now, buf)
 	}
+	if c.path.pending() {
+		if out, ok := c.pathDatagram(now, buf); ok {
+			return out, true
+		}
+	}
 	size := c.datagramBudget()
 	if size < minInitialDatagram {
 		c.updateAmplification(now)
@@ -73,12 +78,13 @@ func (c *Conn) buildDatagram(now time.Duration, buf []byte) ([]byte, bool) {
 
 // datagramBudget is the largest datagram that may be sent now: the path's
 // maximum, and before address validation three times what was received
-// (RFC 9000 section 8.1).
+// (RFC 9000 section 8.1), as on a new path before it is validated
+// (section 9.3.1).
 func (c *Conn) datagramBudget() int {
 	if len(c.cids.peer) == 0 {
 		return 0 // a server before the client's first Initial
 	}
-	return c.amp.limit(c.maxDatagram)
+	return c.amp.limit(c.path.sendLimit(c.maxDatagram))
 }
 
 // updateAmplification tells the loss detector at now whether the

@@ -20,7 +20,7 @@ func (c *Conn) hasDataIn(s recovery.Space) bool {
 // asks what appendEliciting appends.
 func (c *Conn) hasAppData() bool {
 	switch {
-	case c.handshakeDonePend, c.idle.ping, c.newToken.pending, len(c.pathResponses) > 0:
+	case c.handshakeDonePend, c.idle.ping, c.newToken.pending:
 		return true
 	case c.bdp.hasFrame(c.early.sending()), c.ackFreq.send.pending && !c.early.sending():
 		return true
@@ -47,9 +47,6 @@ func (c *Conn) appendEliciting(now time.Duration, w *packetWriter, s recovery.Sp
 		c.appendAckFrequency(now, w)
 		c.streams.appendLimits(w)
 		c.cids.appendFrames(w)
-		if len(c.pathResponses) > 0 {
-			c.pathResponses = w.appendPathResponses(c.pathResponses)
-		}
 		c.streams.appendControl(w)
 	}
 	w.appendCrypto(&c.spaces[s].cryptoSend)
@@ -137,21 +134,6 @@ func (i *idleState) appendPing(w *packetWriter) {
 		i.ping = false
 		w.record(sentFrame{kind: fkPing})
 	}
-}
-
-// appendPathResponses appends a PATH_RESPONSE frame for each challenge
-// of q that fits, and returns those left. A PATH_RESPONSE is never sent
-// again (RFC 9000 section 13.3).
-func (w *packetWriter) appendPathResponses(q [][8]byte) [][8]byte {
-	for len(q) > 0 {
-		f := wire.PathResponseFrame{Data: q[0]}
-		if !w.appendFrame(f.Len(), f.Append) {
-			break
-		}
-		q = q[1:]
-		w.record(sentFrame{kind: fkPathResponse})
-	}
-	return q
 }
 
 // appendLimits appends MAX_STREAMS and STREAMS_BLOCKED frames.

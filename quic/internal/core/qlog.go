@@ -193,6 +193,7 @@ var sentFrameNames = [...]string{
 	fkFECSourceID: "fec_source_id", fkFECRepair: "fec_repair", fkFECRecovered: "fec_recovered",
 	fkPathProbe: "ping", fkBDP: "bdp_frame", fkDatagram: "datagram",
 	fkAckFrequency: "ack_frequency", fkImmediateAck: "immediate_ack",
+	fkPathChallenge: "path_challenge",
 }
 
 func appendSentFrame(b []byte, f sentFrame) []byte {

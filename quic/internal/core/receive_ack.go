@@ -255,7 +255,13 @@ func (c *Conn) onProbe(p recovery.Probe) {
 	if c.hasAppData() {
 		return
 	}
-	left := p.Count
+	c.requeueOldest(sp, p.Count)
+}
+
+// requeueOldest queues again the content of the n oldest ack-eliciting
+// packets in flight of space sp, for probes to carry.
+func (c *Conn) requeueOldest(sp *pnSpace, n int) {
+	left := n
 	sp.sent.each(func(_ uint64, frames []sentFrame) bool {
 		if !hasEliciting(frames) {
 			return true

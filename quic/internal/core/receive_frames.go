@@ -31,6 +31,8 @@ func (c *Conn) processPacket(now time.Duration, s recovery.Space, pt wire.Packet
 	ce := c.ecn.onReceived(s)
 	c.idle.onReceive(now)
 	cryptoBefore := sp.cryptoRecv.received()
+	largest := sp.acks.largestReceived()
+	c.path.rxNonProbing = false
 	eliciting, err := c.processFrames(now, s, pt, payload, dcid, false)
 	c.qlog.packetReceived(now, pt, pn, c.rxPacketLen)
 	if err == nil && eliciting && s != spaceApp && !sp.discarded && sp.cryptoRecv.received() == cryptoBefore {
@@ -48,6 +50,9 @@ func (c *Conn) processPacket(now time.Duration, s recovery.Space, pt wire.Packet
 	if err != nil {
 		c.closeLocal(asTransportError(err))
 		return
+	}
+	if s == spaceApp && c.state == stateActive {
+		c.onPeerPacket(now, pn, largest, dcid) // connection migration (path.go)
 	}
 	if s == spaceHandshake && !c.isClient && !c.amp.validated {
 		// RFC 9000 section 8.1: a Handshake packet proves the address;
@@ -103,6 +108,12 @@ func (c *Conn) processFrames(now time.Duration, s recovery.Space, pt wire.Packet
 			continue
 		}
 		eliciting = eliciting || ft.IsAckEliciting()
+		if !rebuilt && !ft.IsProbing() {
+			c.path.rxNonProbing = true
+		}
+		if sf, ok := f.(*wire.StreamFrame); ok {
+			c.path.onStreamFrame(sf.Fin) // path.go's silence PING
+		}
 		if !rebuilt {
 			if c.debugf != nil {
 				c.debugf("%v recv %v frame %v", now, s, ft)
@@ -148,9 +159,10 @@ func (c *Conn) processRebuilt(now time.Duration, rebuilt [][]byte, dcid wire.Con
 // space s received at now.
 func (c *Conn) handleFrame(now time.Duration, s recovery.Space, f wire.Frame, dcid wire.ConnectionID) error {
 	switch f := f.(type) {
-	case *wire.PaddingFrame, *wire.PingFrame, *wire.DataBlockedFrame, *wire.PathResponseFrame:
-		// Nothing to do beyond acknowledging the packet. An unexpected
-		// PATH_RESPONSE may be ignored (RFC 9000 section 19.18).
+	case *wire.PaddingFrame, *wire.PingFrame, *wire.DataBlockedFrame:
+		// Nothing to do beyond acknowledging the packet.
+	case *wire.PathResponseFrame:
+		return c.onPathResponse(now, f.Data)
 	case *wire.AckFrame:
 		return c.onAckFrame(now, s, f)
 	case *wire.CryptoFrame:
@@ -181,9 +193,7 @@ func (c *Conn) handleFrame(now time.Duration, s recovery.Space, f wire.Frame, dc
 	case *wire.RetireConnectionIDFrame:
 		return c.cids.onRetireConnectionID(&c.events, f.SequenceNumber, dcid)
 	case *wire.PathChallengeFrame:
-		if len(c.pathResponses) < 4 {
-			c.pathResponses = append(c.pathResponses, f.Data)
-		}
+		c.path.onChallenge(f.Data)
 	case *wire.NewTokenFrame:
 		return c.onNewToken(f)
 	case *wire.ConnectionCloseFrame:

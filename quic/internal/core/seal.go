@@ -32,6 +32,7 @@ func (c *Conn) sealDatagram(now time.Duration, w *packetWriter) []byte {
 	c.ecn.last = cp
 	c.stats.DatagramsSent++
 	c.stats.BytesSent += uint64(len(out))
+	c.path.onSent(len(out))
 	if !c.amp.validated {
 		c.amp.onSent(len(out))
 		c.updateAmplification(now)

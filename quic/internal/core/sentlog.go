@@ -40,6 +40,9 @@ const (
 	// (ackfreq.go).
 	fkAckFrequency
 	fkImmediateAck
+	// fkPathChallenge is a PATH_CHALLENGE (path_send.go): never sent
+	// again, a new challenge follows a lost one.
+	fkPathChallenge
 )
 
 // sentFrame is the record of one frame in a sent packet: enough to

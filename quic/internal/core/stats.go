@@ -62,6 +62,9 @@ type Stats struct {
 	// AckFrequency is the ACK frequency extension's negotiation, requests
 	// and counters.
 	AckFrequency AckFrequencyStats
+	// Path counts the peer's address changes, path validations and
+	// migrations (path.go, migration.go).
+	Path PathStats
 }
 
 // connStats is the part of Stats the connection counts itself.
@@ -84,6 +87,7 @@ func (c *Conn) Stats() Stats {
 	s.PathMTU = c.pmtu.report(c.maxDatagram)
 	s.CarefulResume = c.bdp.report()
 	s.AckFrequency = c.ackFreq.stats()
+	s.Path = c.pathStats()
 	s.StreamBytesUnacked = c.streams.unackedBytes()
 	s.Datagrams = c.dgram.stats
 	return s
