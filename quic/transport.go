@@ -65,7 +65,7 @@ type Transport struct {
 	initOnce sync.Once
 	initErr  error
 
-	io       *udp.Conn // the first socket's
+	io       *udp.Conn   // the first socket's
 	pref     *pathSocket // the reader of PreferredConn
 	prefSock *socket     // its writer, and the socket its datagrams count on
 	ownsConn bool
