@@ -68,6 +68,7 @@ func (s *Server) Serve(ctx context.Context, pc net.PacketConn, tlsConf *tls.Conf
 		EnableExtendedConnect: true,
 		EnableDatagrams:       true,
 		ErrorLog:              s.cfg.ErrorLog,
+		ConnContext:           withConn,
 	}
 	l, err := h3.Listen(pc)
 	if err != nil {

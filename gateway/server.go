@@ -190,7 +190,7 @@ func (s *Server) open(w http.ResponseWriter, r *http.Request) {
 		s.logf("gateway: tunnel of %s: %v", r.RemoteAddr, err)
 		return
 	}
-	if err := s.mux.add(&client{sess: sess, addrs: addrs}, release); err != nil {
+	if err := s.mux.add(&client{sess: sess, addrs: addrs, conn: connOf(r.Context())}, release); err != nil {
 		_ = sess.Close()
 		release()
 	}
@@ -239,6 +239,9 @@ type ServerStats struct {
 	// PathTooSmall counts packets dropped because their datagram did not
 	// fit the client's QUIC packets.
 	PathTooSmall uint64 `json:"path_too_small"`
+	// Transport sums the QUIC counters of the clients' connections,
+	// those that ended included (the RTT is the largest).
+	Transport TransportStats `json:"transport"`
 	// Tunnel is the device forwarder's counters; its Session field sums
 	// every client session's, whose Received.Dropped.SourceNotAllowed
 	// counts the spoofed packets dropped.
@@ -247,8 +250,10 @@ type ServerStats struct {
 
 // Stats returns a snapshot of the counters.
 func (s *Server) Stats() ServerStats {
+	clients, transport := s.mux.clientCount()
 	return ServerStats{
-		Clients:       s.mux.clientCount(),
+		Clients:       clients,
+		Transport:     transport,
 		Refused:       s.refused.Load(),
 		PoolExhausted: s.exhausted.Load(),
 		NoClient:      s.mux.noClient.Load(),

@@ -1,0 +1,17 @@
+package main
+
+import (
+	"net/netip"
+
+	"github.com/satquic/satquic/tunnel"
+)
+
+// openTUN creates the TUN interface of a tunnel end: its name, MTU,
+// addresses and routes.
+func openTUN(name string, mtu int, addrs, routes []netip.Prefix) (tunnel.Device, string, error) {
+	t, err := tunnel.OpenTUN(tunnel.TUNConfig{Name: name, MTU: mtu, Addrs: addrs, Routes: routes})
+	if err != nil {
+		return nil, "", tunErr(err)
+	}
+	return t, t.Name(), nil
+}

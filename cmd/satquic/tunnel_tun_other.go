@@ -1,0 +1,14 @@
+//go:build !linux
+
+package main
+
+import (
+	"net/netip"
+
+	"github.com/satquic/satquic/tunnel"
+)
+
+// openTUN fails: the TUN devices of the tunnel are Linux's.
+func openTUN(string, int, []netip.Prefix, []netip.Prefix) (tunnel.Device, string, error) {
+	return nil, "", errNotLinux
+}
