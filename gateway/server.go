@@ -59,6 +59,7 @@ type Server struct {
 	mux    *mux
 	fwd    *tunnel.Forwarder
 
+	h3           atomic.Pointer[http3.Server] // once Serve runs
 	refused      atomic.Uint64
 	exhausted    atomic.Uint64
 	pathTooSmall atomic.Uint64
@@ -251,6 +252,10 @@ type ServerStats struct {
 // Stats returns a snapshot of the counters.
 func (s *Server) Stats() ServerStats {
 	clients, transport := s.mux.clientCount()
+	if h3 := s.h3.Load(); h3 != nil {
+		st := h3.Stats()
+		transport.HTTPDatagramsDropped = st.DatagramsUnknown + st.DatagramsDropped
+	}
 	return ServerStats{
 		Clients:       clients,
 		Transport:     transport,

@@ -28,6 +28,10 @@ type TransportStats struct {
 	// from its send queue (the path could not take them as fast) or its
 	// receive queue (the tunnel could not read them as fast).
 	DatagramsDropped uint64 `json:"datagrams_dropped"`
+	// HTTPDatagramsDropped counts HTTP datagrams HTTP/3 dropped on
+	// receipt: its queue of the tunnel's stream was full, or no stream
+	// had their Quarter Stream ID (RFC 9297 section 2.1).
+	HTTPDatagramsDropped uint64 `json:"http_datagrams_dropped"`
 }
 
 // add adds the counters of one connection.
@@ -54,6 +58,8 @@ func (t TransportStats) LossRate() float64 {
 func (ct *ClientTunnel) TransportStats() TransportStats {
 	var t TransportStats
 	t.add(ct.conn.Stats())
+	unknown, full := ct.tr.DroppedDatagrams()
+	t.HTTPDatagramsDropped = unknown + full
 	return t
 }
 
