@@ -243,9 +243,11 @@ type ServerStats struct {
 	// Transport sums the QUIC counters of the clients' connections,
 	// those that ended included (the RTT is the largest).
 	Transport TransportStats `json:"transport"`
-	// Tunnel is the device forwarder's counters; its Session field sums
-	// every client session's, whose Received.Dropped.SourceNotAllowed
-	// counts the spoofed packets dropped.
+	// Sessions sums the counters of every client's CONNECT-IP session,
+	// ended ones included: Received.Dropped.SourceNotAllowed counts the
+	// spoofed packets dropped.
+	Sessions connectip.Stats `json:"sessions"`
+	// Tunnel is the device forwarder's counters.
 	Tunnel tunnel.Stats `json:"tunnel"`
 }
 
@@ -264,6 +266,7 @@ func (s *Server) Stats() ServerStats {
 		NoClient:      s.mux.noClient.Load(),
 		ClientGone:    s.mux.clientEnd.Load(),
 		PathTooSmall:  s.pathTooSmall.Load(),
+		Sessions:      s.mux.Stats(),
 		Tunnel:        s.fwd.Stats(),
 	}
 }

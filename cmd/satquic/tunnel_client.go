@@ -160,7 +160,7 @@ func tunnelClient(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	fmt.Fprintf(stdout, "tunnel to %s: interface %s (%s, MTU %d), routes %s\n", ct.RemoteAddr(), name, prefixesText(ct.Prefixes), ct.MTU, prefixesText(routes))
 	fwd := tunnel.New(dev, ct.Session, tunnel.Config{})
 	line := func() string {
-		return tunnelLine(fwd.Stats(), ct.TransportStats(), fmt.Sprintf("path-too-small %d", ct.PathTooSmall()))
+		return tunnelLine(fwd.Stats(), ct.Session.Stats(), ct.TransportStats(), fmt.Sprintf("path-too-small %d", ct.PathTooSmall()))
 	}
 	stopStats := runWithStats(ctx, o.stats, stdout, line)
 	if ready != nil {
@@ -177,8 +177,9 @@ func tunnelClient(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		MTU          int                    `json:"mtu"`
 		PathTooSmall uint64                 `json:"path_too_small"`
 		Transport    gateway.TransportStats `json:"transport"`
+		Session      connectip.Stats        `json:"session"`
 		Tunnel       tunnel.Stats           `json:"tunnel"`
-	}{ct.Prefixes, ct.MTU, ct.PathTooSmall(), ct.TransportStats(), fwd.Stats()}
+	}{ct.Prefixes, ct.MTU, ct.PathTooSmall(), ct.TransportStats(), ct.Session.Stats(), fwd.Stats()}
 	if jerr := writeTunnelJSON(o.jsonFile, final); jerr != nil && err == nil {
 		err = jerr
 	}

@@ -192,7 +192,7 @@ func tunnelServer(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	fmt.Fprintf(stdout, "certificate SHA-256: %s\n", fp)
 	line := func() string {
 		st := srv.Stats()
-		return tunnelLine(st.Tunnel, st.Transport, fmt.Sprintf("clients %d, refused %d, no-client %d, path-too-small %d", st.Clients, st.Refused, st.NoClient, st.PathTooSmall))
+		return tunnelLine(st.Tunnel, st.Sessions, st.Transport, fmt.Sprintf("clients %d, refused %d, no-client %d, path-too-small %d", st.Clients, st.Refused, st.NoClient, st.PathTooSmall))
 	}
 	stopStats := runWithStats(ctx, o.stats, stdout, line)
 	err = srv.Serve(ctx, pc, tlsConf, o.quic.config(), func(a net.Addr) {

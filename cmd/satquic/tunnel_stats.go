@@ -14,12 +14,13 @@ import (
 // tunnelLine is the one-line statistics of --stats and of the end: the
 // packets and bytes each way, the drops by reason, FEC's repairs, the RTT
 // and the loss rate. extra holds what only one end counts.
-func tunnelLine(st tunnel.Stats, tr gateway.TransportStats, extra ...string) string {
+// sess sums the CONNECT-IP sessions' counters.
+func tunnelLine(st tunnel.Stats, sess connectip.Stats, tr gateway.TransportStats, extra ...string) string {
 	var b strings.Builder
-	rx := st.Session.Received
+	rx := sess.Received
 	fmt.Fprintf(&b, "tunnel: out %d pkt %s, in %d pkt %s", st.Tunneled.Packets, humanBytes(int64(st.Tunneled.Bytes)),
 		rx.Packets, humanBytes(int64(rx.Bytes)))
-	fmt.Fprintf(&b, " | dropped: overload %d, out %s, in %s", st.OverloadDrops, dropsLine(st.Session.Sent.Dropped), dropsLine(rx.Dropped))
+	fmt.Fprintf(&b, " | dropped: overload %d, out %s, in %s", st.OverloadDrops, dropsLine(sess.Sent.Dropped), dropsLine(rx.Dropped))
 	for _, e := range extra {
 		b.WriteString(", ")
 		b.WriteString(e)
