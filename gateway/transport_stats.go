@@ -20,8 +20,11 @@ type TransportStats struct {
 	// RepairsSent counts FEC repair packets sent, RepairsCapped those the
 	// overhead cap held back; RecoveredByPeer the packets of this end the
 	// peer rebuilt from them, Recovered the peer's packets rebuilt here.
-	RepairsSent     uint64 `json:"fec_repairs_sent"`
-	RepairsCapped   uint64 `json:"fec_repairs_capped"`
+	RepairsSent   uint64 `json:"fec_repairs_sent"`
+	RepairsCapped uint64 `json:"fec_repairs_capped"`
+	// RepairsShed counts repairs the overload guard dropped: the sender
+	// could not keep up, and the redundancy gave way first.
+	RepairsShed     uint64 `json:"fec_repairs_shed"`
 	RecoveredByPeer uint64 `json:"fec_recovered_by_peer"`
 	Recovered       uint64 `json:"fec_recovered"`
 	// DatagramsDropped counts IP packets the QUIC connection dropped
@@ -41,6 +44,7 @@ func (t *TransportStats) add(s quic.ConnectionStats) {
 	t.PacketsLost += s.PacketsLost
 	t.RepairsSent += s.FEC.RepairsSent
 	t.RepairsCapped += s.FEC.RepairsCapped
+	t.RepairsShed += s.FEC.RepairsShed
 	t.RecoveredByPeer += s.FEC.PacketsRecoveredByPeer
 	t.Recovered += s.FEC.PacketsRecovered
 	t.DatagramsDropped += s.Datagrams.SendDropped + s.Datagrams.ReceiveDropped

@@ -289,6 +289,10 @@ func (f *fecState) reportDue(s recovery.Space) bool {
 // owed or it does not fit, leaving the packet empty.
 func (c *Conn) appendRepair(now time.Duration, w *packetWriter, sp *pnSpace, wantAck bool) bool {
 	fs := c.fec.send
+	if c.sendBacklogged() {
+		fs.shed()
+		return false
+	}
 	data, id, ok := fs.nextRepair()
 	if !ok {
 		return false
