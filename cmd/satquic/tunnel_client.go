@@ -144,6 +144,9 @@ func tunnelClient(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	if err != nil {
 		return err
 	}
+	if err := checkTUNAccess(); err != nil {
+		return err
+	}
 	ct, err := gateway.Dial(ctx, o.server, gateway.DialOptions{Token: o.token, TLSConfig: tlsConf, QUIC: o.quic.config(), MTU: o.mtu})
 	if err != nil {
 		return err

@@ -163,6 +163,9 @@ func tunnelServer(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	if err != nil {
 		return err
 	}
+	if err := checkTUNAccess(); err != nil {
+		return err
+	}
 	pc, err := net.ListenPacket("udp", o.listen)
 	if err != nil {
 		return fmt.Errorf("%w: --listen: %v", errUsage, err)

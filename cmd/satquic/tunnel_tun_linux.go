@@ -2,6 +2,7 @@ package main
 
 import (
 	"net/netip"
+	"os"
 
 	"github.com/satquic/satquic/tunnel"
 )
@@ -14,4 +15,14 @@ func openTUN(name string, mtu int, addrs, routes []netip.Prefix) (tunnel.Device,
 		return nil, "", tunErr(err)
 	}
 	return t, t.Name(), nil
+}
+
+// checkTUNAccess fails early, before a connection is made, when this
+// process cannot create TUN devices.
+func checkTUNAccess() error {
+	f, err := os.OpenFile("/dev/net/tun", os.O_RDWR, 0)
+	if err != nil {
+		return tunErr(err)
+	}
+	return f.Close()
 }
