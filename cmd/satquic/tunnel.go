@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -165,6 +164,3 @@ func tunErr(err error) error {
 	}
 	return fmt.Errorf("creating the TUN device: %w", err)
 }
-
-// errNotLinux is the error of the TUN device elsewhere than Linux.
-var errNotLinux = errors.New("satquic tunnel needs Linux TUN devices")

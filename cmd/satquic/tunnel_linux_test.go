@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -70,8 +71,7 @@ func TestTunnelCommandInNamespaces(t *testing.T) {
 
 	var conn net.Conn
 	inNamespace(t, nsC, func() (err error) { conn, err = net.DialTimeout("tcp", "10.77.0.1:8080", 20*time.Second); return err })
-	tr := &http.Transport{DialContext: nil}
-	tr.Dial = func(string, string) (net.Conn, error) { return conn, nil }
+	tr := &http.Transport{DialContext: func(context.Context, string, string) (net.Conn, error) { return conn, nil }}
 	hc := &http.Client{Transport: tr, Timeout: 60 * time.Second}
 	resp, err := hc.Get("http://10.77.0.1:8080/")
 	if err != nil {

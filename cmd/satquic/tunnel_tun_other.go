@@ -3,10 +3,14 @@
 package main
 
 import (
+	"errors"
 	"net/netip"
 
 	"github.com/satquic/satquic/tunnel"
 )
+
+// errNotLinux is the error of the TUN device elsewhere than Linux.
+var errNotLinux = errors.New("satquic tunnel needs Linux TUN devices")
 
 // checkTUNAccess fails: the TUN devices of the tunnel are Linux's.
 func checkTUNAccess() error { return errNotLinux }
