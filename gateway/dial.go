@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
@@ -211,6 +212,10 @@ func (ct *ClientTunnel) waitMTU(ctx context.Context, wait time.Duration) (int, e
 		}
 	}
 }
+
+// RemoteAddr is the server's UDP address: a route into the tunnel must
+// not cover it, or the tunnel's own packets would loop into it.
+func (ct *ClientTunnel) RemoteAddr() net.Addr { return ct.conn.RemoteAddr() }
 
 // ConnStats returns the QUIC connection's statistics: RTT, losses, FEC.
 func (ct *ClientTunnel) ConnStats() quic.ConnectionStats { return ct.conn.Stats() }

@@ -177,3 +177,25 @@ func TestNewServerErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestDualStackPool: a pool of both IP versions gives each client one
+// address of each, and the routes of both.
+func TestDualStackPool(t *testing.T) {
+	v6 := netip.MustParsePrefix("fd77::/120")
+	g := startServer(t, ServerConfig{
+		Token: testToken,
+		Pool:  []netip.Prefix{testPool, v6},
+		Local: []netip.Addr{testServer, netip.MustParseAddr("fd77::1")},
+	})
+	ct, err := g.dial(t, testToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ct.Prefixes) != 2 || !testPool.Contains(ct.Prefixes[0].Addr()) || !v6.Contains(ct.Prefixes[1].Addr()) ||
+		ct.Prefixes[1].Addr() == netip.MustParseAddr("fd77::1") || ct.Prefixes[1].Bits() != 128 {
+		t.Errorf("assigned %v", ct.Prefixes)
+	}
+	if len(ct.Routes) != 2 {
+		t.Errorf("routes %v", ct.Routes)
+	}
+}

@@ -105,7 +105,7 @@ type testGateway struct {
 	stop func()
 }
 
-func startServer(t *testing.T, cfg ServerConfig) *testGateway {
+func startServer(t testing.TB, cfg ServerConfig) *testGateway {
 	t.Helper()
 	testkit.CheckGoroutines(t)
 	dev := newMemDevice(1500)
@@ -148,7 +148,7 @@ func startServer(t *testing.T, cfg ServerConfig) *testGateway {
 }
 
 // dial opens a client tunnel to g with token.
-func (g *testGateway) dial(t *testing.T, token string) (*ClientTunnel, error) {
+func (g *testGateway) dial(t testing.TB, token string) (*ClientTunnel, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -161,7 +161,7 @@ func (g *testGateway) dial(t *testing.T, token string) (*ClientTunnel, error) {
 
 // forward runs a tunnel.Forwarder between ct and a new in-memory device
 // until the test ends.
-func forward(t *testing.T, ct *ClientTunnel) *memDevice {
+func forward(t testing.TB, ct *ClientTunnel) *memDevice {
 	t.Helper()
 	dev := newMemDevice(ct.MTU)
 	fwd := tunnel.New(dev, ct.Session, tunnel.Config{})

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/satquic/satquic/connectip"
+	"github.com/satquic/satquic/quic"
 	"github.com/satquic/satquic/tunnel"
 )
 
@@ -24,6 +25,8 @@ type mux struct {
 	// retired holds the counters of the sessions that ended, so that
 	// Stats keeps counting what they did.
 	retired connectip.Stats
+	// retiredConns holds the QUIC counters of the clients that left.
+	retiredConns TransportStats
 
 	in     chan []byte // packets from the clients, to the device
 	bufs   sync.Pool
@@ -41,6 +44,7 @@ var _ tunnel.Session = (*mux)(nil)
 type client struct {
 	sess  *connectip.Session
 	addrs []netip.Prefix
+	conn  *quic.Conn // nil when the handler runs on another server
 }
 
 // muxQueue is how many packets from the clients wait for the device: a
@@ -114,6 +118,9 @@ func (m *mux) remove(c *client) {
 		}
 	}
 	addStats(&m.retired, c.sess.Stats())
+	if c.conn != nil {
+		m.retiredConns.add(c.conn.Stats())
+	}
 }
 
 // ReadPacket returns the next packet a client sent, for the device.
@@ -185,15 +192,24 @@ func (m *mux) Stats() connectip.Stats {
 	return s
 }
 
-// clientCount is the number of clients connected.
-func (m *mux) clientCount() int {
+// clientCount is the number of clients connected, and the counters of
+// their connections, those that left included.
+func (m *mux) clientCount() (int, TransportStats) {
 	m.mu.RLock()
-	defer m.mu.RUnlock()
 	seen := make(map[*client]bool, len(m.clients))
 	for _, c := range m.clients {
 		seen[c] = true
 	}
-	return len(seen)
+	t := m.retiredConns
+	m.mu.RUnlock()
+	conns := make(map[*quic.Conn]bool, len(seen))
+	for c := range seen {
+		if c.conn != nil && !conns[c.conn] {
+			conns[c.conn] = true
+			t.add(c.conn.Stats())
+		}
+	}
+	return len(seen), t
 }
 
 // addStats adds b's counters to a's.

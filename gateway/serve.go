@@ -68,7 +68,9 @@ func (s *Server) Serve(ctx context.Context, pc net.PacketConn, tlsConf *tls.Conf
 		EnableExtendedConnect: true,
 		EnableDatagrams:       true,
 		ErrorLog:              s.cfg.ErrorLog,
+		ConnContext:           withConn,
 	}
+	s.h3.Store(h3)
 	l, err := h3.Listen(pc)
 	if err != nil {
 		_ = pc.Close()

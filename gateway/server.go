@@ -59,6 +59,7 @@ type Server struct {
 	mux    *mux
 	fwd    *tunnel.Forwarder
 
+	h3           atomic.Pointer[http3.Server] // once Serve runs
 	refused      atomic.Uint64
 	exhausted    atomic.Uint64
 	pathTooSmall atomic.Uint64
@@ -190,7 +191,7 @@ func (s *Server) open(w http.ResponseWriter, r *http.Request) {
 		s.logf("gateway: tunnel of %s: %v", r.RemoteAddr, err)
 		return
 	}
-	if err := s.mux.add(&client{sess: sess, addrs: addrs}, release); err != nil {
+	if err := s.mux.add(&client{sess: sess, addrs: addrs, conn: connOf(r.Context())}, release); err != nil {
 		_ = sess.Close()
 		release()
 	}
@@ -239,21 +240,33 @@ type ServerStats struct {
 	// PathTooSmall counts packets dropped because their datagram did not
 	// fit the client's QUIC packets.
 	PathTooSmall uint64 `json:"path_too_small"`
-	// Tunnel is the device forwarder's counters; its Session field sums
-	// every client session's, whose Received.Dropped.SourceNotAllowed
-	// counts the spoofed packets dropped.
+	// Transport sums the QUIC counters of the clients' connections,
+	// those that ended included (the RTT is the largest).
+	Transport TransportStats `json:"transport"`
+	// Sessions sums the counters of every client's CONNECT-IP session,
+	// ended ones included: Received.Dropped.SourceNotAllowed counts the
+	// spoofed packets dropped.
+	Sessions connectip.Stats `json:"sessions"`
+	// Tunnel is the device forwarder's counters.
 	Tunnel tunnel.Stats `json:"tunnel"`
 }
 
 // Stats returns a snapshot of the counters.
 func (s *Server) Stats() ServerStats {
+	clients, transport := s.mux.clientCount()
+	if h3 := s.h3.Load(); h3 != nil {
+		st := h3.Stats()
+		transport.HTTPDatagramsDropped = st.DatagramsUnknown + st.DatagramsDropped
+	}
 	return ServerStats{
-		Clients:       s.mux.clientCount(),
+		Clients:       clients,
+		Transport:     transport,
 		Refused:       s.refused.Load(),
 		PoolExhausted: s.exhausted.Load(),
 		NoClient:      s.mux.noClient.Load(),
 		ClientGone:    s.mux.clientEnd.Load(),
 		PathTooSmall:  s.pathTooSmall.Load(),
+		Sessions:      s.mux.Stats(),
 		Tunnel:        s.fwd.Stats(),
 	}
 }

@@ -10,11 +10,14 @@ import (
 )
 
 // datagramQueueLen is how many HTTP datagrams a stream holds that its
-// reader has not taken: a burst of 32 IP packets of a tunnel, at most
-// 32 x 1.5 KB = 48 KB per stream. Beyond it datagrams are dropped and
-// counted, as a router drops packets its queue has no room for; HTTP
-// datagrams are unreliable anyway (RFC 9297 section 2).
-const datagramQueueLen = 32
+// reader has not taken: a burst of 1024 IP packets of a tunnel, about
+// 12 ms of 1 Gbit/s and at most 1.5 MB per stream, the size of the QUIC
+// connection's own receive queue in front of it, so that the burst a
+// full-rate tunnel delivers between two of its reader's turns fits.
+// Beyond it datagrams are dropped and counted, as a router drops packets
+// its queue has no room for; HTTP datagrams are unreliable anyway (RFC
+// 9297 section 2).
+const datagramQueueLen = 1024
 
 // maxQuarterStreamID is the largest Quarter Stream ID: stream IDs end at
 // 2^62-1 (RFC 9297 section 2.1).

@@ -16,11 +16,12 @@ type fakeDatagrams struct {
 	peer *fakeDatagrams
 }
 
-// newFakeDatagramPair returns two joined ends, each queueing up to
-// 1024 datagrams.
+// newFakeDatagramPair returns two joined ends, each queueing up to four
+// times a stream's queue, so that a test filling a stream's queue loses
+// nothing before it.
 func newFakeDatagramPair() (a, b *fakeDatagrams) {
-	a = &fakeDatagrams{in: make(chan []byte, 1024)}
-	b = &fakeDatagrams{in: make(chan []byte, 1024), peer: a}
+	a = &fakeDatagrams{in: make(chan []byte, 4*datagramQueueLen)}
+	b = &fakeDatagrams{in: make(chan []byte, 4*datagramQueueLen), peer: a}
 	a.peer = b
 	return a, b
 }

@@ -80,6 +80,10 @@ type FECStats struct {
 	// repair packets, RepairBytesSent their repair data, RepairsCapped the
 	// repairs MaxOverhead held back.
 	SourcesSent, RepairsSent, RepairBytesSent, RepairsCapped uint64
+	// RepairsShed counts repairs dropped because the sender could not
+	// keep up: its DATAGRAM send queue overflowed while the congestion
+	// window was open. The redundancy gives way before the data does.
+	RepairsShed uint64
 	// PacketsRecoveredByPeer counts packets of ours the peer rebuilt
 	// (never retransmitted, unless their loss had been declared first).
 	PacketsRecoveredByPeer uint64
@@ -101,6 +105,7 @@ func fecStats(s *core.Stats) FECStats {
 		RepairsSent:                 f.RepairsSent,
 		RepairBytesSent:             f.RepairBytesSent,
 		RepairsCapped:               f.RepairsCapped,
+		RepairsShed:                 f.RepairsShed,
 		PacketsRecoveredByPeer:      s.Recovery.PacketsRecovered,
 		RecoveredByPeerAsCongestion: s.Recovery.RecoveredAsCongestion,
 		RepairsReceived:             f.RepairsReceived,

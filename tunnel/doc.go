@@ -25,7 +25,7 @@
 // flow's packets stay in order.
 //
 // OpenTUN (Linux) creates a TUN interface, sets its MTU, addresses and
-// routes with iproute2's ip command, and is a Device. The satquic command
-// that joins a TUN device, an HTTP/3 CONNECT-IP request and a Forwarder
-// comes separately.
+// routes with iproute2's ip command, and is a Device. Package gateway joins
+// a TUN device, an HTTP/3 CONNECT-IP request and a Forwarder; `satquic
+// tunnel` runs it.
 package tunnel

@@ -83,6 +83,9 @@ type datagramState struct {
 	sendQ, recvQ         ring[[]byte]
 	spare                [][]byte
 	sendLimit, recvLimit int
+	// overloaded: the send queue overflowed while the window was open,
+	// and has not drained to half its size since (fec_overload.go).
+	overloaded bool
 	// notified: EventDatagramReceived was queued since the receive queue
 	// was last emptied.
 	notified bool
@@ -132,11 +135,12 @@ func (d *datagramState) recycle(b []byte) {
 }
 
 // queue copies b into the send queue, dropping the oldest datagram when
-// the queue is full.
-func (d *datagramState) queue(b []byte) {
+// the queue is full, which it reports.
+func (d *datagramState) queue(b []byte) (dropped bool) {
 	if d.sendQ.len() >= d.sendLimit {
 		d.recycle(d.sendQ.popFront())
 		d.stats.SendDropped++
+		dropped = true
 	}
 	var buf []byte
 	if n := len(d.spare); n > 0 {
@@ -144,6 +148,7 @@ func (d *datagramState) queue(b []byte) {
 	}
 	d.sendQ.pushBack(append(buf, b...))
 	d.stats.Queued++
+	return dropped
 }
 
 // DatagramsEnabled reports whether this endpoint offers DATAGRAM frames
@@ -175,7 +180,9 @@ func (c *Conn) SendDatagram(now time.Duration, b []byte) error {
 	if limit := c.maxDatagramPayload(); len(b) > limit {
 		return &DatagramTooLargeError{MaxDataLen: limit}
 	}
-	c.dgram.queue(b)
+	if c.dgram.queue(b) {
+		c.onSendQueueOverflow(now)
+	}
 	return nil
 }
 

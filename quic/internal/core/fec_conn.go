@@ -20,6 +20,9 @@ type FECStats struct {
 	// RepairsCapped the repairs the controller asked for that MaxOverhead
 	// held back.
 	SourcesSent, RepairsSent, RepairBytesSent, RepairsCapped uint64
+	// RepairsShed counts repairs owed and dropped because the sender was
+	// overloaded (fec_overload.go).
+	RepairsShed uint64
 	// RepairsReceived counts FEC_REPAIR frames received, RepairsRejected
 	// those the decoder refused, SymbolsRecovered the lost packets the
 	// decoder rebuilt.
@@ -158,6 +161,7 @@ func (f *fecState) stats() FECStats {
 		s.Enabled = true
 		s.SourcesSent, s.RepairsSent, s.RepairBytesSent, s.RepairsCapped =
 			fs.stats.SourcesSent, fs.stats.RepairsSent, fs.stats.RepairBytesSent, fs.stats.RepairsCapped
+		s.RepairsShed = fs.stats.RepairsShed
 	}
 	return s
 }

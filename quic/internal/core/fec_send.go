@@ -111,9 +111,9 @@ func (f *fecSender) onSourceSent(pn uint64, data []byte) error {
 
 // onPacketSent gives the encoder the symbol of a sent source packet pn,
 // whose plaintext payload starts with FEC_SOURCE_ID. idle: the
-// application has nothing more to send, and the newest sources get the
-// repairs of a tail (fec_tail.go).
-func (f *fecSender) onPacketSent(pn uint64, payload []byte, idle bool) error {
+// application has nothing more to send at now, and the newest sources get
+// the repairs of a tail (fec_tail.go), as the path's minimum RTT allows.
+func (f *fecSender) onPacketSent(pn uint64, payload []byte, idle bool, now, minRTT time.Duration) error {
 	_, n, ok := sourceID(payload)
 	if !ok {
 		return nil
@@ -122,7 +122,7 @@ func (f *fecSender) onPacketSent(pn uint64, payload []byte, idle bool) error {
 		return err
 	}
 	if idle {
-		f.protectTail()
+		f.protectTail(now, minRTT)
 	}
 	return nil
 }
@@ -289,6 +289,10 @@ func (f *fecState) reportDue(s recovery.Space) bool {
 // owed or it does not fit, leaving the packet empty.
 func (c *Conn) appendRepair(now time.Duration, w *packetWriter, sp *pnSpace, wantAck bool) bool {
 	fs := c.fec.send
+	if c.sendBacklogged() {
+		fs.shed()
+		return false
+	}
 	data, id, ok := fs.nextRepair()
 	if !ok {
 		return false

@@ -2,6 +2,7 @@ package core
 
 import (
 	"math"
+	"time"
 
 	"github.com/satquic/satquic/fec"
 )
@@ -29,6 +30,15 @@ import (
 // Tail repairs take from the overhead allowance by their size: charged as
 // full repairs, the one repair after each small request would take three
 // requests' allowance, and two requests in three would go unprotected.
+// That holds for tails at least a minimum RTT apart, as a request's next
+// one is. A sparse flow that goes on (a voice call or a trickle of small
+// packets through a tunnel) makes a tail of almost every packet, closer
+// together than that: charged by size, each got a repair, or four once
+// the path lost packets, and repairs were half of the packets or more
+// whatever MaxOverhead said. Such a tail's repairs are charged as full
+// ones, so that repairs stay within MaxOverhead of the packets sent; the
+// tails in between go without, and the next repair's window covers their
+// sources.
 
 const (
 	// maxTails bounds the tail repairs remembered.
@@ -53,6 +63,9 @@ type tailState struct {
 	// repairs are the recent repairs sent over the newest source, to
 	// react when their acknowledgement shows sources still missing.
 	repairs []tailRepair
+	// lastAt is when the last tail ended; seen: there was one.
+	lastAt time.Duration
+	seen   bool
 }
 
 // tailRepair is a repair sent when its window ended at the newest source.
@@ -72,12 +85,15 @@ func (t *tailState) remember(r tailRepair) {
 }
 
 // protectTail owes repairs over the newest sources when the application
-// has nothing more to send, so that a loss among the last packets is
-// repaired without waiting for a probe timeout.
-func (f *fecSender) protectTail() {
+// has nothing more to send at now, so that a loss among the last packets
+// is repaired without waiting for a probe timeout. minRTT is the path's
+// minimum RTT (zero before a sample).
+func (f *fecSender) protectTail(now, minRTT time.Duration) {
 	if f.cfg.NoTailProtection || f.tail.done || f.owed > 0 || f.enc.Len() == 0 {
 		return
 	}
+	continued := f.tail.seen && now-f.tail.lastAt < minRTT
+	f.tail.lastAt, f.tail.seen = now, true
 	loss, burst := 0.0, 1.0
 	if ad, ok := f.ctrl.(*fec.AdaptiveController); ok {
 		loss, burst = ad.Estimate()
@@ -87,6 +103,9 @@ func (f *fecSender) protectTail() {
 		n = 2
 	}
 	cost := f.tailRepairCost()
+	if continued {
+		cost = 1
+	}
 	if cost <= tailSmallShare && loss > fecCleanLoss {
 		n = max(n, tailRepairsFor(burst), min(int(tailSmallShare/cost), tailMaxRepairs))
 	}

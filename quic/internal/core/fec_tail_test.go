@@ -53,7 +53,7 @@ func sendTail(t *testing.T, f *fecSender, next uint64, sizes ...int) ([]uint64, 
 		}
 		pn++
 	}
-	f.protectTail()
+	f.protectTail(0, 0)
 	repairs, pn := drainRepairs(f, pn)
 	return repairs, pn
 }

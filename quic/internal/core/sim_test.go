@@ -23,6 +23,18 @@ type simEndpoint struct {
 	completedAt time.Duration
 	// sentAt is when each datagram was sent.
 	sentAt []time.Duration
+	// tick, if set, gives the application a turn at least this often,
+	// for applications that send on a clock of their own.
+	tick time.Duration
+}
+
+// Poll runs the connection's turn, and asks for the next one within tick.
+func (e *simEndpoint) Poll(now time.Duration) ([]netsim.Datagram, time.Duration, bool) {
+	out, next, ok := e.Endpoint.Poll(now)
+	if _, live := e.Conn(); live && e.tick > 0 && (!ok || next > now+e.tick) {
+		next, ok = now+e.tick, true
+	}
+	return out, next, ok
 }
 
 func newSimEndpoint(ep *coresim.Endpoint[*Conn, Event]) *simEndpoint {

@@ -1,0 +1,251 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"os"
+
+	"github.com/satquic/satquic/connectip"
+	"github.com/satquic/satquic/gateway"
+	"github.com/satquic/satquic/internal/hq"
+	"github.com/satquic/satquic/tunnel"
+)
+
+const tunnelClientSynopsis = `tunnel client --server https://HOST:PORT [--token T | --token-file FILE] [--cert FILE --key FILE] [--insecure | --pin SHA256 | --ca FILE] [--route PREFIX]... [--dev NAME] [--mtu N] [--stats D] [--json FILE] [--config FILE] [QUIC flags]
+
+Connects to a "satquic tunnel server" (or any CONNECT-IP proxy, RFC 9484)
+over HTTP/3 and creates a TUN interface (Linux; root or CAP_NET_ADMIN)
+with the address the server assigns and routes to what it advertises,
+restricted to --route when given. A route that covers the server's own
+address leaves that address out, so that the tunnel's packets do not loop
+into it. The interface's MTU is what one QUIC datagram carries on the
+path once path MTU discovery ran, at least 1280 (else the client fails),
+at most --mtu. FEC is offered (policy auto) unless --no-fec.
+
+The server's certificate is verified with the system's roots, --ca, or
+--pin (the SHA-256 a self-signed server prints); --insecure skips it.
+--cert and --key present a client certificate to a server that admits
+clients by certificate. --config FILE reads a JSON object whose keys are
+these flags' names; flags on the command line override it. On SIGINT or
+SIGTERM the tunnel closes, the TUN interface is removed and the final
+statistics are printed.`
+
+type tunnelClientOptions struct {
+	tunnelCommon
+	server   string
+	routes   prefixList
+	insecure bool
+	pin      string
+	ca       string
+	certFile string
+	keyFile  string
+	config   string
+}
+
+// tunnelClientFlags parses and checks the client's flags and config file.
+func tunnelClientFlags(args []string, stderr io.Writer) (*tunnelClientOptions, error) {
+	o := &tunnelClientOptions{}
+	fs := newFlagSet("tunnel client", tunnelClientSynopsis, stderr)
+	fs.StringVar(&o.server, "server", "", "URL of the tunnel server, https://host:port (required)")
+	fs.Var(&o.routes, "route", "send only these destinations through the tunnel, repeatable (default: all the server advertises)")
+	fs.BoolVar(&o.insecure, "insecure", false, "do not verify the server's certificate")
+	fs.StringVar(&o.pin, "pin", "", "trust exactly the certificate with this SHA-256 (as the server prints it)")
+	fs.StringVar(&o.ca, "ca", "", "PEM certificates of the authority that issued the server's certificate")
+	fs.StringVar(&o.certFile, "cert", "", "PEM client certificate chain (with --key)")
+	fs.StringVar(&o.keyFile, "key", "", "PEM private key of --cert")
+	fs.StringVar(&o.config, "config", "", "JSON file of flag values (keys are flag names; the command line overrides it)")
+	o.register(fs, 0, "cap on the inner MTU (0: what the path carries; at least 1280)")
+	if err := parseFlags(fs, args); err != nil {
+		return nil, err
+	}
+	if o.config != "" {
+		if err := applyConfigFile(fs, o.config); err != nil {
+			return nil, err
+		}
+	}
+	if err := o.check(); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+func (o *tunnelClientOptions) check() error {
+	if err := o.tunnelCommon.check(); err != nil {
+		return err
+	}
+	if o.server == "" {
+		return fmt.Errorf("%w: --server is required", errUsage)
+	}
+	n := 0
+	for _, set := range []bool{o.insecure, o.pin != "", o.ca != ""} {
+		if set {
+			n++
+		}
+	}
+	if n > 1 {
+		return fmt.Errorf("%w: --insecure, --pin and --ca exclude each other", errUsage)
+	}
+	if (o.certFile == "") != (o.keyFile == "") {
+		return fmt.Errorf("%w: --cert and --key go together", errUsage)
+	}
+	if o.token == "" && o.certFile == "" {
+		return fmt.Errorf("%w: the client needs --token, --token-file or --cert, which the server admits", errUsage)
+	}
+	return nil
+}
+
+// tlsConfig is the client's TLS configuration.
+func (o *tunnelClientOptions) tlsConfig() (*tls.Config, error) {
+	conf := &tls.Config{}
+	switch {
+	case o.insecure:
+		conf.InsecureSkipVerify = true
+	case o.pin != "":
+		pin, err := hq.ParsePin(o.pin)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", errUsage, err)
+		}
+		// The pin replaces the chain of trust and the name check.
+		conf.InsecureSkipVerify = true
+		conf.VerifyPeerCertificate = hq.VerifyPin(pin)
+	case o.ca != "":
+		pem, err := os.ReadFile(o.ca)
+		if err != nil {
+			return nil, fmt.Errorf("%w: --ca: %v", errUsage, err)
+		}
+		conf.RootCAs = x509.NewCertPool()
+		if !conf.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("%w: --ca %s: no PEM certificate", errUsage, o.ca)
+		}
+	}
+	if o.certFile != "" {
+		cert, err := tls.LoadX509KeyPair(o.certFile, o.keyFile)
+		if err != nil {
+			return nil, fmt.Errorf("%w: --cert: %v", errUsage, err)
+		}
+		conf.Certificates = []tls.Certificate{cert}
+	}
+	return conf, nil
+}
+
+// tunnelClient runs the client until ctx ends or the tunnel does; ready,
+// if set, learns the interface's name and the tunnel once it runs.
+func tunnelClient(ctx context.Context, args []string, stdout, stderr io.Writer, ready func(dev string, ct *gateway.ClientTunnel)) error {
+	o, err := tunnelClientFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	tlsConf, err := o.tlsConfig()
+	if err != nil {
+		return err
+	}
+	if err := checkTUNAccess(); err != nil {
+		return err
+	}
+	ct, err := gateway.Dial(ctx, o.server, gateway.DialOptions{Token: o.token, TLSConfig: tlsConf, QUIC: o.quic.config(), MTU: o.mtu})
+	if err != nil {
+		return err
+	}
+	defer ct.Close()
+	routes, skipped := clientRoutes(ct.Routes, o.routes, remoteIP(ct.RemoteAddr()))
+	for _, r := range skipped {
+		fmt.Fprintf(stderr, "satquic tunnel client: --route %v is not among the server's routes; not installed\n", r)
+	}
+	dev, name, err := openTUN(o.dev, ct.MTU, ct.Prefixes, routes)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "tunnel to %s: interface %s (%s, MTU %d), routes %s\n", ct.RemoteAddr(), name, prefixesText(ct.Prefixes), ct.MTU, prefixesText(routes))
+	fwd := tunnel.New(dev, ct.Session, tunnel.Config{})
+	line := func() string {
+		return tunnelLine(fwd.Stats(), ct.Session.Stats(), ct.TransportStats(), fmt.Sprintf("path-too-small %d", ct.PathTooSmall()))
+	}
+	stopStats := runWithStats(ctx, o.stats, stdout, line)
+	if ready != nil {
+		ready(name, ct)
+	}
+	err = fwd.Run(ctx)
+	stopStats()
+	fmt.Fprintln(stdout, line())
+	if err != nil {
+		err = fmt.Errorf("the tunnel ended: %w", err)
+	}
+	final := struct {
+		Prefixes     []netip.Prefix         `json:"prefixes"`
+		MTU          int                    `json:"mtu"`
+		PathTooSmall uint64                 `json:"path_too_small"`
+		Transport    gateway.TransportStats `json:"transport"`
+		Session      connectip.Stats        `json:"session"`
+		Tunnel       tunnel.Stats           `json:"tunnel"`
+	}{ct.Prefixes, ct.MTU, ct.PathTooSmall(), ct.TransportStats(), ct.Session.Stats(), fwd.Stats()}
+	if jerr := writeTunnelJSON(o.jsonFile, final); jerr != nil && err == nil {
+		err = jerr
+	}
+	return err
+}
+
+// remoteIP is the IP address of a UDP address.
+func remoteIP(a net.Addr) netip.Addr {
+	if u, ok := a.(*net.UDPAddr); ok {
+		ip, _ := netip.AddrFromSlice(u.IP)
+		return ip.Unmap()
+	}
+	return netip.Addr{}
+}
+
+// clientRoutes are the prefixes to route into the tunnel: the advertised
+// routes, narrowed to want when it is not empty (skipped lists the
+// wanted prefixes no advertised route covers), with server's address
+// left out.
+func clientRoutes(advertised []connectip.IPRoute, want []netip.Prefix, server netip.Addr) (routes, skipped []netip.Prefix) {
+	var adv []netip.Prefix
+	for _, r := range advertised {
+		adv = append(adv, r.RangePrefixes()...)
+	}
+	if len(want) == 0 {
+		routes = adv
+	} else {
+		for _, w := range want {
+			covered := false
+			for _, a := range adv {
+				switch {
+				case a.Bits() <= w.Bits() && a.Contains(w.Addr()):
+					routes, covered = append(routes, w), true
+				case w.Bits() < a.Bits() && w.Contains(a.Addr()):
+					routes, covered = append(routes, a), true
+				}
+			}
+			if !covered {
+				skipped = append(skipped, w)
+			}
+		}
+	}
+	var out []netip.Prefix
+	for _, p := range routes {
+		out = append(out, excludeAddr(p, server)...)
+	}
+	return out, skipped
+}
+
+// excludeAddr returns the prefixes that cover p except a: p itself when
+// a is outside it, otherwise, for each length below a's full length, the
+// half that does not hold a (at most 32 prefixes for IPv4, 128 for IPv6).
+func excludeAddr(p netip.Prefix, a netip.Addr) []netip.Prefix {
+	if !a.IsValid() || !p.Contains(a) {
+		return []netip.Prefix{p}
+	}
+	var out []netip.Prefix
+	b := a.AsSlice()
+	for l := p.Bits() + 1; l <= a.BitLen(); l++ {
+		sib := append([]byte(nil), b...)
+		sib[(l-1)/8] ^= 0x80 >> ((l - 1) % 8)
+		s, _ := netip.AddrFromSlice(sib)
+		out = append(out, netip.PrefixFrom(s, l).Masked())
+	}
+	return out
+}

@@ -1,0 +1,221 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/netip"
+	"os"
+	"strings"
+
+	"github.com/satquic/satquic/gateway"
+	"github.com/satquic/satquic/internal/hq"
+)
+
+const tunnelServerSynopsis = `tunnel server [--listen HOST:PORT] [--pool PREFIX]... [--route PREFIX]... (--token T | --token-file FILE | --client-ca FILE) [--cert FILE --key FILE] [--dev NAME] [--mtu N] [--stats D] [--json FILE] [--config FILE] [QUIC flags]
+
+Accepts CONNECT-IP (RFC 9484) clients over HTTP/3 on --listen and joins
+them to a TUN interface it creates (Linux; root or CAP_NET_ADMIN). Each
+client is admitted by its bearer token (--token or --token-file) or by a
+client certificate issued by --client-ca, and gets one address of each IP
+version of --pool (default 10.77.0.0/24; repeat the flag or separate with
+commas for IPv6, e.g. --pool 10.77.0.0/24,fd77::/64). The first address of
+each pool prefix is the server's own, on the TUN interface. Clients are
+told they may send to --route (default: the pool, so they reach the
+server and each other; --route 0.0.0.0/0 makes the server their gateway
+to everything). Packets from a client whose source is not its address
+are dropped and counted.
+
+The server forwards between the tunnel and its other interfaces only if
+the kernel does: it neither enables IP forwarding nor sets up NAT (see
+README, "Tunnel"). FEC is offered (policy auto) unless --no-fec; it runs
+with clients that offer it too. Without --cert and --key a self-signed
+certificate is made and its SHA-256 printed, for the client's --pin.
+
+--config FILE reads a JSON object whose keys are these flags' names
+(without dashes): {"listen": ":4433", "pool": ["10.77.0.0/24"],
+"token-file": "/etc/satquic/token", "stats": "10s"}; flags given on the
+command line override it. On SIGINT or SIGTERM the tunnels close, the TUN
+interface is removed, and the final statistics are printed.`
+
+type tunnelServerOptions struct {
+	tunnelCommon
+	listen   string
+	pool     prefixList
+	routes   prefixList
+	clientCA string
+	certFile string
+	keyFile  string
+	config   string
+}
+
+// defaultTunnelPool is the pool when --pool is not given.
+var defaultTunnelPool = netip.MustParsePrefix("10.77.0.0/24")
+
+// tunnelServerFlags parses and checks the server's flags and config file.
+func tunnelServerFlags(args []string, stderr io.Writer) (*tunnelServerOptions, error) {
+	o := &tunnelServerOptions{}
+	fs := newFlagSet("tunnel server", tunnelServerSynopsis, stderr)
+	fs.StringVar(&o.listen, "listen", ":4433", "UDP address to listen on")
+	fs.Var(&o.pool, "pool", "prefix of the clients' addresses, repeatable (default 10.77.0.0/24)")
+	fs.Var(&o.routes, "route", "destination prefix clients may send to, repeatable (default: the pool)")
+	fs.StringVar(&o.clientCA, "client-ca", "", "PEM certificates of the authority whose client certificates are admitted")
+	fs.StringVar(&o.certFile, "cert", "", "PEM certificate chain (with --key); default: a self-signed certificate")
+	fs.StringVar(&o.keyFile, "key", "", "PEM private key of --cert")
+	fs.StringVar(&o.config, "config", "", "JSON file of flag values (keys are flag names; the command line overrides it)")
+	o.register(fs, 1400, "MTU of the TUN interface and the largest packet sent to a client")
+	if err := parseFlags(fs, args); err != nil {
+		return nil, err
+	}
+	if o.config != "" {
+		if err := applyConfigFile(fs, o.config); err != nil {
+			return nil, err
+		}
+	}
+	if err := o.check(); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// check validates the server's flags.
+func (o *tunnelServerOptions) check() error {
+	if err := o.tunnelCommon.check(); err != nil {
+		return err
+	}
+	if o.mtu == 0 {
+		return fmt.Errorf("%w: --mtu must be set for the server", errUsage)
+	}
+	if len(o.pool) == 0 {
+		o.pool = prefixList{defaultTunnelPool}
+	}
+	for _, p := range o.pool {
+		if p.Addr().BitLen()-p.Bits() < 2 {
+			return fmt.Errorf("%w: --pool %v: too small, the server takes its first address and clients need more", errUsage, p)
+		}
+	}
+	if o.token == "" && o.clientCA == "" {
+		return fmt.Errorf("%w: the server needs --token, --token-file or --client-ca, so that only your clients can open tunnels", errUsage)
+	}
+	if (o.certFile == "") != (o.keyFile == "") {
+		return fmt.Errorf("%w: --cert and --key go together", errUsage)
+	}
+	if _, err := net.ResolveUDPAddr("udp", o.listen); err != nil {
+		return fmt.Errorf("%w: --listen: %v", errUsage, err)
+	}
+	return nil
+}
+
+// localAddrs are the server's own addresses, the first of each pool
+// prefix, as the TUN interface's addresses with the pool's length.
+func (o *tunnelServerOptions) localAddrs() ([]netip.Addr, []netip.Prefix) {
+	var addrs []netip.Addr
+	var ifAddrs []netip.Prefix
+	for _, p := range o.pool {
+		a := p.Addr().Next()
+		addrs = append(addrs, a)
+		ifAddrs = append(ifAddrs, netip.PrefixFrom(a, p.Bits()))
+	}
+	return addrs, ifAddrs
+}
+
+// tlsConfig is the server's TLS configuration, with the client
+// certificate checks of --client-ca, and the certificate's fingerprint.
+func (o *tunnelServerOptions) tlsConfig() (*tls.Config, string, error) {
+	cert, err := serverCertificate(&serveOptions{addr: o.listen, certFile: o.certFile, keyFile: o.keyFile})
+	if err != nil {
+		return nil, "", err
+	}
+	conf := &tls.Config{Certificates: []tls.Certificate{cert}}
+	if o.clientCA != "" {
+		pem, err := os.ReadFile(o.clientCA)
+		if err != nil {
+			return nil, "", fmt.Errorf("%w: --client-ca: %v", errUsage, err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, "", fmt.Errorf("%w: --client-ca %s: no PEM certificate", errUsage, o.clientCA)
+		}
+		conf.ClientCAs = pool
+		// With a token as well, a client may come without a certificate;
+		// one it shows must verify.
+		conf.ClientAuth = tls.RequireAndVerifyClientCert
+		if o.token != "" {
+			conf.ClientAuth = tls.VerifyClientCertIfGiven
+		}
+	}
+	return conf, hq.Fingerprint(cert.Certificate[0]), nil
+}
+
+// tunnelServer runs the server until ctx ends; ready, if set, learns the
+// listening address, the certificate's fingerprint and the interface's
+// name once it listens.
+func tunnelServer(ctx context.Context, args []string, stdout, stderr io.Writer, ready func(addr net.Addr, fingerprint, dev string)) error {
+	o, err := tunnelServerFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	tlsConf, fp, err := o.tlsConfig()
+	if err != nil {
+		return err
+	}
+	if err := checkTUNAccess(); err != nil {
+		return err
+	}
+	pc, err := net.ListenPacket("udp", o.listen)
+	if err != nil {
+		return fmt.Errorf("%w: --listen: %v", errUsage, err)
+	}
+	local, ifAddrs := o.localAddrs()
+	dev, name, err := openTUN(o.dev, o.mtu, ifAddrs, nil)
+	if err != nil {
+		_ = pc.Close()
+		return err
+	}
+	srv, err := gateway.NewServer(dev, gateway.ServerConfig{
+		Token: o.token, ClientCertificates: o.clientCA != "",
+		Pool: o.pool, Local: local, Routes: o.routes, MTU: o.mtu,
+		ErrorLog: log.New(stderr, "", log.LstdFlags),
+	})
+	if err != nil {
+		_ = pc.Close()
+		_ = dev.Close()
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	routes := o.routes
+	if len(routes) == 0 {
+		routes = o.pool
+	}
+	fmt.Fprintf(stdout, "tunnel server on %s, interface %s (%s, MTU %d), pool %s, routes %s\n",
+		pc.LocalAddr(), name, prefixesText(ifAddrs), o.mtu, o.pool.String(), routes.String())
+	fmt.Fprintf(stdout, "certificate SHA-256: %s\n", fp)
+	line := func() string {
+		st := srv.Stats()
+		return tunnelLine(st.Tunnel, st.Sessions, st.Transport, fmt.Sprintf("clients %d, refused %d, no-client %d, path-too-small %d", st.Clients, st.Refused, st.NoClient, st.PathTooSmall))
+	}
+	stopStats := runWithStats(ctx, o.stats, stdout, line)
+	err = srv.Serve(ctx, pc, tlsConf, o.quic.config(), func(a net.Addr) {
+		if ready != nil {
+			ready(a, fp, name)
+		}
+	})
+	stopStats()
+	fmt.Fprintln(stdout, line())
+	if jerr := writeTunnelJSON(o.jsonFile, srv.Stats()); jerr != nil && err == nil {
+		err = jerr
+	}
+	return err
+}
+
+// prefixesText lists prefixes, separated by commas.
+func prefixesText(ps []netip.Prefix) string {
+	s := make([]string, len(ps))
+	for i, p := range ps {
+		s[i] = p.String()
+	}
+	return strings.Join(s, ", ")
+}
