@@ -71,28 +71,19 @@ func (c *rxChunk) busy() bool { return c.refs.Load() > 1 }
 type rxSlots struct {
 	msgs   []udp.Message
 	chunks []*rxChunk // chunks[i] is behind msgs[i].Buf, nil if none
-	// retired are chunks taken out of the messages while the socket
-	// still had datagrams in them to deliver (udp.Conn.Pending): the
-	// reader holds them until those are out.
-	retired []*rxChunk
 	// filled counts, during one batch, the bytes delivered from each
 	// message's buffer.
 	filled []int
 }
 
 // newRxSlots lays out n messages for conn as udp.Conn.NewReadBatch would,
-// with counted buffers. The chunks of an earlier layout are retired: the
-// datagrams the socket still has in them come out of the next reads.
+// with counted buffers, and lets go of the chunks of old, if any, which
+// the socket must have no datagrams left in (udp.Conn.Pending).
 func newRxSlots(conn *udp.Conn, n int, old *rxSlots) *rxSlots {
-	s := &rxSlots{msgs: make([]udp.Message, n), chunks: make([]*rxChunk, n), filled: make([]int, n)}
 	if old != nil {
-		s.retired = old.retired
-		for _, c := range old.chunks {
-			if c != nil {
-				s.retired = append(s.retired, c)
-			}
-		}
+		old.close()
 	}
+	s := &rxSlots{msgs: make([]udp.Message, n), chunks: make([]*rxChunk, n), filled: make([]int, n)}
 	bufs, size := conn.ReadBufferLayout(n)
 	for i := range bufs {
 		s.install(i, size)
@@ -107,18 +98,13 @@ func (s *rxSlots) install(i, size int) {
 }
 
 // prepare readies the buffers for the next read: when the socket has no
-// datagrams waiting in them, retired chunks are let go and every buffer a
-// connection still holds is replaced, so that nothing is received into
-// memory a connection has yet to read.
+// datagrams waiting in them, every buffer a connection still holds is
+// replaced, so that nothing is received into memory a connection has yet
+// to read.
 func (s *rxSlots) prepare(conn *udp.Conn) {
 	if conn.Pending() {
 		return
 	}
-	for i, c := range s.retired {
-		c.release()
-		s.retired[i] = nil
-	}
-	s.retired = s.retired[:0]
 	for i, c := range s.chunks {
 		if c != nil && c.busy() {
 			c.release()
@@ -155,9 +141,6 @@ func (s *rxSlots) close() {
 		if c != nil {
 			c.release()
 		}
-	}
-	for _, c := range s.retired {
-		c.release()
 	}
 	*s = rxSlots{}
 }

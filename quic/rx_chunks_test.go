@@ -56,14 +56,15 @@ func TestRxSlotsSwapHeldBuffers(t *testing.T) {
 	}
 }
 
-// With GRO, a coalesced buffer's datagrams go by reference, and the
-// buffers of a smaller layout stay held until the socket has nothing left
-// in them.
-func TestRxSlotsRetireOnGrowth(t *testing.T) {
+// With GRO, a coalesced buffer's datagrams go by reference, and a new
+// layout lets go of the old one's buffers, which stay with the
+// connections that hold them.
+func TestRxSlotsGrowth(t *testing.T) {
 	conn := listenUDP(t, udp.Options{})
 	if !conn.Capabilities().GRO {
 		t.Skip("no GRO")
 	}
+	tr := &Transport{}
 	small := newRxSlots(conn, smallReadBatch, nil)
 	if small.chunks[0] == nil || len(small.msgs[0].Buf) != udp.GROBufferSize || small.chunks[1] != nil {
 		t.Fatal("a small GRO batch should have one 64 KiB buffer")
@@ -72,17 +73,21 @@ func TestRxSlotsRetireOnGrowth(t *testing.T) {
 		small.msgs[i].Data, small.msgs[i].BufIndex = small.msgs[0].Buf[i*2500:(i+1)*2500], 0
 	}
 	small.count(4)
-	if small.byReference(&small.msgs[3]) != small.chunks[0] {
+	old := small.chunks[0]
+	if small.byReference(&small.msgs[3]) != old {
 		t.Fatal("10 kB of one 64 KiB GRO buffer is copied")
 	}
-	old := small.chunks[0]
+	p := tr.refPacket(small.msgs[3].Data, old, netip.AddrPort{}, ecn.NotECT)
 	big := newRxSlots(conn, readBatchSize, small)
 	defer big.close()
-	if len(big.retired) != 1 || big.retired[0] != old || old.refs.Load() != 1 {
-		t.Fatal("the small batch's buffer is not retired and held")
+	if got := old.refs.Load(); got != 1 {
+		t.Fatalf("the old layout's buffer has %d holders, want the packet alone", got)
 	}
-	big.prepare(conn)
-	if len(big.retired) != 0 || old.refs.Load() != 0 {
-		t.Fatal("the retired buffer is still held with nothing pending")
+	if n := len(big.msgs); n != readBatchSize || big.chunks[readBatchSize/4-1] == nil || big.chunks[readBatchSize/4] != nil {
+		t.Fatalf("full layout: %d messages", n)
+	}
+	tr.putPacket(p)
+	if got := old.refs.Load(); got != 0 {
+		t.Fatalf("after the packet, %d holders", got)
 	}
 }

@@ -53,10 +53,10 @@ func (t *Transport) readLoop(s *socket) {
 			t.handleDatagram(s, slots, &slots.msgs[i], &out)
 		}
 		out.flush()
-		if n == len(slots.msgs) && n < readBatchSize {
-			// Datagrams the last read left in a GRO buffer of the
-			// small batch are still delivered from it: its chunks
-			// are retired, not reused.
+		if n == len(slots.msgs) && n < readBatchSize && !s.io.Pending() {
+			// Once the socket has nothing left in the small batch's
+			// buffers: each message names its buffer by index in
+			// the batch it was read into.
 			slots = newRxSlots(s.io, readBatchSize, slots)
 		}
 		if err == nil {
