@@ -2,6 +2,7 @@ package quic
 
 import (
 	"net/netip"
+	"slices"
 	"sync"
 
 	"github.com/satquic/satquic/internal/ecn"
@@ -32,44 +33,63 @@ var (
 )
 
 // packet is a received datagram on its way from the reader to a
-// connection's goroutine. The reader's batch buffers are reused at once,
-// so the datagram is copied: a memcpy costs far less than the decryption
-// that follows it.
+// connection's goroutine. It either refers to the datagram where the
+// socket put it, in a read buffer (an rxChunk) that the packet keeps busy
+// until the connection is done with it, or holds a copy in a buffer of its
+// own: the reader copies datagrams whose read buffer they would keep busy
+// for little data (see rxSlots.byReference).
 type packet struct {
-	buf  []byte
-	n    int
-	from netip.AddrPort
-	ecn  ecn.Codepoint // the codepoint it arrived with
+	buf   []byte   // the packet's own storage for a copy
+	data  []byte   // the datagram: in buf, or in chunk
+	chunk *rxChunk // the read buffer data refers to, or nil
+	from  netip.AddrPort
+	ecn   ecn.Codepoint // the codepoint it arrived with
 }
 
-func (p *packet) data() []byte { return p.buf[:p.n] }
-
-// datagram is the packet as the core takes it.
+// datagram is the packet as the core takes it. The core may decrypt it
+// in place: a datagram is only ever handed to one connection by
+// reference (offerReset copies).
 func (p *packet) datagram() core.Datagram {
-	return core.Datagram{Addr: p.from, Data: p.data(), ECN: p.ecn}
+	return core.Datagram{Addr: p.from, Data: p.data, ECN: p.ecn}
 }
 
-// getPacket returns a packet holding a copy of data.
-func (t *Transport) getPacket(data []byte, from netip.AddrPort, cp ecn.Codepoint) *packet {
+func newPacket(from netip.AddrPort, cp ecn.Codepoint) *packet {
 	var p *packet
-	if len(data) <= rxBufSize {
-		if v := rxPackets.Get(); v != nil {
-			p = v.(*packet)
-		} else {
-			p = &packet{buf: make([]byte, rxBufSize)}
-		}
+	if v := rxPackets.Get(); v != nil {
+		p = v.(*packet)
 	} else {
-		p = &packet{buf: make([]byte, len(data))}
+		p = &packet{buf: make([]byte, rxBufSize)}
 	}
-	p.n = copy(p.buf, data)
 	p.from, p.ecn = from, cp
 	return p
 }
 
-func (t *Transport) putPacket(p *packet) {
-	if len(p.buf) == rxBufSize {
-		rxPackets.Put(p)
+// getPacket returns a packet holding a copy of data.
+func (t *Transport) getPacket(data []byte, from netip.AddrPort, cp ecn.Codepoint) *packet {
+	p := newPacket(from, cp)
+	if len(data) > len(p.buf) {
+		p.data = slices.Clone(data)
+		return p
 	}
+	p.data = p.buf[:copy(p.buf, data)]
+	return p
+}
+
+// refPacket returns a packet referring to data inside chunk, which it
+// keeps busy until putPacket.
+func (t *Transport) refPacket(data []byte, chunk *rxChunk, from netip.AddrPort, cp ecn.Codepoint) *packet {
+	p := newPacket(from, cp)
+	chunk.hold()
+	p.data, p.chunk = data, chunk
+	return p
+}
+
+func (t *Transport) putPacket(p *packet) {
+	if p.chunk != nil {
+		p.chunk.release()
+	}
+	p.data, p.chunk = nil, nil
+	rxPackets.Put(p)
 }
 
 // sendBatch is the room a connection builds datagrams in. Batches are

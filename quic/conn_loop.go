@@ -36,19 +36,29 @@ const (
 	spinPause    = 100 * time.Microsecond
 )
 
-// deliver queues a datagram from the reader for the connection.
+// deliver queues a copy of a datagram for the connection.
 func (c *Conn) deliver(data []byte, from netip.AddrPort, cp ecn.Codepoint) {
 	p := c.t.getPacket(data, from, cp)
+	c.deliverPackets([]*packet{p})
+}
+
+// deliverPackets queues the reader's packets for the connection, as many
+// as the inbox has room for, and wakes its goroutine once if the inbox
+// was empty: a reader hands over all of a batch's datagrams for one
+// connection at once, so that the goroutine wakes once for them rather
+// than take them one by one as they arrive. It clears ps.
+func (c *Conn) deliverPackets(ps []*packet) {
 	c.inboxMu.Lock()
-	if len(c.inbox) >= maxInbox {
-		c.inboxMu.Unlock()
-		c.t.putPacket(p)
-		return
-	}
-	c.inbox = append(c.inbox, p)
-	first := len(c.inbox) == 1
+	first := len(c.inbox) == 0
+	room := max(0, maxInbox-len(c.inbox))
+	taken := min(room, len(ps))
+	c.inbox = append(c.inbox, ps[:taken]...)
 	c.inboxMu.Unlock()
-	if first {
+	for _, p := range ps[taken:] {
+		c.t.putPacket(p)
+	}
+	clear(ps)
+	if first && taken > 0 {
 		c.signal()
 	}
 }

@@ -36,7 +36,13 @@ func (t *Transport) startPreferred() error {
 	// may go there first) belongs to it and answers from it.
 	ps := &socket{io: s.io}
 	t.pref, t.prefSock = s, ps
-	s.start(func(m *udp.Message) { t.handleDatagram(ps, m) })
+	// Its reader reuses one buffer per datagram, so datagrams are copied
+	// (no rxSlots) and handed over one at a time.
+	var out inboxBatch
+	s.start(func(m *udp.Message) {
+		t.handleDatagram(ps, nil, m, &out)
+		out.flush()
+	})
 	return nil
 }
 

@@ -41,18 +41,23 @@ const (
 // in the socket, and from then on full ones.
 func (t *Transport) readLoop(s *socket) {
 	defer t.readers.Done()
-	msgs := s.io.NewReadBatch(smallReadBatch)
+	slots := newRxSlots(s.io, smallReadBatch, nil)
+	defer func() { slots.close() }()
+	var out inboxBatch
 	failures := 0
 	for {
-		n, err := s.io.ReadBatch(msgs)
+		slots.prepare(s.io)
+		n, err := s.io.ReadBatch(slots.msgs)
+		slots.count(n)
 		for i := range n {
-			t.handleDatagram(s, &msgs[i])
+			t.handleDatagram(s, slots, &slots.msgs[i], &out)
 		}
-		if n == len(msgs) && n < readBatchSize {
-			// Datagrams the last read left in a GRO buffer of the
-			// small batch are still delivered from it: nothing reads
-			// into those buffers again.
-			msgs = s.io.NewReadBatch(readBatchSize)
+		out.flush()
+		if n == len(slots.msgs) && n < readBatchSize && !s.io.Pending() {
+			// Once the socket has nothing left in the small batch's
+			// buffers: each message names its buffer by index in
+			// the batch it was read into.
+			slots = newRxSlots(s.io, readBatchSize, slots)
 		}
 		if err == nil {
 			failures = 0
@@ -71,9 +76,53 @@ func (t *Transport) readLoop(s *socket) {
 	}
 }
 
+// inboxBatch gathers a reader's packets for one connection, handed over
+// together when the batch ends or a datagram for anything else comes.
+type inboxBatch struct {
+	conn *Conn
+	pkts []*packet
+	// The last route looked up in this batch: the datagrams of a GRO
+	// buffer share their connection ID.
+	lastCID  wire.ConnectionID
+	lastConn *Conn
+}
+
+func (b *inboxBatch) add(c *Conn, p *packet) {
+	if c != b.conn {
+		b.flush()
+		b.conn = c
+	}
+	b.pkts = append(b.pkts, p)
+}
+
+// flush hands the gathered packets to their connection and forgets the
+// batch's route, which may change before the next batch.
+func (b *inboxBatch) flush() {
+	if len(b.pkts) > 0 {
+		b.conn.deliverPackets(b.pkts)
+	}
+	b.pkts = b.pkts[:0]
+	b.conn, b.lastConn, b.lastCID = nil, nil, wire.ConnectionID{}
+}
+
+// route returns the connection of dcid, or nil.
+func (t *Transport) route(dcid wire.ConnectionID, b *inboxBatch) *Conn {
+	if b.lastConn != nil && dcid == b.lastCID {
+		return b.lastConn
+	}
+	t.mu.RLock()
+	c := t.routes[dcid]
+	t.mu.RUnlock()
+	b.lastCID, b.lastConn = dcid, c
+	return c
+}
+
 // handleDatagram routes one datagram received on s by its Destination
-// Connection ID (RFC 9000 section 5.2).
-func (t *Transport) handleDatagram(s *socket, m *udp.Message) {
+// Connection ID (RFC 9000 section 5.2). A datagram for a connection
+// joins the batch out, by reference to its read buffer when slots say
+// so; anything else first hands over what out holds, so that each
+// connection sees its datagrams in the order they came.
+func (t *Transport) handleDatagram(s *socket, slots *rxSlots, m *udp.Message, out *inboxBatch) {
 	data := m.Data
 	if len(data) == 0 || m.Truncated {
 		return
@@ -96,14 +145,21 @@ func (t *Transport) handleDatagram(s *socket, m *udp.Message) {
 		}
 		dcid, _ = wire.NewConnectionID(data[1 : 1+t.cidLen])
 	}
-	t.mu.RLock()
-	c := t.routes[dcid]
-	t.mu.RUnlock()
+	c := t.route(dcid, out)
 	s.countDatagram(c)
 	c.heard()
+	if c != nil {
+		var p *packet
+		if chunk := slots.byReference(m); chunk != nil {
+			p = t.refPacket(data, chunk, m.Addr, m.ECN)
+		} else {
+			p = t.getPacket(data, m.Addr, m.ECN)
+		}
+		out.add(c, p)
+		return
+	}
+	out.flush()
 	switch {
-	case c != nil:
-		c.deliver(data, m.Addr, m.ECN)
 	case long:
 		t.handleNewLong(s, m)
 	case len(data) >= crypto.MinStatelessResetLen && t.offerReset(data, m.Addr):

@@ -14,6 +14,7 @@ var errNoBuffer = errors.New("no message has a buffer to receive into")
 // portable one.
 type batcher interface {
 	readBatch(msgs []Message) (int, error)
+	pending() bool
 	writeBatch(msgs []Message) (int, error)
 	capabilities() Capabilities
 }
@@ -114,17 +115,34 @@ func (c *Conn) NewReadBatch(n int) []Message {
 	if n <= 0 {
 		return nil
 	}
-	if !c.impl.capabilities().GRO {
-		return NewMessages(n, c.opts.maxDatagramSize())
-	}
-	bufs := max(1, n/4)
+	bufs, size := c.ReadBufferLayout(n)
 	msgs := make([]Message, n)
-	arena := make([]byte, bufs*GROBufferSize)
+	arena := make([]byte, bufs*size)
 	for i := range bufs {
-		msgs[i].Buf = arena[i*GROBufferSize : (i+1)*GROBufferSize : (i+1)*GROBufferSize]
+		msgs[i].Buf = arena[i*size : (i+1)*size : (i+1)*size]
 	}
 	return msgs
 }
+
+// ReadBufferLayout says how NewReadBatch lays out n messages: the first
+// bufs of them get a Buf of size bytes, the others none. A caller that
+// owns its buffers (to hand datagrams on without copying them) gives
+// messages the same layout.
+func (c *Conn) ReadBufferLayout(n int) (bufs, size int) {
+	if n <= 0 {
+		return 0, 0
+	}
+	if !c.impl.capabilities().GRO {
+		return n, c.opts.maxDatagramSize()
+	}
+	return max(1, n/4), GROBufferSize
+}
+
+// Pending reports whether datagrams an earlier ReadBatch received wait in
+// the callers' buffers (the rest of a GRO buffer that did not fit): the
+// next ReadBatch returns them without receiving, so it writes into no Buf.
+// When Pending is false, the next ReadBatch may receive into every Buf.
+func (c *Conn) Pending() bool { return c.impl.pending() }
 
 // Capabilities reports what the Conn can do, for logs and statistics.
 func (c *Conn) Capabilities() Capabilities { return c.impl.capabilities() }

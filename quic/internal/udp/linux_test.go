@@ -107,9 +107,13 @@ func TestGROSplitsCoalescedBuffer(t *testing.T) {
 		}
 		// Split, not copied: every datagram lies in the one buffer, and
 		// cannot grow into its neighbour.
-		if off := offsetIn(msgs[0].Buf, m.Data); off != i*1000 || cap(m.Data) != len(m.Data) {
-			t.Fatalf("datagram %d at offset %d cap %d, want offset %d cap %d", i, off, cap(m.Data), i*1000, len(m.Data))
+		if off := offsetIn(msgs[0].Buf, m.Data); off != i*1000 || cap(m.Data) != len(m.Data) || m.BufIndex != 0 {
+			t.Fatalf("datagram %d at offset %d cap %d of buffer %d, want offset %d cap %d of buffer 0",
+				i, off, cap(m.Data), m.BufIndex, i*1000, len(m.Data))
 		}
+	}
+	if rcv.Pending() {
+		t.Fatal("Pending after a read that delivered everything")
 	}
 	if msgs[0].Buf == nil || &msgs[0].Buf[0] != base || msgs[1].Buf != nil {
 		t.Fatal("ReadBatch changed the callers' Buf fields")
@@ -157,6 +161,14 @@ func TestGROOverflowCarriesOver(t *testing.T) {
 		sizes = append(sizes, n)
 		for _, m := range msgs[:n] {
 			got = append(got, datagram{data: bytes.Clone(m.Data), from: m.Addr})
+			// Each datagram names the buffer it lies in.
+			if offsetIn(msgs[m.BufIndex].Buf, m.Data) < 0 {
+				t.Fatalf("datagram of %d bytes is not in buffer %d", len(m.Data), m.BufIndex)
+			}
+		}
+		// Until the last call, the remainder waits in the buffers.
+		if pending := len(got) < len(want); rcv.Pending() != pending {
+			t.Fatalf("after %d of %d datagrams Pending is %v", len(got), len(want), !pending)
 		}
 	}
 	expectSequence(t, got, want, addrOf(snd, lo4))

@@ -19,6 +19,10 @@ type Message struct {
 	// it arrived in; it stays valid until that Buf is reused by a later
 	// ReadBatch. WriteBatch sends it.
 	Data []byte
+	// BufIndex is, on read, the index in the messages given to ReadBatch
+	// of the message whose Buf holds Data, so that a caller that hands
+	// datagrams on by reference knows which buffer each one keeps busy.
+	BufIndex int
 	// Addr is the peer: the source on read, the destination on write.
 	// IPv4 peers appear as IPv4 addresses even on a dual-stack socket.
 	Addr netip.AddrPort

@@ -39,11 +39,15 @@ func newPortable(pc net.PacketConn, caps Capabilities, st *counters) *portable {
 
 func (p *portable) capabilities() Capabilities { return p.caps }
 
+// pending is always false: one datagram is read at a time, into one Buf.
+func (p *portable) pending() bool { return false }
+
 func (p *portable) readBatch(msgs []Message) (int, error) {
 	var buf []byte
+	bufIndex := 0
 	for i := range msgs {
 		if len(msgs[i].Buf) > 0 {
-			buf = msgs[i].Buf
+			buf, bufIndex = msgs[i].Buf, i
 			break
 		}
 	}
@@ -66,9 +70,10 @@ func (p *portable) readBatch(msgs []Message) (int, error) {
 		return 0, err
 	}
 	msgs[0] = Message{
-		Buf:  msgs[0].Buf,
-		Data: buf[:n],
-		Addr: netip.AddrPortFrom(peer.Addr().Unmap(), peer.Port()),
+		Buf:      msgs[0].Buf,
+		Data:     buf[:n],
+		BufIndex: bufIndex,
+		Addr:     netip.AddrPortFrom(peer.Addr().Unmap(), peer.Port()),
 	}
 	p.stats.readCalls.Add(1)
 	p.stats.readDatagrams.Add(1)

@@ -20,6 +20,7 @@ type reader struct {
 	names []sockaddr
 	oob   []byte
 	bufs  [][]byte // the caller's buffer behind each header
+	owner []int    // the index of that buffer's message
 
 	// pending holds what the last recvmmsg returned beyond the room the
 	// caller gave: the tail of a GRO buffer, and the buffers after it.
@@ -41,6 +42,7 @@ type run struct {
 	peer      netip.AddrPort
 	info      rxInfo
 	truncated bool // the kernel cut the buffer short
+	bufIndex  int  // the message whose Buf holds data
 }
 
 // take moves the next datagram of the run into m and reports whether the
@@ -57,6 +59,7 @@ func (r *run) take(m *Message) bool {
 	m.Local = r.info.local
 	m.IfIndex = r.info.ifIndex
 	m.ECN = r.info.ecn
+	m.BufIndex = r.bufIndex
 	// A GRO buffer cut at a segment boundary lost whole datagrams, which
 	// the sender's loss recovery will see; only a partial one is flagged.
 	m.Truncated = last && r.truncated && (seg == 0 || n < seg)
@@ -78,6 +81,7 @@ func (r *reader) grow(n int) {
 	r.names = make([]sockaddr, n)
 	r.oob = make([]byte, n*recvOOBSize)
 	r.bufs = make([][]byte, n)
+	r.owner = make([]int, n)
 	r.pending = make([]run, 0, n)
 	r.next = 0
 }
@@ -93,7 +97,7 @@ func (r *reader) readBatch(msgs []Message) (int, error) {
 		if len(b) == 0 {
 			continue
 		}
-		r.bufs[vlen] = b
+		r.bufs[vlen], r.owner[vlen] = b, i
 		iov := &r.iovs[vlen]
 		iov.Base = &b[0]
 		iov.SetLen(len(b))
@@ -130,6 +134,7 @@ func (r *reader) readBatch(msgs []Message) (int, error) {
 			peer:      sockaddrAddrPort(&r.names[i]),
 			info:      parseControl(ctl),
 			truncated: h.Hdr.Flags&unix.MSG_TRUNC != 0,
+			bufIndex:  r.owner[i],
 		}
 		if rn.info.segment > 0 && len(rn.data) > rn.info.segment {
 			coalesced++

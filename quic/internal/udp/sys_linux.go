@@ -188,4 +188,5 @@ func (c *linuxConn) disableGSO(cause error) {
 }
 
 func (c *linuxConn) readBatch(msgs []Message) (int, error)  { return c.rd.readBatch(msgs) }
+func (c *linuxConn) pending() bool                          { return c.rd.next < len(c.rd.pending) }
 func (c *linuxConn) writeBatch(msgs []Message) (int, error) { return c.wr.writeBatch(msgs) }
