@@ -40,13 +40,17 @@ Experiments:
   resume     download completion time of a returning client: a new
              connection against one that resumes the session in 0-RTT,
              for satquic and quic-go (seed 003)
+  tunnel     HTTP requests of kernel-TCP programs through the emulated link,
+             directly or through the CONNECT-IP tunnel with and without FEC
+             (seed 002, in real time, root), and TCP goodput through the
+             tunnel (--mode goodput)
 
 Run "satquic bench <experiment> --help" for its flags.`
 
 func runBench(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprintf(stderr, "Usage: satquic %s\n", benchSynopsis)
-		return fmt.Errorf("%w: name an experiment (download, load, requests, resume)", errUsage)
+		return fmt.Errorf("%w: name an experiment (download, load, requests, resume, tunnel)", errUsage)
 	}
 	switch args[0] {
 	case "download":
@@ -57,6 +61,12 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		return runBenchLoad(args[1:], stdout, stderr)
 	case "requests":
 		return runBenchRequests(args[1:], stdout, stderr)
+	case "tunnel":
+		return runBenchTunnel(args[1:], stdout, stderr)
+	case "tunnel-client":
+		// The tunnel's client end that bench tunnel starts in the
+		// client's namespace.
+		return runBenchTunnelClient(args[1:], stdout, stderr)
 	case "load-server":
 		// The satquic server that bench load starts as a child process.
 		return runBenchLoadServer(args[1:], stdout, stderr)
@@ -64,7 +74,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "Usage: satquic %s\n", benchSynopsis)
 		return nil
 	default:
-		return fmt.Errorf("%w: unknown experiment %q (known: download, load, requests, resume)", errUsage, args[0])
+		return fmt.Errorf("%w: unknown experiment %q (known: download, load, requests, resume, tunnel)", errUsage, args[0])
 	}
 }
 

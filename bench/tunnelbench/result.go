@@ -1,0 +1,94 @@
+package tunnelbench
+
+import (
+	"slices"
+
+	"github.com/satquic/satquic/bench"
+	"github.com/satquic/satquic/quic"
+)
+
+// Result is one stack's requests of one size over one link.
+type Result struct {
+	Stack     string  `json:"stack"`
+	Link      string  `json:"link"` // LinkLossy, or LinkLossless for the reference run
+	SizeBytes int64   `json:"size_bytes"`
+	Requests  int     `json:"requests"`
+	Failed    int     `json:"failed"`
+	P50S      float64 `json:"p50_s"`
+	P99S      float64 `json:"p99_s"`
+	P999S     float64 `json:"p999_s"`
+	MaxS      float64 `json:"max_s"`
+	// ExcessP99S is the p99 beyond the same stack's p99 over the
+	// lossless link, when that was run (Config.Lossless).
+	ExcessP99S *float64 `json:"p99_excess_s,omitempty"`
+	// Overhead is LinkBytes beyond the response bodies, as a fraction of
+	// them.
+	Overhead  float64 `json:"overhead"`
+	LinkBytes int64   `json:"link_bytes"`
+	// LinkDrops counts the packets the link model dropped (loss, outage,
+	// full queue) during the requests; LatePackets those the emulator
+	// delivered late (the machine, not the model).
+	LinkDrops   int64     `json:"link_drops"`
+	LatePackets uint64    `json:"late_packets"`
+	FEC         fecCounts `json:"fec"`
+	TimesS      []float64 `json:"times_s"`
+}
+
+// fecCounts are the tunnel connection's FEC counters at its client end.
+type fecCounts struct {
+	// RepairsReceived and Recovered: repairs of the downlink and the
+	// server's packets they rebuilt; RepairsSent and RecoveredByPeer the
+	// same for the uplink.
+	RepairsReceived uint64 `json:"repairs_received"`
+	Recovered       uint64 `json:"recovered"`
+	RepairsSent     uint64 `json:"repairs_sent"`
+	RecoveredByPeer uint64 `json:"recovered_by_peer"`
+	// PacketsLost are the client's packets its loss detection declared
+	// lost.
+	PacketsLost uint64 `json:"packets_lost"`
+}
+
+func fecOf(s quic.ConnectionStats) fecCounts {
+	return fecCounts{
+		RepairsReceived: s.FEC.RepairsReceived, Recovered: s.FEC.PacketsRecovered,
+		RepairsSent: s.FEC.RepairsSent, RecoveredByPeer: s.FEC.PacketsRecoveredByPeer,
+		PacketsLost: s.PacketsLost,
+	}
+}
+
+func (a fecCounts) minus(b fecCounts) fecCounts {
+	return fecCounts{
+		RepairsReceived: a.RepairsReceived - b.RepairsReceived, Recovered: a.Recovered - b.Recovered,
+		RepairsSent: a.RepairsSent - b.RepairsSent, RecoveredByPeer: a.RecoveredByPeer - b.RecoveredByPeer,
+		PacketsLost: a.PacketsLost - b.PacketsLost,
+	}
+}
+
+func newResult(stack, link string, size int64, b batch) Result {
+	t := slices.Clone(b.times)
+	slices.Sort(t)
+	return Result{
+		Stack: stack, Link: link, SizeBytes: size, Requests: len(t), Failed: b.failed,
+		P50S:   bench.Percentile(t, 0.5),
+		P99S:   bench.Percentile(t, 0.99),
+		P999S:  bench.Percentile(t, 0.999),
+		MaxS:   t[len(t)-1],
+		TimesS: t,
+	}
+}
+
+// setExcess fills each lossy result's ExcessP99S from the lossless result
+// of the same stack and size.
+func setExcess(rs []Result) {
+	for i := range rs {
+		if rs[i].Link != LinkLossy {
+			continue
+		}
+		for _, ref := range rs {
+			if ref.Link == LinkLossless && ref.Stack == rs[i].Stack && ref.SizeBytes == rs[i].SizeBytes {
+				e := rs[i].P99S - ref.P99S
+				rs[i].ExcessP99S = &e
+			}
+		}
+	}
+}
