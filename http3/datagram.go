@@ -14,7 +14,7 @@ import (
 // 32 x 1.5 KB = 48 KB per stream. Beyond it datagrams are dropped and
 // counted, as a router drops packets its queue has no room for; HTTP
 // datagrams are unreliable anyway (RFC 9297 section 2).
-const datagramQueueLen = 32
+const datagramQueueLen = 1024
 
 // maxQuarterStreamID is the largest Quarter Stream ID: stream IDs end at
 // 2^62-1 (RFC 9297 section 2.1).

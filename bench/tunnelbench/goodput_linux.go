@@ -20,17 +20,19 @@ import (
 	"github.com/satquic/satquic/emulate"
 	"github.com/satquic/satquic/internal/report"
 	"github.com/satquic/satquic/netsim"
+	"github.com/satquic/satquic/tunnel"
 )
 
 // GoodputConfig configures a goodput run.
 type GoodputConfig struct {
-	Flows        []int     // parallel TCP flows of each measurement
-	LossPercents []float64 // uniform loss on the link, in percent
-	Duration     time.Duration
-	Seed         uint64
-	Prefix       string
-	ClientEnd    []string // as Config.ClientEnd
-	Progress     io.Writer
+	Flows          []int     // parallel TCP flows of each measurement
+	LossPercents   []float64 // uniform loss on the link, in percent
+	Duration       time.Duration
+	Seed           uint64
+	Prefix         string
+	ClientEnd      []string // as Config.ClientEnd
+	FECMaxOverhead float64  // as Config.FECMaxOverhead
+	Progress       io.Writer
 }
 
 // GoodputResult is one measurement.
@@ -46,8 +48,9 @@ type GoodputResult struct {
 	Bytes       int64   `json:"bytes"`
 	Seconds     float64 `json:"seconds"`
 	GoodputGbps float64 `json:"goodput_gbps"`
-	// Inner TCP's segments sent and retransmitted in the client's
-	// namespace (/proc/net/snmp), and their ratio.
+	// Inner TCP's segments sent for the first time (OutSegs) and again
+	// (RetransSegs) in the client's namespace (/proc/net/snmp), and the
+	// share of retransmissions among all segments sent.
 	OutSegs     uint64  `json:"tcp_out_segs,omitempty"`
 	RetransSegs uint64  `json:"tcp_retrans_segs,omitempty"`
 	RetransRate float64 `json:"tcp_retrans_rate"`
@@ -55,6 +58,16 @@ type GoodputResult struct {
 	// overload drops.
 	Rebuilt       uint64 `json:"fec_rebuilt"`
 	OverloadDrops uint64 `json:"overload_drops"`
+	// ServerReceived counts the packets the server end's sessions
+	// received: against Client.DatagramsSent, what the server's QUIC
+	// receive path lost.
+	ServerReceived uint64 `json:"server_received"`
+	// ServerDelivered counts the packets the server end wrote into its
+	// device, ServerWriteErrors those the device refused.
+	ServerDelivered   uint64 `json:"server_delivered"`
+	ServerWriteErrors uint64 `json:"server_device_write_errors"`
+	// Client is the client end's counters (datagram drops above all).
+	Client tunnelCounts `json:"client_end"`
 }
 
 // goodputPort is the inner TCP sink's port.
@@ -143,7 +156,7 @@ func tunnelGoodput(ctx context.Context, cfg GoodputConfig, stack string, loss fl
 		return nil, err
 	}
 	defer p.close()
-	tun, err := startTunnel(ctx, p.srv, p.clientEnd, p.serverAddr, stack)
+	tun, err := startTunnel(ctx, p.srv, p.clientEnd, p.serverAddr, stack, cfg.FECMaxOverhead)
 	if err != nil {
 		return nil, err
 	}
@@ -163,7 +176,7 @@ func tunnelGoodput(ctx context.Context, cfg GoodputConfig, stack string, loss fl
 		if err != nil {
 			return out, err
 		}
-		dropsBefore := tun.srv.Stats().Tunnel.OverloadDrops
+		srvBefore := tun.srv.Stats().Tunnel
 		n, secs, err := pushTCP(ctx, p.cli, sink.addr, flows, cfg.Duration)
 		if err != nil {
 			return out, err
@@ -172,6 +185,7 @@ func tunnelGoodput(ctx context.Context, cfg GoodputConfig, stack string, loss fl
 		if err != nil {
 			return out, err
 		}
+		srvAfter := tun.srv.Stats().Tunnel
 		fecAfter, err := tun.fec()
 		if err != nil {
 			return out, err
@@ -181,11 +195,17 @@ func tunnelGoodput(ctx context.Context, cfg GoodputConfig, stack string, loss fl
 			Stack: stack, Link: p.link, LossPercent: loss, Flows: flows, Bytes: n, Seconds: secs,
 			GoodputGbps: float64(n) * 8 / secs / 1e9,
 			OutSegs:     after.out - before.out, RetransSegs: after.retrans - before.retrans,
-			Rebuilt:       f.Recovered + f.RecoveredByPeer,
-			OverloadDrops: tun.srv.Stats().Tunnel.OverloadDrops - dropsBefore,
+			Rebuilt:           f.Recovered + f.RecoveredByPeer,
+			OverloadDrops:     srvAfter.OverloadDrops - srvBefore.OverloadDrops + f.OverloadDrops,
+			ServerReceived:    received(srvAfter) - received(srvBefore),
+			ServerWriteErrors: srvAfter.DeviceWriteErrors - srvBefore.DeviceWriteErrors,
+			ServerDelivered:   srvAfter.Delivered.Packets - srvBefore.Delivered.Packets,
+			Client:            f,
 		}
-		if r.OutSegs > 0 {
-			r.RetransRate = float64(r.RetransSegs) / float64(r.OutSegs)
+		// OutSegs leaves out retransmitted segments (RFC 4022 tcpOutSegs:
+		// the tunnel carries OutSegs + RetransSegs packets).
+		if sent := r.OutSegs + r.RetransSegs; sent > 0 {
+			r.RetransRate = float64(r.RetransSegs) / float64(sent)
 		}
 		cfg.progress(r)
 		out = append(out, r)
@@ -377,16 +397,25 @@ func plainSatquic(ctx context.Context, flows int, d time.Duration) (GoodputResul
 func GoodputTable(rs []GoodputResult) *report.Table {
 	t := &report.Table{
 		Title:   "TCP goodput through the tunnel (plain satquic on loopback for reference)",
-		Columns: []string{"stack", "link", "loss", "flows", "Gbit/s", "inner TCP retrans", "rebuilt", "overload drops"},
+		Columns: []string{"stack", "link", "loss", "flows", "Gbit/s", "inner TCP retrans", "rebuilt", "overload drops", "dgram lost", "dgram queue drops"},
 	}
 	for _, r := range rs {
 		retrans, rebuilt := "-", "-"
 		if r.Stack != "satquic" {
-			retrans = fmt.Sprintf("%.4f%% (%d/%d)", 100*r.RetransRate, r.RetransSegs, r.OutSegs)
+			retrans = fmt.Sprintf("%.4f%% (%d/%d)", 100*r.RetransRate, r.RetransSegs, r.OutSegs+r.RetransSegs)
 			rebuilt = strconv.FormatUint(r.Rebuilt, 10)
 		}
 		_ = t.AddRow(r.Stack, r.Link, fmt.Sprintf("%g%%", r.LossPercent), strconv.Itoa(r.Flows),
-			fmt.Sprintf("%.2f", r.GoodputGbps), retrans, rebuilt, strconv.FormatUint(r.OverloadDrops, 10))
+			fmt.Sprintf("%.2f", r.GoodputGbps), retrans, rebuilt, strconv.FormatUint(r.OverloadDrops, 10),
+			strconv.FormatUint(r.Client.DatagramsLost, 10), strconv.FormatUint(r.Client.SendDropped+r.Client.ReceiveDropped, 10))
 	}
 	return t
+}
+
+func received(s tunnel.Stats) uint64 {
+	var n uint64
+	for _, ss := range s.Sessions {
+		n += ss.Received.Packets
+	}
+	return n
 }

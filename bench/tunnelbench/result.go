@@ -28,14 +28,15 @@ type Result struct {
 	// LinkDrops counts the packets the link model dropped (loss, outage,
 	// full queue) during the requests; LatePackets those the emulator
 	// delivered late (the machine, not the model).
-	LinkDrops   int64     `json:"link_drops"`
-	LatePackets uint64    `json:"late_packets"`
-	FEC         fecCounts `json:"fec"`
-	TimesS      []float64 `json:"times_s"`
+	LinkDrops   int64        `json:"link_drops"`
+	LatePackets uint64       `json:"late_packets"`
+	FEC         tunnelCounts `json:"fec"`
+	TimesS      []float64    `json:"times_s"`
 }
 
-// fecCounts are the tunnel connection's FEC counters at its client end.
-type fecCounts struct {
+// tunnelCounts are the counters of the tunnel's client end: its
+// connection's FEC and DATAGRAM frames, and its forwarder's drops.
+type tunnelCounts struct {
 	// RepairsReceived and Recovered: repairs of the downlink and the
 	// server's packets they rebuilt; RepairsSent and RecoveredByPeer the
 	// same for the uplink.
@@ -46,21 +47,35 @@ type fecCounts struct {
 	// PacketsLost are the client's packets its loss detection declared
 	// lost.
 	PacketsLost uint64 `json:"packets_lost"`
+	// DatagramsLost were in packets declared lost; SendDropped were
+	// dropped from the full send queue before they were sent;
+	// ReceiveDropped arrived while the receive queue was full.
+	DatagramsSent  uint64 `json:"datagrams_sent"`
+	DatagramsLost  uint64 `json:"datagrams_lost"`
+	SendDropped    uint64 `json:"datagrams_send_dropped"`
+	ReceiveDropped uint64 `json:"datagrams_receive_dropped"`
+	// OverloadDrops are the client forwarder's packets dropped from its
+	// full device queue (tunnel.Stats.OverloadDrops).
+	OverloadDrops uint64 `json:"overload_drops"`
 }
 
-func fecOf(s quic.ConnectionStats) fecCounts {
-	return fecCounts{
+func countsOf(s quic.ConnectionStats) tunnelCounts {
+	return tunnelCounts{
 		RepairsReceived: s.FEC.RepairsReceived, Recovered: s.FEC.PacketsRecovered,
 		RepairsSent: s.FEC.RepairsSent, RecoveredByPeer: s.FEC.PacketsRecoveredByPeer,
-		PacketsLost: s.PacketsLost,
+		PacketsLost: s.PacketsLost, DatagramsSent: s.Datagrams.Sent, DatagramsLost: s.Datagrams.Lost,
+		SendDropped: s.Datagrams.SendDropped, ReceiveDropped: s.Datagrams.ReceiveDropped,
 	}
 }
 
-func (a fecCounts) minus(b fecCounts) fecCounts {
-	return fecCounts{
+func (a tunnelCounts) minus(b tunnelCounts) tunnelCounts {
+	return tunnelCounts{
 		RepairsReceived: a.RepairsReceived - b.RepairsReceived, Recovered: a.Recovered - b.Recovered,
 		RepairsSent: a.RepairsSent - b.RepairsSent, RecoveredByPeer: a.RecoveredByPeer - b.RecoveredByPeer,
-		PacketsLost: a.PacketsLost - b.PacketsLost,
+		PacketsLost: a.PacketsLost - b.PacketsLost, DatagramsLost: a.DatagramsLost - b.DatagramsLost,
+		DatagramsSent: a.DatagramsSent - b.DatagramsSent,
+		SendDropped:   a.SendDropped - b.SendDropped, ReceiveDropped: a.ReceiveDropped - b.ReceiveDropped,
+		OverloadDrops: a.OverloadDrops - b.OverloadDrops,
 	}
 }
 

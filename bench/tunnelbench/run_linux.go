@@ -33,7 +33,10 @@ type Config struct {
 	// runs RunClientEnd with the arguments that follow ("satquic bench
 	// tunnel-client").
 	ClientEnd []string
-	Progress  io.Writer
+	// FECMaxOverhead caps the FEC stacks' repairs as a share of the
+	// packets sent (zero: the library's default).
+	FECMaxOverhead float64
+	Progress       io.Writer
 }
 
 func (c Config) check() error {
@@ -125,7 +128,7 @@ func runStack(ctx context.Context, cfg Config, p netsim.Profile, link, stack str
 	target := n.Server().Addr
 	var tun *liveTunnel
 	if stack != Direct {
-		if tun, err = startTunnel(ctx, srv, clientEnd, n.Server().Addr, stack); err != nil {
+		if tun, err = startTunnel(ctx, srv, clientEnd, n.Server().Addr, stack, cfg.FECMaxOverhead); err != nil {
 			return nil, err
 		}
 		defer tun.close()
@@ -157,7 +160,7 @@ func measure(ctx context.Context, cfg Config, n *emulate.Namespaces, tun *liveTu
 		}
 	}
 	before := n.Stats()
-	var fecBefore fecCounts
+	var fecBefore tunnelCounts
 	if tun != nil {
 		var err error
 		if fecBefore, err = tun.fec(); err != nil {

@@ -67,17 +67,21 @@ func isStack(s string) bool {
 	return false
 }
 
-// quicConfig is the QUIC configuration of a tunnel stack's two ends.
-func quicConfig(stack string) *quic.Config {
+// quicConfig is the QUIC configuration of a tunnel stack's two ends;
+// maxOverhead caps the FEC stacks' repairs as a share of the packets sent
+// (quic.FECConfig.MaxOverhead; zero: the library's default).
+func quicConfig(stack string, maxOverhead float64) *quic.Config {
+	c := &quic.Config{}
 	switch stack {
 	case TunnelNoFEC:
-		return &quic.Config{}
 	case TunnelFixed:
-		return &quic.Config{FEC: &quic.FECConfig{
+		c.FEC = &quic.FECConfig{
 			Policy: quic.FECAuto, Controller: quic.FECFixed,
 			FixedSources: FixedSources, FixedRepairs: FixedRepairs,
-		}}
+			MaxOverhead: maxOverhead,
+		}
 	default:
-		return &quic.Config{FEC: &quic.FECConfig{Policy: quic.FECAuto}}
+		c.FEC = &quic.FECConfig{Policy: quic.FECAuto, MaxOverhead: maxOverhead}
 	}
+	return c
 }

@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/netip"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -60,7 +61,7 @@ type liveTunnel struct {
 // client's namespace, given the arguments), both with the QUIC
 // configuration of stack. Afterwards innerServer, in srvNS, is reachable
 // from the client's namespace through the tunnel.
-func startTunnel(ctx context.Context, srvNS side, clientCmd func(args ...string) *exec.Cmd, serverAddr netip.Addr, stack string) (*liveTunnel, error) {
+func startTunnel(ctx context.Context, srvNS side, clientCmd func(args ...string) *exec.Cmd, serverAddr netip.Addr, stack string, maxOverhead float64) (*liveTunnel, error) {
 	cert, err := bench.BenchCertificate()
 	if err != nil {
 		return nil, err
@@ -96,11 +97,14 @@ func startTunnel(ctx context.Context, srvNS side, clientCmd func(args ...string)
 	}
 	runCtx, cancel := context.WithCancel(context.Background())
 	t := &liveTunnel{srv: srv, cancel: cancel, served: make(chan error, 1)}
-	go func() { t.served <- srv.Serve(runCtx, pc, cert.ServerTLSConfig("h3"), quicConfig(stack), nil) }()
+	go func() {
+		t.served <- srv.Serve(runCtx, pc, cert.ServerTLSConfig("h3"), quicConfig(stack, maxOverhead), nil)
+	}()
 	url := "https://" + netip.AddrPortFrom(serverAddr, gatewayPort).String()
 	// The child trusts this process's certificate, which it is given.
 	ca := base64.StdEncoding.EncodeToString(cert.TLS.Leaf.Raw)
-	if t.client, err = startClientProcess(ctx, clientCmd("--url", url, "--stack", stack, "--ca", ca)); err != nil {
+	if t.client, err = startClientProcess(ctx, clientCmd("--url", url, "--stack", stack, "--ca", ca,
+		"--fec-max-overhead", strconv.FormatFloat(maxOverhead, 'g', -1, 64))); err != nil {
 		cancel()
 		<-t.served
 		return nil, fmt.Errorf("tunnel client: %w", err)
@@ -109,7 +113,7 @@ func startTunnel(ctx context.Context, srvNS side, clientCmd func(args ...string)
 }
 
 // fec reads the client end's FEC counters.
-func (t *liveTunnel) fec() (fecCounts, error) { return t.client.stats() }
+func (t *liveTunnel) fec() (tunnelCounts, error) { return t.client.stats() }
 
 // close stops both ends and waits for them.
 func (t *liveTunnel) close() error {
@@ -180,10 +184,10 @@ func (p *clientProcess) readLine(v any) error {
 	return json.Unmarshal(p.out.Bytes(), v)
 }
 
-func (p *clientProcess) stats() (fecCounts, error) {
+func (p *clientProcess) stats() (tunnelCounts, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	var c fecCounts
+	var c tunnelCounts
 	if _, err := io.WriteString(p.in, "stats\n"); err != nil {
 		return c, err
 	}
@@ -214,6 +218,7 @@ func (p *clientProcess) stop() error {
 // the protocol of clientProcess on in and out until in closes.
 func RunClientEnd(args []string, in io.Reader, out io.Writer) error {
 	var url, stack, ca string
+	var maxOverhead float64
 	for i := 0; i+1 < len(args); i += 2 {
 		switch args[i] {
 		case "--url":
@@ -222,6 +227,12 @@ func RunClientEnd(args []string, in io.Reader, out io.Writer) error {
 			stack = args[i+1]
 		case "--ca":
 			ca = args[i+1]
+		case "--fec-max-overhead":
+			v, err := strconv.ParseFloat(args[i+1], 64)
+			if err != nil {
+				return fmt.Errorf("client end: --fec-max-overhead: %w", err)
+			}
+			maxOverhead = v
 		default:
 			return fmt.Errorf("client end: unknown argument %q", args[i])
 		}
@@ -234,7 +245,7 @@ func RunClientEnd(args []string, in io.Reader, out io.Writer) error {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), clientStartTimeout)
-	ct, err := gateway.Dial(ctx, url, gateway.DialOptions{Token: benchToken, TLSConfig: tlsConf, QUIC: quicConfig(stack)})
+	ct, err := gateway.Dial(ctx, url, gateway.DialOptions{Token: benchToken, TLSConfig: tlsConf, QUIC: quicConfig(stack, maxOverhead)})
 	cancel()
 	if err != nil {
 		return err
@@ -260,7 +271,9 @@ func RunClientEnd(args []string, in io.Reader, out io.Writer) error {
 	sc := bufio.NewScanner(in)
 	for sc.Scan() {
 		if sc.Text() == "stats" {
-			if err := enc.Encode(fecOf(ct.ConnStats())); err != nil {
+			c := countsOf(ct.ConnStats())
+			c.OverloadDrops = fwd.Stats().OverloadDrops
+			if err := enc.Encode(c); err != nil {
 				break
 			}
 		}
