@@ -1,7 +1,6 @@
 package tunnelbench
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -11,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -296,8 +294,6 @@ func pushTCP(ctx context.Context, ns side, addr string, flows int, d time.Durati
 	return total.Load(), secs, errors.Join(errs...)
 }
 
-type tcpCounters struct{ out, retrans uint64 }
-
 // readTCPCounters reads OutSegs and RetransSegs of the namespace's TCP
 // (RFC 4022's tcpOutSegs and tcpRetransSegs) from the calling thread's
 // view of /proc, the namespace's own.
@@ -313,44 +309,6 @@ func readTCPCounters(ns side) (tcpCounters, error) {
 		return err
 	})
 	return c, err
-}
-
-// parseSNMP finds the Tcp: header and value lines of /proc/net/snmp.
-func parseSNMP(r io.Reader) (tcpCounters, error) {
-	sc := bufio.NewScanner(r)
-	var header []string
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) == 0 || fields[0] != "Tcp:" {
-			continue
-		}
-		if header == nil {
-			header = fields
-			continue
-		}
-		var c tcpCounters
-		found := 0
-		for i := 1; i < len(fields) && i < len(header); i++ {
-			dst := map[string]*uint64{"OutSegs": &c.out, "RetransSegs": &c.retrans}[header[i]]
-			if dst == nil {
-				continue
-			}
-			v, err := strconv.ParseUint(fields[i], 10, 64)
-			if err != nil {
-				return c, fmt.Errorf("/proc/net/snmp: %s %q: %w", header[i], fields[i], err)
-			}
-			*dst = v
-			found++
-		}
-		if found != 2 {
-			return c, errors.New("/proc/net/snmp: no OutSegs and RetransSegs in the Tcp line")
-		}
-		return c, nil
-	}
-	if err := sc.Err(); err != nil {
-		return tcpCounters{}, err
-	}
-	return tcpCounters{}, errors.New("/proc/net/snmp: no Tcp lines")
 }
 
 // plainSatquic downloads over satquic's own QUIC (the bench stack
@@ -419,3 +377,17 @@ func received(s tunnel.Stats) uint64 {
 	}
 	return n
 }
+
+// GoodputDocument is what --mode goodput writes with --json.
+type GoodputDocument struct {
+	Experiment string            `json:"experiment"`
+	Command    []string          `json:"command"`
+	Version    string            `json:"satquic_version"`
+	Seed       uint64            `json:"seed"`
+	DurationS  float64           `json:"duration_s"`
+	Machine    bench.MachineInfo `json:"machine"`
+	Results    []GoodputResult   `json:"results"`
+}
+
+// WriteJSON writes d as indented JSON.
+func (d GoodputDocument) WriteJSON(w io.Writer) error { return report.WriteJSON(w, d) }

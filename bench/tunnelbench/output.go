@@ -87,17 +87,3 @@ func Figure(rs []Result, title string) (report.Figure, error) {
 	}
 	return f, nil
 }
-
-// GoodputDocument is what --mode goodput writes with --json.
-type GoodputDocument struct {
-	Experiment string            `json:"experiment"`
-	Command    []string          `json:"command"`
-	Version    string            `json:"satquic_version"`
-	Seed       uint64            `json:"seed"`
-	DurationS  float64           `json:"duration_s"`
-	Machine    bench.MachineInfo `json:"machine"`
-	Results    []GoodputResult   `json:"results"`
-}
-
-// WriteJSON writes d as indented JSON.
-func (d GoodputDocument) WriteJSON(w io.Writer) error { return report.WriteJSON(w, d) }

@@ -14,6 +14,10 @@ import (
 	"github.com/satquic/satquic/bench"
 )
 
+// side runs functions inside one network namespace (emulate.Namespaces.Do
+// or inNamespace): sockets they open live there.
+type side func(fn func() error) error
+
 // httpPort is the inner HTTP server's TCP port.
 const httpPort = 8080
 

@@ -7,6 +7,12 @@ import (
 	"github.com/satquic/satquic/quic"
 )
 
+// The link a result was measured on.
+const (
+	LinkLossy    = "lossy"
+	LinkLossless = "lossless"
+)
+
 // Result is one stack's requests of one size over one link.
 type Result struct {
 	Stack     string  `json:"stack"`

@@ -68,12 +68,6 @@ func (c Config) check() error {
 // ErrNeedsRoot: the experiment creates network namespaces and TUN devices.
 var ErrNeedsRoot = errors.New("bench tunnel runs through network namespaces and TUN devices and needs root")
 
-// The link a result was measured on.
-const (
-	LinkLossy    = "lossy"
-	LinkLossless = "lossless"
-)
-
 // Run runs every stack over the profile (and its lossless twin with
 // Lossless), each in fresh namespaces, and returns one Result per link,
 // stack and size. After an error it returns the results so far.

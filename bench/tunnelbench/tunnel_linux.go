@@ -23,10 +23,6 @@ import (
 	"github.com/satquic/satquic/tunnel"
 )
 
-// side runs functions inside one network namespace (emulate.Namespaces.Do
-// or inNamespace).
-type side func(fn func() error) error
-
 // The tunnel's inner addresses: the gateway's pool, whose first address
 // is the server end's own.
 var (
