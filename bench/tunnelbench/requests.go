@@ -115,7 +115,11 @@ type batch struct {
 	failed   int
 	payload  int64 // response bytes received, warm-up included
 	firstErr error
+	gaveUp   bool // failureLimit failures ended the batch early
 }
+
+// failureLimit is the number of failed requests that ends a batch of n.
+func failureLimit(n int) int { return max(10, n/20) }
 
 // runBatch opens parallel flows, warms each up with one request of size
 // (so that the recorded requests ride kept-alive connections, as wrk's
@@ -128,11 +132,20 @@ func runBatch(ctx context.Context, ns side, addr string, size int64, n, parallel
 		next int
 		wg   sync.WaitGroup
 	)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	record := func(d time.Duration, err error) {
 		mu.Lock()
 		defer mu.Unlock()
 		if err != nil {
 			b.failed++
+			if b.failed >= failureLimit(n) {
+				// The path is broken (the tunnel stopped forwarding):
+				// waiting out a timeout for each of the requests left
+				// would only delay the error.
+				b.gaveUp = true
+				cancel()
+			}
 			if b.firstErr == nil {
 				b.firstErr = err
 			}

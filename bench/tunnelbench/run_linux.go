@@ -169,8 +169,8 @@ func measure(ctx context.Context, cfg Config, n *emulate.Namespaces, tun *liveTu
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
 	}
-	if b.failed == len(b.times) {
-		return Result{}, fmt.Errorf("%s: every request failed: %w", label, b.firstErr)
+	if b.failed == len(b.times) || b.gaveUp {
+		return Result{}, fmt.Errorf("%s: %d of %d requests failed, the first: %w", label, b.failed, len(b.times), b.firstErr)
 	}
 	r := newResult(stack, link, size, b)
 	r.LinkBytes = linkBytes(after) - linkBytes(before)

@@ -17,7 +17,8 @@ const (
 	// auto policy, the gateway's default.
 	TunnelFEC = "tunnel-fec"
 	// TunnelFixed: through the tunnel with the fixed-rate controller at
-	// FixedSources:FixedRepairs.
+	// FixedSources:FixedRepairs, and the tail protection of every FEC
+	// connection.
 	TunnelFixed = "tunnel-fixed"
 )
 
@@ -25,7 +26,10 @@ const (
 // packets, 1/11 = 9.1% of the packets sent, within the 10% overhead the
 // tunnel's target allows. Against the starlink profile's bursts (mean 3
 // packets, 0.45% of packets) the sliding window lets consecutive repairs
-// rebuild a burst together.
+// rebuild a burst together. Tail protection stays on: without it, a
+// tunnel connection whose last packets were lost waited for repairs that
+// never came and stopped forwarding (seen with 1 MB responses over the
+// lossless starlink link).
 const (
 	FixedSources = 10
 	FixedRepairs = 1
