@@ -16,11 +16,12 @@ type fakeDatagrams struct {
 	peer *fakeDatagrams
 }
 
-// newFakeDatagramPair returns two joined ends, each queueing up to
-// 1024 datagrams.
+// newFakeDatagramPair returns two joined ends, each queueing twice a
+// stream's datagram queue, so that a burst that overflows a stream's
+// queue reaches the stream whole.
 func newFakeDatagramPair() (a, b *fakeDatagrams) {
-	a = &fakeDatagrams{in: make(chan []byte, 1024)}
-	b = &fakeDatagrams{in: make(chan []byte, 1024), peer: a}
+	a = &fakeDatagrams{in: make(chan []byte, 2*datagramQueueLen)}
+	b = &fakeDatagrams{in: make(chan []byte, 2*datagramQueueLen), peer: a}
 	a.peer = b
 	return a, b
 }
