@@ -42,13 +42,17 @@ Experiments:
              for satquic and quic-go (seed 003)
   bulk       goodput of one connection on loopback for satquic, quic-go and
              kernel TCP with TLS, and server memory per idle connection
+  tunnel     HTTP requests of kernel-TCP programs through the emulated link,
+             directly or through the CONNECT-IP tunnel with and without FEC
+             (seed 002, in real time, root), and TCP goodput through the
+             tunnel (--mode goodput)
 
 Run "satquic bench <experiment> --help" for its flags.`
 
 func runBench(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprintf(stderr, "Usage: satquic %s\n", benchSynopsis)
-		return fmt.Errorf("%w: name an experiment (download, load, requests, resume, bulk)", errUsage)
+		return fmt.Errorf("%w: name an experiment (download, load, requests, resume, bulk, tunnel)", errUsage)
 	}
 	switch args[0] {
 	case "download":
@@ -64,6 +68,12 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	case "bulk-peer":
 		// The children bench bulk starts for satquic and tcp-tls.
 		return runBenchBulkPeer(args[1:], stdout, stderr)
+	case "tunnel":
+		return runBenchTunnel(args[1:], stdout, stderr)
+	case "tunnel-client":
+		// The tunnel's client end that bench tunnel starts in the
+		// client's namespace.
+		return runBenchTunnelClient(args[1:], stdout, stderr)
 	case "load-server":
 		// The satquic server that bench load starts as a child process.
 		return runBenchLoadServer(args[1:], stdout, stderr)
@@ -71,7 +81,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "Usage: satquic %s\n", benchSynopsis)
 		return nil
 	default:
-		return fmt.Errorf("%w: unknown experiment %q (known: download, load, requests, resume, bulk)", errUsage, args[0])
+		return fmt.Errorf("%w: unknown experiment %q (known: download, load, requests, resume, bulk, tunnel)", errUsage, args[0])
 	}
 }
 

@@ -45,6 +45,8 @@ var layers = map[string]int{
 	// The tunnel's two ends, joining HTTP/3, CONNECT-IP and the
 	// forwarding core.
 	"gateway": 7,
+	// The tunnel experiment, which drives both ends of the tunnel.
+	"bench/tunnelbench": 8,
 	// Programs.
 	"cmd": 9, "internal/cmd": 9,
 }

@@ -1,0 +1,24 @@
+// Package tunnelbench runs `satquic bench tunnel`: HTTP requests of
+// unmodified kernel-TCP programs (Go's net/http client in the client's
+// network namespace, its server in the server's) through the namespace
+// emulator's link, directly or through the CONNECT-IP tunnel of package
+// gateway with or without FEC (seed 002's figures 7 and 8), and the
+// goodput of bulk TCP flows through the tunnel over a veth pair.
+//
+// The tunnel's two ends run in this process, each with its TUN device in
+// its namespace: the gateway's sockets and devices are opened on a thread
+// inside the namespace (emulate.Namespaces.Do) and used from any goroutine
+// afterwards, so that one binary, with no child process to start and
+// stop, drives the whole experiment.
+//
+// A request run keeps --parallel HTTP/1.1 connections alive, each asking
+// for one response after another with a pause between them (as HIRT's
+// wrk clients do), and times each request from its first byte sent to
+// the response's last byte received. Overhead is what the emulated link
+// carried in both directions beyond the response bodies, as a fraction of
+// them, from the emulator's counters.
+//
+// docs/architecture.md places the package: above gateway, which it
+// drives, and bench, whose certificate, sizes and statistics it shares;
+// below the command.
+package tunnelbench

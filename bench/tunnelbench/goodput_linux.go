@@ -1,0 +1,393 @@
+package tunnelbench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/satquic/satquic/bench"
+	"github.com/satquic/satquic/emulate"
+	"github.com/satquic/satquic/internal/report"
+	"github.com/satquic/satquic/netsim"
+	"github.com/satquic/satquic/tunnel"
+)
+
+// GoodputConfig configures a goodput run.
+type GoodputConfig struct {
+	Flows          []int     // parallel TCP flows of each measurement
+	LossPercents   []float64 // uniform loss on the link, in percent
+	Duration       time.Duration
+	Seed           uint64
+	Prefix         string
+	ClientEnd      []string // as Config.ClientEnd
+	FECMaxOverhead float64  // as Config.FECMaxOverhead
+	Progress       io.Writer
+}
+
+// GoodputResult is one measurement.
+type GoodputResult struct {
+	// Stack is tunnel-fec, tunnel-nofec, or satquic (a plain satquic
+	// download on loopback, the reference).
+	Stack string `json:"stack"`
+	// Link is "veth" (no loss), "emulator" (the namespace emulator with
+	// uniform loss and neither delay nor rate limit) or "loopback".
+	Link        string  `json:"link"`
+	LossPercent float64 `json:"loss_percent"`
+	Flows       int     `json:"flows"`
+	Bytes       int64   `json:"bytes"`
+	Seconds     float64 `json:"seconds"`
+	GoodputGbps float64 `json:"goodput_gbps"`
+	// Inner TCP's segments sent for the first time (OutSegs) and again
+	// (RetransSegs) in the client's namespace (/proc/net/snmp), and the
+	// share of retransmissions among all segments sent.
+	OutSegs     uint64  `json:"tcp_out_segs,omitempty"`
+	RetransSegs uint64  `json:"tcp_retrans_segs,omitempty"`
+	RetransRate float64 `json:"tcp_retrans_rate"`
+	// Rebuilt packets (both directions) and the tunnel forwarder's
+	// overload drops.
+	Rebuilt       uint64 `json:"fec_rebuilt"`
+	OverloadDrops uint64 `json:"overload_drops"`
+	// ServerReceived counts the packets the server end's sessions
+	// received: against Client.DatagramsSent, what the server's QUIC
+	// receive path lost.
+	ServerReceived uint64 `json:"server_received"`
+	// ServerDelivered counts the packets the server end wrote into its
+	// device, ServerWriteErrors those the device refused.
+	ServerDelivered   uint64 `json:"server_delivered"`
+	ServerWriteErrors uint64 `json:"server_device_write_errors"`
+	// Client is the client end's counters (datagram drops above all).
+	Client tunnelCounts `json:"client_end"`
+}
+
+// goodputPort is the inner TCP sink's port.
+const goodputPort = 5201
+
+// RunGoodput measures, for each loss and flow count, bulk TCP through the
+// tunnel with and without FEC, and a plain satquic download on loopback
+// with as many connections.
+func RunGoodput(ctx context.Context, cfg GoodputConfig) ([]GoodputResult, error) {
+	if os.Geteuid() != 0 {
+		return nil, ErrNeedsRoot
+	}
+	if len(cfg.Flows) == 0 || len(cfg.LossPercents) == 0 || cfg.Duration <= 0 || len(cfg.ClientEnd) == 0 {
+		return nil, errors.New("goodput: want flows, losses, a positive duration and the client end's command")
+	}
+	var out []GoodputResult
+	for _, flows := range cfg.Flows {
+		r, err := plainSatquic(ctx, flows, cfg.Duration)
+		if err != nil {
+			return out, fmt.Errorf("plain satquic: %w", err)
+		}
+		cfg.progress(r)
+		out = append(out, r)
+	}
+	for _, loss := range cfg.LossPercents {
+		for _, stack := range []string{TunnelFEC, TunnelNoFEC} {
+			rs, err := tunnelGoodput(ctx, cfg, stack, loss)
+			out = append(out, rs...)
+			if err != nil {
+				return out, fmt.Errorf("%s at %g%% loss: %w", stack, loss, err)
+			}
+		}
+	}
+	return out, nil
+}
+
+func (cfg GoodputConfig) progress(r GoodputResult) {
+	if cfg.Progress != nil {
+		fmt.Fprintf(cfg.Progress, "%s over %s, %g%% loss, %d flows: %.2f Gbit/s, inner TCP retransmitted %.4f%%\n",
+			r.Stack, r.Link, r.LossPercent, r.Flows, r.GoodputGbps, 100*r.RetransRate)
+	}
+}
+
+// goodputPath is where a tunnel's goodput is measured.
+type goodputPath struct {
+	link       string
+	cli, srv   side
+	clientEnd  func(args ...string) *exec.Cmd
+	serverAddr netip.Addr
+	close      func()
+}
+
+// startGoodputPath is a veth pair without loss; with loss, the namespace
+// emulator with uniform loss and no delay or rate limit (this kernel's tc
+// has no netem, and the emulator's loss model is seeded).
+func startGoodputPath(cfg GoodputConfig, loss float64) (goodputPath, error) {
+	if loss == 0 {
+		v, err := startVeth(cfg.Prefix)
+		if err != nil {
+			return goodputPath{}, err
+		}
+		return goodputPath{link: "veth", cli: v.do(v.client), srv: v.do(v.server),
+			clientEnd: func(args ...string) *exec.Cmd {
+				return exec.Command("ip", append(append([]string{"netns", "exec", v.client}, cfg.ClientEnd...), args...)...)
+			},
+			serverAddr: netip.MustParseAddr(v.serverAddr), close: v.close}, nil
+	}
+	l := netsim.LinkConfig{Loss: "uniform:" + strconv.FormatFloat(loss, 'g', -1, 64) + "%"}
+	p := netsim.Profile{Name: "uniform", Up: l, Down: l}.WithSeed(cfg.Seed)
+	n, err := emulate.StartNamespaces(emulate.NamespaceConfig{Prefix: cfg.Prefix, Up: p.Up, Down: p.Down})
+	if err != nil {
+		return goodputPath{}, err
+	}
+	return goodputPath{link: "emulator",
+		cli: func(fn func() error) error { return n.Do(n.Client(), fn) },
+		srv: func(fn func() error) error { return n.Do(n.Server(), fn) },
+		clientEnd: func(args ...string) *exec.Cmd {
+			return n.Command(n.Client(), cfg.ClientEnd[0], append(cfg.ClientEnd[1:], args...)...)
+		},
+		serverAddr: n.Server().Addr, close: func() { _ = n.Close() }}, nil
+}
+
+func tunnelGoodput(ctx context.Context, cfg GoodputConfig, stack string, loss float64) ([]GoodputResult, error) {
+	p, err := startGoodputPath(cfg, loss)
+	if err != nil {
+		return nil, err
+	}
+	defer p.close()
+	tun, err := startTunnel(ctx, p.srv, p.clientEnd, p.serverAddr, stack, cfg.FECMaxOverhead)
+	if err != nil {
+		return nil, err
+	}
+	defer tun.close()
+	sink, err := startSink(p.srv, innerServer)
+	if err != nil {
+		return nil, err
+	}
+	defer sink.close()
+	var out []GoodputResult
+	for _, flows := range cfg.Flows {
+		before, err := readTCPCounters(p.cli)
+		if err != nil {
+			return out, err
+		}
+		fecBefore, err := tun.fec()
+		if err != nil {
+			return out, err
+		}
+		srvBefore := tun.srv.Stats().Tunnel
+		n, secs, err := pushTCP(ctx, p.cli, sink.addr, flows, cfg.Duration)
+		if err != nil {
+			return out, err
+		}
+		after, err := readTCPCounters(p.cli)
+		if err != nil {
+			return out, err
+		}
+		srvAfter := tun.srv.Stats().Tunnel
+		fecAfter, err := tun.fec()
+		if err != nil {
+			return out, err
+		}
+		f := fecAfter.minus(fecBefore)
+		r := GoodputResult{
+			Stack: stack, Link: p.link, LossPercent: loss, Flows: flows, Bytes: n, Seconds: secs,
+			GoodputGbps: float64(n) * 8 / secs / 1e9,
+			OutSegs:     after.out - before.out, RetransSegs: after.retrans - before.retrans,
+			Rebuilt:           f.Recovered + f.RecoveredByPeer,
+			OverloadDrops:     srvAfter.OverloadDrops - srvBefore.OverloadDrops + f.OverloadDrops,
+			ServerReceived:    received(srvAfter) - received(srvBefore),
+			ServerWriteErrors: srvAfter.DeviceWriteErrors - srvBefore.DeviceWriteErrors,
+			ServerDelivered:   srvAfter.Delivered.Packets - srvBefore.Delivered.Packets,
+			Client:            f,
+		}
+		// OutSegs leaves out retransmitted segments (RFC 4022 tcpOutSegs:
+		// the tunnel carries OutSegs + RetransSegs packets).
+		if sent := r.OutSegs + r.RetransSegs; sent > 0 {
+			r.RetransRate = float64(r.RetransSegs) / float64(sent)
+		}
+		cfg.progress(r)
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// sink accepts TCP connections and reads them to the end.
+type sink struct {
+	ln   net.Listener
+	addr string
+	wg   sync.WaitGroup
+}
+
+func startSink(ns side, addr netip.Addr) (*sink, error) {
+	s := &sink{}
+	if err := ns(func() (err error) {
+		s.ln, err = net.Listen("tcp4", netip.AddrPortFrom(addr, goodputPort).String())
+		return err
+	}); err != nil {
+		return nil, fmt.Errorf("TCP sink: %w", err)
+	}
+	s.addr = s.ln.Addr().String()
+	s.wg.Go(func() {
+		for {
+			c, err := s.ln.Accept()
+			if err != nil {
+				return
+			}
+			s.wg.Go(func() {
+				_, _ = io.Copy(io.Discard, c)
+				_ = c.Close()
+			})
+		}
+	})
+	return s, nil
+}
+
+func (s *sink) close() {
+	_ = s.ln.Close()
+	s.wg.Wait()
+}
+
+// pushTCP writes through flows connections for d, then half-closes them
+// and waits until the sink has read everything and closed: the bytes
+// written over the time to the last close are the goodput.
+func pushTCP(ctx context.Context, ns side, addr string, flows int, d time.Duration) (int64, float64, error) {
+	conns := make([]*net.TCPConn, flows)
+	for i := range conns {
+		if err := ns(func() error {
+			c, err := net.DialTimeout("tcp4", addr, 30*time.Second)
+			if err == nil {
+				conns[i] = c.(*net.TCPConn)
+			}
+			return err
+		}); err != nil {
+			for _, c := range conns[:i] {
+				_ = c.Close()
+			}
+			return 0, 0, err
+		}
+	}
+	var total atomic.Int64
+	var wg sync.WaitGroup
+	errs := make([]error, flows)
+	buf := make([]byte, 256<<10)
+	start := time.Now()
+	stop := start.Add(d)
+	for i, c := range conns {
+		wg.Go(func() {
+			defer c.Close()
+			for time.Now().Before(stop) && ctx.Err() == nil {
+				_ = c.SetWriteDeadline(stop.Add(30 * time.Second))
+				n, err := c.Write(buf)
+				total.Add(int64(n))
+				if err != nil {
+					errs[i] = err
+					return
+				}
+			}
+			_ = c.CloseWrite()
+			_ = c.SetReadDeadline(time.Now().Add(time.Minute))
+			_, _ = io.Copy(io.Discard, c) // the sink's close
+		})
+	}
+	wg.Wait()
+	secs := time.Since(start).Seconds()
+	return total.Load(), secs, errors.Join(errs...)
+}
+
+// readTCPCounters reads OutSegs and RetransSegs of the namespace's TCP
+// (RFC 4022's tcpOutSegs and tcpRetransSegs) from the calling thread's
+// view of /proc, the namespace's own.
+func readTCPCounters(ns side) (tcpCounters, error) {
+	var c tcpCounters
+	err := ns(func() error {
+		f, err := os.Open("/proc/thread-self/net/snmp")
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		c, err = parseSNMP(f)
+		return err
+	})
+	return c, err
+}
+
+// plainSatquic downloads over satquic's own QUIC (the bench stack
+// "satquic", FEC under the auto policy) on loopback with flows
+// connections at once for about d: the reference the tunnel's goodput is
+// held against.
+func plainSatquic(ctx context.Context, flows int, d time.Duration) (GoodputResult, error) {
+	st, err := bench.LookupStack("satquic")
+	if err != nil {
+		return GoodputResult{}, err
+	}
+	here := func(fn func() error) error { return fn() }
+	lo := netip.MustParseAddr("127.0.0.1")
+	env := bench.Env{Server: bench.Host{Addr: lo, Do: here}, Client: bench.Host{Addr: lo, Do: here}}
+	ep, err := st.Start(ctx, env)
+	if err != nil {
+		return GoodputResult{}, err
+	}
+	defer ep.Close()
+	// A first download sizes the rest to last about d.
+	const probe = 64 << 20
+	dl, err := ep.Download(ctx, probe)
+	if err != nil {
+		return GoodputResult{}, err
+	}
+	size := max(probe, int64(float64(probe)*d.Seconds()/dl.Elapsed.Seconds())/int64(flows))
+	var wg sync.WaitGroup
+	errs := make([]error, flows)
+	start := time.Now()
+	for i := range flows {
+		wg.Go(func() { _, errs[i] = ep.Download(ctx, size) })
+	}
+	wg.Wait()
+	secs := time.Since(start).Seconds()
+	if err := errors.Join(errs...); err != nil {
+		return GoodputResult{}, err
+	}
+	n := size * int64(flows)
+	return GoodputResult{Stack: "satquic", Link: "loopback", Flows: flows, Bytes: n, Seconds: secs,
+		GoodputGbps: float64(n) * 8 / secs / 1e9}, nil
+}
+
+// GoodputTable is one row per measurement.
+func GoodputTable(rs []GoodputResult) *report.Table {
+	t := &report.Table{
+		Title:   "TCP goodput through the tunnel (plain satquic on loopback for reference)",
+		Columns: []string{"stack", "link", "loss", "flows", "Gbit/s", "inner TCP retrans", "rebuilt", "overload drops", "dgram lost", "dgram queue drops"},
+	}
+	for _, r := range rs {
+		retrans, rebuilt := "-", "-"
+		if r.Stack != "satquic" {
+			retrans = fmt.Sprintf("%.4f%% (%d/%d)", 100*r.RetransRate, r.RetransSegs, r.OutSegs+r.RetransSegs)
+			rebuilt = strconv.FormatUint(r.Rebuilt, 10)
+		}
+		_ = t.AddRow(r.Stack, r.Link, fmt.Sprintf("%g%%", r.LossPercent), strconv.Itoa(r.Flows),
+			fmt.Sprintf("%.2f", r.GoodputGbps), retrans, rebuilt, strconv.FormatUint(r.OverloadDrops, 10),
+			strconv.FormatUint(r.Client.DatagramsLost, 10), strconv.FormatUint(r.Client.SendDropped+r.Client.ReceiveDropped, 10))
+	}
+	return t
+}
+
+func received(s tunnel.Stats) uint64 {
+	var n uint64
+	for _, ss := range s.Sessions {
+		n += ss.Received.Packets
+	}
+	return n
+}
+
+// GoodputDocument is what --mode goodput writes with --json.
+type GoodputDocument struct {
+	Experiment string            `json:"experiment"`
+	Command    []string          `json:"command"`
+	Version    string            `json:"satquic_version"`
+	Seed       uint64            `json:"seed"`
+	DurationS  float64           `json:"duration_s"`
+	Machine    bench.MachineInfo `json:"machine"`
+	Results    []GoodputResult   `json:"results"`
+}
+
+// WriteJSON writes d as indented JSON.
+func (d GoodputDocument) WriteJSON(w io.Writer) error { return report.WriteJSON(w, d) }

@@ -1,0 +1,89 @@
+package tunnelbench
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+
+	"github.com/satquic/satquic/bench"
+	"github.com/satquic/satquic/internal/report"
+)
+
+// Document is what --json writes: the results, and how they were made.
+type Document struct {
+	Experiment string            `json:"experiment"`
+	Command    []string          `json:"command"`
+	Version    string            `json:"satquic_version"`
+	Profile    string            `json:"profile"`
+	Seed       uint64            `json:"seed"`
+	Parallel   int               `json:"parallel"`
+	GapS       float64           `json:"gap_s"`
+	FixedRate  string            `json:"tunnel_fixed_rate"` // sources:repairs of tunnel-fixed
+	Machine    bench.MachineInfo `json:"machine"`
+	Results    []Result          `json:"results"`
+}
+
+// WriteJSON writes d as indented JSON.
+func (d Document) WriteJSON(w io.Writer) error { return report.WriteJSON(w, d) }
+
+func secs(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
+
+// Table is one row per link, stack and size.
+func Table(rs []Result) *report.Table {
+	t := &report.Table{
+		Title: "Request completion time (s) through the emulated link",
+		Columns: []string{"link", "stack", "size", "requests", "failed", "p50", "p99", "p99.9", "max",
+			"p99 excess", "overhead", "rebuilt", "drops", "late"},
+	}
+	for _, r := range rs {
+		excess := "-"
+		if r.ExcessP99S != nil {
+			excess = secs(*r.ExcessP99S)
+		}
+		rebuilt := "-"
+		if r.Stack != Direct {
+			rebuilt = strconv.FormatUint(r.FEC.Recovered+r.FEC.RecoveredByPeer, 10)
+		}
+		_ = t.AddRow(r.Link, r.Stack, bench.FormatSize(r.SizeBytes), strconv.Itoa(r.Requests), strconv.Itoa(r.Failed),
+			secs(r.P50S), secs(r.P99S), secs(r.P999S), secs(r.MaxS), excess,
+			fmt.Sprintf("%.1f%%", 100*r.Overhead), rebuilt,
+			strconv.FormatInt(r.LinkDrops, 10), strconv.FormatUint(r.LatePackets, 10))
+	}
+	return t
+}
+
+// Figure draws, for each size, the CDF of the completion times of every
+// stack over the lossy link on a logarithmic time axis, where the tail
+// the FEC shortens shows.
+func Figure(rs []Result, title string) (report.Figure, error) {
+	var sizes []int64
+	for _, r := range rs {
+		if !slices.Contains(sizes, r.SizeBytes) {
+			sizes = append(sizes, r.SizeBytes)
+		}
+	}
+	f := report.Figure{Columns: min(2, len(sizes)), PanelWidth: 16, PanelHeight: 10}
+	for _, size := range sizes {
+		p := report.Panel{
+			Title:  fmt.Sprintf("%s, %s: CDF of request completion time", title, bench.FormatSize(size)),
+			XLabel: "seconds (log)", YLabel: "fraction of requests",
+			Kind: report.CDF, LogX: true, LegendBottom: true,
+		}
+		for _, r := range rs {
+			if r.SizeBytes != size {
+				continue
+			}
+			name := r.Stack
+			if r.Link == LinkLossless {
+				name += " (lossless)"
+			}
+			p.Series = append(p.Series, report.Series{Name: name, Y: r.TimesS})
+		}
+		f.Panels = append(f.Panels, p)
+	}
+	if len(f.Panels) == 0 {
+		return f, fmt.Errorf("no result to plot")
+	}
+	return f, nil
+}

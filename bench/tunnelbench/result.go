@@ -1,0 +1,115 @@
+package tunnelbench
+
+import (
+	"slices"
+
+	"github.com/satquic/satquic/bench"
+	"github.com/satquic/satquic/quic"
+)
+
+// The link a result was measured on.
+const (
+	LinkLossy    = "lossy"
+	LinkLossless = "lossless"
+)
+
+// Result is one stack's requests of one size over one link.
+type Result struct {
+	Stack     string  `json:"stack"`
+	Link      string  `json:"link"` // LinkLossy, or LinkLossless for the reference run
+	SizeBytes int64   `json:"size_bytes"`
+	Requests  int     `json:"requests"`
+	Failed    int     `json:"failed"`
+	P50S      float64 `json:"p50_s"`
+	P99S      float64 `json:"p99_s"`
+	P999S     float64 `json:"p999_s"`
+	MaxS      float64 `json:"max_s"`
+	// ExcessP99S is the p99 beyond the same stack's p99 over the
+	// lossless link, when that was run (Config.Lossless).
+	ExcessP99S *float64 `json:"p99_excess_s,omitempty"`
+	// Overhead is LinkBytes beyond the response bodies, as a fraction of
+	// them.
+	Overhead  float64 `json:"overhead"`
+	LinkBytes int64   `json:"link_bytes"`
+	// LinkDrops counts the packets the link model dropped (loss, outage,
+	// full queue) during the requests; LatePackets those the emulator
+	// delivered late (the machine, not the model).
+	LinkDrops   int64        `json:"link_drops"`
+	LatePackets uint64       `json:"late_packets"`
+	FEC         tunnelCounts `json:"fec"`
+	TimesS      []float64    `json:"times_s"`
+}
+
+// tunnelCounts are the counters of the tunnel's client end: its
+// connection's FEC and DATAGRAM frames, and its forwarder's drops.
+type tunnelCounts struct {
+	// RepairsReceived and Recovered: repairs of the downlink and the
+	// server's packets they rebuilt; RepairsSent and RecoveredByPeer the
+	// same for the uplink.
+	RepairsReceived uint64 `json:"repairs_received"`
+	Recovered       uint64 `json:"recovered"`
+	RepairsSent     uint64 `json:"repairs_sent"`
+	RecoveredByPeer uint64 `json:"recovered_by_peer"`
+	// PacketsLost are the client's packets its loss detection declared
+	// lost.
+	PacketsLost uint64 `json:"packets_lost"`
+	// DatagramsLost were in packets declared lost; SendDropped were
+	// dropped from the full send queue before they were sent;
+	// ReceiveDropped arrived while the receive queue was full.
+	DatagramsSent  uint64 `json:"datagrams_sent"`
+	DatagramsLost  uint64 `json:"datagrams_lost"`
+	SendDropped    uint64 `json:"datagrams_send_dropped"`
+	ReceiveDropped uint64 `json:"datagrams_receive_dropped"`
+	// OverloadDrops are the client forwarder's packets dropped from its
+	// full device queue (tunnel.Stats.OverloadDrops).
+	OverloadDrops uint64 `json:"overload_drops"`
+}
+
+func countsOf(s quic.ConnectionStats) tunnelCounts {
+	return tunnelCounts{
+		RepairsReceived: s.FEC.RepairsReceived, Recovered: s.FEC.PacketsRecovered,
+		RepairsSent: s.FEC.RepairsSent, RecoveredByPeer: s.FEC.PacketsRecoveredByPeer,
+		PacketsLost: s.PacketsLost, DatagramsSent: s.Datagrams.Sent, DatagramsLost: s.Datagrams.Lost,
+		SendDropped: s.Datagrams.SendDropped, ReceiveDropped: s.Datagrams.ReceiveDropped,
+	}
+}
+
+func (a tunnelCounts) minus(b tunnelCounts) tunnelCounts {
+	return tunnelCounts{
+		RepairsReceived: a.RepairsReceived - b.RepairsReceived, Recovered: a.Recovered - b.Recovered,
+		RepairsSent: a.RepairsSent - b.RepairsSent, RecoveredByPeer: a.RecoveredByPeer - b.RecoveredByPeer,
+		PacketsLost: a.PacketsLost - b.PacketsLost, DatagramsLost: a.DatagramsLost - b.DatagramsLost,
+		DatagramsSent: a.DatagramsSent - b.DatagramsSent,
+		SendDropped:   a.SendDropped - b.SendDropped, ReceiveDropped: a.ReceiveDropped - b.ReceiveDropped,
+		OverloadDrops: a.OverloadDrops - b.OverloadDrops,
+	}
+}
+
+func newResult(stack, link string, size int64, b batch) Result {
+	t := slices.Clone(b.times)
+	slices.Sort(t)
+	return Result{
+		Stack: stack, Link: link, SizeBytes: size, Requests: len(t), Failed: b.failed,
+		P50S:   bench.Percentile(t, 0.5),
+		P99S:   bench.Percentile(t, 0.99),
+		P999S:  bench.Percentile(t, 0.999),
+		MaxS:   t[len(t)-1],
+		TimesS: t,
+	}
+}
+
+// setExcess fills each lossy result's ExcessP99S from the lossless result
+// of the same stack and size.
+func setExcess(rs []Result) {
+	for i := range rs {
+		if rs[i].Link != LinkLossy {
+			continue
+		}
+		for _, ref := range rs {
+			if ref.Link == LinkLossless && ref.Stack == rs[i].Stack && ref.SizeBytes == rs[i].SizeBytes {
+				e := rs[i].P99S - ref.P99S
+				rs[i].ExcessP99S = &e
+			}
+		}
+	}
+}

@@ -1,0 +1,67 @@
+package tunnelbench
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+)
+
+func TestParseStacks(t *testing.T) {
+	got, err := ParseStacks(" direct, tunnel-fec ")
+	if err != nil || len(got) != 2 || got[0] != Direct || got[1] != TunnelFEC {
+		t.Errorf("got %v, %v", got, err)
+	}
+	for _, bad := range []string{"", ",", "direct,direct", "tcp-cubic"} {
+		if _, err := ParseStacks(bad); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}
+
+// TestResultsAndExcess: the percentiles of a batch, and the p99 excess of
+// a lossy result over the lossless one of the same stack and size only.
+func TestResultsAndExcess(t *testing.T) {
+	times := make([]float64, 1000)
+	for i := range times {
+		times[i] = float64(i+1) / 1000 // 1 ms .. 1 s
+	}
+	rs := []Result{
+		newResult(TunnelFEC, LinkLossy, 10_000, batch{times: times}),
+		newResult(TunnelFEC, LinkLossless, 10_000, batch{times: []float64{0.1, 0.2}}),
+		newResult(TunnelNoFEC, LinkLossy, 10_000, batch{times: []float64{0.3}}),
+	}
+	r := rs[0]
+	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+	if !near(r.P50S, 0.5005) || !near(r.P99S, 0.99001) || !near(r.P999S, 0.999001) || r.MaxS != 1 {
+		t.Errorf("percentiles %v %v %v %v", r.P50S, r.P99S, r.P999S, r.MaxS)
+	}
+	setExcess(rs)
+	if rs[0].ExcessP99S == nil || !near(*rs[0].ExcessP99S, 0.99001-0.199) {
+		t.Errorf("excess %v", rs[0].ExcessP99S)
+	}
+	if rs[1].ExcessP99S != nil || rs[2].ExcessP99S != nil {
+		t.Errorf("excess where there is no reference: %v %v", rs[1].ExcessP99S, rs[2].ExcessP99S)
+	}
+	var text bytes.Buffer
+	if err := Table(rs).WriteText(&text); err != nil || !strings.Contains(text.String(), "tunnel-nofec") {
+		t.Errorf("table %q, %v", text.String(), err)
+	}
+	// The keys the issue asks for.
+	b, err := json.Marshal(Document{Results: rs[:1]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Results []map[string]any `json:"results"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"stack", "size_bytes", "requests", "p50_s", "p99_s", "p999_s", "overhead"} {
+		if _, ok := doc.Results[0][k]; !ok {
+			t.Errorf("no %q in %s", k, b)
+		}
+	}
+}

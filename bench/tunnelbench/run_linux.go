@@ -1,0 +1,201 @@
+package tunnelbench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"time"
+
+	"github.com/satquic/satquic/bench"
+	"github.com/satquic/satquic/emulate"
+	"github.com/satquic/satquic/netsim"
+)
+
+// Config configures a request run.
+type Config struct {
+	Profile  netsim.Profile
+	Sizes    []int64
+	Requests int // per stack and size
+	Parallel int // kept-alive connections under way at once
+	Gap      time.Duration
+	Seed     uint64
+	Stacks   []string
+	// Lossless adds, for every stack, a run over the same profile with
+	// its loss and outages off: the reference the p99 excess is measured
+	// against.
+	Lossless bool
+	// Prefix names the namespaces (emulate.NamespaceConfig.Prefix).
+	Prefix string
+	// ClientEnd is the program and leading arguments of a command that
+	// runs RunClientEnd with the arguments that follow ("satquic bench
+	// tunnel-client").
+	ClientEnd []string
+	// FECMaxOverhead caps the FEC stacks' repairs as a share of the
+	// packets sent (zero: the library's default).
+	FECMaxOverhead float64
+	Progress       io.Writer
+}
+
+func (c Config) check() error {
+	switch {
+	case len(c.Sizes) == 0:
+		return errors.New("no size")
+	case c.Requests < 1:
+		return fmt.Errorf("--requests %d, want at least 1", c.Requests)
+	case c.Parallel < 1:
+		return fmt.Errorf("--parallel %d, want at least 1", c.Parallel)
+	case c.Gap < 0:
+		return fmt.Errorf("--gap %v is negative", c.Gap)
+	case len(c.Stacks) == 0:
+		return errors.New("no stack")
+	case len(c.ClientEnd) == 0:
+		return errors.New("no command for the tunnel's client end")
+	}
+	for _, s := range c.Stacks {
+		if !isStack(s) {
+			return fmt.Errorf("unknown stack %q", s)
+		}
+	}
+	if os.Geteuid() != 0 {
+		return ErrNeedsRoot
+	}
+	return nil
+}
+
+// ErrNeedsRoot: the experiment creates network namespaces and TUN devices.
+var ErrNeedsRoot = errors.New("bench tunnel runs through network namespaces and TUN devices and needs root")
+
+// Run runs every stack over the profile (and its lossless twin with
+// Lossless), each in fresh namespaces, and returns one Result per link,
+// stack and size. After an error it returns the results so far.
+func Run(ctx context.Context, cfg Config) ([]Result, error) {
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	links := []string{LinkLossy}
+	if cfg.Lossless {
+		links = append(links, LinkLossless)
+	}
+	var out []Result
+	for _, link := range links {
+		p := cfg.Profile.WithSeed(cfg.Seed)
+		if link == LinkLossless {
+			p = withoutLoss(p)
+		}
+		for _, stack := range cfg.Stacks {
+			rs, err := runStack(ctx, cfg, p, link, stack)
+			out = append(out, rs...)
+			if err != nil {
+				return out, fmt.Errorf("%s over the %s link: %w", stack, link, err)
+			}
+		}
+	}
+	setExcess(out)
+	return out, nil
+}
+
+// withoutLoss is p with nothing that drops packets: no random loss, no
+// outage; rate, delay, jitter and delay steps stay.
+func withoutLoss(p netsim.Profile) netsim.Profile {
+	for _, l := range []*netsim.LinkConfig{&p.Up, &p.Down} {
+		l.Loss, l.Outages = "", nil
+	}
+	p.Name += "-lossless"
+	return p
+}
+
+// runStack runs the sizes of one stack over fresh namespaces.
+func runStack(ctx context.Context, cfg Config, p netsim.Profile, link, stack string) ([]Result, error) {
+	n, err := emulate.StartNamespaces(emulate.NamespaceConfig{Prefix: cfg.Prefix, Up: p.Up, Down: p.Down})
+	if err != nil {
+		return nil, err
+	}
+	defer n.Close()
+	cli := func(fn func() error) error { return n.Do(n.Client(), fn) }
+	srv := func(fn func() error) error { return n.Do(n.Server(), fn) }
+	clientEnd := func(args ...string) *exec.Cmd {
+		return n.Command(n.Client(), cfg.ClientEnd[0], append(cfg.ClientEnd[1:], args...)...)
+	}
+	target := n.Server().Addr
+	var tun *liveTunnel
+	if stack != Direct {
+		if tun, err = startTunnel(ctx, srv, clientEnd, n.Server().Addr, stack, cfg.FECMaxOverhead); err != nil {
+			return nil, err
+		}
+		defer tun.close()
+		target = innerServer
+	}
+	hs, err := startHTTPServer(srv, target)
+	if err != nil {
+		return nil, err
+	}
+	defer hs.close()
+	var out []Result
+	for _, size := range cfg.Sizes {
+		r, err := measure(ctx, cfg, n, tun, hs.addr, cli, link, stack, size)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// measure runs the requests of one size and reads the link's counters
+// around them.
+func measure(ctx context.Context, cfg Config, n *emulate.Namespaces, tun *liveTunnel, addr string, cli side, link, stack string, size int64) (Result, error) {
+	label := fmt.Sprintf("%s %s %s", link, stack, bench.FormatSize(size))
+	progress := func(done int) {
+		if cfg.Progress != nil && (done%max(1, cfg.Requests/10) == 0 || done == cfg.Requests) {
+			fmt.Fprintf(cfg.Progress, "\r%s: %d/%d requests", label, done, cfg.Requests)
+		}
+	}
+	before := n.Stats()
+	var fecBefore tunnelCounts
+	if tun != nil {
+		var err error
+		if fecBefore, err = tun.fec(); err != nil {
+			return Result{}, err
+		}
+	}
+	b := runBatch(ctx, cli, addr, size, cfg.Requests, cfg.Parallel, cfg.Gap, progress)
+	after := n.Stats()
+	if cfg.Progress != nil {
+		fmt.Fprintln(cfg.Progress)
+	}
+	if err := ctx.Err(); err != nil {
+		return Result{}, err
+	}
+	if b.failed == len(b.times) || b.gaveUp {
+		return Result{}, fmt.Errorf("%s: %d of %d requests failed, the first: %w", label, b.failed, len(b.times), b.firstErr)
+	}
+	r := newResult(stack, link, size, b)
+	r.LinkBytes = linkBytes(after) - linkBytes(before)
+	if b.payload > 0 {
+		r.Overhead = float64(r.LinkBytes-b.payload) / float64(b.payload)
+	}
+	r.LatePackets = (after.Up.Late + after.Down.Late) - (before.Up.Late + before.Down.Late)
+	r.LinkDrops = drops(after) - drops(before)
+	if tun != nil {
+		fecAfter, err := tun.fec()
+		if err != nil {
+			return r, err
+		}
+		r.FEC = fecAfter.minus(fecBefore)
+	}
+	if b.failed > 0 && cfg.Progress != nil {
+		fmt.Fprintf(cfg.Progress, "%s: %d requests failed, the first: %v\n", label, b.failed, b.firstErr)
+	}
+	return r, nil
+}
+
+// linkBytes are the bytes offered to the link model in both directions.
+func linkBytes(s emulate.Stats) int64 { return s.Up.OfferedBytes + s.Down.OfferedBytes }
+
+func drops(s emulate.Stats) int64 {
+	return s.Up.DroppedLoss + s.Down.DroppedLoss + s.Up.DroppedOutage + s.Down.DroppedOutage +
+		s.Up.DroppedQueue + s.Down.DroppedQueue
+}

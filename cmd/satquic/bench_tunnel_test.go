@@ -1,0 +1,39 @@
+//go:build linux
+
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+func TestBenchTunnelBadFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"--requests", "0"}, {"--parallel", "0"}, {"--gap", "-1s"}, {"--profile", "moon"},
+		{"--stacks", "direct,quic"}, {"--stacks", ","}, {"--sizes", "ten"}, {"--seed", "x"},
+		{"--fec-max-overhead", "1"}, {"--mode", "iperf"},
+		{"--mode", "goodput", "--flows", "0"}, {"--mode", "goodput", "--loss", "100"},
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := runMain(append([]string{"bench", "tunnel"}, args...), &stdout, &stderr); code != 2 {
+			t.Errorf("bench tunnel %q: exit %d, want 2 (stderr %q)", args, code, stderr.String())
+		}
+	}
+}
+
+func TestBenchTunnelClientBadArgs(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	code := runMain([]string{"bench", "tunnel-client", "--stack", "direct"}, &stdout, &stderr)
+	if code == 0 || !strings.Contains(stderr.String(), "--url") {
+		t.Errorf("exit %d, stderr %q", code, stderr.String())
+	}
+}
+
+func TestBenchListsTunnel(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	runMain([]string{"bench", "--help"}, &stdout, &stderr)
+	if !strings.Contains(stdout.String()+stderr.String(), "  tunnel ") {
+		t.Errorf("bench --help does not name the tunnel experiment:\n%s%s", stdout.String(), stderr.String())
+	}
+}
