@@ -1,0 +1,191 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	cipgo "github.com/quic-go/connect-ip-go"
+	quicgo "github.com/quic-go/quic-go"
+	qghttp3 "github.com/quic-go/quic-go/http3"
+	"github.com/yosida95/uritemplate/v3"
+
+	"github.com/satquic/satquic/connectip"
+	"github.com/satquic/satquic/internal/testkit"
+)
+
+// Interop with connect-ip-go (RFC 9484 over quic-go's HTTP/3) both ways:
+// satquic's client against connect-ip-go's proxy, and connect-ip-go's
+// client against satquic's Server. Each checks the address assignment,
+// the routes, and IPv4/UDP packets both ways, byte for byte but for the
+// one hop of TTL; and that FEC, which quic-go does not offer, is off.
+
+// interopPackets is how many packets each test sends each way.
+const interopPackets = 100
+
+// goProxyMaxPacket bounds the packets connect-ip-go's side sends: quic-go
+// starts at 1280-byte QUIC packets and an HTTP datagram of a packet this
+// size fits whatever its path MTU discovery found by then.
+const goProxyMaxPacket = 1100
+
+var (
+	// goPool is what the connect-ip-go proxy assigns and routes: the
+	// client gets goClient, and the proxy's side is goProxy.
+	goPool   = netip.MustParsePrefix("10.88.0.0/24")
+	goClient = netip.MustParsePrefix("10.88.0.2/32")
+	goProxy  = netip.MustParseAddr("10.88.0.1")
+)
+
+// goProxyServer is connect-ip-go's proxy served by quic-go's HTTP/3
+// server on loopback: each accepted tunnel comes out of conns with its
+// address assigned and its route advertised.
+type goProxyServer struct {
+	url   string
+	conns chan *cipgo.Conn
+}
+
+// startGoProxy starts the proxy; it stops when the test ends.
+func startGoProxy(t *testing.T) *goProxyServer {
+	t.Helper()
+	udp, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// connect-ip-go serves a template without variables, and checks the
+	// request's authority against the template's.
+	p := &goProxyServer{url: fmt.Sprintf("https://%s/vpn", udp.LocalAddr()), conns: make(chan *cipgo.Conn, 1)}
+	template := uritemplate.MustNew(p.url)
+	handlersDone := make(chan struct{})
+	var handlers sync.WaitGroup
+	srv := &qghttp3.Server{
+		TLSConfig:       testkit.ServerTLS("h3"),
+		EnableDatagrams: true,
+		QUICConfig:      &quicgo.Config{EnableDatagrams: true},
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			handlers.Add(1)
+			defer handlers.Done()
+			req, err := cipgo.ParseProxyRequest(r, template)
+			if err != nil {
+				t.Errorf("connect-ip-go refused the request: %v", err)
+				w.WriteHeader(http.StatusBadRequest)
+				return
+			}
+			var proxy cipgo.Proxy
+			conn, err := proxy.Proxy(w, req)
+			if err != nil {
+				t.Errorf("connect-ip-go Proxy: %v", err)
+				return
+			}
+			defer conn.Close()
+			if err := conn.AssignAddresses([]netip.Prefix{goClient}); err != nil {
+				t.Errorf("AssignAddresses: %v", err)
+				return
+			}
+			if err := conn.AdvertiseRoute([]cipgo.IPRoute{{StartIP: goPool.Addr(), EndIP: netip.MustParseAddr("10.88.0.255")}}); err != nil {
+				t.Errorf("AdvertiseRoute: %v", err)
+				return
+			}
+			p.conns <- conn
+			<-handlersDone
+		}),
+	}
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		_ = srv.Serve(udp)
+	}()
+	t.Cleanup(func() {
+		close(handlersDone)
+		handlers.Wait()
+		_ = srv.Close()
+		_ = udp.Close()
+		<-served
+	})
+	return p
+}
+
+// TestInteropClientWithConnectIPGoProxy: Dial against connect-ip-go's
+// proxy gets the address and route it gave, an inner MTU from path MTU
+// discovery against quic-go, no FEC, and packets cross both ways intact.
+func TestInteropClientWithConnectIPGoProxy(t *testing.T) {
+	testkit.CheckGoroutines(t)
+	p := startGoProxy(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	ct, err := Dial(ctx, p.url, DialOptions{TLSConfig: testkit.ClientTLS("localhost")})
+	if err != nil {
+		t.Fatalf("Dial: %v", err)
+	}
+	// Closed after the forwarder stops (cleanups run last first).
+	t.Cleanup(func() { _ = ct.Close() })
+	var proxy *cipgo.Conn
+	select {
+	case proxy = <-p.conns:
+	case <-ctx.Done():
+		t.Fatal("connect-ip-go's proxy did not start the tunnel")
+	}
+	if !slices.Equal(ct.Prefixes, []netip.Prefix{goClient}) {
+		t.Errorf("assigned %v, want %v", ct.Prefixes, goClient)
+	}
+	if want := connectip.RouteFromPrefix(goPool, 0); !slices.Equal(ct.Routes, []connectip.IPRoute{want}) {
+		t.Errorf("routes %v, want %v", ct.Routes, want)
+	}
+	if ct.MTU < minTunnelMTU {
+		t.Errorf("inner MTU %d", ct.MTU)
+	}
+	if fec := ct.ConnStats().FEC; fec.Enabled || fec.SourcesSent != 0 {
+		t.Errorf("FEC with quic-go: %+v", fec)
+	}
+	dev := forward(t, ct)
+	me := goClient.Addr()
+	for i := range interopPackets {
+		sent := testUDP(me, goProxy, i, ct.MTU)
+		dev.inject <- slices.Clone(sent)
+		if err := checkForwarded(readGoPacket(t, proxy), sent); err != nil {
+			t.Fatalf("packet %d to connect-ip-go: %v", i, err)
+		}
+		sent = testUDP(goProxy, me, i, goProxyMaxPacket)
+		if icmp, err := proxy.WritePacket(slices.Clone(sent)); err != nil || icmp != nil {
+			t.Fatalf("connect-ip-go WritePacket %d: %v (ICMP %x)", i, err, icmp)
+		}
+		if err := checkForwarded(dev.expect(t), sent); err != nil {
+			t.Fatalf("packet %d from connect-ip-go: %v", i, err)
+		}
+	}
+	if st := ct.Session.Stats(); st.Sent.Packets != interopPackets || st.Received.Packets != interopPackets {
+		t.Errorf("client session stats %+v", st)
+	}
+}
+
+// readGoPacket reads the next packet connect-ip-go's end received, or
+// fails the test after 10 s.
+func readGoPacket(t *testing.T, c *cipgo.Conn) []byte {
+	t.Helper()
+	type result struct {
+		p   []byte
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		b := make([]byte, 2048)
+		n, err := c.ReadPacket(b)
+		ch <- result{b[:n], err}
+	}()
+	select {
+	case r := <-ch:
+		if r.err != nil {
+			t.Fatalf("connect-ip-go ReadPacket: %v", r.err)
+		}
+		return r.p
+	case <-time.After(10 * time.Second):
+		// The reader goroutine ends when the test closes c.
+		t.Fatal("no packet reached connect-ip-go")
+		return nil
+	}
+}
