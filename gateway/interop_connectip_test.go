@@ -17,7 +17,9 @@ import (
 	"github.com/yosida95/uritemplate/v3"
 
 	"github.com/satquic/satquic/connectip"
+	"github.com/satquic/satquic/http3"
 	"github.com/satquic/satquic/internal/testkit"
+	"github.com/satquic/satquic/quic"
 )
 
 // Interop with connect-ip-go (RFC 9484 over quic-go's HTTP/3) both ways:
@@ -29,10 +31,10 @@ import (
 // interopPackets is how many packets each test sends each way.
 const interopPackets = 100
 
-// goProxyMaxPacket bounds the packets connect-ip-go's side sends: quic-go
+// quicGoMaxPacket bounds the packets quic-go's end sends: quic-go
 // starts at 1280-byte QUIC packets and an HTTP datagram of a packet this
 // size fits whatever its path MTU discovery found by then.
-const goProxyMaxPacket = 1100
+const quicGoMaxPacket = 1100
 
 var (
 	// goPool is what the connect-ip-go proxy assigns and routes: the
@@ -150,7 +152,7 @@ func TestInteropClientWithConnectIPGoProxy(t *testing.T) {
 		if err := checkForwarded(readGoPacket(t, proxy), sent); err != nil {
 			t.Fatalf("packet %d to connect-ip-go: %v", i, err)
 		}
-		sent = testUDP(goProxy, me, i, goProxyMaxPacket)
+		sent = testUDP(goProxy, me, i, quicGoMaxPacket)
 		if icmp, err := proxy.WritePacket(slices.Clone(sent)); err != nil || icmp != nil {
 			t.Fatalf("connect-ip-go WritePacket %d: %v (ICMP %x)", i, err, icmp)
 		}
@@ -187,5 +189,139 @@ func readGoPacket(t *testing.T, c *cipgo.Conn) []byte {
 		// The reader goroutine ends when the test closes c.
 		t.Fatal("no packet reached connect-ip-go")
 		return nil
+	}
+}
+
+// serveRecording runs srv on loopback as Serve does, but accepts the
+// QUIC connections itself so that the test can read their statistics:
+// each comes out of the returned channel.
+func serveRecording(t *testing.T, srv *Server) (string, <-chan *quic.Conn) {
+	t.Helper()
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := quic.Listen(pc, http3.ConfigureTLS(testkit.ServerTLS("h3")), QUICConfig(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h3 := &http3.Server{Handler: srv, EnableExtendedConnect: true, EnableDatagrams: true}
+	ctx, cancel := context.WithCancel(context.Background())
+	conns := make(chan *quic.Conn, 4)
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		for {
+			qc, err := l.Accept(ctx)
+			if err != nil {
+				return
+			}
+			conns <- qc
+			h3.ServeConn(qc)
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		if err := srv.fwd.Run(ctx); err != nil {
+			t.Errorf("server forwarder: %v", err)
+		}
+	}()
+	t.Cleanup(func() {
+		cancel()
+		_ = h3.Close()
+		_ = l.Close()
+		_ = pc.Close()
+		wg.Wait()
+	})
+	return "https://" + pc.LocalAddr().String(), conns
+}
+
+// dialWithConnectIPGo opens a tunnel to url with connect-ip-go's client
+// on quic-go, sending token (if any) as a bearer token.
+func dialWithConnectIPGo(ctx context.Context, url, token string) (*cipgo.Conn, *http.Response, error) {
+	tr := &cipgo.Transport{
+		TLSClientConfig: testkit.ClientTLS("localhost", "h3"),
+		QUICConfig:      &quicgo.Config{EnableDatagrams: true},
+	}
+	// connect-ip-go's client takes a template without variables: the
+	// default template's path with the scope */* filled in.
+	req, err := cipgo.NewRequest(ctx, uritemplate.MustNew(url+connectip.AnyScope.Path()))
+	if err != nil {
+		return nil, nil, err
+	}
+	if token != "" {
+		req.Header().Set("Authorization", "Bearer "+token)
+	}
+	return tr.Dial(req)
+}
+
+// TestInteropConnectIPGoClientWithServer: connect-ip-go's client is
+// refused without the token, and with it gets an address of the pool and
+// the pool's route from Server, without FEC, and packets cross both ways
+// intact between it and the server's device.
+func TestInteropConnectIPGoClientWithServer(t *testing.T) {
+	testkit.CheckGoroutines(t)
+	dev := newMemDevice(1500)
+	srv, err := NewServer(dev, ServerConfig{Token: testToken, Pool: []netip.Prefix{testPool}, Local: []netip.Addr{testServer}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	url, conns := serveRecording(t, srv)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+
+	if _, resp, err := dialWithConnectIPGo(ctx, url, ""); err == nil || resp == nil || resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("without a token: %v, response %v", err, resp)
+	}
+	<-conns // the refused client's connection
+
+	c, resp, err := dialWithConnectIPGo(ctx, url, testToken)
+	if err != nil {
+		t.Fatalf("connect-ip-go Dial: %v", err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	assigned, err := c.ReceiveAddressAssignment(ctx)
+	if err != nil {
+		t.Fatalf("ReceiveAddressAssignment: %v", err)
+	}
+	if len(assigned) != 1 || assigned[0].Rejected() || assigned[0].IPPrefix.Bits() != 32 ||
+		!testPool.Contains(assigned[0].IPPrefix.Addr()) || assigned[0].IPPrefix.Addr() == testServer {
+		t.Fatalf("assigned %v, want one address of %v other than the server's", assigned, testPool)
+	}
+	routes, err := c.Routes(ctx)
+	if err != nil {
+		t.Fatalf("Routes: %v", err)
+	}
+	if want := (cipgo.IPRoute{StartIP: testPool.Addr(), EndIP: netip.MustParseAddr("10.77.0.255")}); !slices.Equal(routes, []cipgo.IPRoute{want}) {
+		t.Errorf("routes %v, want %v", routes, want)
+	}
+	qc := <-conns
+	if fec := qc.Stats().FEC; fec.Enabled || fec.SourcesSent != 0 {
+		t.Errorf("FEC with quic-go: %+v", fec)
+	}
+
+	me := assigned[0].IPPrefix.Addr()
+	for i := range interopPackets {
+		sent := testUDP(me, testServer, i, quicGoMaxPacket)
+		if icmp, err := c.WritePacket(slices.Clone(sent)); err != nil || icmp != nil {
+			t.Fatalf("connect-ip-go WritePacket %d: %v (ICMP %x)", i, err, icmp)
+		}
+		if err := checkForwarded(dev.expect(t), sent); err != nil {
+			t.Fatalf("packet %d from connect-ip-go: %v", i, err)
+		}
+		sent = testUDP(testServer, me, i, quicGoMaxPacket)
+		dev.inject <- slices.Clone(sent)
+		if err := checkForwarded(readGoPacket(t, c), sent); err != nil {
+			t.Fatalf("packet %d to connect-ip-go: %v", i, err)
+		}
+	}
+	st := srv.Stats()
+	if st.Clients != 1 || st.Refused != 1 || len(st.Tunnel.Sessions) != 1 ||
+		st.Tunnel.Sessions[0].Received.Packets != interopPackets || st.Tunnel.Sessions[0].Sent.Packets != interopPackets {
+		t.Errorf("server stats %+v", st)
 	}
 }
