@@ -192,15 +192,11 @@ func readGoPacket(t *testing.T, c *cipgo.Conn) []byte {
 	}
 }
 
-// serveRecording runs srv on loopback as Serve does, but accepts the
-// QUIC connections itself so that the test can read their statistics:
-// each comes out of the returned channel.
-func serveRecording(t *testing.T, srv *Server) (string, <-chan *quic.Conn) {
+// serveRecording runs srv on pc as Serve does, but accepts the QUIC
+// connections itself so that the test can read their statistics: each
+// comes out of the returned channel. pc is closed when the test ends.
+func serveRecording(t *testing.T, srv *Server, pc net.PacketConn) <-chan *quic.Conn {
 	t.Helper()
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	l, err := quic.Listen(pc, http3.ConfigureTLS(testkit.ServerTLS("h3")), QUICConfig(nil))
 	if err != nil {
 		t.Fatal(err)
@@ -234,7 +230,7 @@ func serveRecording(t *testing.T, srv *Server) (string, <-chan *quic.Conn) {
 		_ = pc.Close()
 		wg.Wait()
 	})
-	return "https://" + pc.LocalAddr().String(), conns
+	return conns
 }
 
 // dialWithConnectIPGo opens a tunnel to url with connect-ip-go's client
@@ -267,7 +263,12 @@ func TestInteropConnectIPGoClientWithServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	url, conns := serveRecording(t, srv)
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conns := serveRecording(t, srv, pc)
+	url := "https://" + pc.LocalAddr().String()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 
