@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -93,8 +94,16 @@ func startGoProxy(t *testing.T) *goProxyServer {
 				t.Errorf("AdvertiseRoute: %v", err)
 				return
 			}
+			ctx, cancel := context.WithCancel(context.Background())
+			answered := make(chan struct{})
+			go func() {
+				defer close(answered)
+				answerGoRequests(ctx, conn)
+			}()
 			p.conns <- conn
 			<-handlersDone
+			cancel()
+			<-answered
 		}),
 	}
 	served := make(chan struct{})
@@ -110,6 +119,27 @@ func startGoProxy(t *testing.T) *goProxyServer {
 		<-served
 	})
 	return p
+}
+
+// answerGoRequests answers the client's address requests on c as a
+// proxy with one IPv4 address does: goClient for any IPv4 request, a
+// refusal for the others.
+func answerGoRequests(ctx context.Context, c *cipgo.Conn) {
+	for {
+		req, err := c.ReceiveAddressRequest(ctx)
+		if err != nil {
+			return
+		}
+		answer := make([]netip.Prefix, len(req.Prefixes))
+		for i, p := range req.Prefixes {
+			if p.Addr().Is4() {
+				answer[i] = goClient
+			}
+		}
+		if req.Respond(answer, nil) != nil {
+			return
+		}
+	}
 }
 
 // TestInteropClientWithConnectIPGoProxy: Dial against connect-ip-go's
@@ -162,6 +192,44 @@ func TestInteropClientWithConnectIPGoProxy(t *testing.T) {
 	}
 	if st := ct.Session.Stats(); st.Sent.Packets != interopPackets || st.Received.Packets != interopPackets {
 		t.Errorf("client session stats %+v", st)
+	}
+}
+
+// TestInteropAddressRequestToConnectIPGoProxy: connectip's client sends
+// an ADDRESS_REQUEST for any IPv4 and any IPv6 address to connect-ip-go's
+// proxy, and takes its answer: the IPv4 address, and the IPv6 request
+// refused (RFC 9484 section 4.7.1).
+func TestInteropAddressRequestToConnectIPGoProxy(t *testing.T) {
+	testkit.CheckGoroutines(t)
+	p := startGoProxy(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	u, err := tunnelURL(p.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ct := &ClientTunnel{pathTooSmall: new(atomic.Uint64)}
+	ct.tr = ct.newTransport(DialOptions{TLSConfig: testkit.ClientTLS("localhost")})
+	defer ct.tr.Close()
+	st, err := ct.connect(ctx, u, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess, err := connectip.NewClient(carrier{Stream: st, tooLarge: ct.pathTooSmall}, connectip.ClientConfig{
+		Config:           connectip.Config{MTU: minTunnelMTU},
+		RequestAddresses: []netip.Prefix{netip.MustParsePrefix("0.0.0.0/32"), netip.MustParsePrefix("::/128")},
+	})
+	if err != nil {
+		t.Fatalf("NewClient: %v", err)
+	}
+	defer sess.Close()
+	if got := sess.LocalPrefixes(); !slices.Equal(got, []netip.Prefix{goClient}) {
+		t.Errorf("addresses %v after the request, want %v", got, goClient)
+	}
+	select {
+	case <-p.conns:
+	case <-ctx.Done():
+		t.Fatal("connect-ip-go's proxy did not start the tunnel")
 	}
 }
 
@@ -254,8 +322,9 @@ func dialWithConnectIPGo(ctx context.Context, url, token string) (*cipgo.Conn, *
 
 // TestInteropConnectIPGoClientWithServer: connect-ip-go's client is
 // refused without the token, and with it gets an address of the pool and
-// the pool's route from Server, without FEC, and packets cross both ways
-// intact between it and the server's device.
+// the pool's route from Server, its address requests answered, without
+// FEC, and packets cross both ways intact between it and the server's
+// device.
 func TestInteropConnectIPGoClientWithServer(t *testing.T) {
 	testkit.CheckGoroutines(t)
 	dev := newMemDevice(1500)
@@ -299,6 +368,22 @@ func TestInteropConnectIPGoClientWithServer(t *testing.T) {
 	}
 	if want := (cipgo.IPRoute{StartIP: testPool.Addr(), EndIP: netip.MustParseAddr("10.77.0.255")}); !slices.Equal(routes, []cipgo.IPRoute{want}) {
 		t.Errorf("routes %v, want %v", routes, want)
+	}
+	// An ADDRESS_REQUEST of connect-ip-go's: the IPv4 address the client
+	// has is given again under the request's ID, and IPv6, which the pool
+	// lacks, is refused (RFC 9484 section 4.7.1).
+	ids, err := c.RequestAddresses([]netip.Prefix{netip.MustParsePrefix("0.0.0.0/32"), netip.MustParsePrefix("::/128")})
+	if err != nil {
+		t.Fatalf("RequestAddresses: %v", err)
+	}
+	answer, err := c.ReceiveAddressAssignment(ctx)
+	if err != nil {
+		t.Fatalf("ReceiveAddressAssignment after the request: %v", err)
+	}
+	if len(ids) != 2 || len(answer) != 2 ||
+		answer[0] != (cipgo.AssignedAddress{RequestID: ids[0], IPPrefix: assigned[0].IPPrefix}) ||
+		answer[1].RequestID != ids[1] || !answer[1].Rejected() || !answer[1].IPPrefix.Addr().Is6() {
+		t.Errorf("request IDs %v answered with %+v, want %v again for the first and a refusal of the second", ids, answer, assigned[0].IPPrefix)
 	}
 	qc := <-conns
 	if fec := qc.Stats().FEC; fec.Enabled || fec.SourcesSent != 0 {
