@@ -95,8 +95,10 @@ type bulkSender struct {
 	src, dst netip.Addr
 	packets  int
 
-	// Retransmitted counts data packets sent again.
-	Retransmitted int
+	// Sent counts the data packets sent, Retransmitted those of them
+	// that were sent again (go-back-N sends again all that followed a
+	// loss).
+	Sent, Retransmitted int
 }
 
 func (s *bulkSender) run(ctx context.Context) error {
@@ -111,6 +113,7 @@ func (s *bulkSender) run(ctx context.Context) error {
 			case <-ctx.Done():
 				return fmt.Errorf("sender at %d of %d packets acknowledged: %w", base, s.packets, ctx.Err())
 			}
+			s.Sent++
 			if next < highest {
 				s.Retransmitted++
 			}
@@ -166,8 +169,9 @@ type bulkReceiver struct {
 	packets  int
 	onHalf   func() error
 
-	// Next is the number of data packets received in order.
-	Next int
+	// Next is the number of data packets received in order; Arrived
+	// counts every data packet that arrived.
+	Next, Arrived int
 	// OutOfOrder counts data packets that came after a gap (dropped, as
 	// a go-back-N receiver does).
 	OutOfOrder int
@@ -202,6 +206,7 @@ func (r *bulkReceiver) run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		r.Arrived++
 		if seq != r.Next {
 			r.OutOfOrder++
 			r.ack(ctx)

@@ -146,10 +146,10 @@ func TestNATRebindingBulkTransfer(t *testing.T) {
 		bound := before.SmoothedRTT + pto
 		elapsed := rcv.End.Sub(rcv.Start)
 		bytes := packets * bulkPayload
-		t.Logf("%d packets (%d MB) in %v (%.0f Mbit/s); rebinding at %v: longest stall %v (bound %v: RTT %v + PTO %v), ending at %v; lost in the tunnel and sent again: %d, out of order at the receiver: %d",
+		t.Logf("%d packets (%d MB) in %v (%.0f Mbit/s); rebinding at %v: longest stall %v (bound %v: RTT %v + PTO %v), ending at %v; lost in the tunnel %d, sent again %d",
 			packets, bytes/1_000_000, elapsed, float64(bytes)*8/elapsed.Seconds()/1e6,
 			rcv.HalfAt.Sub(rcv.Start), rcv.LongestGap, bound, before.SmoothedRTT, pto, rcv.GapEnd.Sub(rcv.Start),
-			snd.Retransmitted, rcv.OutOfOrder)
+			snd.Sent-rcv.Arrived, snd.Retransmitted)
 		if rcv.LongestGap > bound {
 			t.Errorf("the tunnel stalled for %v after the rebinding, more than one RTT plus one PTO (%v)", rcv.LongestGap, bound)
 		}
