@@ -38,11 +38,15 @@ const interopPackets = 100
 const quicGoMaxPacket = 1100
 
 var (
-	// goPool is what the connect-ip-go proxy assigns and routes: the
-	// client gets goClient, and the proxy's side is goProxy.
-	goPool   = netip.MustParsePrefix("10.88.0.0/24")
-	goClient = netip.MustParsePrefix("10.88.0.2/32")
-	goProxy  = netip.MustParseAddr("10.88.0.1")
+	// goPool and goPool6 are what the connect-ip-go proxy assigns and
+	// routes: the client gets goClient and goClient6, and the proxy's
+	// side is goProxy and goProxy6.
+	goPool    = netip.MustParsePrefix("10.88.0.0/24")
+	goClient  = netip.MustParsePrefix("10.88.0.2/32")
+	goProxy   = netip.MustParseAddr("10.88.0.1")
+	goPool6   = netip.MustParsePrefix("fd00:88::/64")
+	goClient6 = netip.MustParsePrefix("fd00:88::2/128")
+	goProxy6  = netip.MustParseAddr("fd00:88::1")
 )
 
 // goProxyServer is connect-ip-go's proxy served by quic-go's HTTP/3
@@ -86,11 +90,14 @@ func startGoProxy(t *testing.T) *goProxyServer {
 				return
 			}
 			defer conn.Close()
-			if err := conn.AssignAddresses([]netip.Prefix{goClient}); err != nil {
+			if err := conn.AssignAddresses([]netip.Prefix{goClient, goClient6}); err != nil {
 				t.Errorf("AssignAddresses: %v", err)
 				return
 			}
-			if err := conn.AdvertiseRoute([]cipgo.IPRoute{{StartIP: goPool.Addr(), EndIP: netip.MustParseAddr("10.88.0.255")}}); err != nil {
+			if err := conn.AdvertiseRoute([]cipgo.IPRoute{
+				{StartIP: goPool.Addr(), EndIP: netip.MustParseAddr("10.88.0.255")},
+				{StartIP: goPool6.Addr(), EndIP: netip.MustParseAddr("fd00:88::ffff:ffff:ffff:ffff")},
+			}); err != nil {
 				t.Errorf("AdvertiseRoute: %v", err)
 				return
 			}
@@ -122,8 +129,8 @@ func startGoProxy(t *testing.T) *goProxyServer {
 }
 
 // answerGoRequests answers the client's address requests on c as a
-// proxy with one IPv4 address does: goClient for any IPv4 request, a
-// refusal for the others.
+// proxy with one address of each version does: goClient for any IPv4
+// request, goClient6 for any IPv6 one.
 func answerGoRequests(ctx context.Context, c *cipgo.Conn) {
 	for {
 		req, err := c.ReceiveAddressRequest(ctx)
@@ -132,6 +139,7 @@ func answerGoRequests(ctx context.Context, c *cipgo.Conn) {
 		}
 		answer := make([]netip.Prefix, len(req.Prefixes))
 		for i, p := range req.Prefixes {
+			answer[i] = goClient6
 			if p.Addr().Is4() {
 				answer[i] = goClient
 			}
@@ -143,8 +151,9 @@ func answerGoRequests(ctx context.Context, c *cipgo.Conn) {
 }
 
 // TestInteropClientWithConnectIPGoProxy: Dial against connect-ip-go's
-// proxy gets the address and route it gave, an inner MTU from path MTU
-// discovery against quic-go, no FEC, and packets cross both ways intact.
+// proxy gets the IPv4 and IPv6 addresses and routes it gave, an inner MTU
+// from path MTU discovery against quic-go, no FEC, and IPv4 and IPv6
+// packets cross both ways intact.
 func TestInteropClientWithConnectIPGoProxy(t *testing.T) {
 	testkit.CheckGoroutines(t)
 	p := startGoProxy(t)
@@ -162,10 +171,10 @@ func TestInteropClientWithConnectIPGoProxy(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("connect-ip-go's proxy did not start the tunnel")
 	}
-	if !slices.Equal(ct.Prefixes, []netip.Prefix{goClient}) {
-		t.Errorf("assigned %v, want %v", ct.Prefixes, goClient)
+	if want := []netip.Prefix{goClient, goClient6}; !slices.Equal(ct.Prefixes, want) {
+		t.Errorf("assigned %v, want %v", ct.Prefixes, want)
 	}
-	if want := connectip.RouteFromPrefix(goPool, 0); !slices.Equal(ct.Routes, []connectip.IPRoute{want}) {
+	if want := []connectip.IPRoute{connectip.RouteFromPrefix(goPool, 0), connectip.RouteFromPrefix(goPool6, 0)}; !slices.Equal(ct.Routes, want) {
 		t.Errorf("routes %v, want %v", ct.Routes, want)
 	}
 	if ct.MTU < minTunnelMTU {
@@ -175,14 +184,18 @@ func TestInteropClientWithConnectIPGoProxy(t *testing.T) {
 		t.Errorf("FEC with quic-go: %+v", fec)
 	}
 	dev := forward(t, ct)
-	me := goClient.Addr()
 	for i := range interopPackets {
-		sent := testUDP(me, goProxy, i, ct.MTU)
+		// IPv4 and IPv6 in turn.
+		me, there := goClient.Addr(), goProxy
+		if i%2 == 1 {
+			me, there = goClient6.Addr(), goProxy6
+		}
+		sent := testUDP(me, there, i, ct.MTU)
 		dev.inject <- slices.Clone(sent)
 		if err := checkForwarded(readGoPacket(t, proxy), sent); err != nil {
 			t.Fatalf("packet %d to connect-ip-go: %v", i, err)
 		}
-		sent = testUDP(goProxy, me, i, quicGoMaxPacket)
+		sent = testUDP(there, me, i, quicGoMaxPacket)
 		if icmp, err := proxy.WritePacket(slices.Clone(sent)); err != nil || icmp != nil {
 			t.Fatalf("connect-ip-go WritePacket %d: %v (ICMP %x)", i, err, icmp)
 		}
@@ -197,8 +210,8 @@ func TestInteropClientWithConnectIPGoProxy(t *testing.T) {
 
 // TestInteropAddressRequestToConnectIPGoProxy: connectip's client sends
 // an ADDRESS_REQUEST for any IPv4 and any IPv6 address to connect-ip-go's
-// proxy, and takes its answer: the IPv4 address, and the IPv6 request
-// refused (RFC 9484 section 4.7.1).
+// proxy, and takes its answer, one address of each under the requests'
+// IDs (RFC 9484 section 4.7.1).
 func TestInteropAddressRequestToConnectIPGoProxy(t *testing.T) {
 	testkit.CheckGoroutines(t)
 	p := startGoProxy(t)
@@ -223,8 +236,8 @@ func TestInteropAddressRequestToConnectIPGoProxy(t *testing.T) {
 		t.Fatalf("NewClient: %v", err)
 	}
 	defer sess.Close()
-	if got := sess.LocalPrefixes(); !slices.Equal(got, []netip.Prefix{goClient}) {
-		t.Errorf("addresses %v after the request, want %v", got, goClient)
+	if got, want := sess.LocalPrefixes(), []netip.Prefix{goClient, goClient6}; !slices.Equal(got, want) {
+		t.Errorf("addresses %v after the request, want %v", got, want)
 	}
 	select {
 	case <-p.conns:
@@ -301,6 +314,17 @@ func serveRecording(t *testing.T, srv *Server, pc net.PacketConn) <-chan *quic.C
 	return conns
 }
 
+// The server's IPv6 pool in the interop test, beside testPool.
+var (
+	testPool6   = netip.MustParsePrefix("fd00:77::/64")
+	testServer6 = netip.MustParseAddr("fd00:77::1")
+)
+
+// poolAddress reports whether a is one address of pool, not the server's.
+func poolAddress(a cipgo.AssignedAddress, pool netip.Prefix, server netip.Addr) bool {
+	return !a.Rejected() && a.IPPrefix.IsSingleIP() && pool.Contains(a.IPPrefix.Addr()) && a.IPPrefix.Addr() != server
+}
+
 // dialWithConnectIPGo opens a tunnel to url with connect-ip-go's client
 // on quic-go, sending token (if any) as a bearer token.
 func dialWithConnectIPGo(ctx context.Context, url, token string) (*cipgo.Conn, *http.Response, error) {
@@ -321,14 +345,15 @@ func dialWithConnectIPGo(ctx context.Context, url, token string) (*cipgo.Conn, *
 }
 
 // TestInteropConnectIPGoClientWithServer: connect-ip-go's client is
-// refused without the token, and with it gets an address of the pool and
-// the pool's route from Server, its address requests answered, without
-// FEC, and packets cross both ways intact between it and the server's
-// device.
+// refused without the token, and with it gets an IPv4 and an IPv6 address
+// of the pool and the pool's routes from Server, its address requests
+// answered, without FEC, and IPv4 and IPv6 packets cross both ways intact
+// between it and the server's device.
 func TestInteropConnectIPGoClientWithServer(t *testing.T) {
 	testkit.CheckGoroutines(t)
 	dev := newMemDevice(1500)
-	srv, err := NewServer(dev, ServerConfig{Token: testToken, Pool: []netip.Prefix{testPool}, Local: []netip.Addr{testServer}})
+	srv, err := NewServer(dev, ServerConfig{Token: testToken,
+		Pool: []netip.Prefix{testPool, testPool6}, Local: []netip.Addr{testServer, testServer6}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -358,20 +383,22 @@ func TestInteropConnectIPGoClientWithServer(t *testing.T) {
 	if err != nil {
 		t.Fatalf("ReceiveAddressAssignment: %v", err)
 	}
-	if len(assigned) != 1 || assigned[0].Rejected() || assigned[0].IPPrefix.Bits() != 32 ||
-		!testPool.Contains(assigned[0].IPPrefix.Addr()) || assigned[0].IPPrefix.Addr() == testServer {
-		t.Fatalf("assigned %v, want one address of %v other than the server's", assigned, testPool)
+	if len(assigned) != 2 || !poolAddress(assigned[0], testPool, testServer) || !poolAddress(assigned[1], testPool6, testServer6) {
+		t.Fatalf("assigned %v, want one address of %v and one of %v, not the server's", assigned, testPool, testPool6)
 	}
 	routes, err := c.Routes(ctx)
 	if err != nil {
 		t.Fatalf("Routes: %v", err)
 	}
-	if want := (cipgo.IPRoute{StartIP: testPool.Addr(), EndIP: netip.MustParseAddr("10.77.0.255")}); !slices.Equal(routes, []cipgo.IPRoute{want}) {
+	if want := []cipgo.IPRoute{
+		{StartIP: testPool.Addr(), EndIP: netip.MustParseAddr("10.77.0.255")},
+		{StartIP: testPool6.Addr(), EndIP: netip.MustParseAddr("fd00:77::ffff:ffff:ffff:ffff")},
+	}; !slices.Equal(routes, want) {
 		t.Errorf("routes %v, want %v", routes, want)
 	}
-	// An ADDRESS_REQUEST of connect-ip-go's: the IPv4 address the client
-	// has is given again under the request's ID, and IPv6, which the pool
-	// lacks, is refused (RFC 9484 section 4.7.1).
+	// An ADDRESS_REQUEST of connect-ip-go's: the addresses the client
+	// has are given again under the requests' IDs (RFC 9484 section
+	// 4.7.1).
 	ids, err := c.RequestAddresses([]netip.Prefix{netip.MustParsePrefix("0.0.0.0/32"), netip.MustParsePrefix("::/128")})
 	if err != nil {
 		t.Fatalf("RequestAddresses: %v", err)
@@ -380,26 +407,28 @@ func TestInteropConnectIPGoClientWithServer(t *testing.T) {
 	if err != nil {
 		t.Fatalf("ReceiveAddressAssignment after the request: %v", err)
 	}
-	if len(ids) != 2 || len(answer) != 2 ||
-		answer[0] != (cipgo.AssignedAddress{RequestID: ids[0], IPPrefix: assigned[0].IPPrefix}) ||
-		answer[1].RequestID != ids[1] || !answer[1].Rejected() || !answer[1].IPPrefix.Addr().Is6() {
-		t.Errorf("request IDs %v answered with %+v, want %v again for the first and a refusal of the second", ids, answer, assigned[0].IPPrefix)
+	if want := []cipgo.AssignedAddress{{RequestID: ids[0], IPPrefix: assigned[0].IPPrefix}, {RequestID: ids[1], IPPrefix: assigned[1].IPPrefix}}; !slices.Equal(answer, want) {
+		t.Errorf("request IDs %v answered with %+v, want %+v", ids, answer, want)
 	}
 	qc := <-conns
 	if fec := qc.Stats().FEC; fec.Enabled || fec.SourcesSent != 0 {
 		t.Errorf("FEC with quic-go: %+v", fec)
 	}
 
-	me := assigned[0].IPPrefix.Addr()
 	for i := range interopPackets {
-		sent := testUDP(me, testServer, i, quicGoMaxPacket)
+		// IPv4 and IPv6 in turn.
+		me, there := assigned[0].IPPrefix.Addr(), testServer
+		if i%2 == 1 {
+			me, there = assigned[1].IPPrefix.Addr(), testServer6
+		}
+		sent := testUDP(me, there, i, quicGoMaxPacket)
 		if icmp, err := c.WritePacket(slices.Clone(sent)); err != nil || icmp != nil {
 			t.Fatalf("connect-ip-go WritePacket %d: %v (ICMP %x)", i, err, icmp)
 		}
 		if err := checkForwarded(dev.expect(t), sent); err != nil {
 			t.Fatalf("packet %d from connect-ip-go: %v", i, err)
 		}
-		sent = testUDP(testServer, me, i, quicGoMaxPacket)
+		sent = testUDP(there, me, i, quicGoMaxPacket)
 		dev.inject <- slices.Clone(sent)
 		if err := checkForwarded(readGoPacket(t, c), sent); err != nil {
 			t.Fatalf("packet %d to connect-ip-go: %v", i, err)
