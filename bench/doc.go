@@ -37,6 +37,11 @@
 // state its first connection let the server measure, against
 // satquic-cold and quic-go-cold (resume.go).
 //
+// The bulk experiment (bulk.go) measures the goodput of one connection on
+// loopback for satquic, quic-go and kernel TCP with TLS, every end a child
+// process ("satquic bench bulk-peer", quicgo-peer's bulk-server and
+// bulk-client), and the memory a QUIC server holds per idle connection.
+//
 // Files: stack.go (Stack, Env, the registry), download.go (the experiment
 // loop), resume.go (the resume experiment's stacks), stats.go (percentiles and summaries), limit.go (the physical
 // limit), sizes.go (size parsing), httpsbytes.go (the HTTPS byte server and
@@ -45,5 +50,9 @@
 // quicgostack_process.go (quic-go's HTTP/3, as the external program
 // internal/cmd/quicgo-peer that the stack builds), virtual.go (--virtual), netns.go
 // (Env over emulator namespaces), metadata.go (what makes a result
-// reproducible), output.go (table, CSV, JSON) and plot.go (the figure).
+// reproducible), output.go (table, CSV, JSON) and plot.go (the figure); bulk.go (the bulk
+// experiment's loop), bulk_idle.go (its idle measurement), bulk_proto.go
+// (its wire and child protocols, memory reports), bulk_server.go and
+// bulk_client.go (the satquic and tcp-tls children), bulk_child.go (the
+// children's processes) and bulk_output.go (its tables and JSON).
 package bench

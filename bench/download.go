@@ -89,6 +89,11 @@ type RunRecord struct {
 	UpLost     int64  `json:"up_lost"`
 	QueueDrops int64  `json:"queue_drops"`
 	Late       uint64 `json:"late"`
+	// UpBytes and DownBytes are the bytes offered to the uplink (client
+	// to server: ACKs and the request) and the downlink, in virtual time
+	// only: their ratio is what the download costs a thin return link.
+	UpBytes   int64 `json:"up_bytes,omitempty"`
+	DownBytes int64 `json:"down_bytes,omitempty"`
 }
 
 // Result summarizes one stack at one size.

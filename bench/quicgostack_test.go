@@ -226,8 +226,12 @@ func TestProcessOutput(t *testing.T) {
 	}
 }
 
-// TestMain removes the peer the tests built.
+// TestMain removes the peer the tests built. With bulkChildEnv set the
+// binary is a child of the bulk experiment instead (bulk_test.go).
 func TestMain(m *testing.M) {
+	if os.Getenv(bulkChildEnv) != "" {
+		os.Exit(runBulkTestChild(os.Args[1:]))
+	}
 	code := m.Run()
 	if sharedQuicgo != nil {
 		if err := sharedQuicgo.Close(); err != nil {

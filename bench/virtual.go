@@ -51,6 +51,7 @@ func virtualOnce(ctx context.Context, cfg DownloadConfig, rec RunRecord, st Virt
 	rec.Detail = d.Detail
 	rec.DownLost, rec.UpLost = d.Down.DroppedLoss, d.Up.DroppedLoss
 	rec.QueueDrops = d.Down.DroppedQueue + d.Up.DroppedQueue
+	rec.UpBytes, rec.DownBytes = d.Up.OfferedBytes, d.Down.OfferedBytes
 	return rec, nil
 }
 
@@ -81,9 +82,9 @@ func (s *satquicStack) DownloadVirtual(_ context.Context, p netsim.Profile, seed
 		Download: Download{
 			Elapsed: r.Elapsed,
 			Bytes:   r.Bytes,
-			Detail: fmt.Sprintf("cc=%s virtual handshake=%v server_lost=%d retransmitted=%d spurious=%d ptos=%d fec_repairs=%d client_recovered=%d",
+			Detail: fmt.Sprintf("cc=%s virtual handshake=%v server_lost=%d retransmitted=%d spurious=%d ptos=%d fec_repairs=%d client_recovered=%d uplink_ratio=%.4f%% ack_freq_packets_per_ack=%d",
 				s.CongestionControl(), r.Handshake.Round(time.Millisecond), r.ServerPacketsLost, r.ServerRetransmitted, r.ServerSpurious, r.ServerPTOs,
-				r.FEC.RepairsSent, r.ClientRecovered),
+				r.FEC.RepairsSent, r.ClientRecovered, 100*r.UplinkRatio(), r.AckFrequency.PacketsPerAck),
 		},
 		Up:   r.Up,
 		Down: r.Down,

@@ -117,8 +117,10 @@ var cases = []*Case{
 	{Name: "connectionmigration", Abbrev: "CM", Desc: "A transfer succeeded during which the client performed an active migration.", NotYet: noMigration},
 }
 
-// noMigration is why the rebinding and migration cases do not run.
-const noMigration = "not yet: satquic has no migration"
+// noMigration is why the rebinding and migration cases do not run: the
+// emulator does not rebind, and the satquic client has no migrating test
+// case yet.
+const noMigration = "not yet: the harness neither rebinds nor migrates"
 
 // The runner's counts: zerortt fetches 40 files of 32 bytes with names of
 // 250 characters, so that the requests fill several 0-RTT packets;

@@ -132,6 +132,13 @@ type Config struct {
 	// marks, and slows down on CE marks as on loss, without the loss
 	// (RFC 9000 section 13.4).
 	DisableECN bool
+	// DisableActiveMigration tells the peer not to move its connections
+	// to another local address (disable_active_migration, RFC 9000
+	// section 18.2); a server sets it when its address is only reachable
+	// through something that pins the client's (a load balancer keyed on
+	// addresses). NAT rebindings are followed all the same: the peer
+	// cannot know of them. A client whose server set it refuses Migrate.
+	DisableActiveMigration bool
 	// FEC, if set, enables forward erasure correction when the peer
 	// enables it too (see FECConfig).
 	FEC *FECConfig
@@ -150,6 +157,17 @@ type Config struct {
 	// forged, altered, expired or from another address is ignored and
 	// counted (ConnectionStats.CarefulResume).
 	DisableCarefulResume bool
+	// DisableAckFrequency turns off the ACK frequency extension
+	// (draft-ietf-quic-ack-frequency), which is on by default and used
+	// with peers that offer it too (the min_ack_delay transport
+	// parameter; quinn, msquic and others do). This endpoint then
+	// acknowledges as its peer asks, and, as a sender on a long path,
+	// asks the peer for fewer ACKs once slow start ends: one per 1/128 of
+	// the congestion window (at most 256 packets), within an eighth of
+	// the RTT, with IMMEDIATE_ACK on probes and at the end of a transfer,
+	// so that a thin satellite return link is not filled with ACKs
+	// (ConnectionStats.AckFrequency).
+	DisableAckFrequency bool
 	// ResumeKey, on a server, seals the path states of Careful Resume.
 	// Servers of a farm share one key, so that a client resumes with any
 	// of them. Nil: a random key drawn for each Listener, so that states
@@ -327,13 +345,15 @@ func (c *Config) coreConfig(tlsConf *tls.Config) (core.Config, error) {
 			LongRTT:    recovery.LongRTTConfig{Disabled: c.DisableLongRTTSlowStart},
 			FECPolicy:  fecPolicy,
 		},
-		DisableECN:    c.DisableECN,
-		FEC:           fecCfg,
-		CarefulResume: c.carefulResume(),
+		DisableECN:             c.DisableECN,
+		DisableActiveMigration: c.DisableActiveMigration,
+		FEC:                    fecCfg,
+		CarefulResume:          c.carefulResume(),
 
 		EnableDatagrams:      c.EnableDatagrams,
 		DatagramSendQueue:    c.DatagramSendQueue,
 		DatagramReceiveQueue: c.DatagramReceiveQueue,
+		AckFrequency:         c.ackFrequency(),
 	}
 	if cc.Version == 0 && len(cc.Versions) > 0 {
 		cc.Version = cc.Versions[0]
@@ -440,3 +460,12 @@ func (f *FECConfig) coreFEC() (*core.FECConfig, recovery.FECPolicy, error) {
 // maxPacketSize bounds the datagrams the driver sends and receives: an
 // Ethernet jumbo frame. The buffers are sized for it.
 const maxPacketSize = 9000
+
+// ackFrequency is the core's ACK frequency configuration: its defaults, or
+// nil when disabled.
+func (c *Config) ackFrequency() *core.AckFrequencyConfig {
+	if c.DisableAckFrequency {
+		return nil
+	}
+	return &core.AckFrequencyConfig{}
+}

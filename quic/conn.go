@@ -23,6 +23,8 @@ type Conn struct {
 	start time.Duration
 	// slot is a server connection's place in its Listener's limits.
 	slot *connSlot
+	// sock is the socket the connection belongs to and sends on.
+	sock *socket
 
 	// Owned by the connection goroutine.
 	routes   []wire.ConnectionID // connection IDs routed to c
@@ -53,6 +55,7 @@ type Conn struct {
 	version Version
 
 	handshakeDone chan struct{} // closed when the handshake completes
+	confirmed     chan struct{} // closed when the handshake is confirmed
 	closed        chan struct{} // closed when err is set
 	flushed       chan struct{} // closed once our CONNECTION_CLOSE went out
 	loopDone      chan struct{} // closed when the connection goroutine returns
@@ -64,6 +67,18 @@ type Conn struct {
 	inboxMu sync.Mutex
 	inbox   []*packet
 	wake    chan struct{}
+
+	// path is the socket of a client that migrated (migrate.go), nil
+	// while it sends on its Transport's; probe is the socket whose path
+	// is being probed, and probeDone gets the probe's outcome. Guarded
+	// by mu.
+	path      *pathSocket
+	probe     *pathSocket
+	probeDone chan error
+	oldPaths  []*pathSocket
+	// preferred: a server connection whose client moved to the
+	// Transport's PreferredConn, which it sends from.
+	preferred bool
 }
 
 // newConn wraps a core connection; the caller registers it and starts its
@@ -82,6 +97,7 @@ func newConn(t *Transport, cc *core.Conn, l *Listener, v wire.Version) *Conn {
 		core:          cc,
 		streams:       map[uint64]*streamState{},
 		handshakeDone: make(chan struct{}),
+		confirmed:     make(chan struct{}),
 		closed:        make(chan struct{}),
 		flushed:       make(chan struct{}),
 		loopDone:      make(chan struct{}),
@@ -153,11 +169,28 @@ func (c *Conn) CloseWithError(code ApplicationErrorCode, msg string) error {
 // Context is done when the connection closed; context.Cause gives why.
 func (c *Conn) Context() context.Context { return c.ctx }
 
-// LocalAddr is the local address of the Transport's socket.
-func (c *Conn) LocalAddr() net.Addr { return c.t.LocalAddr() }
+// LocalAddr is the local address of the socket the connection sends on:
+// its Transport's, the one a client migrated to, or a server's
+// PreferredConn once its client moved there.
+func (c *Conn) LocalAddr() net.Addr {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case c.path != nil:
+		return c.path.io.LocalAddr()
+	case c.preferred:
+		return c.t.pref.io.LocalAddr()
+	}
+	return c.t.LocalAddr()
+}
 
-// RemoteAddr is the peer's address.
-func (c *Conn) RemoteAddr() net.Addr { return net.UDPAddrFromAddrPort(c.remote) }
+// RemoteAddr is the peer's address: where a server sends after the
+// client moved, too (RFC 9000 section 9.3).
+func (c *Conn) RemoteAddr() net.Addr {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return net.UDPAddrFromAddrPort(c.remote)
+}
 
 // ConnectionState describes a connection's handshake.
 type ConnectionState struct {

@@ -129,6 +129,7 @@ func (c *Conn) step(in []core.Datagram) (next time.Duration, alive, progress boo
 	progress = len(in) > 0
 	c.dispatchEvents(now)
 	c.offerEarly(now)
+	c.sendProbes(now)
 	for range maxBatchesPerStep {
 		n, full := c.sendBatch(now)
 		progress = progress || n > 0
@@ -168,22 +169,30 @@ func (c *Conn) sendBatch(now time.Duration) (int, bool) {
 		}
 	}
 	if n > 0 {
+		path, preferred := c.path, c.preferred
 		c.mu.Unlock()
-		c.t.send(b.msgs[:n])
+		switch {
+		case path != nil:
+			path.send(b.msgs[:n])
+		case preferred:
+			c.t.sendPreferred(b.msgs[:n])
+		default:
+			c.t.send(c.sock, b.msgs[:n])
+		}
 		c.mu.Lock()
 	}
 	c.t.putSendBatch(b)
 	return n, n == len(b.msgs)
 }
 
-// send writes datagrams on the socket. A datagram the socket refuses (too
+// send writes datagrams on socket s. A datagram the socket refuses (too
 // large for the path, a peer unreachable) is skipped: QUIC's loss recovery
 // treats it as lost.
-func (t *Transport) send(msgs []udp.Message) {
+func (t *Transport) send(s *socket, msgs []udp.Message) {
 	for len(msgs) > 0 {
-		t.writeMu.Lock()
-		n, err := t.io.WriteBatch(msgs)
-		t.writeMu.Unlock()
+		s.writeMu.Lock()
+		n, err := s.io.WriteBatch(msgs)
+		s.writeMu.Unlock()
 		if err == nil || errors.Is(err, net.ErrClosed) {
 			return
 		}
@@ -210,6 +219,7 @@ func (c *Conn) dispatchEvents(now time.Duration) {
 			c.streamsAvail[1].fire()
 			c.onServerHandshakeComplete(now)
 		case core.EventHandshakeConfirmed:
+			close(c.confirmed)
 			if c.hasODCID {
 				// The client uses our connection ID from now on
 				// (RFC 9000 section 7.2).
@@ -244,6 +254,8 @@ func (c *Conn) dispatchEvents(now time.Duration) {
 			// 1-RTT packets, and the streams go on.
 		case core.EventClosed:
 			c.setClosedLocked(ev.Err)
+		case core.EventPeerAddressChanged, core.EventPathMigrated, core.EventPathProbeFailed, core.EventPreferredAddressUsed:
+			c.onPathEvent(ev)
 		}
 	}
 }
@@ -298,6 +310,7 @@ func (c *Conn) finish() {
 		ids = append(ids, c.odcid)
 	}
 	c.t.forget(c, ids)
+	c.stopPaths()
 	for _, p := range c.takeInbox(nil) {
 		c.t.putPacket(p)
 	}

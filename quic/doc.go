@@ -14,6 +14,15 @@
 // DialAddr, Listen and Dial make a Transport for one Listener or one
 // connection.
 //
+// A server that needs more than one core to receive uses ListenMulti: one
+// Transport over a group of sockets bound to one address with
+// SO_REUSEPORT, a reading goroutine each, and a classic BPF program on the
+// group that takes every datagram to the socket its connection belongs
+// to, named by one octet of the connection IDs the Transport issues.
+// Transport.LoadBalancer makes those IDs QUIC-LB's (QUICLB), so that a
+// load balancer in front of many servers routes each connection to its
+// own.
+//
 // Config holds every constant derived from time (initial RTT, handshake
 // and idle timeouts, max ACK delay, keep-alive) and the flow control
 // windows, which tune themselves from small initial values up to 160 MiB
@@ -81,5 +90,25 @@
 // controlled and paced, never sent again when lost, protected by FEC like
 // stream data (ConnectionStats.Datagrams).
 //
-// Not yet: connection migration.
+// ACK frequency (draft-ietf-quic-ack-frequency) is on unless
+// Config.DisableAckFrequency: with a peer that offers it too, a sender
+// on a long path asks for one ACK per 1/128 of its congestion window once
+// slow start ended, so that a thin satellite return link carries a
+// fraction of the ACKs; the peer's requests are followed
+// (ConnectionStats.AckFrequency).
+//
+// Connection migration (RFC 9000 section 9): a server follows a client
+// whose address changed, after a NAT rebinding or a migration, once its
+// newest packet comes from there; it validates the new address with
+// PATH_CHALLENGE, sends it no more than three times what it received from
+// it until then, and goes back to the old one if the new one does not
+// answer; a client that waits for stream data and hears nothing for a
+// probe timeout sends a PING, so that after a NAT rebinding the server
+// learns its new address at once. A client moves a connection to another
+// socket with Conn.Migrate, which probes the new path first; a server
+// refuses with Config.DisableActiveMigration (ConnectionStats.Migration).
+//
+// A server whose Transport has a PreferredConn offers its address in
+// preferred_address (RFC 9000 section 9.6); a client moves there once it
+// answers a probe, and the server then answers from it.
 package quic

@@ -191,6 +191,17 @@ func TestInteropClientToQuicGo(t *testing.T) {
 	if st.ECN.State == "failed" {
 		t.Errorf("ECN failed against quic-go: %s", st.ECN.Failure)
 	}
+	checkNoAckFrequency(t, "satquic client", st)
+}
+
+// checkNoAckFrequency: quic-go v0.65 does not offer min_ack_delay, so
+// satquic, which offers it by default, neither sees an offer nor sends
+// ACK_FREQUENCY or IMMEDIATE_ACK (principle 5 of docs/architecture.md).
+func checkNoAckFrequency(t *testing.T, who string, st ConnectionStats) {
+	t.Helper()
+	if af := st.AckFrequency; af.PeerOffered || af.FramesSent != 0 || af.ImmediateAcksSent != 0 || af.FramesReceived != 0 {
+		t.Errorf("%s against quic-go: ACK frequency %+v", who, af)
+	}
 }
 
 func TestInteropQuicGoToServer(t *testing.T) {
@@ -204,6 +215,7 @@ func TestInteropQuicGoToServer(t *testing.T) {
 	}
 	defer l.Close()
 	serverState := make(chan tls.ConnectionState, 1)
+	serverConn := make(chan *Conn, 1)
 	var served sync.WaitGroup
 	served.Go(func() {
 		c, err := l.Accept(ctx)
@@ -211,6 +223,7 @@ func TestInteropQuicGoToServer(t *testing.T) {
 			return
 		}
 		serverState <- c.ConnectionState().TLS
+		serverConn <- c
 		for {
 			s, err := c.AcceptStream(ctx)
 			if err != nil {
@@ -235,4 +248,5 @@ func TestInteropQuicGoToServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkNoAckFrequency(t, "satquic server", (<-serverConn).Stats())
 }

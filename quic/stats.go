@@ -66,6 +66,32 @@ type ConnectionStats struct {
 	CarefulResume CarefulResumeStats
 	// Datagrams counts DATAGRAM frames (SendDatagram, ReceiveDatagram).
 	Datagrams DatagramStats
+	// AckFrequency reports the ACK frequency extension: whether the peer
+	// offered it, what this endpoint asked it for, and what the peer
+	// asked this endpoint for.
+	AckFrequency AckFrequencyStats
+	// Migration counts path changes and validations (RFC 9000 sections
+	// 8.2 and 9).
+	Migration MigrationStats
+}
+
+// AckFrequencyStats describe the ACK frequency extension on a connection
+// (draft-ietf-quic-ack-frequency).
+type AckFrequencyStats struct {
+	// PeerOffered: the peer sent min_ack_delay, so this endpoint may ask
+	// it for another ACK rate.
+	PeerOffered bool
+	// FramesSent and ImmediateAcksSent count this endpoint's
+	// ACK_FREQUENCY and IMMEDIATE_ACK frames; PacketsPerAck and
+	// MaxAckDelay are its last request (0 before the first).
+	FramesSent, ImmediateAcksSent uint64
+	PacketsPerAck                 int
+	MaxAckDelay                   time.Duration
+	// FramesReceived counts the peer's ACK_FREQUENCY frames;
+	// PeerPacketsPerAck and PeerMaxAckDelay are the request in force.
+	FramesReceived    uint64
+	PeerPacketsPerAck int
+	PeerMaxAckDelay   time.Duration
 }
 
 // ECNStats describe ECN on a connection's path (RFC 9000 section 13.4).
@@ -137,6 +163,17 @@ func (c *Conn) Stats() ConnectionStats {
 		MTUBlackHole:    s.PathMTU.BlackHole,
 		CarefulResume:   carefulResumeStats(&s),
 		Datagrams:       datagramStats(&s),
+		AckFrequency: AckFrequencyStats{
+			PeerOffered:       s.AckFrequency.PeerOffered,
+			FramesSent:        s.AckFrequency.FramesSent,
+			ImmediateAcksSent: s.AckFrequency.ImmediateAcksSent,
+			PacketsPerAck:     s.AckFrequency.PacketsPerAck,
+			MaxAckDelay:       s.AckFrequency.MaxAckDelay,
+			FramesReceived:    s.AckFrequency.FramesReceived,
+			PeerPacketsPerAck: s.AckFrequency.PeerPacketsPerAck,
+			PeerMaxAckDelay:   s.AckFrequency.PeerMaxAckDelay,
+		},
+		Migration: MigrationStats(s.Path),
 	}
 }
 

@@ -49,12 +49,33 @@ type Transport struct {
 	// TokenKey, if set, seals the address validation tokens of the
 	// Transport's Listener; a random key is drawn otherwise.
 	TokenKey *TokenKey
+	// LoadBalancer, if set, makes the Transport issue connection IDs in
+	// QUIC-LB's format with this server ID, so that a load balancer in
+	// front of several servers routes each connection to its own (see
+	// QUICLB). It decides the connection ID length.
+	LoadBalancer *QUICLB
+	// PreferredConn, if set, is a second socket of a listening
+	// Transport, bound to a specific address: the Listener's
+	// connections offer it as their preferred_address (RFC 9000
+	// section 9.6), clients move there once their handshake is
+	// confirmed, and the connections answer from it from then on. It
+	// is never closed by the Transport (transport_preferred.go).
+	PreferredConn net.PacketConn
 
 	initOnce sync.Once
 	initErr  error
 
-	io       *udp.Conn
+	io       *udp.Conn   // the first socket's
+	pref     *pathSocket // the reader of PreferredConn
+	prefSock *socket     // its writer, and the socket its datagrams count on
 	ownsConn bool
+	// groupConns are the other sockets of a reuseport group from
+	// ListenMulti; socks are all the sockets the Transport reads, and
+	// fallback why a group serves from one (multi.go).
+	groupConns []*net.UDPConn
+	socks      []*socket
+	fallback   error
+	cids       connIDScheme
 	// singleUse: the Transport was opened for one Listener or one
 	// connection (ListenAddr, DialAddr) and closes with it.
 	singleUse bool
@@ -75,16 +96,12 @@ type Transport struct {
 	closeErr error // what the connections report once the Transport closed
 
 	// closing is closed when Close starts: every connection closes and
-	// its goroutine returns (connWG), then the reader stops (readerDone).
+	// its goroutine returns (connWG), then the readers stop (readers).
 	closing    chan struct{}
 	closeOnce  sync.Once
 	socketOnce sync.Once
 	connWG     sync.WaitGroup
-	readerDone chan struct{}
-
-	// writeMu serializes WriteBatch, which must not overlap: connection
-	// goroutines send on the one socket.
-	writeMu sync.Mutex
+	readers    sync.WaitGroup
 }
 
 // init opens the Transport on first use and starts its reader.
@@ -97,10 +114,11 @@ func (t *Transport) doInit() error {
 	if t.Conn == nil {
 		return errors.New("quic: Transport without a Conn")
 	}
-	t.cidLen = t.ConnectionIDLength
-	if t.cidLen == 0 {
-		t.cidLen = DefaultConnectionIDLength
+	cids, cidLen, err := newConnIDScheme(t)
+	if err != nil {
+		return err
 	}
+	t.cids, t.cidLen = cids, cidLen
 	if t.cidLen < 4 || t.cidLen > wire.MaxConnectionIDLen {
 		return fmt.Errorf("quic: ConnectionIDLength %d out of [4, 20]", t.cidLen)
 	}
@@ -119,11 +137,10 @@ func (t *Transport) doInit() error {
 	if err != nil {
 		return err
 	}
-	io, err := udp.New(t.Conn, udp.Options{MaxDatagramSize: maxPacketSize})
-	if err != nil {
+	if err := t.openSockets(udp.Options{MaxDatagramSize: maxPacketSize}); err != nil {
 		return fmt.Errorf("quic: %w", err)
 	}
-	t.io = io
+	t.io = t.socks[0].io
 	t.resetKey = rk
 	t.tokens = tokens
 	t.epoch = time.Now()
@@ -131,9 +148,11 @@ func (t *Transport) doInit() error {
 	t.conns = map[*Conn]struct{}{}
 	t.byPeer = map[netip.AddrPort][]*Conn{}
 	t.closing = make(chan struct{})
-	t.readerDone = make(chan struct{})
-	go t.readLoop()
-	return nil
+	for _, s := range t.socks {
+		t.readers.Add(1)
+		go t.readLoop(s)
+	}
+	return t.startPreferred()
 }
 
 // now is the time of the connection cores: monotonic, since the epoch.
@@ -167,6 +186,9 @@ func (t *Transport) listen(tlsConf *tls.Config, conf *Config, early bool) (*List
 		return nil, err
 	}
 	cc.DisableECN = cc.DisableECN || !t.io.Capabilities().ECN
+	if err := t.offerPreferred(&cc); err != nil {
+		return nil, err
+	}
 	if err := serverCarefulResume(cc.CarefulResume, conf.resumeKey(), t.epoch); err != nil {
 		return nil, err
 	}
@@ -216,6 +238,8 @@ func (t *Transport) dial(ctx context.Context, addr net.Addr, tlsConf *tls.Config
 	// A socket that cannot read and set codepoints has no ECN.
 	cc.DisableECN = cc.DisableECN || !t.io.Capabilities().ECN
 	cc.ConnIDLen, cc.ResetKey = t.cidLen, t.resetKey
+	// A client connection belongs to the first socket.
+	cc.NewConnID = t.cids.generator(0)
 	cc.Allow0RTT = early
 	qlog := newQlogSink(conf, true)
 	if qlog != nil {
@@ -233,6 +257,7 @@ func (t *Transport) dial(ctx context.Context, addr net.Addr, tlsConf *tls.Config
 	}
 	qlog.attach(cc2.OriginalDestConnID())
 	c := newConn(t, cc2, nil, cc.Version)
+	c.sock = t.socks[0]
 	c.qlog = qlog
 	t.startConnLocked(c)
 	t.mu.Unlock()
@@ -292,12 +317,16 @@ func (t *Transport) forget(c *Conn, ids []wire.ConnectionID) {
 // ErrTransportClosed.
 func (t *Transport) Close() error {
 	if err := t.init(); err != nil {
+		t.closeUnstarted()
 		return err
 	}
 	t.shutdown(ErrTransportClosed)
 	t.connWG.Wait()
 	err := t.closeSocket()
-	<-t.readerDone
+	t.readers.Wait()
+	if t.pref != nil {
+		t.pref.stop()
+	}
 	if !t.ownsConn {
 		// The caller's socket is usable again, without a deadline.
 		_ = t.io.SetReadDeadline(time.Time{})
@@ -320,16 +349,18 @@ func (t *Transport) shutdown(reason error) {
 	})
 }
 
-// closeSocket ends the reader: it closes a socket the Transport opened,
-// and interrupts the read on one it was given.
+// closeSocket ends the readers: it closes the sockets the Transport
+// opened, and interrupts the read on one it was given.
 func (t *Transport) closeSocket() error {
 	var err error
 	t.socketOnce.Do(func() {
-		if t.ownsConn {
-			err = t.io.Close()
+		if !t.ownsConn {
+			err = t.io.SetReadDeadline(time.Unix(1, 0))
 			return
 		}
-		err = t.io.SetReadDeadline(time.Unix(1, 0))
+		for _, s := range t.socks {
+			err = errors.Join(err, s.io.Close())
+		}
 	})
 	return err
 }

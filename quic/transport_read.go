@@ -35,24 +35,24 @@ const (
 	maxStatelessResetLen = 64
 )
 
-// readLoop is the Transport's one reading goroutine: it receives batches
-// and hands each datagram to its connection. It reads small batches until
-// one comes back full, a sign that datagrams queue up in the socket, and
-// from then on full ones.
-func (t *Transport) readLoop() {
-	defer close(t.readerDone)
-	msgs := t.io.NewReadBatch(smallReadBatch)
+// readLoop is the reading goroutine of one of the Transport's sockets: it
+// receives batches and hands each datagram to its connection. It reads
+// small batches until one comes back full, a sign that datagrams queue up
+// in the socket, and from then on full ones.
+func (t *Transport) readLoop(s *socket) {
+	defer t.readers.Done()
+	msgs := s.io.NewReadBatch(smallReadBatch)
 	failures := 0
 	for {
-		n, err := t.io.ReadBatch(msgs)
+		n, err := s.io.ReadBatch(msgs)
 		for i := range n {
-			t.handleDatagram(&msgs[i])
+			t.handleDatagram(s, &msgs[i])
 		}
 		if n == len(msgs) && n < readBatchSize {
 			// Datagrams the last read left in a GRO buffer of the
 			// small batch are still delivered from it: nothing reads
 			// into those buffers again.
-			msgs = t.io.NewReadBatch(readBatchSize)
+			msgs = s.io.NewReadBatch(readBatchSize)
 		}
 		if err == nil {
 			failures = 0
@@ -71,9 +71,9 @@ func (t *Transport) readLoop() {
 	}
 }
 
-// handleDatagram routes one received datagram by its Destination
+// handleDatagram routes one datagram received on s by its Destination
 // Connection ID (RFC 9000 section 5.2).
-func (t *Transport) handleDatagram(m *udp.Message) {
+func (t *Transport) handleDatagram(s *socket, m *udp.Message) {
 	data := m.Data
 	if len(data) == 0 || m.Truncated {
 		return
@@ -99,12 +99,13 @@ func (t *Transport) handleDatagram(m *udp.Message) {
 	t.mu.RLock()
 	c := t.routes[dcid]
 	t.mu.RUnlock()
+	s.countDatagram(c)
 	c.heard()
 	switch {
 	case c != nil:
 		c.deliver(data, m.Addr, m.ECN)
 	case long:
-		t.handleNewLong(m)
+		t.handleNewLong(s, m)
 	case len(data) >= crypto.MinStatelessResetLen && t.offerReset(data, m.Addr):
 	default:
 		t.sendStatelessReset(m, dcid)
@@ -128,8 +129,8 @@ func (t *Transport) offerReset(data []byte, from netip.AddrPort) bool {
 
 // handleNewLong handles a long-header datagram for no connection: at a
 // listening Transport, a client's first Initial, answered without keeping
-// any state unless it opens a connection.
-func (t *Transport) handleNewLong(m *udp.Message) {
+// any state unless it opens a connection, which belongs to s.
+func (t *Transport) handleNewLong(s *socket, m *udp.Message) {
 	t.mu.RLock()
 	l := t.listener
 	t.mu.RUnlock()
@@ -144,15 +145,16 @@ func (t *Transport) handleNewLong(m *udp.Message) {
 	if err != nil {
 		return
 	}
-	t.acceptConn(l, info, m.Data, m.Addr, m.ECN)
+	t.acceptConn(s, l, info, m.Data, m.Addr, m.ECN)
 }
 
 // acceptConn starts a server connection for a client's first Initial,
 // unless the client must first prove its address (RFC 9000 section 8.1):
 // then a Retry packet answers it, and the connection starts when its
 // Initial comes back with the Retry's token. A token that does not
-// validate ends the attempt (INVALID_TOKEN, section 8.1.2).
-func (t *Transport) acceptConn(l *Listener, info core.InitialInfo, data []byte, from netip.AddrPort, cp ecn.Codepoint) {
+// validate ends the attempt (INVALID_TOKEN, section 8.1.2). The
+// connection belongs to s, the socket its Initial arrived on.
+func (t *Transport) acceptConn(s *socket, l *Listener, info core.InitialInfo, data []byte, from netip.AddrPort, cp ecn.Codepoint) {
 	now := t.now()
 	params, err := l.validator.Check(info, from, now)
 	switch {
@@ -188,6 +190,7 @@ func (t *Transport) acceptConn(l *Listener, info core.InitialInfo, data []byte, 
 		return
 	}
 	cfg := l.cfg
+	cfg.NewConnID = t.cids.generator(s.index)
 	qlog := newQlogSink(&l.conf, false)
 	if qlog != nil {
 		cfg.Qlog = qlog
@@ -202,6 +205,8 @@ func (t *Transport) acceptConn(l *Listener, info core.InitialInfo, data []byte, 
 	}
 	qlog.attach(params.OriginalDestConnID)
 	c := newConn(t, cc, l, info.Version)
+	c.sock = s
+	s.stats.connections.Add(1)
 	c.qlog = qlog
 	c.unvalidated = !params.AddressValidated
 	c.slot, slot.c = slot, c
@@ -276,10 +281,12 @@ func (t *Transport) sendVersionNegotiation(m *udp.Message) {
 	}
 }
 
-// writeRaw sends one datagram from the reader.
+// writeRaw sends one datagram from a reader. Every socket of a group has
+// the same address, so the first sends these rare answers for all.
 func (t *Transport) writeRaw(b []byte, to netip.AddrPort) {
 	msg := []udp.Message{{Data: b, Addr: to}}
-	t.writeMu.Lock()
-	_, _ = t.io.WriteBatch(msg)
-	t.writeMu.Unlock()
+	s := t.socks[0]
+	s.writeMu.Lock()
+	_, _ = s.io.WriteBatch(msg)
+	s.writeMu.Unlock()
 }

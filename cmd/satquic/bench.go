@@ -23,7 +23,7 @@ import (
 func init() {
 	register(command{
 		name:    "bench",
-		summary: "run an experiment: download (seed 000, over the emulator), load (seed 001, satquic vs quic-go), requests (seed 002), resume (seed 003)",
+		summary: "run an experiment: download (seed 000, over the emulator), load (seed 001, satquic vs quic-go), requests (seed 002), resume (seed 003), bulk (loopback goodput and idle memory)",
 		run:     runBench,
 	})
 }
@@ -40,13 +40,15 @@ Experiments:
   resume     download completion time of a returning client: a new
              connection against one that resumes the session in 0-RTT,
              for satquic and quic-go (seed 003)
+  bulk       goodput of one connection on loopback for satquic, quic-go and
+             kernel TCP with TLS, and server memory per idle connection
 
 Run "satquic bench <experiment> --help" for its flags.`
 
 func runBench(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprintf(stderr, "Usage: satquic %s\n", benchSynopsis)
-		return fmt.Errorf("%w: name an experiment (download, load, requests, resume)", errUsage)
+		return fmt.Errorf("%w: name an experiment (download, load, requests, resume, bulk)", errUsage)
 	}
 	switch args[0] {
 	case "download":
@@ -57,6 +59,11 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		return runBenchLoad(args[1:], stdout, stderr)
 	case "requests":
 		return runBenchRequests(args[1:], stdout, stderr)
+	case "bulk":
+		return runBenchBulk(args[1:], stdout, stderr)
+	case "bulk-peer":
+		// The children bench bulk starts for satquic and tcp-tls.
+		return runBenchBulkPeer(args[1:], stdout, stderr)
 	case "load-server":
 		// The satquic server that bench load starts as a child process.
 		return runBenchLoadServer(args[1:], stdout, stderr)
@@ -64,7 +71,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "Usage: satquic %s\n", benchSynopsis)
 		return nil
 	default:
-		return fmt.Errorf("%w: unknown experiment %q (known: download, load, requests, resume)", errUsage, args[0])
+		return fmt.Errorf("%w: unknown experiment %q (known: download, load, requests, resume, bulk)", errUsage, args[0])
 	}
 }
 

@@ -20,6 +20,7 @@ type quicOptions struct {
 	qlogDir          string
 	keyUpdate        uint64
 	noCarefulResume  bool
+	noAckFrequency   bool
 	fec              fecOptions
 }
 
@@ -42,6 +43,7 @@ func (o *quicOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.cc, "cc", quic.DefaultCongestionControl, "congestion controller: bbr, cubic or newreno")
 	fs.StringVar(&o.qlogDir, "qlog-dir", "", "write a qlog per connection into this directory, <odcid>_<role>.sqlog (default: $QLOGDIR)")
 	fs.Uint64Var(&o.keyUpdate, "key-update", 0, "update the 1-RTT keys every N packets sent (0: only before the AEAD limit)")
+	fs.BoolVar(&o.noAckFrequency, "no-ack-frequency", false, "do not offer the ACK frequency extension: neither ask the peer for fewer ACKs nor follow its requests")
 	fs.BoolVar(&o.noCarefulResume, "no-careful-resume", false, "do not offer Careful Resume: a server neither hands out nor resumes from path states, a client neither keeps nor returns them")
 	o.fec.register(fs)
 }
@@ -107,6 +109,7 @@ func (o *quicOptions) config() *quic.Config {
 		QlogDir:              o.qlogDir,
 		KeyUpdateInterval:    o.keyUpdate,
 		DisableCarefulResume: o.noCarefulResume,
+		DisableAckFrequency:  o.noAckFrequency,
 		FEC:                  o.fec.config(),
 	}
 }

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/satquic/satquic/internal/hq"
-	"github.com/satquic/satquic/quic"
 )
 
 // satquic serve: a directory over QUIC, with HTTP/3 and with hq-interop
@@ -29,7 +28,7 @@ func init() {
 	})
 }
 
-const serveSynopsis = `serve --dir DIR [--addr HOST:PORT] [--alpn h3,hq-interop] [--cert FILE --key FILE] [--retry] [--0rtt] [--resume-key FILE] [-v] [limit flags] [QUIC flags]
+const serveSynopsis = `serve --dir DIR [--addr HOST:PORT] [--alpn h3,hq-interop] [--cert FILE --key FILE] [--retry] [--0rtt] [--resume-key FILE] [--sockets N] [--lb-server-id HEX] [-v] [limit flags] [QUIC flags]
 
 Serves the regular files under DIR to clients of HTTP/3 (ALPN h3) and of
 hq-interop (HTTP/0.9) on one UDP port; --alpn offers only the one named.
@@ -74,9 +73,18 @@ requests is bounded by --max-conn-header-bytes, and the request data of
 all by --request-memory. What these refuse or cut off is logged on stderr
 when it happens (every 10 s at most) and counted at the end.
 
+--sockets N serves from N sockets bound to --addr with SO_REUSEPORT, each
+read by its own goroutine (0: one per CPU); on Linux a BPF program on the
+group brings every datagram to the socket of its connection, which the
+server's connection IDs name; elsewhere the server says so and serves
+from one. --lb-server-id writes a server ID into every connection ID in
+the format of QUIC-LB (draft-ietf-quic-load-balancers), so that a load
+balancer in front of several servers routes each connection to its own.
+
 On SIGINT or SIGTERM, the server takes no new connections, sends HTTP/3
 clients a GOAWAY, and waits up to --shutdown-timeout for the requests under
-way, then prints how many connections and requests it served.`
+way, then prints how many connections and requests it served (and, with more
+than one socket, what each received).`
 
 type serveOptions struct {
 	dir             string
@@ -91,6 +99,7 @@ type serveOptions struct {
 	shutdownTimeout time.Duration
 	debugAddr       string
 	connLimits      serveLimits
+	sockets         socketOptions
 	limits          limitOptions
 	quic            quicOptions
 }
@@ -118,6 +127,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 10*time.Second, "on SIGINT or SIGTERM, how long the requests under way may take to finish")
 	fs.StringVar(&o.debugAddr, "debug-addr", "", "serve Go's profiles (/debug/pprof/) and the server's counters (/debug/vars) over plain HTTP on this TCP address; bind it to loopback")
 	o.connLimits.register(fs)
+	o.sockets.register(fs)
 	o.limits.register(fs)
 	o.quic.register(fs)
 	if err := parseFlags(fs, args); err != nil {
@@ -167,14 +177,13 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 	if o.retry {
 		conf.RequireAddressValidation = func(net.Addr) bool { return true }
 	}
-	pc, err := net.ListenPacket("udp", o.addr)
-	if err != nil {
-		return fmt.Errorf("%w: --addr: %v", errUsage, err)
-	}
 	// A Transport of its own, rather than ListenAddr, so that closing the
 	// Listener at shutdown stops new connections but leaves the
 	// connections under way open until they are drained.
-	tr := &quic.Transport{Conn: pc}
+	tr, err := o.sockets.transport(o.addr)
+	if err != nil {
+		return err
+	}
 	listen := tr.Listen
 	if o.zeroRTT {
 		// Requests that come in 0-RTT are answered at once, in 0.5-RTT,
@@ -183,13 +192,11 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 	}
 	l, err := listen(tlsConf, conf)
 	if err != nil {
-		_ = pc.Close()
+		_ = tr.Close()
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
-	defer func() {
-		_ = tr.Close()
-		_ = pc.Close()
-	}()
+	defer func() { _ = tr.Close() }()
+	o.sockets.logSockets(tr, stderr)
 	fp := hq.Fingerprint(cert.Certificate[0])
 	abs, _ := filepath.Abs(o.dir)
 	fmt.Fprintf(stdout, "serving %s on %s (ALPN %s)\n", abs, l.Addr(), strings.Join(protos, ", "))
@@ -198,6 +205,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 		ready(l.Addr(), fp)
 	}
 	s := newFileServer(root, stderr, o.verbose)
+	s.sockets = tr.SocketStats
 	o.limits.apply(s.h3)
 	if o.debugAddr != "" {
 		stopDebug, err := startDebug(o.debugAddr, s, stdout)
@@ -221,6 +229,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 	fmt.Fprintln(stdout, s.counters())
 	fmt.Fprintln(stdout, listenerLine(final.quic))
 	fmt.Fprintln(stdout, limitsLine(final.h3))
+	if line := socketsLine(tr.SocketStats()); line != "" {
+		fmt.Fprintln(stdout, line)
+	}
 	return err
 }
 

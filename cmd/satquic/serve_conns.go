@@ -23,6 +23,8 @@ type fileServer struct {
 	// logf, when -v asked for it, receives one line per request.
 	logf func(format string, args ...any)
 	h3   *http3.Server
+	// sockets, if set, reads the counters of the Transport's sockets.
+	sockets func() []quic.SocketStats
 
 	// draining ends when shutdown begins: hq-interop connections take
 	// no more requests.

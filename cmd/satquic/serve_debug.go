@@ -21,6 +21,17 @@ type debugState struct {
 	Connections    [2]int64 `json:"connections_h3_hq"`
 	Requests       [2]int64 `json:"requests_h3_hq"`
 	H3             any      `json:"h3"`
+	// Sockets has a server's sockets, with more than one.
+	Sockets []debugSocket `json:"sockets,omitempty"`
+}
+
+// debugSocket is what one socket of the server received.
+type debugSocket struct {
+	Connections uint64 `json:"connections"`
+	Datagrams   uint64 `json:"datagrams"`
+	// Foreign are datagrams for another socket's connections, which
+	// steering keeps at 0.
+	Foreign uint64 `json:"foreign_datagrams"`
 }
 
 // startDebug serves Go's runtime profiles (net/http/pprof under
@@ -61,7 +72,7 @@ func startDebug(addr string, s *fileServer, stdout io.Writer) (stop func(), err 
 func (s *fileServer) debugState() debugState {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	return debugState{
+	st := debugState{
 		Goroutines:     runtime.NumGoroutine(),
 		HeapAllocBytes: ms.HeapAlloc,
 		HeapSysBytes:   ms.HeapSys,
@@ -69,4 +80,13 @@ func (s *fileServer) debugState() debugState {
 		Requests:       [2]int64{s.requests[protoH3].Load(), s.requests[protoHQ].Load()},
 		H3:             s.h3.Stats(),
 	}
+	if s.sockets == nil {
+		return st
+	}
+	if stats := s.sockets(); len(stats) > 1 {
+		for _, x := range stats {
+			st.Sockets = append(st.Sockets, debugSocket{Connections: x.Connections, Datagrams: x.Datagrams, Foreign: x.Foreign})
+		}
+	}
+	return st
 }

@@ -90,6 +90,11 @@ type DownloadConfig struct {
 	// returns it in its first 0-RTT packet; the server of the timed
 	// connection resumes from it.
 	CarefulResume bool
+	// NoAckFrequency turns off the ACK frequency extension
+	// (draft-ietf-quic-ack-frequency), which both ends offer by default as
+	// quic.Config does: the server then asks the client for fewer ACKs on
+	// large windows.
+	NoAckFrequency bool
 }
 
 // Result is the outcome of a simulated download.
@@ -120,6 +125,19 @@ type Result struct {
 	// CarefulResume is the server's Careful Resume state and counters
 	// (the phase reached, the state it resumed from).
 	CarefulResume core.CarefulResumeStats
+	// AckFrequency is the server's side of the ACK frequency extension:
+	// what it asked the client for, and how often.
+	AckFrequency core.AckFrequencyStats
+}
+
+// UplinkRatio is the bytes the client offered its uplink (its ACKs and
+// its request) per byte the server offered the downlink: what the
+// download costs a thin return link.
+func (r *Result) UplinkRatio() float64 {
+	if r.Down.OfferedBytes == 0 {
+		return 0
+	}
+	return float64(r.Up.OfferedBytes) / float64(r.Down.OfferedBytes)
 }
 
 var (
@@ -169,6 +187,7 @@ func download(cfg DownloadConfig, ccfg, scfg *core.Config, epoch time.Duration) 
 		res.FEC = st.FEC
 		res.ServerRecovery = st.Recovery
 		res.CarefulResume = st.CarefulResume
+		res.AckFrequency = st.AckFrequency
 	}
 	res.ClientRecovered = cconn.Stats().FEC.SymbolsRecovered
 	switch {
@@ -276,6 +295,9 @@ func configs(cfg DownloadConfig) (client, server *core.Config, err error) {
 		MaxDatagramSize: cfg.MaxDatagramSize,
 		Recovery:        srv,
 		FEC:             fecCfg,
+	}
+	if !cfg.NoAckFrequency {
+		client.AckFrequency, server.AckFrequency = &core.AckFrequencyConfig{}, &core.AckFrequencyConfig{}
 	}
 	if cfg.ZeroRTT {
 		if err := resumable(cfg.Seed, client, server); err != nil {

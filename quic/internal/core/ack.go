@@ -55,6 +55,9 @@ type ackState struct {
 	// resend: an ACK frame was lost and what it reported must go out
 	// again, with the next packet sent (RFC 9000 section 13.3).
 	resend bool
+	// sentAt is when the last ACK frame went out (hasSentAt).
+	sentAt    time.Duration
+	hasSentAt bool
 }
 
 // ackPolicy is what decides when ACK frames go out in a space.
@@ -67,6 +70,17 @@ type ackPolicy struct {
 	// threshold is the number of ack-eliciting packets that trigger an
 	// ACK (RFC 9000 section 13.2.2 recommends 2).
 	threshold int
+	// peerReorder: the peer's Reordering Threshold, reorder, decides
+	// which out-of-order packets are acknowledged at once
+	// (draft-ietf-quic-ack-frequency section 6.2), instead of RFC 9000
+	// section 13.2.1's rule.
+	peerReorder bool
+	reorder     uint64
+	// quietAfter, if set, acknowledges at once an ack-eliciting packet
+	// that arrives when no ACK frame went out for that long: after an
+	// idle period the peer's RTT estimate needs a fresh sample
+	// (draft-ietf-quic-ack-frequency section 6.1).
+	quietAfter time.Duration
 }
 
 // isDuplicate reports whether pn was received before or is too old.
@@ -95,20 +109,51 @@ func (a *ackState) onPacket(now time.Duration, pn uint64, ackEliciting bool, p a
 	if !a.hasLargest || pn > a.largest {
 		a.largest, a.largestTime, a.hasLargest = pn, now, true
 	}
+	if p.peerReorder {
+		outOfOrder = a.reorderDue(pn, p.reorder)
+	}
 	a.unacked = true
 	a.sinceAck++
 	if !ackEliciting {
 		return
 	}
 	a.eliciting++
+	quiet := p.quietAfter > 0 && a.hasSentAt && now-a.sentAt > p.quietAfter
 	switch {
-	case p.immediate, outOfOrder, a.eliciting >= p.threshold:
+	case p.immediate, outOfOrder, quiet, a.eliciting >= p.threshold:
 		// Section 13.2.1: out-of-order packets are acknowledged at
 		// once, so that the peer detects the loss quickly.
 		a.immediate = true
 	case !a.hasDeadline:
 		a.deadline, a.hasDeadline = now+p.maxDelay, true
 	}
+}
+
+// reorderDue reports whether packet pn, just recorded, is acknowledged at
+// once under the peer's Reordering Threshold r (draft-ietf-quic-ack-frequency
+// section 6.2): never when r is 0; else when pn is at or below Largest
+// Acked - r (the peer may have declared it lost: this ACK shows the loss
+// was spurious), or when the smallest packet still missing above Largest
+// Acked - r (the Largest Reported Missing) is r or more below the largest
+// received, so that the peer can declare it lost now. Largest Acked is
+// the Largest Acknowledged of the last ACK frame sent; before the first,
+// every missing packet is unreported. The largest received packet stands
+// for the draft's largest ack-eliciting one.
+func (a *ackState) reorderDue(pn, r uint64) bool {
+	if r == 0 {
+		return false
+	}
+	from := a.floor
+	if a.hasSent {
+		if a.sentLargest >= r && pn <= a.sentLargest-r {
+			return true
+		}
+		if a.sentLargest+1 > r {
+			from = max(from, a.sentLargest+1-r)
+		}
+	}
+	missing, ok := a.received.firstGapFrom(from)
+	return ok && a.largest-missing >= r
 }
 
 // ackNow makes the next ACK frame go out without delay.
@@ -173,6 +218,12 @@ func (a *ackState) buildFrame(f *wire.AckFrame, now time.Duration, exponent uint
 	}
 	f.AckDelay = wire.EncodeAckDelay(now-a.largestTime, exponent)
 	return true
+}
+
+// onAckSentAt records that an ACK frame went out at now (onAckSent).
+func (a *ackState) onAckSentAt(now time.Duration) {
+	a.sentAt, a.hasSentAt = now, true
+	a.onAckSent()
 }
 
 // onAckSent resets the delayed ACK state after an ACK frame was sent; its

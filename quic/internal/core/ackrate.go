@@ -61,10 +61,14 @@ func (r *ackRate) threshold(configured int) int {
 
 // policy is the ACK policy of space s for a packet received at now.
 // Initial and Handshake packets are acknowledged at once (RFC 9000 section
-// 13.2.1); 1-RTT packets after cfg.AckElicitingThreshold of them, or more
-// on fast paths, where the packet is counted for the rate (rtt gives the
-// smoothed RTT).
-func (r *ackRate) policy(now time.Duration, s recovery.Space, cfg *Config, rtt *recovery.RTTStats) ackPolicy {
+// 13.2.1); 1-RTT packets as the peer asked in an ACK_FREQUENCY frame
+// (peer, ackfreq_recv.go), or else after cfg.AckElicitingThreshold of
+// them, or more on fast paths, where the packet is counted for the rate
+// (rtt gives the smoothed RTT).
+func (r *ackRate) policy(now time.Duration, s recovery.Space, cfg *Config, rtt *recovery.RTTStats, peer *ackFreqRecv) ackPolicy {
+	if s == spaceApp && peer.inForce {
+		return peer.policy(rtt.SmoothedRTT())
+	}
 	threshold := cfg.AckElicitingThreshold
 	if s == spaceApp && !cfg.NoAckRateAdaptation {
 		r.onPacket(now, rtt.SmoothedRTT())
@@ -79,8 +83,12 @@ func (r *ackRate) policy(now time.Duration, s recovery.Space, cfg *Config, rtt *
 
 // lostAckPolicy is how soon the information of a lost ACK frame of space
 // s goes out again: at once in the handshake spaces, as their packets are
-// acknowledged (RFC 9000 section 13.2.1), else within max_ack_delay. It
-// leaves the rate adaptation alone, which counts received packets.
-func lostAckPolicy(s recovery.Space, cfg *Config) ackPolicy {
+// acknowledged (RFC 9000 section 13.2.1), else within max_ack_delay, the
+// one the peer asked for if it did. It leaves the rate adaptation alone,
+// which counts received packets.
+func lostAckPolicy(s recovery.Space, cfg *Config, peer *ackFreqRecv) ackPolicy {
+	if s == spaceApp && peer.inForce {
+		return ackPolicy{maxDelay: peer.maxDelay}
+	}
 	return ackPolicy{immediate: s != spaceApp, maxDelay: cfg.MaxAckDelay}
 }

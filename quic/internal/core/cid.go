@@ -41,6 +41,7 @@ type connIDs struct {
 	// its active_connection_id_limit (Config.ActiveConnIDLimit).
 	rand     io.Reader
 	idLen    int
+	newID    func(id []byte, r io.Reader) error // Config.NewConnID
 	resetKey *crypto.ResetKey
 	limit    uint64
 
@@ -62,6 +63,7 @@ type connIDs struct {
 // source of randomness and reset key.
 func (ids *connIDs) init(cfg *Config, ev *eventQueue) error {
 	ids.rand, ids.idLen, ids.resetKey = cfg.Rand, cfg.ConnIDLen, cfg.ResetKey
+	ids.newID = cfg.NewConnID
 	ids.limit = cfg.ActiveConnIDLimit
 	ids.peerLimit = wire.DefaultActiveConnectionIDLimit
 	return ids.newLocal(ev)
@@ -85,7 +87,7 @@ func (ids *connIDs) initServer(cfg *Config, ev *eventQueue) error {
 
 // newLocal issues one more connection ID with its reset token.
 func (ids *connIDs) newLocal(ev *eventQueue) error {
-	id, err := drawConnID(ids.rand, ids.idLen)
+	id, err := ids.draw()
 	if err != nil {
 		return err
 	}
@@ -289,6 +291,19 @@ func (ids *connIDs) resetToken(id wire.ConnectionID) (wire.StatelessResetToken, 
 		}
 	}
 	return wire.StatelessResetToken{}, false
+}
+
+// draw makes a connection ID to issue: Config.NewConnID's, or a random
+// one.
+func (ids *connIDs) draw() (wire.ConnectionID, error) {
+	if ids.newID == nil {
+		return drawConnID(ids.rand, ids.idLen)
+	}
+	var b [wire.MaxConnectionIDLen]byte
+	if err := ids.newID(b[:ids.idLen], ids.rand); err != nil {
+		return wire.ConnectionID{}, fmt.Errorf("quic core: connection ID: %w", err)
+	}
+	return wire.NewConnectionID(b[:ids.idLen])
 }
 
 // drawConnID draws a connection ID of n bytes from r.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"time"
 
 	"github.com/satquic/satquic/quic/internal/crypto"
@@ -82,6 +83,11 @@ type Config struct {
 	// 1 to 20 bytes (default 8). A client's first Destination Connection
 	// ID is at least 8 bytes whatever this says (RFC 9000 section 7.2).
 	ConnIDLen int
+	// NewConnID, if set, fills id (ConnIDLen bytes) with a connection ID
+	// this endpoint issues, drawing its randomness from r (Rand); nil
+	// draws the whole ID from Rand. A server whose socket group or load
+	// balancer routes by connection ID encodes the route in it.
+	NewConnID func(id []byte, r io.Reader) error
 	// ResetKey derives the stateless reset tokens of the connection IDs
 	// this endpoint issues (RFC 9000 section 10.3.2), so that the endpoint
 	// can reset a connection whose state it lost. Nil draws random tokens.
@@ -103,6 +109,17 @@ type Config struct {
 	// larger), advertised as max_udp_payload_size (RFC 9000 section
 	// 18.2).
 	MaxReceiveDatagramSize int
+	// DisableActiveMigration sends disable_active_migration (RFC 9000
+	// section 18.2): the peer must not move to a new local address.
+	// A NAT rebinding is followed all the same (section 9: the peer
+	// cannot tell it happened).
+	DisableActiveMigration bool
+	// PreferredIPv4 and PreferredIPv6, at a server, are the addresses
+	// it sends in preferred_address (RFC 9000 section 9.6), with a
+	// connection ID of its own: a client moves there once its
+	// handshake is confirmed. The driver must receive there, and route
+	// by connection ID to the same connections. Either may be unset.
+	PreferredIPv4, PreferredIPv6 netip.AddrPort
 	// HandshakeTimeout bounds the handshake (default 20 s).
 	HandshakeTimeout time.Duration
 	// IdleTimeout is max_idle_timeout (default 30 s); the effective
@@ -229,6 +246,12 @@ type Config struct {
 	// waiting to be sent and to be read (default 256 each): a full send
 	// queue drops its oldest, a full receive queue the arriving one.
 	DatagramSendQueue, DatagramReceiveQueue int
+	// AckFrequency, if set, offers the ACK frequency extension
+	// (draft-ietf-quic-ack-frequency, ackfreq.go): this endpoint
+	// acknowledges as a peer that offers it asks, and asks such a peer
+	// for fewer ACKs on paths with a large window. Nil: neither, and the
+	// peer's frames are unknown ones.
+	AckFrequency *AckFrequencyConfig
 }
 
 // withDefaults returns a copy of c with defaults filled in, or an error
@@ -271,6 +294,9 @@ func (c *Config) withDefaults() (Config, error) {
 	setDefault(&d.DatagramReceiveQueue, DefaultDatagramReceiveQueue)
 	var err error
 	if d.CarefulResume, err = d.CarefulResume.withDefaults(); err != nil {
+		return d, err
+	}
+	if d.AckFrequency, err = d.AckFrequency.withDefaults(d.MaxAckDelay); err != nil {
 		return d, err
 	}
 	d.Recovery = d.Recovery.WithDefaults()
@@ -412,7 +438,7 @@ func (c *Config) transportParams(first *localCID, isClient bool) wire.TransportP
 	p.AckDelayExponent = uint64(c.AckDelayExponent)
 	p.MaxAckDelayMs = uint64((c.MaxAckDelay + time.Millisecond - 1) / time.Millisecond)
 	p.ActiveConnectionIDLimit = c.ActiveConnIDLimit
-	p.DisableActiveMigration = true
+	p.DisableActiveMigration = c.DisableActiveMigration
 	scid := first.id
 	p.InitialSourceConnectionID = &scid
 	if !isClient {

@@ -92,11 +92,15 @@ type Conn struct {
 	dgram datagramState
 	// ackRate sets the ACK threshold of fast paths (ackrate.go).
 	ackRate ackRate
+	// ackFreq is the ACK frequency extension (ackfreq.go).
+	ackFreq ackFrequency
 
 	// ecn marks, counts and validates ECN (ecn.go).
 	ecn ecnState
 
-	pathResponses [][8]byte
+	// path is the peer's address, its validation and migration
+	// (path.go, migration.go).
+	path peerPath
 
 	idle idleState
 
@@ -235,6 +239,7 @@ func newConn(cfg *Config, now time.Duration, remote netip.AddrPort, isClient boo
 		handshakeDeadline: now + d.HandshakeTimeout,
 		amp:               amplification{validated: isClient},
 		retry:             retryState{started: now},
+		ackFreq:           newAckFrequency(d.AckFrequency),
 	}
 	for i := range c.spaces {
 		c.spaces[i] = newSpace(recovery.Space(i))
@@ -266,8 +271,15 @@ func (c *Conn) startTLS(now time.Duration, q *tls.QUICConn) error {
 	c.fec.addParam(&c.localParams)
 	c.bdp.addParam(&c.localParams, c.isClient, c.cfg.TLS)
 	c.dgram.addParam(&c.localParams)
+	if err := c.ackFreq.addParam(&c.localParams); err != nil {
+		return err
+	}
 	if !c.isClient {
 		c.retry.addParams(&c.localParams, c.origDCID)
+		if err := c.offerPreferredAddress(); err != nil {
+			c.Release()
+			return err
+		}
 	}
 	if err := c.tls.start(q, &c.localParams, c.isClient); err != nil {
 		c.Release()
@@ -314,7 +326,7 @@ func (c *Conn) HandshakeConfirmed() bool { return c.handshakeConfirmed }
 
 // ConnectionState returns the TLS state: negotiated protocol, peer
 // certificates.
-func (c *Conn) ConnectionState() tls.ConnectionState { return c.tls.conn.ConnectionState() }
+func (c *Conn) ConnectionState() tls.ConnectionState { return c.tls.connectionState() }
 
 // PeerParams returns the peer's transport parameters, once received.
 func (c *Conn) PeerParams() (wire.TransportParameters, bool) { return c.peerParams, c.hasPeer }

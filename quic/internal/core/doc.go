@@ -34,6 +34,12 @@
 //     its Addr with its codepoint (a driver that cannot set or read
 //     codepoints sets Config.DisableECN); it may send them in batches and
 //     leave the connection to the application while a batch is written;
+//   - while a client probes a path from a new local address (ProbePath),
+//     sends NextProbeDatagram's datagrams from that address, and every
+//     datagram after EventPathMigrated; updates the peer's address on
+//     EventPeerAddressChanged (a datagram's Addr already says where it
+//     goes); a server with a preferred address sends from it after
+//     EventPreferredAddressUsed;
 //   - waits until NextTimer (a time at or before now means at once), or
 //     until datagrams arrive or the application acted;
 //   - forgets the connection when Closed reports true; the core has then
@@ -74,7 +80,9 @@
 //     component into NextTimer and runs the due ones in HandleTimer.
 //   - handshake.go dispatches the events of the TLS handshake (a
 //     tlsHandshake, handshake_tls.go, owns crypto/tls's QUICConn, feeds
-//     it CRYPTO data and reports its events) to the part each concerns,
+//     it CRYPTO data and reports its events; a server lets it go once its
+//     handshake and session ticket are done, keeping only the TLS state)
+//     to the part each concerns,
 //     as RFC 9001 section 4.1.3 says: secrets become packet protection
 //     keys (package crypto), CRYPTO data flows per encryption level, the
 //     peer's transport parameters are parsed, their connection IDs
@@ -122,10 +130,25 @@
 //     and protects them in place. seal.go then records the packets sent.
 //   - ack.go decides when ACK frames go out: at once in the handshake
 //     spaces and for out-of-order packets, after AckElicitingThreshold
-//     ack-eliciting packets or max_ack_delay otherwise (RFC 9000 section
-//     13.2), with bounded ranges; a lost ACK frame's information goes out
-//     again, and a probe of a handshake space carries an ACK frame
-//     (section 13.3).
+//     ack-eliciting packets (more on fast paths, ackrate.go) or
+//     max_ack_delay otherwise (RFC 9000 section 13.2), with bounded
+//     ranges; a lost ACK frame's information goes out again, and a probe
+//     of a handshake space carries an ACK frame (section 13.3).
+//   - ackfreq*.go: the ACK frequency extension
+//     (draft-ietf-quic-ack-frequency-14, Config.AckFrequency), offered
+//     by the min_ack_delay transport parameter. A peer's ACK_FREQUENCY
+//     frame replaces ackrate.go's policy in the application space (its
+//     threshold, max ack delay, reordering threshold and CE rule, in
+//     ack.go), IMMEDIATE_ACK is answered at once, and so are a packet FEC
+//     rebuilt and the first ack-eliciting packet after a round trip
+//     without an ACK sent. As a sender, once
+//     its first slow start ended, the connection asks a peer that
+//     offered the extension for one ACK per 1/128 of its congestion
+//     window (2 to 256 packets) within an eighth of the smoothed RTT,
+//     at most once per RTT, and sends IMMEDIATE_ACK with probes, after
+//     an idle period and with its last data; the probe timeout covers
+//     the largest max_ack_delay requested until it is acknowledged
+//     (ackfreq_send.go has the figures).
 //   - Loss recovery and congestion control are package recovery's Sender.
 //     Every sent packet has a record of its frames (sentlog.go); when the
 //     Sender reports it acknowledged or lost, receive_ack.go hands each
@@ -153,9 +176,9 @@
 //     CONNECTION_CLOSE first goes out.
 //     idle.go: the idle timeout and keep-alive PINGs (idleState). cid.go:
 //     connection IDs (connIDs: NEW_CONNECTION_ID, RETIRE_CONNECTION_ID,
-//     active_connection_id_limit, IDs drawn from Config.Rand with reset
-//     tokens from Config.ResetKey, reported through the event queue) and
-//     stateless reset detection. keyupdate.go: 1-RTT key updates
+//     active_connection_id_limit, IDs drawn from Config.Rand or shaped
+//     by Config.NewConnID, with reset tokens from Config.ResetKey,
+//     reported through the event queue) and stateless reset detection. keyupdate.go: 1-RTT key updates
 //     (keyUpdateState, handed the connection's keys). Like the states
 //     below, each is a type with its methods, handed the time and what
 //     else it needs; the Conn calls them and acts on what they return.
@@ -251,6 +274,32 @@
 //     controlled and paced; a lost one is not sent again. Received ones
 //     wait in a bounded queue for ReceiveDatagram (EventDatagramReceived),
 //     those in packets FEC rebuilt too.
+//   - path*.go: the peer's path and connection migration (RFC 9000
+//     sections 8.2 and 9). HandleDatagram notes each datagram's address;
+//     the newest non-probing 1-RTT packet from another address, once the
+//     handshake is confirmed, moves c.remote there (path.go), with a new
+//     connection ID of the peer's when the peer changed its own
+//     (cid_path.go, section 9.5). The new address is validated with
+//     PATH_CHALLENGE and held to three times what came from it until it
+//     answers; a validation that times out goes back to the last
+//     validated address; a validated new IP address restarts congestion
+//     control and the RTT estimate (recovery's ResetPath), a port change
+//     alone does not. A server that follows its peer probes the new
+//     address at once with the oldest data in flight, and a client that
+//     expects stream data and hears nothing for a probe timeout sends a
+//     PING of 1200 bytes, so that a NAT rebinding during a download
+//     costs one probe timeout and one round trip (path_sim_test.go).
+//     PATH_CHALLENGE and PATH_RESPONSE go in datagrams of
+//     their own, expanded to 1200 bytes within the limit, the response to
+//     the address its challenge came from (path_send.go). migration.go
+//     is a client's move to a new local address: ProbePath, the probe
+//     datagrams the driver sends from it (NextProbeDatagram), and the
+//     switch when the PATH_RESPONSE comes (EventPathMigrated).
+//     preferred.go is a server's preferred_address (section 9.6,
+//     Config.PreferredIPv4 and PreferredIPv6), which a client probes from
+//     its own address once the handshake is confirmed and moves to.
+//     EventPeerAddressChanged tells the driver RemoteAddr changed;
+//     Stats.Path counts it all and path_qlog.go logs it.
 //
 // A protocol violation inside an authenticated packet closes the connection
 // with the RFC's error code; malformed or unauthenticated input is dropped
@@ -258,8 +307,9 @@
 //
 // # Not yet
 //
-// Connection migration and path validation (PATH_CHALLENGE is answered,
-// the path never changes); ECN uses ECT(0) only (no
+// A client does not yet discard datagrams from server
+// addresses it does not know (RFC 9000 section 9.6); ECN uses ECT(0) only
+// (no
 // L4S ECT(1) response). Handshake packets are not FEC-protected (their
 // spaces have their own keys and probes).
 package core

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"net/netip"
 	"time"
 
 	"github.com/satquic/satquic/internal/ecn"
@@ -32,7 +33,8 @@ func (c *Conn) Step(now time.Duration, in []Datagram) {
 
 // NextDatagram builds the next datagram to send at now, appending its
 // payload to buf[:0] (buf may be nil), and reports false when there is
-// nothing to send now. The datagram goes to its Addr (RemoteAddr) with its
+// nothing to send now. The datagram goes to its Addr (RemoteAddr, or
+// another address of the peer for a PATH_RESPONSE, path_send.go) with its
 // ECN codepoint: ECT(0) while ECN is tested or validated on the path,
 // Not-ECT otherwise (a driver that cannot set codepoints sets
 // Config.DisableECN). The driver calls again until it reports false, then
@@ -40,6 +42,7 @@ func (c *Conn) Step(now time.Duration, in []Datagram) {
 func (c *Conn) NextDatagram(now time.Duration, buf []byte) (Datagram, bool) {
 	c.checkController()
 	c.ecn.last = ecn.NotECT
+	c.path.out = netip.AddrPort{}
 	data, ok := c.buildDatagram(now, buf)
 	// Sending moves Careful Resume's phases too, and its jump raises the
 	// send buffers' limit.
@@ -48,7 +51,7 @@ func (c *Conn) NextDatagram(now time.Duration, buf []byte) (Datagram, bool) {
 	if !ok {
 		return Datagram{}, false
 	}
-	return Datagram{Addr: c.remote, Data: data, ECN: c.ecn.last}, true
+	return Datagram{Addr: c.path.dest(c.remote), Data: data, ECN: c.ecn.last}, true
 }
 
 // checkController closes the connection with INTERNAL_ERROR once an

@@ -43,12 +43,31 @@ const (
 	// EventDatagramReceived: ReceiveDatagram has a datagram, the first
 	// since it last reported none.
 	EventDatagramReceived
+	// EventPeerAddressChanged: the peer's address, where datagrams go,
+	// changed (RemoteAddr): the peer moved, or the path went back to
+	// the last validated address (path.go).
+	EventPeerAddressChanged
+	// EventPathMigrated: a client's probe of a new local address was
+	// answered and the connection moved there; the driver sends the
+	// next datagrams from it (migration.go).
+	EventPathMigrated
+	// EventPathProbeFailed: a client's probe of a new local address got
+	// no answer in time, or could not go on; Err says why. The
+	// connection stays where it was.
+	EventPathProbeFailed
+	// EventPreferredAddressUsed: at a server with a preferred address
+	// (Config.PreferredIPv4, PreferredIPv6), the client's newest
+	// non-probing packet came to it; the driver sends every datagram
+	// from that address from now on (RFC 9000 section 9.6.1).
+	EventPreferredAddressUsed
 )
 
 func (k EventKind) String() string {
 	names := [...]string{"", "handshake-complete", "handshake-confirmed", "stream-opened",
 		"stream-readable", "stream-writable", "streams-available", "connid-issued",
-		"connid-retired", "closed", "early-data-rejected", "datagram-received"}
+		"connid-retired", "closed", "early-data-rejected", "datagram-received",
+		"peer-address-changed",
+		"path-migrated", "path-probe-failed", "preferred-address-used"}
 	if int(k) < len(names) && k != 0 {
 		return names[k]
 	}

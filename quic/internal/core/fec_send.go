@@ -313,7 +313,7 @@ func (c *Conn) appendRepair(now time.Duration, w *packetWriter, sp *pnSpace, wan
 	w.record(sentFrame{kind: fkFECRepair, id: uint64(id.FirstESI), n: uint64(id.NSS)})
 	fs.onRepairSent(sp.nextPN, id, len(data))
 	rtt := c.sender.RTT()
-	until := now + rtt.SmoothedRTT() + max(4*rtt.RTTVar(), time.Millisecond) + c.peerParams.MaxAckDelay()
+	until := now + rtt.SmoothedRTT() + max(4*rtt.RTTVar(), time.Millisecond) + rtt.MaxAckDelay()
 	fs.coverWindow(c.sender, id, until)
 	c.qlog.repairSent(now, id)
 	return true

@@ -18,6 +18,11 @@ func (c *Conn) drainTLS(now time.Duration) {
 	for c.state == stateActive {
 		ev, ok := c.tls.nextEvent()
 		if !ok {
+			if !c.isClient && c.handshakeComplete {
+				// The session ticket's bytes are queued: TLS has
+				// nothing more to do for a server.
+				c.tls.finish()
+			}
 			return
 		}
 		switch ev.Kind {
@@ -80,7 +85,11 @@ func (c *Conn) installSecret(now time.Duration, ev tls.QUICEvent, write bool) {
 	var err error
 	if s == spaceApp {
 		var k *crypto.AppKeys
-		if k, err = crypto.NewAppKeys(ev.Suite, ev.Data, v); err == nil {
+		newKeys := crypto.NewAppKeys
+		if write {
+			newKeys = crypto.NewSendAppKeys
+		}
+		if k, err = newKeys(ev.Suite, ev.Data, v); err == nil {
 			if write {
 				c.appWrite = k
 				c.early.onOneRTTKeys()
@@ -225,10 +234,18 @@ func (c *Conn) onPeerParams(now time.Duration, raw []byte) {
 	if err == nil {
 		c.peerParams, c.hasPeer = p, true
 		c.applyPeerParams(now, &p)
+		if c.isClient && p.PreferredAddress != nil {
+			err = c.cids.takePreferredConnID(p.PreferredAddress) // preferred.go
+		}
+	}
+	if err == nil {
 		err = c.fec.startSender(&p, c.cfg.largestSend())
 	}
 	if err == nil {
 		err = c.bdp.onPeerParams(&p)
+	}
+	if err == nil {
+		err = c.ackFreq.onPeerParams(&p)
 	}
 	if err != nil {
 		c.closeLocal(asTransportError(err))

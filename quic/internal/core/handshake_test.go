@@ -16,8 +16,15 @@ func TestHandshake(t *testing.T) {
 	if !hasEvent(p.clientEvents, EventHandshakeComplete) || !hasEvent(p.serverEvents, EventHandshakeComplete) {
 		t.Errorf("handshake complete events missing: client %v server %v", p.clientEvents, p.serverEvents)
 	}
-	if got := p.client.ConnectionState().NegotiatedProtocol; got != testALPN {
-		t.Errorf("ALPN %q, want %q", got, testALPN)
+	for _, c := range []*Conn{p.client, p.server} {
+		if got := c.ConnectionState().NegotiatedProtocol; got != testALPN || !c.ConnectionState().HandshakeComplete {
+			t.Errorf("client=%v: ALPN %q, want %q", c.isClient, got, testALPN)
+		}
+	}
+	// The server let its TLS state go with the handshake; the client
+	// keeps it for the session tickets to come.
+	if p.server.tls.conn != nil || p.client.tls.conn == nil {
+		t.Errorf("TLS connections held: server %v, client %v", p.server.tls.conn != nil, p.client.tls.conn != nil)
 	}
 	// Two round trips: the client's Finished arrives at 1 RTT plus the
 	// server's flight, HANDSHAKE_DONE half a round trip later.

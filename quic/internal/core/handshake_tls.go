@@ -18,6 +18,9 @@ type tlsHandshake struct {
 	conn *tls.QUICConn
 	// released: the QUICConn was closed (release).
 	released bool
+	// state is the connection's TLS state, kept when a server lets go of
+	// its QUICConn once the handshake is over (finish).
+	state *tls.ConnectionState
 }
 
 // start starts the handshake q of an endpoint whose transport parameters
@@ -40,6 +43,9 @@ func (h *tlsHandshake) start(q *tls.QUICConn, local *wire.TransportParameters, i
 // nextEvent returns the next event TLS has ready; ok is false when there
 // is none.
 func (h *tlsHandshake) nextEvent() (ev tls.QUICEvent, ok bool) {
+	if h.conn == nil {
+		return tls.QUICEvent{}, false
+	}
 	ev = h.conn.NextEvent()
 	return ev, ev.Kind != tls.QUICNoEvent
 }
@@ -58,7 +64,41 @@ func (h *tlsHandshake) setTransportParams(local *wire.TransportParameters, isCli
 
 // handleData gives TLS in-order CRYPTO data of space s.
 func (h *tlsHandshake) handleData(s recovery.Space, data []byte) error {
+	if h.conn == nil {
+		// A server whose handshake is over expects no more handshake
+		// messages: a client sends none after its Finished in QUIC (RFC
+		// 9001 section 4.1.2), and TLS would refuse one the same way.
+		return tls.AlertError(alertUnexpectedMessage)
+	}
 	return h.conn.HandleData(levelOfSpace(s), data)
+}
+
+// alertUnexpectedMessage is TLS's unexpected_message alert (RFC 8446
+// section 6).
+const alertUnexpectedMessage = 10
+
+// connectionState is the TLS state of the connection.
+func (h *tlsHandshake) connectionState() tls.ConnectionState {
+	if h.state != nil {
+		return *h.state
+	}
+	return h.conn.ConnectionState()
+}
+
+// finish lets a server's QUICConn go once the handshake is over and its
+// session ticket is written: nothing it holds (the record layer's
+// ciphers, the handshake buffers, the transcript) serves the connection
+// any more, and an idle connection is smaller by about a third without
+// them. The TLS state is kept for ConnectionState. A client keeps its
+// QUICConn: session tickets may come at any time.
+func (h *tlsHandshake) finish() {
+	if h.conn == nil {
+		return
+	}
+	st := h.conn.ConnectionState()
+	h.state = &st
+	h.release()
+	h.conn = nil
 }
 
 // storeSession stores a copy of a client's session ticket s with the
@@ -66,6 +106,9 @@ func (h *tlsHandshake) handleData(s recovery.Space, data []byte) error {
 // leaves alone a ticket the cache holds already, which another
 // connection may be reading.
 func (h *tlsHandshake) storeSession(s *tls.SessionState, extra [][]byte) error {
+	if h.conn == nil {
+		return nil
+	}
 	cp := *s
 	cp.Extra = extra
 	return h.conn.StoreSession(&cp)

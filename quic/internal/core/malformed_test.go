@@ -101,6 +101,9 @@ func TestMalformedFrames(t *testing.T) {
 		{"HANDSHAKE_DONE from client", frames(&wire.HandshakeDoneFrame{}), 0, wire.CodeProtocolViolation},
 		{"NEW_TOKEN from client", frames(&wire.NewTokenFrame{Token: []byte("t")}), 0, wire.CodeProtocolViolation},
 		{"DATAGRAM not negotiated", frames(&wire.DatagramFrame{Data: []byte("d")}), 0, wire.CodeProtocolViolation},
+		// A KeyUpdate message, which QUIC forbids (RFC 9001 section 6),
+		// reaches a server whose TLS is done: unexpected_message.
+		{"CRYPTO after the handshake", frames(&wire.CryptoFrame{Data: []byte{24, 0, 0, 1, 0}}), 0, wire.CryptoErrorCode(10)},
 		{"CRYPTO buffer exceeded", frames(&wire.CryptoFrame{Offset: 1 << 20, Data: []byte("c")}), 0, wire.CodeCryptoBufferExceeded},
 		{"RETIRE_CONNECTION_ID never issued", frames(&wire.RetireConnectionIDFrame{SequenceNumber: 100}), 0, wire.CodeProtocolViolation},
 		{"too many connection IDs", newConnIDs(5), 0, wire.CodeConnectionIDLimitError},

@@ -48,6 +48,11 @@ func (c *Conn) buildDatagram(now time.Duration, buf []byte) ([]byte, bool) {
 	if c.state == stateClosing {
 		return c.closingDatagram(now, buf)
 	}
+	if c.path.pending() {
+		if out, ok := c.pathDatagram(now, buf); ok {
+			return out, true
+		}
+	}
 	size := c.datagramBudget()
 	if size < minInitialDatagram {
 		c.updateAmplification(now)
@@ -73,12 +78,13 @@ func (c *Conn) buildDatagram(now time.Duration, buf []byte) ([]byte, bool) {
 
 // datagramBudget is the largest datagram that may be sent now: the path's
 // maximum, and before address validation three times what was received
-// (RFC 9000 section 8.1).
+// (RFC 9000 section 8.1), as on a new path before it is validated
+// (section 9.3.1).
 func (c *Conn) datagramBudget() int {
 	if len(c.cids.peer) == 0 {
 		return 0 // a server before the client's first Initial
 	}
-	return c.amp.limit(c.maxDatagram)
+	return c.amp.limit(c.path.sendLimit(c.maxDatagram))
 }
 
 // updateAmplification tells the loss detector at now whether the
@@ -213,10 +219,13 @@ func (c *Conn) appendFrames(now time.Duration, w *packetWriter, s recovery.Space
 		c.fec.recv.appendReport(w, p.hasAck)
 	}
 	if allow {
-		c.appendEliciting(w, s)
+		c.appendEliciting(now, w, s)
 		if c.sender.ProbesPending(s) > 0 && !p.ackEliciting && w.room() > 0 {
 			// A probe with nothing else to say (RFC 9002 section 6.2.4).
 			w.appendPing(fkPing)
+		}
+		if s == spaceApp {
+			c.appendImmediateAck(w)
 		}
 	}
 	if fecOn && hasFECSourceData(w.currentFrames()) {
@@ -252,6 +261,16 @@ func carriesData(frames []sentFrame) bool {
 		switch frames[i].kind {
 		case fkAck, fkFECRecovered, fkFECRepair, fkFECSourceID, fkPathProbe, fkDatagram:
 		default:
+			return true
+		}
+	}
+	return false
+}
+
+// hasStreamFrame reports whether a frame list holds a STREAM frame.
+func hasStreamFrame(frames []sentFrame) bool {
+	for i := range frames {
+		if frames[i].kind == fkStream {
 			return true
 		}
 	}

@@ -1,6 +1,8 @@
 package core
 
 import (
+	"time"
+
 	"github.com/satquic/satquic/quic/internal/recovery"
 	"github.com/satquic/satquic/quic/internal/wire"
 )
@@ -18,9 +20,9 @@ func (c *Conn) hasDataIn(s recovery.Space) bool {
 // asks what appendEliciting appends.
 func (c *Conn) hasAppData() bool {
 	switch {
-	case c.handshakeDonePend, c.idle.ping, c.newToken.pending, len(c.pathResponses) > 0:
+	case c.handshakeDonePend, c.idle.ping, c.newToken.pending:
 		return true
-	case c.bdp.hasFrame(c.early.sending()):
+	case c.bdp.hasFrame(c.early.sending()), c.ackFreq.send.pending && !c.early.sending():
 		return true
 	case c.flow.hasFrames(), c.streams.hasControl(), c.cids.hasFrames():
 		return true
@@ -33,7 +35,7 @@ func (c *Conn) hasAppData() bool {
 // section 13.3 says which are sent again when lost, with fresh values),
 // then CRYPTO frames, then DATAGRAM frames (datagram_send.go), then stream
 // data.
-func (c *Conn) appendEliciting(w *packetWriter, s recovery.Space) {
+func (c *Conn) appendEliciting(now time.Duration, w *packetWriter, s recovery.Space) {
 	if s == spaceApp {
 		if c.handshakeDonePend && w.appendHandshakeDone() {
 			c.handshakeDonePend = false
@@ -42,11 +44,9 @@ func (c *Conn) appendEliciting(w *packetWriter, s recovery.Space) {
 		c.idle.appendPing(w)
 		c.newToken.appendFrame(w)
 		c.bdp.appendFrame(w)
+		c.appendAckFrequency(now, w)
 		c.streams.appendLimits(w)
 		c.cids.appendFrames(w)
-		if len(c.pathResponses) > 0 {
-			c.pathResponses = w.appendPathResponses(c.pathResponses)
-		}
 		c.streams.appendControl(w)
 	}
 	w.appendCrypto(&c.spaces[s].cryptoSend)
@@ -134,21 +134,6 @@ func (i *idleState) appendPing(w *packetWriter) {
 		i.ping = false
 		w.record(sentFrame{kind: fkPing})
 	}
-}
-
-// appendPathResponses appends a PATH_RESPONSE frame for each challenge
-// of q that fits, and returns those left. A PATH_RESPONSE is never sent
-// again (RFC 9000 section 13.3).
-func (w *packetWriter) appendPathResponses(q [][8]byte) [][8]byte {
-	for len(q) > 0 {
-		f := wire.PathResponseFrame{Data: q[0]}
-		if !w.appendFrame(f.Len(), f.Append) {
-			break
-		}
-		q = q[1:]
-		w.record(sentFrame{kind: fkPathResponse})
-	}
-	return q
 }
 
 // appendLimits appends MAX_STREAMS and STREAMS_BLOCKED frames.

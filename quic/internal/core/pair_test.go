@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"net/netip"
+
 	"github.com/satquic/satquic/internal/ecn"
 )
 
@@ -19,6 +21,9 @@ type flight struct {
 	toServer bool
 	data     []byte
 	ecn      ecn.Codepoint
+	// addr is the client's address on the datagram: its source to the
+	// server, its destination from the server.
+	addr netip.AddrPort
 }
 
 // pair wires a client and a server Conn back to back with a fixed one-way
@@ -59,6 +64,18 @@ type pair struct {
 	// ampCheck fails the test if the server sends more than three times
 	// what it received before the client's address is validated.
 	serverRecv, serverSent int
+	// nat, if set, is the client's address as the server sees it at a
+	// time, for a NAT that rebinds: the source of the client's datagrams
+	// when they leave, and the only address whose datagrams from the
+	// server reach the client when they arrive (others count in
+	// natDropped).
+	nat        func(now time.Duration) netip.AddrPort
+	natDropped int
+	// clientAlso is another address the client receives on, beside
+	// nat's.
+	clientAlso netip.AddrPort
+	// onSent, if set, sees every datagram an end sends, before drop.
+	onSent func(toServer bool, d Datagram)
 	// in holds the datagrams due at each end in a step: [0] the client's,
 	// [1] the server's.
 	in [2][]Datagram
@@ -86,6 +103,9 @@ func (p *pair) flush(c *Conn, toServer bool) {
 		n := p.sent[dir]
 		p.sent[dir]++
 		p.sizes[dir] = append(p.sizes[dir], len(d.Data))
+		if p.onSent != nil {
+			p.onSent(toServer, d)
+		}
 		if !toServer {
 			p.serverSent += len(d.Data)
 			if !p.server.amp.validated && p.serverSent > 3*p.serverRecv {
@@ -99,7 +119,11 @@ func (p *pair) flush(c *Conn, toServer bool) {
 		if p.extraDelay != nil {
 			at += p.extraDelay(toServer, n, d.Data)
 		}
-		p.enqueue(flight{at: at, toServer: toServer, data: d.Data, ecn: d.ECN})
+		addr := d.Addr
+		if toServer {
+			addr = p.clientAddrAt(p.now)
+		}
+		p.enqueue(flight{at: at, toServer: toServer, data: d.Data, ecn: d.ECN, addr: addr})
 	}
 }
 
@@ -107,6 +131,10 @@ func (p *pair) flush(c *Conn, toServer bool) {
 // one the listener accepts creates the server.
 func (p *pair) deliver(f flight) {
 	if !f.toServer {
+		if p.nat != nil && f.addr != p.nat(p.now) && f.addr != p.clientAlso {
+			p.natDropped++
+			return
+		}
 		p.in[0] = append(p.in[0], Datagram{Addr: serverAddr, Data: f.data, ECN: f.ecn})
 		return
 	}
@@ -125,7 +153,15 @@ func (p *pair) deliver(f flight) {
 		}
 	}
 	p.serverRecv += len(f.data)
-	p.in[1] = append(p.in[1], Datagram{Addr: clientAddr, Data: f.data, ECN: f.ecn})
+	p.in[1] = append(p.in[1], Datagram{Addr: f.addr, Data: f.data, ECN: f.ecn})
+}
+
+// clientAddrAt is the client's address as the server sees it at now.
+func (p *pair) clientAddrAt(now time.Duration) netip.AddrPort {
+	if p.nat != nil {
+		return p.nat(now)
+	}
+	return clientAddr
 }
 
 // enqueue adds a flight; flights stay sorted by arrival time, in sending

@@ -192,6 +192,8 @@ var sentFrameNames = [...]string{
 	fkHandshakeDone: "handshake_done", fkPathResponse: "path_response", fkNewToken: "new_token",
 	fkFECSourceID: "fec_source_id", fkFECRepair: "fec_repair", fkFECRecovered: "fec_recovered",
 	fkPathProbe: "ping", fkBDP: "bdp_frame", fkDatagram: "datagram",
+	fkAckFrequency: "ack_frequency", fkImmediateAck: "immediate_ack",
+	fkPathChallenge: "path_challenge",
 }
 
 func appendSentFrame(b []byte, f sentFrame) []byte {
@@ -342,6 +344,10 @@ func qlogFrameName(t wire.FrameType) string {
 		return "handshake_done"
 	case wire.FrameTypeBDP:
 		return "bdp_frame"
+	case wire.FrameTypeAckFrequency:
+		return "ack_frequency"
+	case wire.FrameTypeImmediateAck:
+		return "immediate_ack"
 	}
 	return "unknown"
 }

@@ -48,6 +48,21 @@ func (r *rangeSet) search(v uint64) int {
 	return lo
 }
 
+// firstGapFrom returns the smallest value at or above lo that is missing
+// from the set and below its maximum, if any.
+func (r *rangeSet) firstGapFrom(lo uint64) (uint64, bool) {
+	i := r.search(lo)
+	switch {
+	case i == len(r.s):
+		return 0, false
+	case r.s[i].lo > lo:
+		return lo, true
+	case i+1 == len(r.s):
+		return 0, false
+	}
+	return r.s[i].hi, true
+}
+
 // add inserts [lo, hi), merging with overlapping or adjacent spans.
 func (r *rangeSet) add(lo, hi uint64) {
 	if lo >= hi {

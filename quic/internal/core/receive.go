@@ -47,6 +47,7 @@ func (c *Conn) HandleDatagram(now time.Duration, d Datagram) {
 	c.stats.DatagramsReceived++
 	c.stats.BytesReceived += uint64(len(data))
 	c.rxDatagramLen = len(data)
+	c.path.onDatagram(now, d.Addr, c.remote, len(data))
 	if !c.amp.validated {
 		c.amp.onReceived(len(data))
 		c.updateAmplification(now)

@@ -77,6 +77,8 @@ func (c *Conn) onRecoveryResult(now time.Duration, res *recovery.Result) {
 	c.notePhase(now)
 	c.streams.wakeWriters()
 	c.maySendPathState(now)
+	c.updateAckFrequency(now)
+	c.syncPeerAckDelay(now)
 	if confirm && c.isClient && c.handshakeComplete {
 		// RFC 9001 section 4.1.2: the acknowledgement of a 1-RTT packet
 		// confirms the handshake for the client.
@@ -123,7 +125,7 @@ func (c *Conn) onPacketLost(now time.Duration, p recovery.PacketInfo) {
 		if f.kind == fkAck {
 			// RFC 9000 section 13.3: what a lost ACK frame reported
 			// is sent again.
-			sp.acks.onAckLost(now, f.id, lostAckPolicy(p.Space, &c.cfg))
+			sp.acks.onAckLost(now, f.id, lostAckPolicy(p.Space, &c.cfg, &c.ackFreq.recv))
 			continue
 		}
 		c.onFrameLost(sp, f)
@@ -147,6 +149,8 @@ func (c *Conn) onFrameAcked(sp *pnSpace, f sentFrame) {
 		c.newToken.onAcked()
 	case fkFECRecovered:
 		c.fec.recv.onReportAcked(f.id)
+	case fkAckFrequency:
+		c.ackFreq.send.onAcked(f.id)
 	}
 }
 
@@ -181,6 +185,8 @@ func (c *Conn) onFrameLost(sp *pnSpace, f sentFrame) {
 		c.bdp.onLost(f)
 	case fkDatagram:
 		c.dgram.onDatagramLost()
+	case fkAckFrequency:
+		c.ackFreq.send.onLost(f.id)
 	}
 }
 
@@ -249,7 +255,13 @@ func (c *Conn) onProbe(p recovery.Probe) {
 	if c.hasAppData() {
 		return
 	}
-	left := p.Count
+	c.requeueOldest(sp, p.Count)
+}
+
+// requeueOldest queues again the content of the n oldest ack-eliciting
+// packets in flight of space sp, for probes to carry.
+func (c *Conn) requeueOldest(sp *pnSpace, n int) {
+	left := n
 	sp.sent.each(func(_ uint64, frames []sentFrame) bool {
 		if !hasEliciting(frames) {
 			return true

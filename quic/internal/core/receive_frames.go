@@ -31,17 +31,28 @@ func (c *Conn) processPacket(now time.Duration, s recovery.Space, pt wire.Packet
 	ce := c.ecn.onReceived(s)
 	c.idle.onReceive(now)
 	cryptoBefore := sp.cryptoRecv.received()
+	largest := sp.acks.largestReceived()
+	c.path.rxNonProbing = false
 	eliciting, err := c.processFrames(now, s, pt, payload, dcid, false)
 	c.qlog.packetReceived(now, pt, pn, c.rxPacketLen)
 	if err == nil && eliciting && s != spaceApp && !sp.discarded && sp.cryptoRecv.received() == cryptoBefore {
 		c.speedup.onPeerProbe(&c.spaces, c.isClient)
 	}
+	rebuilt := false
 	if err == nil && c.fec != nil && s == spaceApp && c.state == stateActive {
-		err = c.processRebuilt(now, c.fec.recv.onPacket(payload), dcid)
+		recs := c.fec.recv.onPacket(payload)
+		rebuilt = len(recs) > 0
+		err = c.processRebuilt(now, recs, dcid)
 	}
+	// An IMMEDIATE_ACK of this packet (or of one FEC rebuilt with it)
+	// concerns this packet only, whatever happens next.
+	immediate := c.ackFreq.recv.takeImmediate()
 	if err != nil {
 		c.closeLocal(asTransportError(err))
 		return
+	}
+	if s == spaceApp && c.state == stateActive {
+		c.onPeerPacket(now, pn, largest, dcid) // connection migration (path.go)
 	}
 	if s == spaceHandshake && !c.isClient && !c.amp.validated {
 		// RFC 9000 section 8.1: a Handshake packet proves the address;
@@ -53,10 +64,19 @@ func (c *Conn) processPacket(now time.Duration, s recovery.Space, pt wire.Packet
 	if sp.discarded {
 		return // the packet confirmed the handshake and dropped its space
 	}
-	sp.acks.onPacket(now, pn, eliciting, c.ackRate.policy(now, s, &c.cfg, c.sender.RTT()))
-	if ce && eliciting {
+	sp.acks.onPacket(now, pn, eliciting, c.ackRate.policy(now, s, &c.cfg, c.sender.RTT(), &c.ackFreq.recv))
+	if s == spaceApp {
 		// RFC 9000 section 13.2.1: a CE-marked packet is acknowledged
-		// at once, so that the peer reacts to congestion sooner.
+		// at once, so that the peer reacts to congestion sooner; under
+		// a peer's ACK_FREQUENCY only the first of a run
+		// (draft-ietf-quic-ack-frequency section 6.3).
+		ce = c.ackFreq.recv.ceAckNow(ce)
+	}
+	if (ce && eliciting) || immediate || (rebuilt && c.ackFreq.recv.inForce) {
+		// IMMEDIATE_ACK asks for an ACK at once (section 5). A packet
+		// FEC rebuilt is reported with the next ACK (FEC_RECOVERED):
+		// under a peer's thinned ACKs that one goes at once too, so
+		// that the peer's FEC and loss detection learn of it in time.
 		sp.acks.ackNow()
 	}
 }
@@ -88,6 +108,12 @@ func (c *Conn) processFrames(now time.Duration, s recovery.Space, pt wire.Packet
 			continue
 		}
 		eliciting = eliciting || ft.IsAckEliciting()
+		if !rebuilt && !ft.IsProbing() {
+			c.path.rxNonProbing = true
+		}
+		if sf, ok := f.(*wire.StreamFrame); ok {
+			c.path.onStreamFrame(sf.Fin) // path.go's silence PING
+		}
 		if !rebuilt {
 			if c.debugf != nil {
 				c.debugf("%v recv %v frame %v", now, s, ft)
@@ -133,9 +159,10 @@ func (c *Conn) processRebuilt(now time.Duration, rebuilt [][]byte, dcid wire.Con
 // space s received at now.
 func (c *Conn) handleFrame(now time.Duration, s recovery.Space, f wire.Frame, dcid wire.ConnectionID) error {
 	switch f := f.(type) {
-	case *wire.PaddingFrame, *wire.PingFrame, *wire.DataBlockedFrame, *wire.PathResponseFrame:
-		// Nothing to do beyond acknowledging the packet. An unexpected
-		// PATH_RESPONSE may be ignored (RFC 9000 section 19.18).
+	case *wire.PaddingFrame, *wire.PingFrame, *wire.DataBlockedFrame:
+		// Nothing to do beyond acknowledging the packet.
+	case *wire.PathResponseFrame:
+		return c.onPathResponse(now, f.Data)
 	case *wire.AckFrame:
 		return c.onAckFrame(now, s, f)
 	case *wire.CryptoFrame:
@@ -166,9 +193,7 @@ func (c *Conn) handleFrame(now time.Duration, s recovery.Space, f wire.Frame, dc
 	case *wire.RetireConnectionIDFrame:
 		return c.cids.onRetireConnectionID(&c.events, f.SequenceNumber, dcid)
 	case *wire.PathChallengeFrame:
-		if len(c.pathResponses) < 4 {
-			c.pathResponses = append(c.pathResponses, f.Data)
-		}
+		c.path.onChallenge(f.Data)
 	case *wire.NewTokenFrame:
 		return c.onNewToken(f)
 	case *wire.ConnectionCloseFrame:
@@ -177,6 +202,8 @@ func (c *Conn) handleFrame(now time.Duration, s recovery.Space, f wire.Frame, dc
 		return c.onHandshakeDoneFrame(now)
 	case *wire.BDPFrame:
 		c.onBDPFrame(now, f)
+	case *wire.AckFrequencyFrame, *wire.ImmediateAckFrame:
+		return c.onAckFrequencyFrame(f)
 	default:
 		return transportError(wire.CodeFrameEncodingError, f.Type(), "unexpected frame type")
 	}

@@ -32,6 +32,7 @@ func (c *Conn) sealDatagram(now time.Duration, w *packetWriter) []byte {
 	c.ecn.last = cp
 	c.stats.DatagramsSent++
 	c.stats.BytesSent += uint64(len(out))
+	c.path.onSent(len(out))
 	if !c.amp.validated {
 		c.amp.onSent(len(out))
 		c.updateAmplification(now)
@@ -66,7 +67,7 @@ func (c *Conn) onPacketSent(now time.Duration, w *packetWriter, p *plannedPacket
 		return
 	}
 	if p.hasAck {
-		sp.acks.onAckSent()
+		sp.acks.onAckSentAt(now)
 	}
 	if p.fecSource {
 		// Sent while nothing else waits, a source ends a burst whose

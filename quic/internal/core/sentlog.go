@@ -35,6 +35,14 @@ const (
 	// fkDatagram is a DATAGRAM frame (datagram_send.go), n its payload
 	// length: never sent again when lost.
 	fkDatagram
+	// fkAckFrequency is an ACK_FREQUENCY frame (id: its sequence
+	// number), fkImmediateAck an IMMEDIATE_ACK, never sent again
+	// (ackfreq.go).
+	fkAckFrequency
+	fkImmediateAck
+	// fkPathChallenge is a PATH_CHALLENGE (path_send.go): never sent
+	// again, a new challenge follows a lost one.
+	fkPathChallenge
 )
 
 // sentFrame is the record of one frame in a sent packet: enough to

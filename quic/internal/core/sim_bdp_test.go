@@ -116,10 +116,10 @@ func TestSimGeoCarefulResume(t *testing.T) {
 		token         bool
 		resumed, cold time.Duration
 	}{
-		{1_000_000, true, 1676733664, 2093982645},
-		{500_000, true, 1507593129, 2011578965},
-		{1_000_000, false, 1694603872, 2154042898},
-		{500_000, false, 1524757423, 2043326969},
+		{1_000_000, true, 1676733344, 2093982325},
+		{500_000, true, 1507592809, 2011578645},
+		{1_000_000, false, 1694603552, 2154042578},
+		{500_000, false, 1524757103, 2043326649},
 	} {
 		ccfg, scfg := resumeConfigs(t, 140)
 		ccfg.Allow0RTT, scfg.Allow0RTT = true, true
@@ -189,8 +189,8 @@ func TestSimGeoCarefulResumeWindowSufficed(t *testing.T) {
 	if s.BDPFramesAccepted != 1 || s.WindowSufficed != 1 || !slices.Equal(resumed.phases, want) {
 		t.Errorf("server %+v, phases %v; want one state accepted, %v", s, resumed.phases, want)
 	}
-	if resumed.doneAt != 2093996245 || cold.doneAt != 2093982645 {
-		t.Errorf("%v with Careful Resume, %v without; want 2.093996245s and 2.093982645s", resumed.doneAt, cold.doneAt)
+	if resumed.doneAt != 2093995925 || cold.doneAt != 2093982325 {
+		t.Errorf("%v with Careful Resume, %v without; want 2.093995925s and 2.093982325s", resumed.doneAt, cold.doneAt)
 	}
 }
 

@@ -59,6 +59,12 @@ type Stats struct {
 	CarefulResume CarefulResumeStats
 	// Datagrams counts DATAGRAM frames (datagram.go).
 	Datagrams DatagramStats
+	// AckFrequency is the ACK frequency extension's negotiation, requests
+	// and counters.
+	AckFrequency AckFrequencyStats
+	// Path counts the peer's address changes, path validations and
+	// migrations (path.go, migration.go).
+	Path PathStats
 }
 
 // connStats is the part of Stats the connection counts itself.
@@ -80,6 +86,8 @@ func (c *Conn) Stats() Stats {
 	s.ECN = c.ecn.stats()
 	s.PathMTU = c.pmtu.report(c.maxDatagram)
 	s.CarefulResume = c.bdp.report()
+	s.AckFrequency = c.ackFreq.stats()
+	s.Path = c.pathStats()
 	s.StreamBytesUnacked = c.streams.unackedBytes()
 	s.Datagrams = c.dgram.stats
 	return s

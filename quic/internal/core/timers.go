@@ -32,6 +32,7 @@ func (c *Conn) NextTimer(now time.Duration) (time.Duration, bool) {
 	d.add(c.sender.Deadline())
 	d.add(c.ku.discardTimer())
 	d.add(c.early.timer())
+	d.add(c.pathTimer())
 	if c.datagramBudget() < minInitialDatagram {
 		// Blocked by the anti-amplification limit: only receiving helps.
 		return d.t, d.ok
@@ -86,4 +87,5 @@ func (c *Conn) HandleTimer(now time.Duration) {
 		c.onRecoveryResult(now, c.sender.OnTimeout(now))
 	}
 	c.pmtuUpdate(now)
+	c.onPathTimer(now)
 }

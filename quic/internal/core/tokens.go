@@ -134,8 +134,9 @@ func (t *newTokenState) appendFrame(w *packetWriter) {
 }
 
 // onAcked and onLost complete or queue again the NEW_TOKEN frame (RFC
-// 9000 section 13.3).
-func (t *newTokenState) onAcked() { t.token = nil }
+// 9000 section 13.3). A copy declared lost and acknowledged later (a
+// spurious loss) completes it too: nothing is left to send.
+func (t *newTokenState) onAcked() { *t = newTokenState{} }
 
 func (t *newTokenState) onLost() {
 	if t.token != nil {

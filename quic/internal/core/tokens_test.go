@@ -107,3 +107,24 @@ func TestTokenCache(t *testing.T) {
 		t.Errorf("c: %q, want the latest", tok)
 	}
 }
+
+// TestNewTokenLostThenAcked: a NEW_TOKEN frame declared lost and then
+// acknowledged (a spurious loss, as after a path change) is complete: no
+// empty NEW_TOKEN frame is queued, which would be a FRAME_ENCODING_ERROR
+// (RFC 9000 section 19.7).
+func TestNewTokenLostThenAcked(t *testing.T) {
+	s := newTokenState{token: []byte("tok"), pending: true}
+	s.pending = false // sent
+	s.onLost()
+	if !s.pending {
+		t.Fatal("a lost NEW_TOKEN is not queued again")
+	}
+	s.onAcked()
+	if s.pending || s.token != nil {
+		t.Fatalf("after the late ACK: pending %v, token %q", s.pending, s.token)
+	}
+	s.onLost()
+	if s.pending {
+		t.Fatal("a completed NEW_TOKEN is queued again")
+	}
+}

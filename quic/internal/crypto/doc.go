@@ -13,7 +13,9 @@
 //     suite, exactly as a tls.QUICSetReadSecret or tls.QUICSetWriteSecret
 //     event carries them (0-RTT, Handshake).
 //   - [NewAppKeys] does the same for 1-RTT keys, adding key update
-//     (RFC 9001 section 6): previous, current and next generations.
+//     (RFC 9001 section 6): previous, current and next generations;
+//     [NewSendAppKeys] for the sending direction, which derives the next
+//     generation's packet key only when an update moves to it.
 //
 // A [PacketKey] seals and opens payloads in place with the header as
 // associated data (section 5.3); a [HeaderKey] applies and removes header

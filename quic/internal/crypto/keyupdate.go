@@ -45,7 +45,8 @@ type generation struct {
 // the "quic ku" label (section 6.1).
 //
 // The next generation is derived in advance, so that opening a packet that
-// starts a key update takes no longer than any other (section 6.3). When
+// starts a key update takes no longer than any other (section 6.3); keys
+// for sending ([NewSendAppKeys]) derive its packet key on first use. When
 // the key phase changes the old current keys become the previous ones; the
 // core discards them with [AppKeys.DiscardPrevious] when its timer says so
 // (section 6.5 suggests three PTOs).
@@ -67,11 +68,30 @@ type AppKeys struct {
 	lowestCur   uint64
 	highestCur  uint64
 	highestPrev uint64
+
+	// lazyNext: the next generation's packet key is derived when it is
+	// first used (NewSendAppKeys).
+	lazyNext bool
 }
 
 // NewAppKeys derives 1-RTT keys from a TLS application traffic secret (see
 // [New] for the arguments), with the first key phase (Key Phase bit 0).
+// They suit receiving: the next generation's packet key is ready before a
+// packet needs it (section 6.3).
 func NewAppKeys(suiteID uint16, secret []byte, v Version) (*AppKeys, error) {
+	return newAppKeys(suiteID, secret, v, false)
+}
+
+// NewSendAppKeys is [NewAppKeys] for sending. The next generation's
+// secret is derived at once, its packet key only when an update moves to
+// it: the time a sender takes to update leaks nothing about the packets
+// it received (the timing of section 6.3 concerns opening them), and a
+// connection that never updates (most) holds one packet key less.
+func NewSendAppKeys(suiteID uint16, secret []byte, v Version) (*AppKeys, error) {
+	return newAppKeys(suiteID, secret, v, true)
+}
+
+func newAppKeys(suiteID uint16, secret []byte, v Version, lazyNext bool) (*AppKeys, error) {
 	s, err := lookupSuite(suiteID)
 	if err != nil {
 		return nil, err
@@ -91,7 +111,7 @@ func NewAppKeys(suiteID uint16, secret []byte, v Version) (*AppKeys, error) {
 		return nil, err
 	}
 	a := &AppKeys{
-		suite: s, params: p, header: k.header,
+		suite: s, params: p, header: k.header, lazyNext: lazyNext,
 		cur:       &generation{secret: append([]byte(nil), secret...), key: k.packet},
 		lowestCur: noPN, highestCur: noPN, highestPrev: noPN,
 	}
@@ -114,11 +134,27 @@ func (a *AppKeys) deriveFrom(secret *expander, size int) (*generation, error) {
 	if err != nil {
 		return nil, fmt.Errorf("quic crypto: key update: %w", err)
 	}
-	pk, err := newPacketKey(a.suite, a.params, newExpander(a.suite.hash, next))
-	if err != nil {
-		return nil, fmt.Errorf("quic crypto: key update: %w", err)
+	g := &generation{secret: next}
+	if a.lazyNext {
+		return g, nil
 	}
-	return &generation{secret: next, key: pk}, nil
+	if err := a.ensureKey(g); err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+// ensureKey derives the packet key of generation g if it has none yet.
+func (a *AppKeys) ensureKey(g *generation) error {
+	if g.key != nil {
+		return nil
+	}
+	pk, err := newPacketKey(a.suite, a.params, newExpander(a.suite.hash, g.secret))
+	if err != nil {
+		return fmt.Errorf("quic crypto: key update: %w", err)
+	}
+	g.key = pk
+	return nil
 }
 
 // Header returns the header protection key, the same for every generation.
@@ -128,8 +164,14 @@ func (a *AppKeys) Header() *HeaderKey { return a.header }
 // send (section 6.4).
 func (a *AppKeys) Current() *PacketKey { return a.cur.key }
 
-// Next returns the key of the next key phase.
-func (a *AppKeys) Next() *PacketKey { return a.next.key }
+// Next returns the key of the next key phase, nil if it cannot be derived
+// (keys from NewSendAppKeys derive it here).
+func (a *AppKeys) Next() *PacketKey {
+	if a.ensureKey(a.next) != nil {
+		return nil
+	}
+	return a.next.key
+}
 
 // Previous returns the key of the previous key phase, or nil if there is
 // none or it was discarded.
@@ -153,6 +195,9 @@ func (a *AppKeys) Generation() uint64 { return a.gen }
 // packets will then come with the new keys. Any previous keys still kept
 // are discarded.
 func (a *AppKeys) Update() error {
+	if err := a.ensureKey(a.next); err != nil {
+		return err
+	}
 	next, err := a.derive(a.next.secret)
 	if err != nil {
 		return err
@@ -188,7 +233,7 @@ func (a *AppKeys) Select(phase uint8, pn uint64) (KeyGen, *PacketKey) {
 	if a.prev != nil && (a.lowestCur == noPN || pn < a.lowestCur) {
 		return GenPrevious, a.prev.key
 	}
-	return GenNext, a.next.key
+	return GenNext, a.Next()
 }
 
 // Opened records that the packet numbered pn was opened with the keys of

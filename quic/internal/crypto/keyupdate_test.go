@@ -9,11 +9,11 @@ import (
 )
 
 // appPair returns a sender's and a receiver's view of one direction's
-// 1-RTT keys.
+// 1-RTT keys, each made as the core makes it.
 func appPair(t *testing.T, suiteID uint16, v Version) (tx, rx *AppKeys) {
 	t.Helper()
 	secret := testSecret(t, suiteID, 42)
-	tx, err := NewAppKeys(suiteID, secret, v)
+	tx, err := NewSendAppKeys(suiteID, secret, v)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -269,4 +269,44 @@ func TestKeyPhaseBit(t *testing.T) {
 			t.Errorf("KeyGen(%d).String() = %q, want %q", g, g.String(), name)
 		}
 	}
+}
+
+// TestSendAppKeysDeriveNextLate: sending keys hold no next packet key
+// until an update uses it, and then seal exactly as keys that derived it
+// in advance.
+func TestSendAppKeysDeriveNextLate(t *testing.T) {
+	forEachSuiteVersion(t, func(t *testing.T, suiteID uint16, v Version) {
+		secret := testSecret(t, suiteID, 7)
+		lazy, err := NewSendAppKeys(suiteID, secret, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		eager, err := NewAppKeys(suiteID, secret, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if lazy.next.key != nil || eager.next.key == nil {
+			t.Fatalf("next packet keys: sending %v, receiving %v", lazy.next.key != nil, eager.next.key != nil)
+		}
+		for range 2 {
+			if err := lazy.Update(); err != nil {
+				t.Fatal(err)
+			}
+			if err := eager.Update(); err != nil {
+				t.Fatal(err)
+			}
+			if lazy.next.key != nil {
+				t.Error("the generation after an update has a packet key already")
+			}
+			r1, r2 := rand.New(rand.NewPCG(1, 2)), rand.New(rand.NewPCG(1, 2))
+			a, _ := send(t, lazy, r1, 9)
+			b, _ := send(t, eager, r2, 9)
+			if !bytes.Equal(a, b) {
+				t.Fatalf("generation %d seals differently", lazy.Generation())
+			}
+		}
+		if lazy.Next() == nil || lazy.next.key == nil {
+			t.Error("Next did not derive the key")
+		}
+	})
 }

@@ -25,4 +25,10 @@
 //
 // A Conn may read and write at the same time from two goroutines, but two
 // ReadBatch calls (or two WriteBatch calls) must not overlap.
+//
+// On Linux, ListenReusePort binds a group of sockets to one address with
+// SO_REUSEPORT, and AttachSteering attaches the classic BPF program of
+// SteeringProgram to it (SO_ATTACH_REUSEPORT_CBPF), which picks the socket
+// of each datagram from one octet of its QUIC Destination Connection ID;
+// elsewhere both fail, and a server serves from one socket.
 package udp

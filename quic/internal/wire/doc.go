@@ -4,7 +4,11 @@
 // section 19, RFC 9221 DATAGRAM) and transport parameters (RFC 9000
 // section 18, RFC 9368 version_information), and satquic's experimental
 // extensions: the FEC frames and parameter (frame_fec.go) and the BDP
-// frame and parameter of Careful Resume (frame_bdp.go).
+// frame and parameter of Careful Resume (frame_bdp.go); and the ACK
+// frequency extension's ACK_FREQUENCY and IMMEDIATE_ACK frames and
+// min_ack_delay parameter (draft-ietf-quic-ack-frequency-14,
+// frame_ackfreq.go), which FrameParser parses like the RFC's frames and
+// the connection rejects unless it offered them.
 //
 // The package does no cryptography. Header parsers read only the parts of a
 // header that packet protection leaves in the clear and report where the

@@ -64,6 +64,8 @@ type FrameParser struct {
 	connectionClose    ConnectionCloseFrame
 	handshakeDone      HandshakeDoneFrame
 	datagram           DatagramFrame
+	ackFrequency       AckFrequencyFrame
+	immediateAck       ImmediateAckFrame
 }
 
 // Parse parses the frame at the start of b and returns it with its length.
@@ -137,6 +139,10 @@ func (p *FrameParser) slot(t FrameType) decodableFrame {
 		return &p.pathResponse
 	case FrameTypeHandshakeDone:
 		return &p.handshakeDone
+	case FrameTypeAckFrequency:
+		return &p.ackFrequency
+	case FrameTypeImmediateAck:
+		return &p.immediateAck
 	}
 	return nil
 }

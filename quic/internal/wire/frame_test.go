@@ -5,6 +5,7 @@ import (
 	"errors"
 	"reflect"
 	"testing"
+	"time"
 )
 
 // frameCases returns frames of every type with edge values.
@@ -48,6 +49,9 @@ func frameCases(t testing.TB) []Frame {
 		&DatagramFrame{Data: []byte("datagram")},
 		&DatagramFrame{Data: []byte("with length"), DataLenPresent: true},
 		&DatagramFrame{DataLenPresent: true},
+		&AckFrequencyFrame{SequenceNumber: 0, AckElicitingThreshold: 1, RequestedMaxAckDelay: 25 * time.Millisecond, ReorderingThreshold: 1},
+		&AckFrequencyFrame{SequenceNumber: MaxVarint, AckElicitingThreshold: MaxVarint, RequestedMaxAckDelay: maxRequestedAckDelayUs*time.Microsecond - time.Microsecond, ReorderingThreshold: MaxVarint},
+		&ImmediateAckFrame{},
 	}
 }
 
@@ -62,8 +66,8 @@ func TestFrameRoundTrip(t *testing.T) {
 		if len(b) != f.Len() {
 			t.Errorf("%T: Len() = %d, appended %d bytes", f, f.Len(), len(b))
 		}
-		if FrameType(b[0]) != f.Type() {
-			t.Errorf("%T: Type() = %v, encoded type byte %#x", f, f.Type(), b[0])
+		if ft, _, err := parseFrameType(b); err != nil || ft != f.Type() {
+			t.Errorf("%T: Type() = %v, encoded type %v (%v)", f, f.Type(), ft, err)
 		}
 		for name, parse := range map[string]func([]byte) (Frame, int, error){
 			"ParseFrame": ParseFrame, "FrameParser": parser.Parse,

@@ -66,6 +66,9 @@ func (t FrameType) String() string {
 	if t == FrameTypeBDP {
 		return "BDP"
 	}
+	if name := ackFrequencyFrameName(t); name != "" {
+		return name
+	}
 	return fmt.Sprintf("FrameType(0x%x)", uint64(t))
 }
 
@@ -117,15 +120,16 @@ func (t FrameType) IsFlowControlled() bool { return t.IsStream() }
 // AllowedIn reports whether a frame of type t may appear in a packet of
 // type pt (RFC 9000 table 3, column "Pkts", and section 12.5; RFC 9221
 // section 4 for DATAGRAM). Every known frame may appear in 1-RTT packets,
-// and the FEC frames only there; the BDP frame in 1-RTT and 0-RTT packets,
-// where a client returns it at once.
+// and the FEC and ACK frequency frames only there (draft-ietf-quic-ack-frequency
+// section 3); the BDP frame in 1-RTT and 0-RTT packets, where a client
+// returns it at once.
 func (t FrameType) AllowedIn(pt PacketType) bool {
 	if t == FrameTypeBDP {
 		return pt == PacketType1RTT || pt == PacketType0RTT
 	}
 	switch pt {
 	case PacketType1RTT:
-		return t.IsKnown() || t.IsFEC()
+		return t.IsKnown() || t.IsFEC() || t.IsAckFrequency()
 	case PacketTypeInitial, PacketTypeHandshake:
 		return t == FrameTypePadding || t == FrameTypePing || t.IsAck() ||
 			t == FrameTypeCrypto || t == FrameTypeConnectionClose

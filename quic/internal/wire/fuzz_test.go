@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"reflect"
 	"testing"
+	"time"
 )
 
 func FuzzVarint(f *testing.F) {
@@ -178,7 +179,7 @@ func FuzzFrameFields(f *testing.F) {
 	})
 }
 
-const frameKinds = 21
+const frameKinds = 23
 
 func buildFrame(kind uint8, a, b, c uint64, data []byte, flag bool) Frame {
 	data = nilIfEmpty(data)
@@ -230,6 +231,11 @@ func buildFrame(kind uint8, a, b, c uint64, data []byte, flag bool) Frame {
 		return &ConnectionCloseFrame{IsApplicationError: flag, ErrorCode: a, TriggerType: FrameType(b), ReasonPhrase: string(data)}
 	case 19:
 		return &HandshakeDoneFrame{}
+	case 20:
+		return &AckFrequencyFrame{SequenceNumber: a, AckElicitingThreshold: b, RequestedMaxAckDelay: time.Duration(c%(1<<40)) * time.Microsecond,
+			ReorderingThreshold: uint64(len(data))}
+	case 21:
+		return &ImmediateAckFrame{}
 	default:
 		return &DatagramFrame{Data: data, DataLenPresent: flag}
 	}
@@ -267,6 +273,12 @@ func FuzzTransportParameters(f *testing.F) {
 	client, _ := func() ([]byte, error) { p := clientParams(f); return p.Append(nil, PerspectiveClient) }()
 	f.Add(server, true)
 	f.Add(client, false)
+	withMinAckDelay, _ := func() ([]byte, error) {
+		p := clientParams(f)
+		_ = p.SetMinAckDelay(time.Millisecond)
+		return p.Append(nil, PerspectiveClient)
+	}()
+	f.Add(withMinAckDelay, false)
 	f.Add([]byte{0x0f, 0x00, 27, 0x01, 0x00, 0x40, 0x40, 0x00}, false)
 	f.Fuzz(func(t *testing.T, b []byte, fromServer bool) {
 		sender := PerspectiveClient
