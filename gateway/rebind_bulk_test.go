@@ -162,7 +162,7 @@ func parseBulkAck(p []byte) (int, error) {
 
 // bulkReceiver takes the data packets dev (the client's end) delivers, in
 // order, and acknowledges them. At half the transfer it calls onHalf, and
-// from then on it times the longest gap between two arrivals.
+// from then on it records when each packet arrives.
 type bulkReceiver struct {
 	dev      *memDevice
 	src, dst netip.Addr
@@ -175,17 +175,20 @@ type bulkReceiver struct {
 	// OutOfOrder counts data packets that came after a gap (dropped, as
 	// a go-back-N receiver does).
 	OutOfOrder int
-	// HalfAt is when half the data had arrived; LongestGap is the
-	// longest time without an arrival after it, and GapEnd when that gap
-	// ended.
-	HalfAt, GapEnd time.Time
-	LongestGap     time.Duration
+	// HalfAt is when half the data had arrived; ArrivalsAfter are the
+	// times of every arrival from then on.
+	HalfAt        time.Time
+	ArrivalsAfter []time.Time
+	// LongestInOrderGap is the longest time without a packet in order
+	// after HalfAt: the stall the application sees, the tunnel's and the
+	// retransmission of what it lost.
+	LongestInOrderGap time.Duration
 	// Start and End are the first and the last arrival.
 	Start, End time.Time
 }
 
 func (r *bulkReceiver) run(ctx context.Context) error {
-	var last time.Time
+	var last, lastInOrder time.Time
 	for r.Next < r.packets {
 		var p []byte
 		select {
@@ -198,8 +201,8 @@ func (r *bulkReceiver) run(ctx context.Context) error {
 		if r.Start.IsZero() {
 			r.Start = now
 		}
-		if !r.HalfAt.IsZero() && now.Sub(last) > r.LongestGap {
-			r.LongestGap, r.GapEnd = now.Sub(last), now
+		if !r.HalfAt.IsZero() {
+			r.ArrivalsAfter = append(r.ArrivalsAfter, now)
 		}
 		last = now
 		seq, err := parseBulkData(p)
@@ -212,12 +215,17 @@ func (r *bulkReceiver) run(ctx context.Context) error {
 			r.ack(ctx)
 			continue
 		}
+		if !r.HalfAt.IsZero() {
+			r.LongestInOrderGap = max(r.LongestInOrderGap, now.Sub(lastInOrder))
+		}
+		lastInOrder = now
 		r.Next++
 		if r.Next%bulkAckEvery == 0 || r.Next == r.packets {
 			r.ack(ctx)
 		}
 		if r.Next == r.packets/2 {
 			r.HalfAt = now
+			r.ArrivalsAfter = append(r.ArrivalsAfter, now)
 			if err := r.onHalf(); err != nil {
 				return err
 			}
@@ -232,4 +240,18 @@ func (r *bulkReceiver) ack(ctx context.Context) {
 	case r.dev.inject <- bulkAck(r.src, r.dst, r.Next):
 	case <-ctx.Done():
 	}
+}
+
+// longestSpan is the longest time between two of the sorted times with at
+// most trickle others between them: with 0, the longest gap; with a few,
+// the longest time in which next to nothing arrived.
+func longestSpan(times []time.Time, trickle int) (time.Duration, time.Time) {
+	var longest time.Duration
+	var end time.Time
+	for i := 0; i+trickle+1 < len(times); i++ {
+		if d := times[i+trickle+1].Sub(times[i]); d > longest {
+			longest, end = d, times[i+trickle+1]
+		}
+	}
+	return longest, end
 }
