@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
@@ -74,6 +75,8 @@ func startGoProxy(t *testing.T) *goProxyServer {
 		TLSConfig:       testkit.ServerTLS("h3"),
 		EnableDatagrams: true,
 		QUICConfig:      &quicgo.Config{EnableDatagrams: true},
+		// The end of each test's stream is no news.
+		Logger: slog.New(slog.DiscardHandler),
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			handlers.Add(1)
 			defer handlers.Done()
