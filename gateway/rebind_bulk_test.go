@@ -13,8 +13,8 @@ import (
 // in-memory devices: a sender at the server's end and a receiver at the
 // client's exchange IPv4/UDP packets, the data numbered and the receiver's
 // cumulative acknowledgements going back, with go-back-N retransmission
-// (on three duplicate acknowledgements or a timeout) as a simple TCP-like
-// transport would. So the transfer completes only if nothing the tunnel
+// (on three duplicate acknowledgements or a timeout) and a window that
+// grows and halves, as a simple TCP-like transport would. So the transfer completes only if nothing the tunnel
 // lost stays lost, and the receiver times every arrival.
 
 const (
@@ -23,13 +23,21 @@ const (
 	bulkSeqLen     = 8
 	// bulkWindow bounds the packets in flight: below the device queue of
 	// the server's forwarder and the connection's datagram queue (1024
-	// each), so that nothing is dropped before the link.
-	bulkWindow   = 512
-	bulkAckEvery = 8
+	// each), so that nothing is dropped before the link. The window
+	// starts at bulkInitialWindow and falls to no less than
+	// bulkMinWindow.
+	bulkWindow        = 512
+	bulkInitialWindow = 32
+	bulkMinWindow     = 8
+	bulkAckEvery      = 8
 	// bulkRTO is the sender's retransmission timeout, well above the
 	// path's round trip.
-	bulkRTO                      = 500 * time.Millisecond
-	bulkDataPort, bulkAckPort    = 9000, 9001
+	bulkRTO                   = 500 * time.Millisecond
+	bulkDataPort, bulkAckPort = 9000, 9001
+	// A heartbeat, a small packet every bulkBeatEvery to bulkBeatPort
+	// beside the flow, times the tunnel whatever the flow's window does.
+	bulkBeatPort                 = 9002
+	bulkBeatEvery                = time.Millisecond
 	bulkDupAcksForFastRetransmit = 3
 	bulkPayloadPatternMultiplier = 7
 )
@@ -104,10 +112,13 @@ type bulkSender struct {
 func (s *bulkSender) run(ctx context.Context) error {
 	base, next, highest := 0, 0, 0
 	recover, dups := 0, 0
+	// The window grows and halves as TCP's does (RFC 5681), so that the
+	// flow backs off when the tunnel or the receiver drops packets.
+	cwnd, ssthresh := float64(bulkInitialWindow), float64(bulkWindow)
 	rto := time.NewTimer(bulkRTO)
 	defer rto.Stop()
 	for base < s.packets {
-		for next < s.packets && next-base < bulkWindow {
+		for next < s.packets && next-base < min(int(cwnd), bulkWindow) {
 			select {
 			case s.dev.inject <- bulkData(s.src, s.dst, next):
 			case <-ctx.Done():
@@ -128,18 +139,28 @@ func (s *bulkSender) run(ctx context.Context) error {
 			}
 			switch {
 			case ack > base:
+				acked := float64(ack - base)
 				base, dups = ack, 0
 				next = max(next, base)
+				if cwnd < ssthresh {
+					cwnd += acked
+				} else {
+					cwnd += acked / cwnd
+				}
+				cwnd = min(cwnd, bulkWindow)
 				rto.Reset(bulkRTO)
 			case ack == base && next > base:
 				// Go back once per loss: the duplicates the
 				// retransmitted packets cause are not a new loss.
 				if dups++; dups == bulkDupAcksForFastRetransmit && base >= recover {
 					recover, next = next, base
+					ssthresh = max(cwnd/2, bulkMinWindow)
+					cwnd = ssthresh
 				}
 			}
 		case <-rto.C:
 			recover, next, dups = next, base, 0
+			ssthresh, cwnd = max(cwnd/2, bulkMinWindow), bulkMinWindow
 			rto.Reset(bulkRTO)
 		case <-ctx.Done():
 			return fmt.Errorf("sender at %d of %d packets acknowledged: %w", base, s.packets, ctx.Err())
@@ -176,9 +197,10 @@ type bulkReceiver struct {
 	// a go-back-N receiver does).
 	OutOfOrder int
 	// HalfAt is when half the data had arrived; ArrivalsAfter are the
-	// times of every arrival from then on.
-	HalfAt        time.Time
-	ArrivalsAfter []time.Time
+	// times of every data packet's arrival from then on, BeatsAfter those
+	// of the heartbeats.
+	HalfAt                    time.Time
+	ArrivalsAfter, BeatsAfter []time.Time
 	// LongestInOrderGap is the longest time without a packet in order
 	// after HalfAt: the stall the application sees, the tunnel's and the
 	// retransmission of what it lost.
@@ -198,6 +220,12 @@ func (r *bulkReceiver) run(ctx context.Context) error {
 				r.Next, r.packets, r.HalfAt, last, ctx.Err())
 		}
 		now := time.Now()
+		if isBeat(p) {
+			if !r.HalfAt.IsZero() {
+				r.BeatsAfter = append(r.BeatsAfter, now)
+			}
+			continue
+		}
 		if r.Start.IsZero() {
 			r.Start = now
 		}
@@ -254,4 +282,30 @@ func longestSpan(times []time.Time, trickle int) (time.Duration, time.Time) {
 		}
 	}
 	return longest, end
+}
+
+// isBeat reports whether p is a heartbeat.
+func isBeat(p []byte) bool {
+	return len(p) >= ipv4HeaderLen+udpHeaderLen && binary.BigEndian.Uint16(p[ipv4HeaderLen+2:]) == bulkBeatPort
+}
+
+// beat puts a heartbeat from src to dst into dev every bulkBeatEvery
+// until ctx is done.
+func beat(ctx context.Context, dev *memDevice, src, dst netip.Addr) {
+	tick := time.NewTicker(bulkBeatEvery)
+	defer tick.Stop()
+	for n := uint64(0); ; n++ {
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			return
+		}
+		var b [8]byte
+		binary.BigEndian.PutUint64(b[:], n)
+		select {
+		case dev.inject <- ipv4UDP(src, dst, bulkDataPort, bulkBeatPort, b[:]):
+		case <-ctx.Done():
+			return
+		}
+	}
 }

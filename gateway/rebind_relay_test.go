@@ -1,39 +1,47 @@
 package gateway
 
 import (
+	"net"
 	"net/netip"
 	"sync"
 	"testing"
-
-	"github.com/satquic/satquic/netsim/memnet"
 )
 
-// natRelay stands for a NAT on a memnet network: datagrams from the
+// relaySocket is what natRelay needs of a UDP socket: a *net.UDPConn or a
+// memnet Conn.
+type relaySocket interface {
+	ReadFromUDPAddrPort(b []byte) (int, netip.AddrPort, error)
+	WriteToUDPAddrPort(b []byte, addr netip.AddrPort) (int, error)
+	LocalAddr() net.Addr
+	Close() error
+}
+
+// natRelay stands for a NAT, on loopback or a memnet network: datagrams from the
 // client to its inside socket leave from an outside socket to the server,
 // and the server's answers to that outside socket go back to the client.
 // rebind moves the mapping to a new outside port, as a NAT does when a
 // binding expires or the carrier-grade NAT of a satellite operator
 // reassigns it: what the server still sends to the old port is lost.
 type natRelay struct {
-	net    *memnet.Network
-	inside *memnet.Conn
+	listen func(netip.AddrPort) (relaySocket, error)
+	inside relaySocket
 	server netip.AddrPort
 
 	mu      sync.Mutex
 	client  netip.AddrPort
-	outside *memnet.Conn
+	outside relaySocket
 	wg      sync.WaitGroup
 }
 
-// newNATRelay starts a relay whose inside socket is at inside, and whose
-// outside sockets take ports of inside's address.
-func newNATRelay(t *testing.T, n *memnet.Network, inside, server netip.AddrPort) *natRelay {
+// newNATRelay starts a relay whose sockets listen opens: the inside one
+// at inside, the outside ones on ports of inside's address.
+func newNATRelay(t *testing.T, listen func(netip.AddrPort) (relaySocket, error), inside, server netip.AddrPort) *natRelay {
 	t.Helper()
-	in, err := n.Listen(inside)
+	in, err := listen(inside)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &natRelay{net: n, inside: in, server: server}
+	r := &natRelay{listen: listen, inside: in, server: server}
 	if err := r.rebind(); err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +53,7 @@ func newNATRelay(t *testing.T, n *memnet.Network, inside, server netip.AddrPort)
 
 // rebind gives the relay a new outside port and closes the old one.
 func (r *natRelay) rebind() error {
-	out, err := r.net.Listen(netip.AddrPortFrom(r.inside.LocalAddrPort().Addr(), 0))
+	out, err := r.listen(netip.AddrPortFrom(addrPort(r.inside).Addr(), 0))
 	if err != nil {
 		return err
 	}
@@ -65,8 +73,14 @@ func (r *natRelay) rebind() error {
 func (r *natRelay) outsideAddr() netip.AddrPort {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.outside.LocalAddrPort()
+	return addrPort(r.outside)
 }
+
+// insideAddr is the address the client sends to.
+func (r *natRelay) insideAddr() netip.AddrPort { return addrPort(r.inside) }
+
+// addrPort is the address s is bound to.
+func addrPort(s relaySocket) netip.AddrPort { return s.LocalAddr().(*net.UDPAddr).AddrPort() }
 
 // toServer forwards the client's datagrams from the current outside
 // socket, remembering where the client is.
@@ -88,7 +102,7 @@ func (r *natRelay) toServer() {
 
 // toClient forwards what reaches the outside socket out to the client,
 // until out is closed.
-func (r *natRelay) toClient(out *memnet.Conn) {
+func (r *natRelay) toClient(out relaySocket) {
 	defer r.wg.Done()
 	buf := make([]byte, 65536)
 	for {
