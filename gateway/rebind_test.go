@@ -126,9 +126,7 @@ func TestNATRebindingBulkTransfer(t *testing.T) {
 		if testing.Short() {
 			packets /= 10
 		}
-		var sc *quic.Conn
 		r := rebindDuringTransfer(ctx, t, sdev, ct, relay, packets, func() string { return fmt.Sprintf("%+v", srv.Stats()) })
-		_ = sc
 		if r.stall > r.bound {
 			t.Errorf("the tunnel stalled for %v after the rebinding, more than one RTT plus one PTO (%v)", r.stall, r.bound)
 		}
