@@ -50,6 +50,9 @@ func TestGetSmall(t *testing.T) {
 		if ct := resp.Header.Get("Content-Type"); ct != "text/plain; charset=utf-8" {
 			t.Errorf("content-type %q", ct)
 		}
+		if d, err := http.ParseTime(resp.Header.Get("Date")); err != nil || time.Since(d).Abs() > time.Minute {
+			t.Errorf("date %q: %v", resp.Header.Get("Date"), err)
+		}
 	}
 	tr.mu.Lock()
 	n := len(tr.all)

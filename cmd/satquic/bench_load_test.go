@@ -4,9 +4,18 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"crypto/tls"
+	"net"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/satquic/satquic/bench/load"
+	"github.com/satquic/satquic/bench/load/payload"
+	"github.com/satquic/satquic/bench/loadcmp"
+	"github.com/satquic/satquic/http3"
 )
 
 func TestBenchLoadBadFlags(t *testing.T) {
@@ -67,5 +76,43 @@ func TestBenchLoadHelp(t *testing.T) {
 	stdout.Reset()
 	if code := runMain([]string{"bench", "--help"}, &stdout, &stderr); code != 0 || !strings.Contains(stdout.String(), "load ") {
 		t.Errorf("bench --help: status %d, %q", code, stdout.String())
+	}
+}
+
+// TestBenchLoadServerRefusesNoOne: the load server's configuration lets
+// one source open many connections at once, as bench load's
+// new-connections measurement does; the default limits (32 handshakes
+// of a source) would refuse some of them.
+func TestBenchLoadServerRefusesNoOne(t *testing.T) {
+	dir := t.TempDir()
+	certs, err := loadcmp.WriteCerts(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	udp, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http3.Server{
+		Handler:    payload.Handler(),
+		TLSConfig:  http3.ConfigureTLS(&tls.Config{Certificates: []tls.Certificate{certs.TLS}}),
+		QUICConfig: benchLoadServerConfig(),
+	}
+	l, err := srv.Listen(udp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = srv.Serve(l) }()
+	defer srv.Close()
+	res, err := load.Run(context.Background(), load.Options{
+		URL:     "https://" + udp.LocalAddr().String() + payload.Prefix + "1024",
+		Workers: 128, Duration: 700 * time.Millisecond, NewConn: true, Resume: true,
+		Timeout: 20 * time.Second, TLS: certs.ClientTLS(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Errors != 0 || res.Connections == 0 {
+		t.Fatalf("%d connections, %d errors: %v", res.Connections, res.Errors, res.ErrorExamples)
 	}
 }
