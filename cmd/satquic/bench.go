@@ -23,7 +23,7 @@ import (
 func init() {
 	register(command{
 		name:    "bench",
-		summary: "run an experiment: download (seed 000, over the emulator), load (seed 001, satquic vs quic-go), requests (seed 002), resume (seed 003), bulk (loopback goodput and idle memory)",
+		summary: "run an experiment: download (seed 000, over the emulator), load (seed 001, satquic vs quic-go), requests (seed 002), resume (seed 003), bulk (loopback goodput and idle memory), tunnel (seed 002: requests and goodput through the CONNECT-IP tunnel)",
 		run:     runBench,
 	})
 }
