@@ -19,6 +19,13 @@ import (
 // 9297 section 2).
 const datagramQueueLen = 1024
 
+// maxQueuedDatagramBytes bounds the bytes of HTTP datagrams a
+// connection's streams hold for their readers together: without it a
+// client that opens its 100 streams and sends datagrams nobody reads makes
+// the server hold 100 x 1024 of them, some 140 MB. 4 MiB is about four
+// streams' full queues of tunnel packets, or 34 ms of 1 Gbit/s.
+const maxQueuedDatagramBytes = 4 << 20
+
 // maxQuarterStreamID is the largest Quarter Stream ID: stream IDs end at
 // 2^62-1 (RFC 9297 section 2.1).
 const maxQuarterStreamID = 1<<60 - 1
@@ -44,6 +51,7 @@ type datagramMux struct {
 
 	mu     sync.Mutex
 	queues map[uint64]chan []byte
+	queued int // bytes in the queues (maxQueuedDatagramBytes)
 }
 
 func newDatagramMux(dc datagramConn, counts *datagramCounters) *datagramMux {
@@ -59,11 +67,30 @@ func (m *datagramMux) register(id quic.StreamID) chan []byte {
 	return q
 }
 
-// unregister drops the stream's queue: its datagrams are dropped from
-// now on.
+// unregister drops the stream's queue and what it still holds: its
+// datagrams are dropped from now on.
 func (m *datagramMux) unregister(id quic.StreamID) {
 	m.mu.Lock()
+	defer m.mu.Unlock()
+	q, ok := m.queues[uint64(id)/4]
+	if !ok {
+		return
+	}
 	delete(m.queues, uint64(id)/4)
+	for {
+		select {
+		case b := <-q:
+			m.queued -= len(b)
+		default:
+			return
+		}
+	}
+}
+
+// taken tells the mux that a stream's reader took b from its queue.
+func (m *datagramMux) taken(b []byte) {
+	m.mu.Lock()
+	m.queued -= len(b)
 	m.mu.Unlock()
 }
 
@@ -88,14 +115,19 @@ func (m *datagramMux) dispatch(b []byte) error {
 		return err
 	}
 	m.mu.Lock()
+	defer m.mu.Unlock()
 	q, ok := m.queues[qsid]
-	m.mu.Unlock()
 	if !ok {
 		m.counts.unknown.Add(1)
 		return nil
 	}
+	if m.queued+len(payload) > maxQueuedDatagramBytes {
+		m.counts.full.Add(1)
+		return nil
+	}
 	select {
 	case q <- payload:
+		m.queued += len(payload)
 	default:
 		m.counts.full.Add(1)
 	}

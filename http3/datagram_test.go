@@ -227,3 +227,60 @@ func BenchmarkHTTPDatagramDispatch(b *testing.B) {
 	close(q)
 	<-done
 }
+
+// TestHTTPDatagramConnectionBudget: a client that opens several tunnels
+// and sends datagrams nobody reads makes the server hold at most
+// maxQueuedDatagramBytes of them; what a handler reads makes room again.
+func TestHTTPDatagramConnectionBudget(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		taken := make(chan *Stream, 8)
+		e := newConnectEnv(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			taken <- w.(HTTPStreamer).HTTPStream()
+		}))
+		const tunnels, size = 6, 1200
+		payload := make([]byte, size)
+		var clients, servers []*Stream
+		for range tunnels {
+			s := openTunnel(t, e)
+			defer s.Close()
+			server := <-taken
+			defer server.Close()
+			clients, servers = append(clients, s), append(servers, server)
+			for range datagramQueueLen {
+				if err := s.SendDatagram(payload); err != nil {
+					t.Fatal(err)
+				}
+				// Let the demultiplexer keep up with the in-memory pair.
+				synctest.Wait()
+			}
+		}
+		held := maxQueuedDatagramBytes / size
+		dropped := e.srv.Stats().DatagramsDropped
+		if want := uint64(tunnels*datagramQueueLen - held); dropped != want {
+			t.Errorf("server dropped %d datagrams, want %d (it holds at most %d bytes)", dropped, want, maxQueuedDatagramBytes)
+		}
+		// The last tunnel's queue is empty, yet the connection's budget
+		// is spent: one more is dropped, until a handler reads one.
+		send := func() {
+			t.Helper()
+			if err := clients[tunnels-1].SendDatagram(payload); err != nil {
+				t.Fatal(err)
+			}
+			synctest.Wait()
+		}
+		send()
+		if got := e.srv.Stats().DatagramsDropped; got != dropped+1 {
+			t.Errorf("with the budget spent, %d dropped, want 1", got-dropped)
+		}
+		if _, err := servers[0].ReceiveDatagram(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		send()
+		if got := e.srv.Stats().DatagramsDropped; got != dropped+1 {
+			t.Errorf("after a read, %d dropped, want the one before", got-dropped)
+		}
+		if b, err := servers[tunnels-1].ReceiveDatagram(context.Background()); err != nil || len(b) != size {
+			t.Errorf("the datagram after the read: %d bytes, %v", len(b), err)
+		}
+	})
+}

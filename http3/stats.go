@@ -44,8 +44,9 @@ type ServerStats struct {
 	// 9297 section 2.1 allows that or brief buffering).
 	DatagramsUnknown uint64
 	// DatagramsDropped counts HTTP datagrams dropped because their
-	// stream's queue was full: the handler did not take them fast
-	// enough.
+	// stream's queue was full (1024 datagrams), or its connection's
+	// streams held 4 MiB of datagrams together: the handlers did not
+	// take them fast enough.
 	DatagramsDropped uint64
 }
 

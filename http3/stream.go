@@ -170,11 +170,13 @@ func (s *Stream) ReceiveDatagram(ctx context.Context) ([]byte, error) {
 	}
 	select {
 	case b := <-s.datagrams:
+		s.c.datagrams.taken(b)
 		return b, nil
 	default:
 	}
 	select {
 	case b := <-s.datagrams:
+		s.c.datagrams.taken(b)
 		return b, nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
