@@ -77,7 +77,7 @@ func ParseScopePath(path string) (Scope, error) {
 // with an optional %2F and prefix length whose uncovered bits are zero, or
 // a host name.
 func parseTarget(t string) (Scope, error) {
-	if t == "" || t == "*" {
+	if isWildcard(t) {
 		return Scope{Protocol: AnyProtocol}, nil
 	}
 	decoded := strings.NewReplacer("%3A", ":", "%3a", ":", "%2F", "/", "%2f", "/").Replace(t)
@@ -121,7 +121,7 @@ func validHost(h string) bool {
 
 // parseIPProto reads the ipproto variable: "*" (or empty) or 0 to 255.
 func parseIPProto(v string) (int, error) {
-	if v == "" || v == "*" {
+	if isWildcard(v) {
 		return AnyProtocol, nil
 	}
 	n, err := parseDecimal(v, 255)
@@ -141,4 +141,11 @@ func parseDecimal(v string, limit int) (int, error) {
 		return 0, fmt.Errorf("%d exceeds %d", n, limit)
 	}
 	return n, nil
+}
+
+// isWildcard reports whether a variable is empty or "*", which a URI
+// template's simple expansion writes percent-encoded, "%2A" (RFC 6570
+// section 3.2.2: "*" is a reserved character).
+func isWildcard(v string) bool {
+	return v == "" || v == "*" || strings.EqualFold(v, "%2A")
 }

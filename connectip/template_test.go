@@ -29,8 +29,10 @@ func TestScopePath(t *testing.T) {
 			t.Errorf("%+v builds %s, want %s", c.scope, got.Path(), c.path)
 		}
 	}
-	if s, err := ParseScopePath(WellKnownPath + "//"); err != nil || s != AnyScope {
-		t.Errorf("empty variables: %+v %v", s, err)
+	for _, p := range []string{WellKnownPath + "//", WellKnownPath + "%2A/%2A/", WellKnownPath + "%2a/*/"} {
+		if s, err := ParseScopePath(p); err != nil || s != AnyScope {
+			t.Errorf("%s: %+v %v", p, s, err)
+		}
 	}
 	for _, bad := range []string{
 		"/vpn", WellKnownPath + "*/*", WellKnownPath + "*/256/", WellKnownPath + "*/1x/",

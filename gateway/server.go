@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/satquic/satquic/connectip"
 	"github.com/satquic/satquic/http3"
@@ -42,7 +43,8 @@ type ServerConfig struct {
 	MTU int
 	// QueueLen is the forwarder's device queue (tunnel.Config).
 	QueueLen int
-	// ErrorLog receives the reasons clients were refused; nil discards
+	// ErrorLog receives the reasons clients were refused (at most one
+	// refusal a second; Stats counts them all); nil discards
 	// them.
 	ErrorLog *log.Logger
 }
@@ -59,10 +61,12 @@ type Server struct {
 	mux    *mux
 	fwd    *tunnel.Forwarder
 
-	h3           atomic.Pointer[http3.Server] // once Serve runs
-	refused      atomic.Uint64
-	exhausted    atomic.Uint64
-	pathTooSmall atomic.Uint64
+	h3        atomic.Pointer[http3.Server] // once Serve runs
+	refused   atomic.Uint64
+	exhausted atomic.Uint64
+	// lastRefusalLog is the Unix second of the last refusal logged.
+	lastRefusalLog atomic.Int64
+	pathTooSmall   atomic.Uint64
 }
 
 // NewServer returns a Server whose clients' packets go through dev.
@@ -132,7 +136,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if status, why := s.admit(r); status != 0 {
 		s.refused.Add(1)
-		s.logf("gateway: refused %s: %s", r.RemoteAddr, why)
+		s.logRefusal("gateway: refused %s: %s", r.RemoteAddr, why)
 		if status == http.StatusUnauthorized {
 			w.Header().Set("WWW-Authenticate", "Bearer")
 		}
@@ -164,7 +168,7 @@ func (s *Server) open(w http.ResponseWriter, r *http.Request) {
 	addrs, err := s.allocate()
 	if err != nil {
 		s.exhausted.Add(1)
-		s.logf("gateway: refused %s: %v", r.RemoteAddr, err)
+		s.logRefusal("gateway: refused %s: %v", r.RemoteAddr, err)
 		http.Error(w, "no free tunnel address", http.StatusServiceUnavailable)
 		return
 	}
@@ -217,6 +221,18 @@ func (s *Server) allocate() ([]netip.Prefix, error) {
 		addrs = append(addrs, p)
 	}
 	return addrs, nil
+}
+
+// logRefusal logs a refused client, at most one a second: a client
+// with thousands of sockets must not turn its refusals into as many log
+// lines. Stats counts them all.
+func (s *Server) logRefusal(format string, args ...any) {
+	now := time.Now().Unix()
+	last := s.lastRefusalLog.Load()
+	if now <= last || !s.lastRefusalLog.CompareAndSwap(last, now) {
+		return
+	}
+	s.logf(format, args...)
 }
 
 func (s *Server) logf(format string, args ...any) {
