@@ -60,15 +60,7 @@ func tunnelClientFlags(args []string, stderr io.Writer) (*tunnelClientOptions, e
 	fs.StringVar(&o.keyFile, "key", "", "PEM private key of --cert")
 	fs.StringVar(&o.config, "config", "", "JSON file of flag values (keys are flag names; the command line overrides it)")
 	o.register(fs, 0, "cap on the inner MTU (0: what the path carries; at least 1280)")
-	if err := parseFlags(fs, args); err != nil {
-		return nil, err
-	}
-	if o.config != "" {
-		if err := applyConfigFile(fs, o.config); err != nil {
-			return nil, err
-		}
-	}
-	if err := o.check(); err != nil {
+	if err := parseTunnelFlags(fs, args, &o.config, o.check); err != nil {
 		return nil, err
 	}
 	return o, nil

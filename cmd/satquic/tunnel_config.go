@@ -10,6 +10,20 @@ import (
 	"strings"
 )
 
+// parseTunnelFlags parses args, then the values of the --config file
+// (*config) under them, then checks the whole with check.
+func parseTunnelFlags(fs *flag.FlagSet, args []string, config *string, check func() error) error {
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *config != "" {
+		if err := applyConfigFile(fs, *config); err != nil {
+			return err
+		}
+	}
+	return check()
+}
+
 // applyConfigFile sets the flags of fs that the command line left unset
 // from the JSON object in path, whose keys are the flags' names: a string,
 // number or boolean sets a flag as its text would, and an array sets a

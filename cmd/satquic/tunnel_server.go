@@ -68,15 +68,7 @@ func tunnelServerFlags(args []string, stderr io.Writer) (*tunnelServerOptions, e
 	fs.StringVar(&o.keyFile, "key", "", "PEM private key of --cert")
 	fs.StringVar(&o.config, "config", "", "JSON file of flag values (keys are flag names; the command line overrides it)")
 	o.register(fs, 1400, "MTU of the TUN interface and the largest packet sent to a client")
-	if err := parseFlags(fs, args); err != nil {
-		return nil, err
-	}
-	if o.config != "" {
-		if err := applyConfigFile(fs, o.config); err != nil {
-			return nil, err
-		}
-	}
-	if err := o.check(); err != nil {
+	if err := parseTunnelFlags(fs, args, &o.config, o.check); err != nil {
 		return nil, err
 	}
 	return o, nil
