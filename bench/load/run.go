@@ -270,6 +270,8 @@ func (r *runner) phase(ctx context.Context, p phaseSpec) *Result {
 	defer cancel()
 	start := time.Now()
 	stopProgress := r.progress(start, p.warmup)
+	stopWatchdog := r.watchdog()
+	defer stopWatchdog()
 	var wg sync.WaitGroup
 	for _, w := range r.workers {
 		wg.Go(func() { w.loop(phaseCtx, p.requests) })
@@ -322,6 +324,36 @@ func (r *runner) progress(start time.Time, warmup bool) func() {
 	}
 }
 
+// watchdog ends the requests that ran longer than Options.Timeout until
+// the returned function is called. One goroutine looks at every worker's
+// request an eighth of the timeout apart, so that a request cuts off
+// between the timeout and 9/8 of it: a timer per request cost the
+// generator more than the deadline was worth, on the processors it
+// shares with the server it measures.
+func (r *runner) watchdog() func() {
+	timeout := r.o.timeout()
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(max(timeout/8, time.Millisecond))
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case now := <-t.C:
+				for _, w := range r.workers {
+					w.expire(now, timeout)
+				}
+			}
+		}
+	})
+	return func() {
+		close(done)
+		wg.Wait()
+	}
+}
+
 // worker sends one request at a time.
 type worker struct {
 	r     *runner
@@ -329,6 +361,46 @@ type worker struct {
 	req   *http.Request
 	buf   []byte
 	stats *stats
+
+	// mu guards the request under way, for the watchdog: when it
+	// started, and its context's cancel, nil between requests.
+	mu      sync.Mutex
+	started time.Time
+	cancel  context.CancelCauseFunc
+}
+
+// begin makes the context of a request that starts now.
+func (w *worker) begin(ctx context.Context, now time.Time) context.Context {
+	rctx, cancel := context.WithCancelCause(ctx)
+	w.mu.Lock()
+	w.started, w.cancel = now, cancel
+	w.mu.Unlock()
+	return rctx
+}
+
+// end ends the request's context.
+func (w *worker) end() {
+	w.mu.Lock()
+	cancel := w.cancel
+	w.cancel = nil
+	w.mu.Unlock()
+	if cancel != nil {
+		cancel(nil)
+	}
+}
+
+// expire ends the request under way if it started timeout ago or more,
+// with errRequestTimeout as its context's cause.
+func (w *worker) expire(now time.Time, timeout time.Duration) {
+	w.mu.Lock()
+	cancel := w.cancel
+	if cancel == nil || now.Sub(w.started) < timeout {
+		w.mu.Unlock()
+		return
+	}
+	w.cancel = nil
+	w.mu.Unlock()
+	cancel(errRequestTimeout)
 }
 
 // loop sends requests until ctx ends or, if n > 0, n requests are done.
@@ -343,12 +415,12 @@ func (w *worker) loop(ctx context.Context, n int) {
 func (w *worker) one(ctx context.Context) {
 	o := w.r.o
 	start := time.Now()
-	rctx, cancel := context.WithTimeoutCause(ctx, o.timeout(), errRequestTimeout)
+	rctx := w.begin(ctx, start)
 	n, err := w.get(rctx)
 	lat := time.Since(start)
 	if err != nil && ctx.Err() != nil && context.Cause(rctx) != errRequestTimeout {
 		// The run ended, not the request.
-		cancel()
+		w.end()
 		w.stats.cut++
 		// Its bytes moved within the measured time: the transfer rate
 		// counts them (a response larger than the run would otherwise
@@ -360,7 +432,7 @@ func (w *worker) one(ctx context.Context) {
 	if err != nil {
 		kind = classify(rctx, err)
 	}
-	cancel()
+	w.end()
 	if o.NewConn {
 		w.tr.CloseIdleConnections()
 	}
