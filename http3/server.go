@@ -17,6 +17,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/quic-go/qpack"
+
 	"github.com/satquic/satquic/quic"
 )
 
@@ -652,7 +654,9 @@ func (sc *serverConn) readRequestFields(r *bufio.Reader, limit uint64, mem *stre
 	case f.typ == framePushPromise:
 		return nil, connError(ErrCodeFrameUnexpected, "PUSH_PROMISE from a client")
 	}
-	fields, err := decodeFieldSection(f.payload, limit)
+	// Decoded into room on the stack: a request's fields are few.
+	var room [maxFieldsOnStack]qpack.HeaderField
+	fields, err := appendFieldSection(room[:0], f.payload, limit)
 	if err != nil {
 		return nil, err
 	}
