@@ -274,7 +274,10 @@ func (r *runner) phase(ctx context.Context, p phaseSpec) *Result {
 	defer stopWatchdog()
 	var wg sync.WaitGroup
 	for _, w := range r.workers {
-		wg.Go(func() { w.loop(phaseCtx, p.requests) })
+		wg.Go(func() {
+			w.loop(phaseCtx, p.requests)
+			w.release()
+		})
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
@@ -362,39 +365,64 @@ type worker struct {
 	buf   []byte
 	stats *stats
 
-	// mu guards the request under way, for the watchdog: when it
-	// started, and its context's cancel, nil between requests.
+	// mu guards the requests' context and the request under way, for
+	// the watchdog. The worker's requests share one context, a child of
+	// the phase's, until the watchdog ends it for a request that took
+	// too long: a context of its own for each request (with the
+	// Transport's watch on it) cost the generator a tenth of its
+	// processor time, much of it on the lock of the phase's context,
+	// which every worker's requests would share.
 	mu      sync.Mutex
-	started time.Time
-	cancel  context.CancelCauseFunc
+	parent  context.Context         // the phase's context that ctx derives from
+	ctx     context.Context         // the requests' context
+	cancel  context.CancelCauseFunc // nil once ctx ended
+	withCtx *http.Request           // req with ctx
+	busy    bool                    // a request is under way
+	started time.Time               // when it started
 }
 
-// begin makes the context of a request that starts now.
-func (w *worker) begin(ctx context.Context, now time.Time) context.Context {
-	rctx, cancel := context.WithCancelCause(ctx)
+// begin returns the request that starts now, with the worker's context,
+// made anew for a new phase or after the watchdog ended the last one.
+func (w *worker) begin(phase context.Context, now time.Time) *http.Request {
 	w.mu.Lock()
-	w.started, w.cancel = now, cancel
-	w.mu.Unlock()
-	return rctx
+	defer w.mu.Unlock()
+	if w.cancel == nil || w.parent != phase {
+		if w.cancel != nil {
+			w.cancel(nil)
+		}
+		w.parent = phase
+		w.ctx, w.cancel = context.WithCancelCause(phase)
+		w.withCtx = w.req.WithContext(w.ctx)
+	}
+	w.busy, w.started = true, now
+	return w.withCtx
 }
 
-// end ends the request's context.
+// end marks the request over.
 func (w *worker) end() {
 	w.mu.Lock()
+	w.busy = false
+	w.mu.Unlock()
+}
+
+// release ends the worker's context when its phase ended.
+func (w *worker) release() {
+	w.mu.Lock()
 	cancel := w.cancel
-	w.cancel = nil
+	w.cancel, w.parent, w.ctx, w.withCtx = nil, nil, nil, nil
 	w.mu.Unlock()
 	if cancel != nil {
 		cancel(nil)
 	}
 }
 
-// expire ends the request under way if it started timeout ago or more,
-// with errRequestTimeout as its context's cause.
+// expire ends the request under way if it started timeout ago or more:
+// the worker's context ends with errRequestTimeout as its cause, and the
+// next request gets a new one.
 func (w *worker) expire(now time.Time, timeout time.Duration) {
 	w.mu.Lock()
 	cancel := w.cancel
-	if cancel == nil || now.Sub(w.started) < timeout {
+	if !w.busy || cancel == nil || now.Sub(w.started) < timeout {
 		w.mu.Unlock()
 		return
 	}
@@ -415,8 +443,9 @@ func (w *worker) loop(ctx context.Context, n int) {
 func (w *worker) one(ctx context.Context) {
 	o := w.r.o
 	start := time.Now()
-	rctx := w.begin(ctx, start)
-	n, err := w.get(rctx)
+	req := w.begin(ctx, start)
+	rctx := req.Context()
+	n, err := w.get(req)
 	lat := time.Since(start)
 	if err != nil && ctx.Err() != nil && context.Cause(rctx) != errRequestTimeout {
 		// The run ended, not the request.
@@ -450,8 +479,8 @@ func (e *errStatus) Error() string { return fmt.Sprintf("HTTP status %d", e.code
 
 // get sends the request and reads the whole body, returning the body's
 // length.
-func (w *worker) get(ctx context.Context) (int64, error) {
-	resp, err := w.tr.RoundTrip(w.req.WithContext(ctx))
+func (w *worker) get(req *http.Request) (int64, error) {
+	resp, err := w.tr.RoundTrip(req)
 	if err != nil {
 		return 0, err
 	}
