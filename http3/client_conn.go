@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/quic-go/qpack"
+
 	"github.com/satquic/satquic/quic"
 )
 
@@ -428,7 +430,8 @@ func readFinalHeader(r *bufio.Reader, limit uint64) (int, http.Header, error) {
 		case f.typ == framePushPromise:
 			return 0, nil, connError(ErrCodeIDError, "PUSH_PROMISE without MAX_PUSH_ID")
 		}
-		fields, err := decodeFieldSection(f.payload, limit)
+		var room [maxFieldsOnStack]qpack.HeaderField
+		fields, err := appendFieldSection(room[:0], f.payload, limit)
 		if errors.Is(err, errFieldSectionTooLarge) {
 			return 0, nil, fmt.Errorf("http3: response header above the limit of %d bytes", limit)
 		}

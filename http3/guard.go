@@ -33,14 +33,22 @@ import (
 // between the timeout and 9/8 of it after it began. A write may be taken
 // in part before it blocks, which its result does not date: it waits in
 // slices of an eighth of the timeout, and a slice that took some of it
-// dates the last progress. A write is cut off between the timeout and
-// 9/8 of it after the last byte the client's flow control took.
+// dates the last progress. The slices are kept by the Server's one list
+// of writes under way (watch.go), not by a timer per write. A write is
+// cut off between the timeout and 9/8 of it after the last byte the
+// client's flow control took.
 type streamGuard struct {
 	st *quic.Stream
 	// readIdle and writeIdle are IdleStreamTimeout and
 	// ResponseStallTimeout; 0 is no limit.
 	readIdle, writeIdle time.Duration
 	counts              *serverCounters
+	// writes and handlers are the Server's watch lists (watch.go) of
+	// the writes under way, nil without ResponseStallTimeout, and of
+	// the handlers running; writeItem and handlerItem are this
+	// stream's places in them.
+	writes, handlers       *watchList
+	writeItem, handlerItem watchItem
 
 	mu sync.Mutex
 	// inHeader: the header is awaited; headerExpired: for longer than
@@ -49,9 +57,10 @@ type streamGuard struct {
 	inHeader, headerExpired, idleInHeader bool
 	// userRead and userWrite are the handler's deadlines.
 	userRead, userWrite time.Time
-	// idleRead is the read's idle deadline last armed, sliceEnd the end
-	// of the write's slice.
-	idleRead, sliceEnd time.Time
+	// idleRead is the read's idle deadline last armed.
+	idleRead time.Time
+	// sliceOver: the write's slice ended, and its deadline passed.
+	sliceOver bool
 	// armedRead and armedWrite are the stream's deadlines.
 	armedRead, armedWrite time.Time
 	// onReset, if set, runs when the guard resets the stream: it ends
@@ -61,7 +70,11 @@ type streamGuard struct {
 
 // newStreamGuard guards a request stream that just arrived.
 func (s *Server) newStreamGuard(st *quic.Stream) *streamGuard {
-	g := &streamGuard{st: st, readIdle: s.idleStreamTimeout(), writeIdle: s.responseStallTimeout(), counts: &s.counters, inHeader: true}
+	g := &streamGuard{
+		st: st, readIdle: s.idleStreamTimeout(), writeIdle: s.responseStallTimeout(), counts: &s.counters, inHeader: true,
+		writes: s.writes, handlers: s.handlers,
+	}
+	g.writeItem.g, g.handlerItem.g = g, g
 	h := s.readHeaderTimeout()
 	g.idleInHeader = g.readIdle > 0 && (h == 0 || g.readIdle < h)
 	return g

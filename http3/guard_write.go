@@ -9,13 +9,22 @@ import (
 // (ResponseStallTimeout) and the handler's write deadline.
 
 // Write writes p to the stream. It may wait ResponseStallTimeout for the
-// client's flow control to take a byte, every time.
+// client's flow control to take a byte, every time. While it waits it is
+// on the Server's list of writes (watch.go), which interrupts it at the
+// end of each slice of an eighth of the timeout, so that it learns what
+// the client took meanwhile.
 func (g *streamGuard) Write(p []byte) (int, error) {
 	total := 0
 	last := time.Now() // the last progress known
 	for {
-		g.armWrite(last)
+		g.armWrite()
+		if g.writes != nil {
+			g.writes.join(&g.writeItem)
+		}
 		n, err := g.st.Write(p[total:])
+		if g.writes != nil {
+			g.writes.leave(&g.writeItem, false)
+		}
 		total += n
 		if err == nil || !isDeadline(err) {
 			return total, err
@@ -38,24 +47,35 @@ func (g *streamGuard) SetWriteDeadline(t time.Time) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.userWrite = t
-	g.setWriteDeadlineLocked(earliest(t, g.sliceEnd))
+	g.setWriteDeadlineLocked(g.writeDeadlineLocked())
 	return nil
 }
 
-// armWrite sets the write's deadline: the handler's, or the end of the
-// slice, which is kept while at least a sixteenth of the timeout is left
-// of it and it ends before last progress plus the timeout.
-func (g *streamGuard) armWrite(last time.Time) {
+// armWrite sets the deadline of a write about to start: the handler's.
+func (g *streamGuard) armWrite() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if d := g.writeIdle; d > 0 {
-		now := time.Now()
-		limit := last.Add(d)
-		if g.sliceEnd.Sub(now) < d/16 || g.sliceEnd.After(limit) {
-			g.sliceEnd = earliest(limit, now.Add(d/8))
-		}
+	g.sliceOver = false
+	g.setWriteDeadlineLocked(g.userWrite)
+}
+
+// interruptWrite ends the slice of the write under way: it returns with
+// what the client took so far. A write that ended just before is not
+// harmed: the next one rearms the deadline.
+func (g *streamGuard) interruptWrite() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.sliceOver = true
+	g.setWriteDeadlineLocked(aLongTimeAgo)
+}
+
+// writeDeadlineLocked is the deadline a write has now: past at the end
+// of its slice, else the handler's.
+func (g *streamGuard) writeDeadlineLocked() time.Time {
+	if g.sliceOver {
+		return aLongTimeAgo
 	}
-	g.setWriteDeadlineLocked(earliest(g.userWrite, g.sliceEnd))
+	return g.userWrite
 }
 
 func (g *streamGuard) setWriteDeadlineLocked(dl time.Time) {

@@ -142,8 +142,14 @@ func validFieldValue(v string) bool {
 // RFC 9204 section 2.2), and a stream error H3_MESSAGE_ERROR for names
 // and values HTTP/3 forbids.
 func decodeFieldSection(p []byte, limit uint64) ([]qpack.HeaderField, error) {
+	return appendFieldSection(nil, p, limit)
+}
+
+// appendFieldSection is decodeFieldSection appending the fields to dst,
+// so that a caller may decode into room of its own.
+func appendFieldSection(dst []qpack.HeaderField, p []byte, limit uint64) ([]qpack.HeaderField, error) {
 	dec := qpack.NewDecoder().Decode(p)
-	var fields []qpack.HeaderField
+	fields := dst
 	var size uint64
 	for {
 		f, err := dec()
@@ -182,7 +188,8 @@ type requestFields struct {
 // parseRequestFields checks a request's field section (RFC 9114 section
 // 4.3.1); a malformed request is a stream error H3_MESSAGE_ERROR.
 func parseRequestFields(fields []qpack.HeaderField) (*requestFields, error) {
-	r := &requestFields{header: make(http.Header, len(fields))}
+	values := regularValues(fields)
+	r := &requestFields{header: make(http.Header, len(values))}
 	seen := 0
 	regular := false
 	for _, f := range fields {
@@ -214,7 +221,7 @@ func parseRequestFields(fields []qpack.HeaderField) (*requestFields, error) {
 			continue
 		}
 		regular = true
-		if err := addField(r.header, f); err != nil {
+		if err := addField(r.header, f, &values); err != nil {
 			return nil, err
 		}
 	}
@@ -253,21 +260,45 @@ func parseRequestFields(fields []qpack.HeaderField) (*requestFields, error) {
 	return r, nil
 }
 
+// regularValues returns room for the values of the regular fields among
+// fields, which addField hands out a value at a time: one allocation
+// for a header rather than one per field, as http.Header.Clone does.
+func regularValues(fields []qpack.HeaderField) []string {
+	n := 0
+	for _, f := range fields {
+		if !f.IsPseudo() {
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	return make([]string, n)
+}
+
 // addField adds a regular field to h: connection-specific fields make
 // the message malformed (RFC 9114 section 4.2), and cookie fields, which
-// HTTP/3 may split, are joined again (section 4.2.1).
-func addField(h http.Header, f qpack.HeaderField) error {
+// HTTP/3 may split, are joined again (section 4.2.1). A field new to h
+// takes its value's place from the front of *room (regularValues), as
+// a slice of capacity one, which a second value of the field outgrows
+// without touching the next field's.
+func addField(h http.Header, f qpack.HeaderField, room *[]string) error {
 	if isConnectionSpecific(f.Name) || (f.Name == "te" && f.Value != "trailers") {
 		return streamError(ErrCodeMessageError, "connection-specific field %q", f.Name)
 	}
 	key := http.CanonicalHeaderKey(f.Name)
-	if key == "Cookie" {
-		if old := h[key]; len(old) > 0 {
-			old[0] += "; " + f.Value
-			return nil
-		}
+	old := h[key]
+	switch {
+	case key == "Cookie" && len(old) > 0:
+		old[0] += "; " + f.Value
+	case len(old) > 0 || len(*room) == 0:
+		h[key] = append(old, f.Value)
+	default:
+		v := (*room)[:1:1]
+		*room = (*room)[1:]
+		v[0] = f.Value
+		h[key] = v
 	}
-	h[key] = append(h[key], f.Value)
 	return nil
 }
 
@@ -344,7 +375,8 @@ func declareTrailers(h http.Header, trailer *http.Header) {
 // parseResponseFields checks a response's field section (RFC 9114
 // section 4.3.2) and returns its status and header.
 func parseResponseFields(fields []qpack.HeaderField) (int, http.Header, error) {
-	h := make(http.Header, len(fields))
+	values := regularValues(fields)
+	h := make(http.Header, len(values))
 	status := -1
 	regular := false
 	for _, f := range fields {
@@ -360,7 +392,7 @@ func parseResponseFields(fields []qpack.HeaderField) (int, http.Header, error) {
 			continue
 		}
 		regular = true
-		if err := addField(h, f); err != nil {
+		if err := addField(h, f, &values); err != nil {
 			return 0, nil, err
 		}
 	}
@@ -373,14 +405,19 @@ func parseResponseFields(fields []qpack.HeaderField) (int, http.Header, error) {
 // parseTrailerFields checks a trailer section: no pseudo-headers (RFC
 // 9114 section 4.3).
 func parseTrailerFields(fields []qpack.HeaderField) (http.Header, error) {
-	h := make(http.Header, len(fields))
+	values := regularValues(fields)
+	h := make(http.Header, len(values))
 	for _, f := range fields {
 		if f.IsPseudo() {
 			return nil, streamError(ErrCodeMessageError, "pseudo-header %s in trailers", f.Name)
 		}
-		if err := addField(h, f); err != nil {
+		if err := addField(h, f, &values); err != nil {
 			return nil, err
 		}
 	}
 	return h, nil
 }
+
+// maxFieldsOnStack is how many fields a request or response header
+// decodes into room on the stack before it takes room on the heap.
+const maxFieldsOnStack = 16

@@ -48,8 +48,15 @@ type responseWriter struct {
 	req    *http.Request
 	isHead bool
 
-	header      http.Header
-	snap        http.Header // the header as WriteHeader saw it
+	header http.Header
+	// fields is the final header's field section, encoded when
+	// WriteHeader snapshots the header, but for the fields added when
+	// it is sent (fieldsLater); nil once sent. An extended CONNECT
+	// keeps a copy of the header in snap instead, which HTTPStream may
+	// change, and encodes it when it is sent.
+	fields      *fieldWriter
+	later       fieldsLater
+	snap        http.Header
 	status      int
 	wroteHeader bool // the final status is set
 	sentHeader  bool // the final HEADERS frame left
@@ -104,21 +111,77 @@ func (w *responseWriter) WriteHeader(code int) {
 	}
 	w.status = code
 	w.wroteHeader = true
-	w.snap = w.header.Clone()
-	if cl := w.snap.Get("Content-Length"); cl != "" {
+	h := w.header
+	badLength := false
+	if cl := h.Get("Content-Length"); cl != "" {
 		if n, err := strconv.ParseInt(cl, 10, 64); err == nil && n >= 0 {
 			w.declared = n
 		} else {
-			w.snap.Del("Content-Length")
+			badLength = true
 		}
 	}
-	for _, v := range w.snap["Trailer"] {
+	for _, v := range h["Trailer"] {
 		for _, k := range strings.Split(v, ",") {
 			if k = http.CanonicalHeaderKey(strings.TrimSpace(k)); k != "" {
 				w.trailers = append(w.trailers, k)
 			}
 		}
 	}
+	if w.connect != nil {
+		w.snap = h.Clone()
+		if badLength {
+			w.snap.Del("Content-Length")
+		}
+		return
+	}
+	// The header as it is now is what goes out: encoding it here spares
+	// the copy that would keep it from the handler's later changes.
+	w.fields = w.encodeFieldsLocked(h, badLength)
+}
+
+// fieldsLater are the fields of a final header that are only known when
+// it is sent: what the header did not set then.
+type fieldsLater struct {
+	// sniff: the header set no Content-Type nor Content-Encoding, so
+	// the first body bytes decide the Content-Type.
+	sniff bool
+	// date: the header set no Date.
+	date bool
+	// length: the body's length becomes the content-length (finish).
+	length bool
+}
+
+// encodeFieldsLocked starts the final header's field section: its
+// status and the fields of h, leaving out the trailers announced with
+// http.TrailerPrefix and an invalid Content-Length. What h leaves to
+// the server is noted in w.later.
+func (w *responseWriter) encodeFieldsLocked(h http.Header, badLength bool) *fieldWriter {
+	_, typeSet := h["Content-Type"]
+	_, dateSet := h["Date"]
+	w.later.sniff = bodyAllowed(w.status) && !typeSet && h.Get("Content-Encoding") == ""
+	w.later.date = !dateSet
+	fw := getFieldWriter()
+	fw.field(":status", statusValue(w.status))
+	fw.header(h, func(name string) bool {
+		return isTrailerAnnouncement(name) || (badLength && name == "content-length")
+	})
+	return fw
+}
+
+// statusValue is the :status value of code; the frequent ones are
+// written without allocating.
+func statusValue(code int) string {
+	switch code {
+	case http.StatusOK:
+		return "200"
+	case http.StatusNoContent:
+		return "204"
+	case http.StatusNotModified:
+		return "304"
+	case http.StatusNotFound:
+		return "404"
+	}
+	return strconv.Itoa(code)
 }
 
 // sendInterimLocked sends a 1xx response.
@@ -190,7 +253,7 @@ func (w *responseWriter) Write(p []byte) (int, error) {
 	// A large write goes out as its own DATA frame, without a copy.
 	var hdr []byte
 	if !w.sentHeader {
-		hdr = w.headerFrameLocked(p)
+		hdr = w.headerFrameLocked(nil, p)
 	}
 	hdr = appendFrameHeader(hdr, frameData, uint64(len(p)))
 	if _, err := w.g.Write(hdr); err != nil {
@@ -213,26 +276,29 @@ var trailerPrefix = strings.ToLower(http.TrailerPrefix)
 // header.
 func isTrailerAnnouncement(name string) bool { return strings.HasPrefix(name, trailerPrefix) }
 
-// headerFrameLocked encodes the final HEADERS frame; first is the start
-// of the body for content sniffing.
-func (w *responseWriter) headerFrameLocked(first []byte) []byte {
+// headerFrameLocked appends the final HEADERS frame to b: the fields
+// encoded when WriteHeader snapshot the header, and those left for now;
+// first is the start of the body for content sniffing.
+func (w *responseWriter) headerFrameLocked(b, first []byte) []byte {
 	w.sentHeader = true
-	h := w.snap
-	if bodyAllowed(w.status) {
-		if _, ok := h["Content-Type"]; !ok && len(first) > 0 && h.Get("Content-Encoding") == "" {
-			h.Set("Content-Type", http.DetectContentType(first))
-		}
+	fw := w.fields
+	w.fields = nil
+	if fw == nil {
+		fw = w.encodeFieldsLocked(w.snap, false)
 	}
-	if _, ok := h["Date"]; !ok {
-		h["Date"] = []string{responseDates.format(time.Now())}
+	if w.later.sniff && len(first) > 0 {
+		fw.field("content-type", http.DetectContentType(first))
 	}
-	fw := getFieldWriter()
-	fw.field(":status", strconv.Itoa(w.status))
-	fw.header(h, isTrailerAnnouncement)
+	if w.later.date {
+		fw.field("date", responseDates.format(time.Now()))
+	}
+	if w.later.length {
+		fw.field("content-length", strconv.FormatInt(w.written, 10))
+	}
 	if sz := w.s.peerFieldLimit(w); sz > 0 && fw.size > sz {
 		w.s.logf("http3: response header of %d bytes above the client's limit of %d", fw.size, sz)
 	}
-	b := fw.frame(nil)
+	b = fw.frame(b)
 	putFieldWriter(fw)
 	return b
 }
@@ -249,9 +315,12 @@ func (w *responseWriter) flushLocked() error {
 	if w.sentHeader && len(data) == 0 {
 		return nil
 	}
-	var prefix []byte
+	// The frames' headers are built in room on the stack, and copied
+	// into the buffer's room before the data.
+	var room [frameRoom]byte
+	prefix := room[:0]
 	if !w.sentHeader {
-		prefix = w.headerFrameLocked(data)
+		prefix = w.headerFrameLocked(prefix, data)
 	}
 	if len(data) > 0 {
 		prefix = appendFrameHeader(prefix, frameData, uint64(len(data)))
@@ -317,7 +386,7 @@ func (w *responseWriter) finish() {
 	}
 	if !w.sentHeader && w.declared < 0 && len(w.trailers) == 0 && bodyAllowed(w.status) && !w.connectSuccess() &&
 		(w.written > 0 || !w.isHead) && !w.hasPrefixTrailers() {
-		w.snap.Set("Content-Length", strconv.FormatInt(w.written, 10))
+		w.later.length = true
 	}
 	if err := w.flushLocked(); err != nil {
 		return
@@ -388,6 +457,10 @@ func (w *responseWriter) abort() {
 }
 
 func (w *responseWriter) releaseLocked() {
+	if w.fields != nil {
+		putFieldWriter(w.fields)
+		w.fields = nil
+	}
 	if w.bufp != nil {
 		*w.bufp = (*w.bufp)[:frameRoom]
 		writeBuffers.Put(w.bufp)

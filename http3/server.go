@@ -10,10 +10,14 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"net/netip"
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/quic-go/qpack"
 
 	"github.com/satquic/satquic/quic"
 )
@@ -110,6 +114,8 @@ type Server struct {
 	done      chan struct{}
 	wg        sync.WaitGroup // Serve loops and connections
 	workers   *workerPool    // the goroutines of request handlers
+	writes    *watchList     // response writes under way, nil without ResponseStallTimeout
+	handlers  *watchList     // handlers running, polled for STOP_SENDING
 	mem       *requestMemory // MaxRequestMemory's budget
 	counters  serverCounters
 }
@@ -140,6 +146,10 @@ func (s *Server) initLocked() {
 		s.conns = make(map[*serverConn]struct{})
 		s.workers = newWorkerPool(s.done)
 		s.mem = newRequestMemory(s.maxRequestMemory(), s.readHeaderTimeout(), &s.counters)
+		if d := s.responseStallTimeout(); d > 0 {
+			s.writes = newWatchList(d/8, func(it *watchItem) { it.g.interruptWrite() })
+		}
+		s.handlers = newWatchList(stopSendingPoll, func(it *watchItem) { it.g.pollStopSending() })
 	}
 }
 
@@ -317,6 +327,10 @@ func (s *Server) Close() error {
 	closeListeners(ls)
 	s.wg.Wait()
 	s.mem.stopHeaderTimer()
+	if s.writes != nil {
+		s.writes.stop()
+	}
+	s.handlers.stop()
 	return nil
 }
 
@@ -412,6 +426,34 @@ type serverConn struct {
 	draining    bool // closeDrained runs
 
 	mem *connMemory // MaxConnHeaderBytes's bound
+
+	// remote is the client's address and its text, for the requests'
+	// RemoteAddr.
+	remote atomic.Pointer[remoteText]
+}
+
+// remoteText is an address with its text.
+type remoteText struct {
+	addr netip.AddrPort
+	text string
+}
+
+// remoteAddr is the client's address as text. It is formatted again only
+// when the address changed (a NAT rebinding or the client's migration):
+// formatting it for every request cost a server a fiftieth of its time.
+func (sc *serverConn) remoteAddr() string {
+	a := sc.qc.RemoteAddr()
+	u, ok := a.(*net.UDPAddr)
+	if !ok {
+		return a.String()
+	}
+	ap := u.AddrPort()
+	if r := sc.remote.Load(); r != nil && r.addr == ap {
+		return r.text
+	}
+	r := &remoteText{addr: ap, text: u.String()}
+	sc.remote.Store(r)
+	return r.text
 }
 
 func (sc *serverConn) serve(draining bool) {
@@ -612,7 +654,9 @@ func (sc *serverConn) readRequestFields(r *bufio.Reader, limit uint64, mem *stre
 	case f.typ == framePushPromise:
 		return nil, connError(ErrCodeFrameUnexpected, "PUSH_PROMISE from a client")
 	}
-	fields, err := decodeFieldSection(f.payload, limit)
+	// Decoded into room on the stack: a request's fields are few.
+	var room [maxFieldsOnStack]qpack.HeaderField
+	fields, err := appendFieldSection(room[:0], f.payload, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -663,7 +707,7 @@ func (sc *serverConn) runHandler(g *streamGuard, r *bufio.Reader, req *http.Requ
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	req = req.WithContext(ctx)
-	req.RemoteAddr = sc.qc.RemoteAddr().String()
+	req.RemoteAddr = sc.remoteAddr()
 	if !safeMethod(req.Method) && !waitHandshake(ctx, sc.qc) {
 		// A request that came in 0-RTT and is not safe to replay runs
 		// only once the handshake proved it no replay (RFC 8470
@@ -700,9 +744,9 @@ func (sc *serverConn) runHandler(g *streamGuard, r *bufio.Reader, req *http.Requ
 	if handler == nil {
 		handler = http.DefaultServeMux
 	}
-	stopWatch := watchStopSending(st, cancel)
+	g.handlers.join(&g.handlerItem)
 	ok := sc.callHandler(handler, w, req)
-	stopWatch()
+	g.handlers.leave(&g.handlerItem, true)
 	if s := w.takenStream(); s != nil {
 		if !ok {
 			s.CancelWrite(ErrCodeInternalError)
@@ -730,39 +774,27 @@ func (sc *serverConn) runHandler(g *streamGuard, r *bufio.Reader, req *http.Requ
 // for the client's STOP_SENDING.
 const stopSendingPoll = 50 * time.Millisecond
 
-// watchStopSending cancels a request's context when the client stops
+// pollStopSending cancels a request's context when the client stopped
 // reading the response (STOP_SENDING, which a canceled request sends), as
 // net/http does when a client goes away. The quic package reports
-// STOP_SENDING only to writes, so a handler that runs longer than
-// stopSendingPoll has its stream polled with empty writes, which send
-// nothing. The returned function stops the watch.
-func watchStopSending(st *quic.Stream, cancel context.CancelFunc) (stop func()) {
-	var mu sync.Mutex
-	stopped := false
-	var timer *time.Timer
-	mu.Lock()
-	defer mu.Unlock()
-	timer = time.AfterFunc(stopSendingPoll, func() {
-		_, err := st.Write(nil)
-		mu.Lock()
-		defer mu.Unlock()
-		if stopped {
-			return
+// STOP_SENDING only to writes, so the stream of a handler that runs
+// longer than stopSendingPoll is polled with an empty write, which sends
+// nothing, every stopSendingPoll: the Server's list of running handlers
+// (watch.go) calls this.
+func (g *streamGuard) pollStopSending() {
+	_, err := g.st.Write(nil)
+	// A *quic.StreamError, or an unknown stream once the quic package
+	// forgot a stream that both sides ended.
+	if err != nil && !isDeadline(err) {
+		g.mu.Lock()
+		f := g.onReset
+		g.mu.Unlock()
+		if f != nil {
+			f()
 		}
-		// A *quic.StreamError, or an unknown stream once the quic
-		// package forgot a stream that both sides ended.
-		if err != nil && !isDeadline(err) {
-			cancel()
-			return
-		}
-		timer.Reset(stopSendingPoll)
-	})
-	return func() {
-		mu.Lock()
-		stopped = true
-		timer.Stop()
-		mu.Unlock()
+		return
 	}
+	g.handlers.join(&g.handlerItem)
 }
 
 // callHandler runs the handler; it reports false after a panic, which it

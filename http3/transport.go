@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 
 	"github.com/satquic/satquic/quic"
@@ -104,6 +105,10 @@ func (t *Transport) maxHeaderBytes() uint64 {
 // authority returns the host:port the request's URL names.
 func authority(u string, port string) string {
 	host, p, err := net.SplitHostPort(u)
+	if err == nil && (strings.IndexByte(host, ':') >= 0 || u[0] != '[') {
+		// Already host:port, as JoinHostPort writes it.
+		return u
+	}
 	if err != nil {
 		// No port (an IPv6 literal still has its brackets).
 		host, p = u, port

@@ -45,7 +45,8 @@ type Options struct {
 	// false; worker i uses connection i mod Conns. Zero means 1.
 	Conns int
 	// Timeout bounds one request, from its start to the last byte of
-	// its body, connection setup included (default 10 s).
+	// its body, connection setup included (default 10 s): a request is
+	// cut off between Timeout and 9/8 of it after it started.
 	Timeout time.Duration
 	// TLS is the client's TLS configuration (ALPN is set to h3); nil
 	// verifies the server against the system's roots.

@@ -270,9 +270,14 @@ func (r *runner) phase(ctx context.Context, p phaseSpec) *Result {
 	defer cancel()
 	start := time.Now()
 	stopProgress := r.progress(start, p.warmup)
+	stopWatchdog := r.watchdog()
+	defer stopWatchdog()
 	var wg sync.WaitGroup
 	for _, w := range r.workers {
-		wg.Go(func() { w.loop(phaseCtx, p.requests) })
+		wg.Go(func() {
+			w.loop(phaseCtx, p.requests)
+			w.release()
+		})
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
@@ -322,6 +327,36 @@ func (r *runner) progress(start time.Time, warmup bool) func() {
 	}
 }
 
+// watchdog ends the requests that ran longer than Options.Timeout until
+// the returned function is called. One goroutine looks at every worker's
+// request an eighth of the timeout apart, so that a request cuts off
+// between the timeout and 9/8 of it: a timer per request cost the
+// generator more than the deadline was worth, on the processors it
+// shares with the server it measures.
+func (r *runner) watchdog() func() {
+	timeout := r.o.timeout()
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(max(timeout/8, time.Millisecond))
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case now := <-t.C:
+				for _, w := range r.workers {
+					w.expire(now, timeout)
+				}
+			}
+		}
+	})
+	return func() {
+		close(done)
+		wg.Wait()
+	}
+}
+
 // worker sends one request at a time.
 type worker struct {
 	r     *runner
@@ -329,6 +364,71 @@ type worker struct {
 	req   *http.Request
 	buf   []byte
 	stats *stats
+
+	// mu guards the requests' context and the request under way, for
+	// the watchdog. The worker's requests share one context, a child of
+	// the phase's, until the watchdog ends it for a request that took
+	// too long: a context of its own for each request (with the
+	// Transport's watch on it) cost the generator a tenth of its
+	// processor time, much of it on the lock of the phase's context,
+	// which every worker's requests would share.
+	mu      sync.Mutex
+	parent  context.Context         // the phase's context that ctx derives from
+	ctx     context.Context         // the requests' context
+	cancel  context.CancelCauseFunc // nil once ctx ended
+	withCtx *http.Request           // req with ctx
+	busy    bool                    // a request is under way
+	started time.Time               // when it started
+}
+
+// begin returns the request that starts now, with the worker's context,
+// made anew for a new phase or after the watchdog ended the last one.
+func (w *worker) begin(phase context.Context, now time.Time) *http.Request {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.cancel == nil || w.parent != phase {
+		if w.cancel != nil {
+			w.cancel(nil)
+		}
+		w.parent = phase
+		w.ctx, w.cancel = context.WithCancelCause(phase)
+		w.withCtx = w.req.WithContext(w.ctx)
+	}
+	w.busy, w.started = true, now
+	return w.withCtx
+}
+
+// end marks the request over.
+func (w *worker) end() {
+	w.mu.Lock()
+	w.busy = false
+	w.mu.Unlock()
+}
+
+// release ends the worker's context when its phase ended.
+func (w *worker) release() {
+	w.mu.Lock()
+	cancel := w.cancel
+	w.cancel, w.parent, w.ctx, w.withCtx = nil, nil, nil, nil
+	w.mu.Unlock()
+	if cancel != nil {
+		cancel(nil)
+	}
+}
+
+// expire ends the request under way if it started timeout ago or more:
+// the worker's context ends with errRequestTimeout as its cause, and the
+// next request gets a new one.
+func (w *worker) expire(now time.Time, timeout time.Duration) {
+	w.mu.Lock()
+	cancel := w.cancel
+	if !w.busy || cancel == nil || now.Sub(w.started) < timeout {
+		w.mu.Unlock()
+		return
+	}
+	w.cancel = nil
+	w.mu.Unlock()
+	cancel(errRequestTimeout)
 }
 
 // loop sends requests until ctx ends or, if n > 0, n requests are done.
@@ -343,12 +443,13 @@ func (w *worker) loop(ctx context.Context, n int) {
 func (w *worker) one(ctx context.Context) {
 	o := w.r.o
 	start := time.Now()
-	rctx, cancel := context.WithTimeoutCause(ctx, o.timeout(), errRequestTimeout)
-	n, err := w.get(rctx)
+	req := w.begin(ctx, start)
+	rctx := req.Context()
+	n, err := w.get(req)
 	lat := time.Since(start)
 	if err != nil && ctx.Err() != nil && context.Cause(rctx) != errRequestTimeout {
 		// The run ended, not the request.
-		cancel()
+		w.end()
 		w.stats.cut++
 		// Its bytes moved within the measured time: the transfer rate
 		// counts them (a response larger than the run would otherwise
@@ -360,7 +461,7 @@ func (w *worker) one(ctx context.Context) {
 	if err != nil {
 		kind = classify(rctx, err)
 	}
-	cancel()
+	w.end()
 	if o.NewConn {
 		w.tr.CloseIdleConnections()
 	}
@@ -378,8 +479,8 @@ func (e *errStatus) Error() string { return fmt.Sprintf("HTTP status %d", e.code
 
 // get sends the request and reads the whole body, returning the body's
 // length.
-func (w *worker) get(ctx context.Context) (int64, error) {
-	resp, err := w.tr.RoundTrip(w.req.WithContext(ctx))
+func (w *worker) get(req *http.Request) (int64, error) {
+	resp, err := w.tr.RoundTrip(req)
 	if err != nil {
 		return 0, err
 	}

@@ -388,3 +388,33 @@ func TestRunNewConnResumes(t *testing.T) {
 		}
 	}
 }
+
+// TestRunTimeoutThenSuccess: a request the watchdog cuts off ends the
+// worker's context, and the worker's next requests get a new one: after
+// one timeout, the others succeed. The cut-off comes between Timeout and
+// 9/8 of it (with room for a busy machine).
+func TestRunTimeoutThenSuccess(t *testing.T) {
+	var n atomic.Int64
+	base := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1) == 1 {
+			<-r.Context().Done()
+			return
+		}
+		_, _ = w.Write([]byte("ok"))
+	}))
+	const timeout = 300 * time.Millisecond
+	start := time.Now()
+	res, err := Run(context.Background(), Options{
+		URL: base + "/", Workers: 1, Requests: 3, Timeout: timeout, TLS: clientTLS(t),
+	})
+	took := time.Since(start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ErrorsByKind[KindTimeout] != 1 || res.Errors != 1 || res.Succeeded != 2 {
+		t.Fatalf("errors %v (%v), succeeded %d; want one timeout, then two successes", res.ErrorsByKind, res.ErrorExamples, res.Succeeded)
+	}
+	if took < timeout || took > timeout*9/8+3*time.Second {
+		t.Errorf("the run took %v, want from %v to 9/8 of it and the two quick requests", took, timeout)
+	}
+}

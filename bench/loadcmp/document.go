@@ -40,7 +40,7 @@ type Metadata struct {
 
 // Setup is the sentence Metadata.Setup holds.
 const Setup = "loopback; each server a fresh child process per measurement with the machine's GOMAXPROCS, default QUIC and HTTP/3 settings (no FEC) but for satquic's limits on connections and handshakes per source, lifted so that the one generator is never refused, the same payload handler; " +
-	"the load generator (satquic's HTTP/3 client, one UDP socket) in the bench process; requests/s over shared connections, new connections/s with a connection per request"
+	"the load generator (satquic's HTTP/3 client, one UDP socket) in the bench process; requests/s over shared connections, new connections/s with a connection per request, each a full handshake (no session ticket, address validation token or 0-RTT; the certificate pinned by its SHA-256, its signature checked as TLS 1.3 requires)"
 
 // NewMetadata describes an experiment run now, on this machine. versions
 // maps each stack to the version of its code.

@@ -1,0 +1,57 @@
+package http3
+
+import (
+	"net/http"
+	"reflect"
+	"testing"
+
+	"github.com/quic-go/qpack"
+)
+
+// TestHeaderValuesShareRoom: the values of a header's fields share one
+// allocation (regularValues), and a field's second value, appended to
+// its capacity-one slice, leaves the next field's value alone; cookies
+// are joined.
+func TestHeaderValuesShareRoom(t *testing.T) {
+	fields := []qpack.HeaderField{
+		{Name: ":status", Value: "200"},
+		{Name: "x-a", Value: "1"},
+		{Name: "x-b", Value: "2"},
+		{Name: "x-a", Value: "3"},
+		{Name: "cookie", Value: "a=1"},
+		{Name: "x-c", Value: "4"},
+		{Name: "cookie", Value: "b=2"},
+	}
+	status, h, err := parseResponseFields(fields)
+	if err != nil || status != 200 {
+		t.Fatalf("status %d, %v", status, err)
+	}
+	want := http.Header{"X-A": {"1", "3"}, "X-B": {"2"}, "Cookie": {"a=1; b=2"}, "X-C": {"4"}}
+	if !reflect.DeepEqual(h, want) {
+		t.Fatalf("header %v, want %v", h, want)
+	}
+	h["X-A"] = append(h["X-A"], "5")
+	if h.Get("X-B") != "2" || h.Get("Cookie") != "a=1; b=2" {
+		t.Errorf("appending to X-A changed the others: %v", h)
+	}
+	if got := regularValues(fields[:1]); got != nil {
+		t.Errorf("room for a header of pseudo-headers only: %v", got)
+	}
+}
+
+// TestAuthority: a URL host is the connections' key in its
+// host:port form, with the scheme's port when it names none.
+func TestAuthority(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"example.com", "example.com:443"},
+		{"example.com:8443", "example.com:8443"},
+		{"127.0.0.1:4433", "127.0.0.1:4433"},
+		{"[::1]:4433", "[::1]:4433"},
+		{"[::1]", "[::1]:443"},
+		{"[example.com]:443", "example.com:443"},
+	} {
+		if got := authority(c.in, "443"); got != c.want {
+			t.Errorf("authority(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
