@@ -30,7 +30,8 @@
 // listener's per-source limits apply (quic.Config's MaxHandshakes,
 // MaxHandshakesPerIP, MaxConnections and MaxConnectionsPerIP: by default
 // 1024 handshakes, 32 from one IPv4 address or IPv6 /64, 4096
-// connections, 512 from one source), and a connection has at most
+// connections, and DefaultMaxConnectionsPerSource, 128, from one source),
+// and a connection has at most
 // DefaultMaxStreamsPerConn (16) request streams under way, whose headers
 // and memory http3.Server's limits bound. Tunnels are bounded per client
 // identity (a token of ServerConfig.Tokens, or a client certificate:

@@ -22,6 +22,14 @@ const (
 	// one carrier-grade NAT, as satellite operators run, and still a
 	// quarter of the default pool at most.
 	DefaultMaxTunnelsPerSource = 64
+	// DefaultMaxConnectionsPerSource is the QUIC connections a tunnel
+	// server holds from one source (the QUIC configuration's
+	// MaxConnectionsPerIP, when it sets none): room for a tunnel on each
+	// connection up to DefaultMaxTunnelsPerSource and as many again
+	// opening or refused, where the QUIC default of 512 suits a web
+	// server. Each connection holds about a dozen goroutines and its
+	// buffers whether or not it opens a tunnel.
+	DefaultMaxConnectionsPerSource = 2 * DefaultMaxTunnelsPerSource
 	// DefaultMaxStreamsPerConn is the request streams a client may have
 	// under way on one connection of a tunnel server (the QUIC
 	// configuration's MaxIncomingStreams, when it sets none): a tunnel

@@ -15,6 +15,7 @@ import (
 
 	"github.com/satquic/satquic/http3"
 	"github.com/satquic/satquic/internal/testkit"
+	"github.com/satquic/satquic/quic"
 )
 
 // rawClient opens tunnels on one QUIC connection to g, without starting
@@ -267,4 +268,20 @@ func TestGoroutinesPerTunnel(t *testing.T) {
 	if added := settle() - before; added > 2*more+3 {
 		t.Errorf("%d tunnels added %d goroutines, want about %d", more, added, 2*more)
 	}
+}
+
+// TestListenerLimitsApply: the QUIC listener's per-source bounds hold
+// for the gateway: with two connections per source, a third client from
+// the same address is refused before any request.
+func TestListenerLimitsApply(t *testing.T) {
+	g := startServerQUIC(t, ServerConfig{Token: testToken, MaxTunnelsPerClient: -1}, &quic.Config{MaxConnectionsPerIP: 2})
+	newRawClient(t, g).mustOpen(t, testToken)
+	newRawClient(t, g).mustOpen(t, testToken)
+	_, err := newRawClient(t, g).open(t, testToken, 20*time.Second)
+	var te *quic.TransportError
+	const connectionRefused = 0x02 // RFC 9000 section 20.1
+	if !errors.As(err, &te) || !te.Remote || te.ErrorCode != connectionRefused {
+		t.Fatalf("third connection from one source: %v, want CONNECTION_REFUSED", err)
+	}
+	waitTunnels(t, g, 2)
 }

@@ -85,7 +85,7 @@ func tunnelServerFlags(args []string, stderr io.Writer) (*tunnelServerOptions, e
 		"tunnels open at once with one token or client certificate (0: no bound); beyond, 429")
 	fs.IntVar(&o.maxPerSource, "max-tunnels-per-source", gateway.DefaultMaxTunnelsPerSource,
 		"tunnels open at once from one IPv4 address or IPv6 /64, whatever its ports (0: no bound); beyond, 429")
-	o.limits.register(fs)
+	o.limits.registerWith(fs, gateway.DefaultMaxConnectionsPerSource)
 	o.register(fs, 1400, "MTU of the TUN interface and the largest packet sent to a client")
 	if err := parseTunnelFlags(fs, args, &o.config, o.check); err != nil {
 		return nil, err

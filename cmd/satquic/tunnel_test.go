@@ -176,7 +176,8 @@ func TestTunnelServerLimits(t *testing.T) {
 		t.Fatal(err)
 	}
 	if cfg := o.serverConfig(nil, io.Discard); cfg.Token != "x" || cfg.Tokens != nil ||
-		cfg.MaxTunnelsPerClient != gateway.DefaultMaxTunnelsPerClient || cfg.MaxTunnelsPerSource != gateway.DefaultMaxTunnelsPerSource {
+		cfg.MaxTunnelsPerClient != gateway.DefaultMaxTunnelsPerClient || cfg.MaxTunnelsPerSource != gateway.DefaultMaxTunnelsPerSource ||
+		o.limits.connsPerIP != gateway.DefaultMaxConnectionsPerSource {
 		t.Errorf("default server config %+v", cfg)
 	}
 }
