@@ -63,6 +63,10 @@ type PathStats struct {
 	// SilencePings counts a client's PINGs after a probe timeout without
 	// the data it expected (path.go).
 	SilencePings uint64
+	// UnknownServerAddress counts the datagrams a client dropped because
+	// they came from an address that is not the server's (RFC 9000
+	// section 9, path_origin.go).
+	UnknownServerAddress uint64
 }
 
 // pathResponse is a PATH_RESPONSE owed to the address its challenge came
@@ -137,6 +141,11 @@ type peerPath struct {
 	preferredDone bool
 	// preferredUsed: a server's client moved to its preferred address.
 	preferredUsed bool
+	// formerServer is the server's address a client left for the
+	// preferred one, whose datagrams it takes until formerUntil
+	// (path_origin.go).
+	formerServer netip.AddrPort
+	formerUntil  time.Duration
 
 	stats PathStats
 }
