@@ -141,6 +141,9 @@ type peerPath struct {
 	preferredDone bool
 	// preferredUsed: a server's client moved to its preferred address.
 	preferredUsed bool
+	// ahead is a server's validation of an address its client probes
+	// (path_ahead.go).
+	ahead aheadValidation
 	// formerServer is the server's address a client left for the
 	// preferred one, whose datagrams it takes until formerUntil
 	// (path_origin.go).
@@ -229,6 +232,21 @@ func (c *Conn) movePath(now time.Duration, addr netip.AddrPort) {
 		c.updateAmplification(now)
 		return
 	}
+	if addr == p.ahead.proven {
+		// Proven while the client probed it (path_ahead.go): a new
+		// path all the same.
+		p.endValidation()
+		p.lastValid = addr
+		c.updateAmplification(now)
+		c.qlog.pathUpdated(now, "migration_complete", old, addr)
+		if addr.Addr() != old.Addr() {
+			p.stats.CongestionResets++
+			if err := c.sender.ResetPath(now); err != nil {
+				c.closeLocal(transportError(wire.CodeInternalError, 0, "path reset: %v", err))
+			}
+		}
+		return
+	}
 	p.validating = true
 	p.portOnly = addr.Addr() == p.lastValid.Addr()
 	p.amp = amplification{received: uint64(p.rxLen)}
@@ -267,6 +285,10 @@ func (c *Conn) onPathResponse(now time.Duration, data [8]byte) error {
 	p := &c.path
 	if p.probe.answers(data) {
 		return c.onProbeAnswered(now)
+	}
+	if p.ahead.answersAhead(data) {
+		p.stats.ValidationsSucceeded++
+		return nil
 	}
 	if !p.validating || !slices.Contains(p.challenges, data) {
 		return nil
