@@ -37,8 +37,6 @@ func (*quicgoImpl) Unsupported(role Role, test string) string {
 		return "quic-go's client updates its keys only after 100,000 packets, a setting internal to quic-go"
 	case role == Client && test == testChaCha20:
 		return "quic-go uses crypto/tls, which has no setting to offer ChaCha20 alone"
-	case role == Client && test == testMigrate:
-		return "the quic-go peer's client has no role that moves its connection to a new socket"
 	}
 	return ""
 }
