@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode"
 )
 
 // satquic tunnel server|client: an IP tunnel over CONNECT-IP (RFC 9484)
@@ -114,7 +115,7 @@ func readTokenFile(path string) ([]string, error) {
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
-		if strings.ContainsAny(line, " \t") {
+		if strings.ContainsFunc(line, unicode.IsSpace) {
 			return nil, fmt.Errorf("%w: --token-file %s: line %d: a token must not contain white space", errUsage, path, i+1)
 		}
 		toks = append(toks, line)
