@@ -26,6 +26,28 @@
 // the advertised routes, the inner MTU and the Session a tunnel.Forwarder
 // runs on.
 //
+// What one client can make the server hold is bounded. The QUIC
+// listener's per-source limits apply (quic.Config's MaxHandshakes,
+// MaxHandshakesPerIP, MaxConnections and MaxConnectionsPerIP: by default
+// 1024 handshakes, 32 from one IPv4 address or IPv6 /64, 4096
+// connections, and DefaultMaxConnectionsPerSource, 128, from one source),
+// and a connection has at most
+// DefaultMaxStreamsPerConn (16) request streams under way, whose headers
+// and memory http3.Server's limits bound. Tunnels are bounded per client
+// identity (a token of ServerConfig.Tokens, or a client certificate:
+// DefaultMaxTunnelsPerClient, 8) and per source (DefaultMaxTunnelsPerSource,
+// 64); a request beyond either is answered 429 and counted
+// (ServerStats.OverClientLimit, OverSourceLimit), as the pool's end is
+// answered 503 (PoolExhausted). The pool bounds the tunnels of all clients
+// together, and a tunnel's addresses return to it when the tunnel ends:
+// its stream closed or reset, or its connection gone. Each tunnel holds
+// two goroutines here (the session's capsule reader and the mux's
+// reader) besides its connection's; its datagrams wait in bounded queues:
+// the connection's DATAGRAM queues (1024 each way), HTTP/3's 4 MiB of
+// HTTP datagrams per connection, and the mux's 1024 packets shared by
+// all clients, where a client that sends faster than the device takes
+// blocks its own reader and its QUIC receive queue drops.
+//
 // A datagram that no longer fits the QUIC packet (the path's MTU fell
 // after a black hole) is dropped and counted rather than ending the
 // tunnel: the inner transports see one loss.

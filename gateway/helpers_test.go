@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/satquic/satquic/internal/testkit"
+	"github.com/satquic/satquic/quic"
 	"github.com/satquic/satquic/tunnel"
 )
 
@@ -107,6 +108,12 @@ type testGateway struct {
 
 func startServer(t testing.TB, cfg ServerConfig) *testGateway {
 	t.Helper()
+	return startServerQUIC(t, cfg, nil)
+}
+
+// startServerQUIC is startServer with the QUIC configuration qconf.
+func startServerQUIC(t testing.TB, cfg ServerConfig, qconf *quic.Config) *testGateway {
+	t.Helper()
 	testkit.CheckGoroutines(t)
 	dev := newMemDevice(1500)
 	if cfg.Pool == nil {
@@ -125,7 +132,7 @@ func startServer(t testing.TB, cfg ServerConfig) *testGateway {
 	addr := make(chan net.Addr, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- srv.Serve(ctx, pc, testkit.ServerTLS("h3"), nil, func(a net.Addr) { addr <- a })
+		done <- srv.Serve(ctx, pc, testkit.ServerTLS("h3"), qconf, func(a net.Addr) { addr <- a })
 	}()
 	g := &testGateway{srv: srv, dev: dev}
 	select {

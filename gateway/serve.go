@@ -56,15 +56,24 @@ func (s *Server) ListenAndServe(ctx context.Context, addr string, tlsConf *tls.C
 }
 
 // Serve runs the server on pc until ctx is done or the device fails: QUIC
-// with QUICConfig(qconf), HTTP/3 with extended CONNECT and HTTP datagrams
+// with QUICConfig(qconf) (and DefaultMaxStreamsPerConn request streams
+// per connection, DefaultMaxConnectionsPerSource connections per source,
+// where qconf sets no MaxIncomingStreams or MaxConnectionsPerIP), HTTP/3 with extended CONNECT and HTTP datagrams
 // (RFC 9220, RFC 9297), and the device's forwarder. ready, if set, is
 // called once it listens. It returns nil after ctx is done; the device,
 // every tunnel and pc are closed by then.
 func (s *Server) Serve(ctx context.Context, pc net.PacketConn, tlsConf *tls.Config, qconf *quic.Config, ready func(net.Addr)) error {
+	qc := QUICConfig(qconf)
+	if qc.MaxIncomingStreams == 0 {
+		qc.MaxIncomingStreams = DefaultMaxStreamsPerConn
+	}
+	if qc.MaxConnectionsPerIP == 0 {
+		qc.MaxConnectionsPerIP = DefaultMaxConnectionsPerSource
+	}
 	h3 := &http3.Server{
 		Handler:               s,
 		TLSConfig:             tlsConf,
-		QUICConfig:            QUICConfig(qconf),
+		QUICConfig:            qc,
 		EnableExtendedConnect: true,
 		EnableDatagrams:       true,
 		ErrorLog:              s.cfg.ErrorLog,

@@ -20,6 +20,10 @@ type ServerConfig struct {
 	// Token, if set, admits a client whose request carries it as a
 	// bearer token (connectip.CheckToken).
 	Token string
+	// Tokens admit clients as Token does, one each: every token is a
+	// client of its own for MaxTunnelsPerClient, where clients that
+	// share a token count as one.
+	Tokens []string
 	// ClientCertificates admits a client whose certificate the TLS
 	// handshake verified: the TLS configuration must then ask for one
 	// (tls.VerifyClientCertIfGiven or RequireAndVerifyClientCert, with
@@ -43,6 +47,14 @@ type ServerConfig struct {
 	MTU int
 	// QueueLen is the forwarder's device queue (tunnel.Config).
 	QueueLen int
+	// MaxTunnelsPerClient bounds the tunnels open at once with one
+	// credential (a token, or a client certificate), and
+	// MaxTunnelsPerSource those from one IPv4 address or IPv6 /64; a
+	// request beyond either is answered 429 Too Many Requests (RFC 6585
+	// section 4) and counted. Zero means DefaultMaxTunnelsPerClient (8)
+	// and DefaultMaxTunnelsPerSource (64), negative no bound.
+	MaxTunnelsPerClient int
+	MaxTunnelsPerSource int
 	// ErrorLog receives the reasons clients were refused (at most one
 	// refusal a second; Stats counts them all); nil discards
 	// them.
@@ -60,10 +72,14 @@ type Server struct {
 	v4, v6 bool // the pool has addresses of this version
 	mux    *mux
 	fwd    *tunnel.Forwarder
+	counts *tunnelCounts
 
 	h3        atomic.Pointer[http3.Server] // once Serve runs
 	refused   atomic.Uint64
 	exhausted atomic.Uint64
+	// overClient and overSource count requests refused at a bound.
+	overClient atomic.Uint64
+	overSource atomic.Uint64
 	// lastRefusalLog is the Unix second of the last refusal logged.
 	lastRefusalLog atomic.Int64
 	pathTooSmall   atomic.Uint64
@@ -71,7 +87,7 @@ type Server struct {
 
 // NewServer returns a Server whose clients' packets go through dev.
 func NewServer(dev tunnel.Device, cfg ServerConfig) (*Server, error) {
-	if cfg.Token == "" && !cfg.ClientCertificates {
+	if cfg.Token == "" && len(cfg.Tokens) == 0 && !cfg.ClientCertificates {
 		return nil, errors.New("gateway: a server needs a token or client certificates to admit its clients")
 	}
 	if len(cfg.Pool) == 0 {
@@ -89,7 +105,14 @@ func NewServer(dev tunnel.Device, cfg ServerConfig) (*Server, error) {
 	if cfg.MTU <= 0 {
 		cfg.MTU = dev.MTU()
 	}
+	for _, t := range cfg.Tokens {
+		if t == "" {
+			return nil, errors.New("gateway: an empty token would admit nobody")
+		}
+	}
 	s := &Server{cfg: cfg, dev: dev, pool: pool}
+	s.counts = newTunnelCounts(limitOrDefault(cfg.MaxTunnelsPerClient, DefaultMaxTunnelsPerClient),
+		limitOrDefault(cfg.MaxTunnelsPerSource, DefaultMaxTunnelsPerSource))
 	for _, p := range cfg.Pool {
 		s.v4 = s.v4 || p.Addr().Is4()
 		s.v6 = s.v6 || p.Addr().Is6()
@@ -134,7 +157,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "this server only offers the scope */*", http.StatusBadRequest)
 		return
 	}
-	if status, why := s.admit(r); status != 0 {
+	id, status, why := s.admit(r)
+	if status != 0 {
 		s.refused.Add(1)
 		s.logRefusal("gateway: refused %s: %s", r.RemoteAddr, why)
 		if status == http.StatusUnauthorized {
@@ -143,30 +167,60 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, why, status)
 		return
 	}
-	s.open(w, r)
+	src := sourceOf(r.RemoteAddr)
+	if !s.takeTunnel(w, r, id, src) {
+		return
+	}
+	s.open(w, r, func() { s.counts.give(id, src) })
 }
 
-// admit returns 0 for a client the configuration admits, otherwise the
-// status to refuse it with and why.
-func (s *Server) admit(r *http.Request) (int, string) {
+// admit returns the identity of a client the configuration admits,
+// otherwise the status to refuse it with and why.
+func (s *Server) admit(r *http.Request) (identity, int, string) {
 	if s.cfg.Token != "" && connectip.CheckToken(r, s.cfg.Token) {
-		return 0, ""
+		return tokenIdentity(s.cfg.Token), 0, ""
+	}
+	for _, t := range s.cfg.Tokens {
+		if connectip.CheckToken(r, t) {
+			return tokenIdentity(t), 0, ""
+		}
 	}
 	if s.cfg.ClientCertificates {
-		if _, ok := connectip.ClientCertificate(r); ok {
-			return 0, ""
+		if cert, ok := connectip.ClientCertificate(r); ok {
+			return certIdentity(cert.Raw), 0, ""
 		}
 	}
 	if r.Header.Get("Authorization") == "" {
-		return http.StatusUnauthorized, "no credentials: a bearer token or a client certificate is needed"
+		return identity{}, http.StatusUnauthorized, "no credentials: a bearer token or a client certificate is needed"
 	}
-	return http.StatusForbidden, "credentials not accepted"
+	return identity{}, http.StatusForbidden, "credentials not accepted"
 }
 
-// open assigns the client its addresses and runs its session.
-func (s *Server) open(w http.ResponseWriter, r *http.Request) {
+// takeTunnel counts a tunnel of id from src, or refuses the request with
+// 429 (RFC 6585 section 4) when that goes beyond a bound.
+func (s *Server) takeTunnel(w http.ResponseWriter, r *http.Request, id identity, src netip.Prefix) bool {
+	var why string
+	switch s.counts.take(id, src) {
+	case withinLimits:
+		return true
+	case clientLimit:
+		s.overClient.Add(1)
+		why = fmt.Sprintf("too many tunnels with these credentials (at most %d at once)", s.counts.perClient)
+	case sourceLimit:
+		s.overSource.Add(1)
+		why = fmt.Sprintf("too many tunnels from %v (at most %d at once)", src, s.counts.perSource)
+	}
+	s.logRefusal("gateway: refused %s: %s", r.RemoteAddr, why)
+	http.Error(w, why, http.StatusTooManyRequests)
+	return false
+}
+
+// open assigns the client its addresses and runs its session; done is
+// called once the tunnel ended, or at once if it could not start.
+func (s *Server) open(w http.ResponseWriter, r *http.Request, done func()) {
 	addrs, err := s.allocate()
 	if err != nil {
+		done()
 		s.exhausted.Add(1)
 		s.logRefusal("gateway: refused %s: %v", r.RemoteAddr, err)
 		http.Error(w, "no free tunnel address", http.StatusServiceUnavailable)
@@ -176,6 +230,7 @@ func (s *Server) open(w http.ResponseWriter, r *http.Request) {
 		for _, a := range addrs {
 			s.pool.Release(a)
 		}
+		done()
 	}
 	w.Header().Set(http3.CapsuleProtocolHeader, http3.CapsuleProtocolValue)
 	w.WriteHeader(http.StatusOK)
@@ -249,6 +304,11 @@ type ServerStats struct {
 	// PoolExhausted those refused for want of an address.
 	Refused       uint64 `json:"refused"`
 	PoolExhausted uint64 `json:"pool_exhausted"`
+	// OverClientLimit and OverSourceLimit count requests refused with
+	// 429 because their client (credential) or their source already
+	// held as many tunnels as ServerConfig allows.
+	OverClientLimit uint64 `json:"over_client_limit"`
+	OverSourceLimit uint64 `json:"over_source_limit"`
 	// NoClient counts packets from the device to an address no client
 	// holds, ClientGone those to a client whose tunnel had just ended.
 	NoClient   uint64 `json:"no_client"`
@@ -275,14 +335,16 @@ func (s *Server) Stats() ServerStats {
 		transport.HTTPDatagramsDropped = st.DatagramsUnknown + st.DatagramsDropped
 	}
 	return ServerStats{
-		Clients:       clients,
-		Transport:     transport,
-		Refused:       s.refused.Load(),
-		PoolExhausted: s.exhausted.Load(),
-		NoClient:      s.mux.noClient.Load(),
-		ClientGone:    s.mux.clientEnd.Load(),
-		PathTooSmall:  s.pathTooSmall.Load(),
-		Sessions:      s.mux.Stats(),
-		Tunnel:        s.fwd.Stats(),
+		Clients:         clients,
+		Transport:       transport,
+		Refused:         s.refused.Load(),
+		PoolExhausted:   s.exhausted.Load(),
+		OverClientLimit: s.overClient.Load(),
+		OverSourceLimit: s.overSource.Load(),
+		NoClient:        s.mux.noClient.Load(),
+		ClientGone:      s.mux.clientEnd.Load(),
+		PathTooSmall:    s.pathTooSmall.Load(),
+		Sessions:        s.mux.Stats(),
+		Tunnel:          s.fwd.Stats(),
 	}
 }

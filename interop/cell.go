@@ -135,7 +135,7 @@ func (cr *caseRun) run(ctx context.Context, client, server Implementation, proto
 		}
 	}()
 	up, down := c.Link.links(cellSeed(cr.seed, cr.index, pairIndex))
-	var net network = newRelayNetwork(c.IPv6, up, down)
+	var net network = newRelayNetwork(c.IPv6, up, down, c.Link.Rebind)
 	if c.Link.Namespaces {
 		var err error
 		if net, err = newNamespaceNetwork(out.logs, up, down); err != nil {

@@ -8,7 +8,9 @@
 // a packet capture decrypted with the endpoints' key logs. This package
 // reproduces that with what satquic has: the emulator's UDP relay (or its
 // network namespaces, for the one case that needs IP headers) with each
-// case's link, a recording proxy in front of the server (tap), and
+// case's link, a NAT that rebinds the client's port or address for the
+// rebind cases (rebind.go), a recording proxy in front of the server
+// (tap), and
 // package capture to read the recorded datagrams as QUIC. The cases
 // (cases.go) state what the runner's testcases_quic.py asks: the files,
 // what each endpoint is told to do, the link, and the checks (checks.go),

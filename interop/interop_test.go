@@ -68,6 +68,9 @@ func TestChecksCatch(t *testing.T) {
 		{"ecn", checkECN, "does not show ECN codepoints"},
 		{"v2", checkV2, "want 0x6b3343cf among them"},
 		{"ipv6", checkIPv6, "is not IPv6"},
+		{"rebind-port", checkRebindPort, "the server saw only one path"},
+		{"rebind-addr", checkRebindAddr, "the server sent to 1 client IP addresses"},
+		{"connectionmigration", checkConnectionMigration, "the client never sent from a new path"},
 	} {
 		reasons := strings.Join(c.check(o), "; ")
 		if !strings.Contains(reasons, c.want) {
@@ -163,5 +166,23 @@ func TestCompareDownloads(t *testing.T) {
 	err = compareDownloads(www, dl, names)
 	if err == nil || !strings.Contains(err.Error(), "1 unexpected files") || !strings.Contains(err.Error(), "1 files differ") {
 		t.Fatalf("damaged download: %v", err)
+	}
+}
+
+// TestPathCases runs the cases whose client path changes between satquic
+// client and server: its NAT rebinds its port, then its address, and it
+// migrates to a new socket by itself.
+func TestPathCases(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the cases take real seconds through the emulated link")
+	}
+	for _, name := range []string{"rebind-port", "rebind-addr", "connectionmigration"} {
+		t.Run(name, func(t *testing.T) {
+			run := runCell(t, lookupCase(t, name), &satquicImpl{}, &satquicImpl{})
+			if len(run.reasons) > 0 {
+				t.Errorf("%s: %v (%s)", name, run.reasons, run.link)
+			}
+			t.Logf("%s: %s", run.link, run.analysis.Summary())
+		})
 	}
 }

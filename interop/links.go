@@ -26,6 +26,8 @@ type scenario struct {
 	// BlackholeOn and BlackholeOff: the link works for BlackholeOn from
 	// the start, then drops everything both ways for BlackholeOff, once.
 	BlackholeOn, BlackholeOff time.Duration
+	// Rebind: the client's NAT rebinds (the rebind scenario).
+	Rebind rebinding
 	// Namespaces: the case needs IP headers carried end to end (ECN
 	// codepoints), so it runs in the emulator's namespace mode, which
 	// needs root, rather than through its UDP relay, whose sockets carry
@@ -62,3 +64,14 @@ func (s scenario) links(seed uint64) (up, down netsim.LinkConfig) {
 	up.Seed, down.Seed = netsim.DeriveSeed(seed, 1), netsim.DeriveSeed(seed, 2)
 	return up, down
 }
+
+// rebinding is the rebind scenario of the runner's network simulator: the
+// client's NAT gives it a new port First into the run and every Every
+// after, and a new IP address each time too with Addr.
+type rebinding struct {
+	First, Every time.Duration
+	Addr         bool
+}
+
+// runnerRebind is the runner's rebinding: first after 1 s, then every 5 s.
+var runnerRebind = rebinding{First: time.Second, Every: 5 * time.Second}

@@ -26,16 +26,20 @@ type network interface {
 }
 
 // relayNetwork is the emulator's UDP relay between the client and a tap
-// in front of the server: client -> relay (the link) -> tap -> server.
+// in front of the server: client -> relay (the link) -> tap -> server,
+// with a rebinding NAT between the relay and the tap when the scenario
+// rebinds.
 type relayNetwork struct {
 	lo       host
 	up, down netsim.LinkConfig
+	rebind   rebinding
 	tap      *tap
+	nat      *rebinder
 	relay    *emulate.Relay
 }
 
-func newRelayNetwork(ipv6 bool, up, down netsim.LinkConfig) *relayNetwork {
-	return &relayNetwork{lo: loopback(ipv6), up: up, down: down}
+func newRelayNetwork(ipv6 bool, up, down netsim.LinkConfig, rb rebinding) *relayNetwork {
+	return &relayNetwork{lo: loopback(ipv6), up: up, down: down, rebind: rb}
 }
 
 func (r *relayNetwork) clientHost() host   { return r.lo }
@@ -47,9 +51,16 @@ func (r *relayNetwork) connect(addr netip.AddrPort) (netip.AddrPort, error) {
 	if r.tap, err = startTap(r.lo.addr, addr); err != nil {
 		return netip.AddrPort{}, fmt.Errorf("tap: %w", err)
 	}
+	upstream := r.tap.addr()
+	if r.rebind.First > 0 {
+		if r.nat, err = startRebinder(r.lo.addr, upstream, r.rebind.First, r.rebind.Every, r.rebind.Addr); err != nil {
+			return netip.AddrPort{}, fmt.Errorf("rebinding NAT: %w", err)
+		}
+		upstream = r.nat.insideAddr()
+	}
 	r.relay, err = emulate.StartRelay(emulate.RelayConfig{
 		Listen:   netip.AddrPortFrom(r.lo.addr, 0).String(),
-		Upstream: r.tap.addr().String(),
+		Upstream: upstream.String(),
 		Up:       r.up, Down: r.down,
 	})
 	if err != nil {
@@ -65,6 +76,9 @@ func (r *relayNetwork) finish() ([]capture.Record, string, error) {
 	if r.relay != nil {
 		summary = linkSummary(r.relay.Stats())
 		errs = append(errs, r.relay.Close())
+	}
+	if r.nat != nil {
+		summary += fmt.Sprintf("; the NAT rebound %d times", r.nat.close())
 	}
 	if r.tap != nil {
 		records = r.tap.close()

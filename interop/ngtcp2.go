@@ -37,8 +37,11 @@ func (*ngtcp2Impl) Name() string { return "ngtcp2" }
 func (*ngtcp2Impl) Protocols() []string { return []string{protoH3} }
 
 func (*ngtcp2Impl) Unsupported(role Role, test string) string {
-	if test == testV2 {
+	switch {
+	case test == testV2:
 		return "ngtcp2 0.12 knows only QUIC v2's draft version 0x709a50c4, not RFC 9369's 0x6b3343cf"
+	case role == Client && test == testMigrate:
+		return "the harness does not drive the ngtcp2 client's migration (its --change-local-addr)"
 	}
 	return ""
 }

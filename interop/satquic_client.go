@@ -79,7 +79,7 @@ type satquicClient struct {
 // connection opens a connection and fetches urls on it at once; early
 // sends the requests in 0-RTT. before, if set, runs before the
 // connection closes.
-func (c *satquicClient) connection(ctx context.Context, urls []string, early bool, before func() error) error {
+func (c *satquicClient) connection(ctx context.Context, urls []string, early bool, before func() error) (err error) {
 	pc, err := c.job.host.listenUDP(netip.AddrPortFrom(c.job.host.addr, 0))
 	if err != nil {
 		return err
@@ -96,6 +96,19 @@ func (c *satquicClient) connection(ctx context.Context, urls []string, early boo
 	defer conn.CloseWithError(0, "")
 	var wg sync.WaitGroup
 	errs := make([]error, len(urls))
+	if c.job.test == testMigrate {
+		stop := make(chan struct{})
+		migrated := make(chan error, 1)
+		go func() { migrated <- c.migrate(ctx, conn, stop) }()
+		defer func() {
+			// The new socket closes after the connection's last packet.
+			_ = conn.CloseWithError(0, "")
+			close(stop)
+			if merr := <-migrated; merr != nil && err == nil {
+				err = merr
+			}
+		}()
+	}
 	if c.job.proto == protoH3 {
 		tr := &http3.Transport{
 			DisableCompression: true,
@@ -130,6 +143,33 @@ func (c *satquicClient) connection(ctx context.Context, urls []string, early boo
 		return err
 	}
 	return before()
+}
+
+// migrateAfter is when a migrating client moves, from the start of its
+// connection: into the transfer of connectionmigration's 2 MB, which
+// takes about two seconds over the runner's 10 Mbit/s link.
+const migrateAfter = 500 * time.Millisecond
+
+// migrate moves conn to a new socket of the client's host migrateAfter
+// into the connection (RFC 9000 section 9.2), unless stop closes first;
+// the socket closes once stop does.
+func (c *satquicClient) migrate(ctx context.Context, conn *quic.Conn, stop <-chan struct{}) error {
+	t := time.NewTimer(migrateAfter)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-stop:
+		return errors.New("migrate: the transfer ended before the client moved")
+	}
+	pc, err := c.job.host.listenUDP(netip.AddrPortFrom(c.job.host.addr, 0))
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	defer func() { <-stop; _ = pc.Close() }()
+	if err := conn.Migrate(ctx, pc); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	return nil
 }
 
 // requestHQ opens a stream and sends an hq-interop request on it, with

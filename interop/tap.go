@@ -89,7 +89,9 @@ func (t *tap) flow(client netip.AddrPort) (*tapFlow, error) {
 	if t.closed {
 		return nil, net.ErrClosed
 	}
-	conn, err := net.DialUDP("udp", nil, t.upstream)
+	// From the client's IP address, so that the server sees it change
+	// when a NAT in front gives the client a new one (rebind-addr).
+	conn, err := net.DialUDP("udp", net.UDPAddrFromAddrPort(netip.AddrPortFrom(client.Addr(), 0)), t.upstream)
 	if err != nil {
 		return nil, err
 	}

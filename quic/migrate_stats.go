@@ -27,4 +27,10 @@ type MigrationStats struct {
 	// a probe timeout without the stream data it expected: after a NAT
 	// rebinding they tell the server the new address.
 	SilencePings uint64
+	// UnknownServerAddress counts the datagrams a client dropped because
+	// they came from an address other than the server's (RFC 9000
+	// section 9): neither the address in use, nor its preferred address
+	// while the client probes it, nor, for a while after the move, the
+	// address it left for the preferred one.
+	UnknownServerAddress uint64
 }

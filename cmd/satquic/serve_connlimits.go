@@ -17,13 +17,19 @@ type serveLimits struct {
 }
 
 func (o *serveLimits) register(fs *flag.FlagSet) {
+	o.registerWith(fs, quic.DefaultMaxConnectionsPerIP)
+}
+
+// registerWith registers the flags with connsPerIP as the default of
+// --max-conns-per-ip.
+func (o *serveLimits) registerWith(fs *flag.FlagSet, connsPerIP int) {
 	fs.IntVar(&o.handshakes, "max-handshakes", quic.DefaultMaxHandshakes,
 		"handshakes in progress at once; beyond, a new client replaces the one silent the longest (for a probe timeout or more) or is refused")
 	fs.IntVar(&o.handshakesPerIP, "max-handshakes-per-ip", quic.DefaultMaxHandshakesPerIP,
 		"handshakes in progress from one IPv4 address or IPv6 /64, whatever its ports; beyond, it is refused (or sent a Retry)")
 	fs.IntVar(&o.conns, "max-conns", quic.DefaultMaxConnections,
 		"connections held, handshakes included; beyond, a new client replaces one idle for half the idle timeout or is refused")
-	fs.IntVar(&o.connsPerIP, "max-conns-per-ip", quic.DefaultMaxConnectionsPerIP,
+	fs.IntVar(&o.connsPerIP, "max-conns-per-ip", connsPerIP,
 		"connections held from one IPv4 address or IPv6 /64, handshakes included")
 }
 

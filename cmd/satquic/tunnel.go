@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode"
 )
 
 // satquic tunnel server|client: an IP tunnel over CONNECT-IP (RFC 9484)
@@ -59,16 +60,18 @@ type tunnelCommon struct {
 	mtu       int
 	token     string
 	tokenFile string
-	stats     time.Duration
-	jsonFile  string
-	quic      quicOptions
+	// tokens are every token of --token-file, token the first.
+	tokens   []string
+	stats    time.Duration
+	jsonFile string
+	quic     quicOptions
 }
 
 func (o *tunnelCommon) register(fs *flag.FlagSet, mtu int, mtuUsage string) {
 	fs.StringVar(&o.dev, "dev", "", "name of the TUN interface to create (default: the kernel's choice, tun0, ...)")
 	fs.IntVar(&o.mtu, "mtu", mtu, mtuUsage)
 	fs.StringVar(&o.token, "token", "", "bearer token that authenticates the client (RFC 6750)")
-	fs.StringVar(&o.tokenFile, "token-file", "", "file holding the token on its first line (keeps it out of the process list)")
+	fs.StringVar(&o.tokenFile, "token-file", "", "file of tokens, one a line (keeps them out of the process list): a client sends the first, a server admits each")
 	fs.DurationVar(&o.stats, "stats", 0, "print a line of statistics this often (0: only at the end)")
 	fs.StringVar(&o.jsonFile, "json", "", "write the final statistics as JSON to this file")
 	o.quic.register(fs)
@@ -86,20 +89,41 @@ func (o *tunnelCommon) check() error {
 		return fmt.Errorf("%w: --token and --token-file exclude each other", errUsage)
 	}
 	if o.tokenFile != "" {
-		b, err := os.ReadFile(o.tokenFile)
+		toks, err := readTokenFile(o.tokenFile)
 		if err != nil {
-			return fmt.Errorf("%w: --token-file: %v", errUsage, err)
+			return err
 		}
-		o.token, _, _ = strings.Cut(string(b), "\n")
-		o.token = strings.TrimSpace(o.token)
-		if o.token == "" {
-			return fmt.Errorf("%w: --token-file %s: no token on its first line", errUsage, o.tokenFile)
-		}
+		o.token, o.tokens = toks[0], toks
 	}
 	if strings.ContainsAny(o.token, " \t\r\n") {
 		return fmt.Errorf("%w: the token must not contain white space", errUsage)
 	}
 	return nil
+}
+
+// readTokenFile reads a token file: a token a line, blank lines and lines
+// starting with # aside. A client sends the first; a server admits each,
+// every one a client of its own for --max-tunnels-per-client.
+func readTokenFile(path string) ([]string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("%w: --token-file: %v", errUsage, err)
+	}
+	var toks []string
+	for i, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if strings.ContainsFunc(line, unicode.IsSpace) {
+			return nil, fmt.Errorf("%w: --token-file %s: line %d: a token must not contain white space", errUsage, path, i+1)
+		}
+		toks = append(toks, line)
+	}
+	if len(toks) == 0 {
+		return nil, fmt.Errorf("%w: --token-file %s: no token in it", errUsage, path)
+	}
+	return toks, nil
 }
 
 // prefixList is a repeatable flag of IP prefixes, also separated by

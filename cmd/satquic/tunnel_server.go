@@ -14,9 +14,10 @@ import (
 
 	"github.com/satquic/satquic/gateway"
 	"github.com/satquic/satquic/internal/hq"
+	"github.com/satquic/satquic/quic"
 )
 
-const tunnelServerSynopsis = `tunnel server [--listen HOST:PORT] [--pool PREFIX]... [--route PREFIX]... (--token T | --token-file FILE | --client-ca FILE) [--cert FILE --key FILE] [--dev NAME] [--mtu N] [--stats D] [--json FILE] [--config FILE] [QUIC flags]
+const tunnelServerSynopsis = `tunnel server [--listen HOST:PORT] [--pool PREFIX]... [--route PREFIX]... (--token T | --token-file FILE | --client-ca FILE) [--cert FILE --key FILE] [--dev NAME] [--mtu N] [--max-tunnels-per-client N] [--max-tunnels-per-source N] [--max-conns-per-ip N]... [--stats D] [--json FILE] [--config FILE] [QUIC flags]
 
 Accepts CONNECT-IP (RFC 9484) clients over HTTP/3 on --listen and joins
 them to a TUN interface it creates (Linux; root or CAP_NET_ADMIN). Each
@@ -29,6 +30,14 @@ told they may send to --route (default: the pool, so they reach the
 server and each other; --route 0.0.0.0/0 makes the server their gateway
 to everything). Packets from a client whose source is not its address
 are dropped and counted.
+
+Each token of --token-file (one a line) and each client certificate is a
+client of its own, with at most --max-tunnels-per-client tunnels at once
+(default 8); one IPv4 address or IPv6 /64 has at most
+--max-tunnels-per-source (default 64). A request beyond either is answered
+429 Too Many Requests, one beyond the pool 503, and the statistics count
+them. --max-handshakes, --max-handshakes-per-ip, --max-conns and
+--max-conns-per-ip bound the QUIC connections as for "satquic serve".
 
 The server forwards between the tunnel and its other interfaces only if
 the kernel does: it neither enables IP forwarding nor sets up NAT (see
@@ -51,6 +60,11 @@ type tunnelServerOptions struct {
 	certFile string
 	keyFile  string
 	config   string
+	// maxPerClient and maxPerSource bound the tunnels of one credential
+	// and of one source (0: no bound).
+	maxPerClient int
+	maxPerSource int
+	limits       serveLimits
 }
 
 // defaultTunnelPool is the pool when --pool is not given.
@@ -67,6 +81,11 @@ func tunnelServerFlags(args []string, stderr io.Writer) (*tunnelServerOptions, e
 	fs.StringVar(&o.certFile, "cert", "", "PEM certificate chain (with --key); default: a self-signed certificate")
 	fs.StringVar(&o.keyFile, "key", "", "PEM private key of --cert")
 	fs.StringVar(&o.config, "config", "", "JSON file of flag values (keys are flag names; the command line overrides it)")
+	fs.IntVar(&o.maxPerClient, "max-tunnels-per-client", gateway.DefaultMaxTunnelsPerClient,
+		"tunnels open at once with one token or client certificate (0: no bound); beyond, 429")
+	fs.IntVar(&o.maxPerSource, "max-tunnels-per-source", gateway.DefaultMaxTunnelsPerSource,
+		"tunnels open at once from one IPv4 address or IPv6 /64, whatever its ports (0: no bound); beyond, 429")
+	o.limits.registerWith(fs, gateway.DefaultMaxConnectionsPerSource)
 	o.register(fs, 1400, "MTU of the TUN interface and the largest packet sent to a client")
 	if err := parseTunnelFlags(fs, args, &o.config, o.check); err != nil {
 		return nil, err
@@ -92,6 +111,12 @@ func (o *tunnelServerOptions) check() error {
 	}
 	if o.token == "" && o.clientCA == "" {
 		return fmt.Errorf("%w: the server needs --token, --token-file or --client-ca, so that only your clients can open tunnels", errUsage)
+	}
+	if o.maxPerClient < 0 || o.maxPerSource < 0 {
+		return fmt.Errorf("%w: --max-tunnels-per-client and --max-tunnels-per-source must not be negative", errUsage)
+	}
+	if err := o.limits.apply(&quic.Config{}); err != nil {
+		return err
 	}
 	if (o.certFile == "") != (o.keyFile == "") {
 		return fmt.Errorf("%w: --cert and --key go together", errUsage)
@@ -168,11 +193,7 @@ func tunnelServer(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		_ = pc.Close()
 		return err
 	}
-	srv, err := gateway.NewServer(dev, gateway.ServerConfig{
-		Token: o.token, ClientCertificates: o.clientCA != "",
-		Pool: o.pool, Local: local, Routes: o.routes, MTU: o.mtu,
-		ErrorLog: log.New(stderr, "", log.LstdFlags),
-	})
+	srv, err := gateway.NewServer(dev, o.serverConfig(local, stderr))
 	if err != nil {
 		_ = pc.Close()
 		_ = dev.Close()
@@ -187,10 +208,13 @@ func tunnelServer(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	fmt.Fprintf(stdout, "certificate SHA-256: %s\n", fp)
 	line := func() string {
 		st := srv.Stats()
-		return tunnelLine(st.Tunnel, st.Sessions, st.Transport, fmt.Sprintf("clients %d, refused %d, no-client %d, path-too-small %d", st.Clients, st.Refused, st.NoClient, st.PathTooSmall))
+		return tunnelLine(st.Tunnel, st.Sessions, st.Transport, fmt.Sprintf("clients %d, refused %d, over-limit client %d source %d, pool-exhausted %d, no-client %d, path-too-small %d",
+			st.Clients, st.Refused, st.OverClientLimit, st.OverSourceLimit, st.PoolExhausted, st.NoClient, st.PathTooSmall))
 	}
 	stopStats := runWithStats(ctx, o.stats, stdout, line)
-	err = srv.Serve(ctx, pc, tlsConf, o.quic.config(), func(a net.Addr) {
+	qconf := o.quic.config()
+	_ = o.limits.apply(qconf) // checked with the flags
+	err = srv.Serve(ctx, pc, tlsConf, qconf, func(a net.Addr) {
 		if ready != nil {
 			ready(a, fp, name)
 		}
@@ -201,6 +225,31 @@ func tunnelServer(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		err = jerr
 	}
 	return err
+}
+
+// serverConfig is the gateway's configuration from the flags.
+func (o *tunnelServerOptions) serverConfig(local []netip.Addr, stderr io.Writer) gateway.ServerConfig {
+	cfg := gateway.ServerConfig{
+		ClientCertificates: o.clientCA != "",
+		Pool:               o.pool, Local: local, Routes: o.routes, MTU: o.mtu,
+		MaxTunnelsPerClient: noBoundIfZero(o.maxPerClient),
+		MaxTunnelsPerSource: noBoundIfZero(o.maxPerSource),
+		ErrorLog:            log.New(stderr, "", log.LstdFlags),
+	}
+	if o.tokens != nil {
+		cfg.Tokens = o.tokens
+	} else {
+		cfg.Token = o.token
+	}
+	return cfg
+}
+
+// noBoundIfZero maps a flag's 0, no bound, to the gateway's -1.
+func noBoundIfZero(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
 }
 
 // prefixesText lists prefixes, separated by commas.

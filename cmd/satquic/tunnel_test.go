@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -9,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/satquic/satquic/connectip"
+	"github.com/satquic/satquic/gateway"
+	"github.com/satquic/satquic/quic"
 )
 
 // TestTunnelBadFlags: each mistake on the command line or in the config
@@ -27,7 +30,8 @@ func TestTunnelBadFlags(t *testing.T) {
 	badValue := write("badvalue.json", `{"token": "x", "mtu": {"n": 1}}`)
 	notJSON := write("notjson.json", `listen = ":4433"`)
 	badPool := write("badpool.json", `{"token": "x", "pool": ["10.77.0.0/24", "nonsense"]}`)
-	emptyToken := write("empty-token", "\n")
+	emptyToken := write("empty-token", "\n# only a comment\n")
+	spacedToken := write("spaced-token", "good\ntwo words\n")
 	for _, c := range []struct {
 		args []string
 		want string
@@ -41,7 +45,10 @@ func TestTunnelBadFlags(t *testing.T) {
 		{[]string{"tunnel", "server", "--token", "x", "--mtu", "1000"}, "--mtu 1000: want 1280 to 65535"},
 		{[]string{"tunnel", "server", "--token", "x", "--cert", "c.pem"}, "--cert and --key go together"},
 		{[]string{"tunnel", "server", "--token", "x", "--token-file", emptyToken}, "exclude each other"},
-		{[]string{"tunnel", "server", "--token-file", emptyToken}, "no token on its first line"},
+		{[]string{"tunnel", "server", "--token-file", emptyToken}, "no token in it"},
+		{[]string{"tunnel", "server", "--token-file", spacedToken}, "line 2: a token must not contain white space"},
+		{[]string{"tunnel", "server", "--token", "x", "--max-tunnels-per-client", "-1"}, "must not be negative"},
+		{[]string{"tunnel", "server", "--token", "x", "--max-conns-per-ip", "0"}, "--max-conns-per-ip must be at least 1"},
 		{[]string{"tunnel", "server", "--token-file", filepath.Join(dir, "missing")}, "--token-file"},
 		{[]string{"tunnel", "server", "--token", "two words"}, "white space"},
 		{[]string{"tunnel", "server", "--token", "x", "--listen", "nowhere:port"}, "--listen"},
@@ -136,4 +143,41 @@ func equalPrefixes(a, b []netip.Prefix) bool {
 		}
 	}
 	return true
+}
+
+// TestTunnelServerLimits: the bounds on what clients hold come from flags
+// or config keys: every token of the token file is a client, 0 lifts a
+// tunnel bound, and the QUIC listener's limits reach its configuration.
+func TestTunnelServerLimits(t *testing.T) {
+	dir := t.TempDir()
+	tokens := filepath.Join(dir, "tokens")
+	if err := os.WriteFile(tokens, []byte("# one per client\nalice\n\n  bob  \ncarol\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, "server.json")
+	conf := `{"token-file": "` + tokens + `", "max-tunnels-per-client": 2, "max-tunnels-per-source": 0, "max-conns-per-ip": 16}`
+	if err := os.WriteFile(p, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o, err := tunnelServerFlags([]string{"--config", p, "--max-handshakes-per-ip", "4"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := o.serverConfig(nil, io.Discard)
+	if strings.Join(cfg.Tokens, ",") != "alice,bob,carol" || cfg.Token != "" || cfg.MaxTunnelsPerClient != 2 || cfg.MaxTunnelsPerSource != -1 {
+		t.Errorf("server config %+v", cfg)
+	}
+	q := o.quic.config()
+	if err := o.limits.apply(q); err != nil || q.MaxConnectionsPerIP != 16 || q.MaxHandshakesPerIP != 4 || q.MaxConnections != quic.DefaultMaxConnections {
+		t.Errorf("QUIC limits %d %d %d: %v", q.MaxConnectionsPerIP, q.MaxHandshakesPerIP, q.MaxConnections, err)
+	}
+	o, err = tunnelServerFlags([]string{"--token", "x"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg := o.serverConfig(nil, io.Discard); cfg.Token != "x" || cfg.Tokens != nil ||
+		cfg.MaxTunnelsPerClient != gateway.DefaultMaxTunnelsPerClient || cfg.MaxTunnelsPerSource != gateway.DefaultMaxTunnelsPerSource ||
+		o.limits.connsPerIP != gateway.DefaultMaxConnectionsPerSource {
+		t.Errorf("default server config %+v", cfg)
+	}
 }

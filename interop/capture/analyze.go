@@ -34,6 +34,9 @@ type Packet struct {
 	CryptoAtZero bool
 	// AckECN: the packet has an ACK frame with ECN counts.
 	AckECN bool
+	// PathChallenges and PathResponses are the data of the packet's
+	// PATH_CHALLENGE and PATH_RESPONSE frames (RFC 9000 section 8.2).
+	PathChallenges, PathResponses [][8]byte
 	// Padding is the bytes of PADDING frames in an opened payload: the
 	// padding of a datagram that carries an Initial packet, or of a path
 	// MTU probe, which carry no data.

@@ -1,7 +1,7 @@
 package capture
 
-// The frames the analysis reads: CRYPTO data (the TLS handshake) and the
-// ECN counts of ACK frames. The rest are walked over, and a frame type it
+// The frames the analysis reads: CRYPTO data (the TLS handshake), the
+// ECN counts of ACK frames, and the data of path validation. The rest are walked over, and a frame type it
 // does not know ends the walk, since only the frame knows its length.
 const (
 	framePadding     = 0x00
@@ -49,6 +49,9 @@ type frameSummary struct {
 	padding int
 	// ping: a PING frame; other: a frame neither PING nor PADDING.
 	ping, other bool
+	// challenges and responses are the data of PATH_CHALLENGE and
+	// PATH_RESPONSE frames.
+	challenges, responses [][8]byte
 	// complete: every frame was walked (none unknown, none cut short).
 	complete bool
 }
@@ -127,6 +130,11 @@ func walkFrames(b []byte) frameSummary {
 		case typ == framePathChall, typ == framePathResp:
 			if len(b) < 8 {
 				return s
+			}
+			if typ == framePathChall {
+				s.challenges = append(s.challenges, [8]byte(b[:8]))
+			} else {
+				s.responses = append(s.responses, [8]byte(b[:8]))
 			}
 			b = b[8:]
 			continue

@@ -69,6 +69,7 @@ func (c *Conn) took(p *Packet, o opened, dir, space int) {
 	c.largest[dir][space] = max(c.largest[dir][space], int64(o.pn))
 	f := walkFrames(o.payload)
 	p.AckECN, p.Padding = f.ackECN, f.padding
+	p.PathChallenges, p.PathResponses = f.challenges, f.responses
 	p.MTUProbe = p.Type == Type1RTT && f.complete && f.ping && !f.other && p.Size > minDatagram
 	for _, cf := range f.crypto {
 		p.CryptoAtZero = p.CryptoAtZero || cf.offset == 0

@@ -13,6 +13,8 @@ import (
 type tracker struct {
 	byClientCID map[connKey]*Conn
 	byFlow      map[netip.AddrPort][]*Conn
+	// latest is the connection whose first packet came last.
+	latest *Conn
 }
 
 // connKey names a connection by its client's address and connection ID:
@@ -36,6 +38,7 @@ func (t *tracker) assign(a *Analysis, p *Packet, r *Record) {
 			t.byClientCID[key] = c
 			t.byFlow[r.Client] = append(t.byFlow[r.Client], c)
 			a.Conns = append(a.Conns, c)
+			t.latest = c
 		}
 		p.Conn = c
 	default:
@@ -64,6 +67,14 @@ func (t *tracker) assign(a *Analysis, p *Packet, r *Record) {
 // frame); its packet number offset follows.
 func (t *tracker) shortHeaderConn(p *Packet, r *Record) *Conn {
 	conns := t.byFlow[r.Client]
+	if len(conns) == 0 && t.latest != nil {
+		// A flow that starts with 1-RTT packets is a connection that
+		// moved: its client's NAT rebound, or the client migrated
+		// (RFC 9000 section 9). It is taken for the latest connection,
+		// which the cases that move have only one of.
+		conns = []*Conn{t.latest}
+		t.byFlow[r.Client] = conns
+	}
 	var found *Conn
 	var cidLen int
 	for _, c := range slices.Backward(conns) {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -38,8 +39,9 @@ DIR, without verifying the server's certificate. --test is the interop
 runner's test: multiconnect opens a connection per file; resumption
 fetches the first file, waits for a session ticket and fetches the others
 on a second connection that resumes the session; zerortt does the same
-with the second connection's requests in 0-RTT; the others fetch every
-file at once on one connection.`
+with the second connection's requests in 0-RTT; migrate (hq-interop) moves the
+connection to a new socket half a second in; the others fetch every file
+at once on one connection.`
 
 type interopClientOptions struct {
 	urls, download, alpn, test, keyLog string
@@ -123,10 +125,13 @@ func (c *interopClient) run(ctx context.Context, urls []string) error {
 
 // connection fetches urls at once over a new connection; early sends the
 // requests in 0-RTT; before, if set, runs before the connection closes.
-func (c *interopClient) connection(ctx context.Context, urls []string, early bool, before func() error) error {
+func (c *interopClient) connection(ctx context.Context, urls []string, early bool, before func() error) (err error) {
 	u0, err := url.Parse(urls[0])
 	if err != nil {
 		return err
+	}
+	if c.o.test == "migrate" && c.o.alpn == http3.NextProtoH3 {
+		return fmt.Errorf("%w: migrate runs over hq-interop only", errUsage)
 	}
 	var get func(ctx context.Context, u string, w io.Writer) error
 	var closeConn func()
@@ -158,12 +163,27 @@ func (c *interopClient) connection(ctx context.Context, urls []string, early boo
 		if early {
 			dial = quic.DialAddrEarly
 		}
-		conn, err := dial(ctx, u0.Host, c.tls, nil)
-		if err != nil {
-			return fmt.Errorf("connecting to %s: %w", u0.Host, err)
+		if c.o.test == "migrate" {
+			dial = dialForMigration
+		}
+		conn, derr := dial(ctx, u0.Host, c.tls, nil)
+		if derr != nil {
+			return fmt.Errorf("connecting to %s: %w", u0.Host, derr)
 		}
 		closeConn = func() { _ = conn.CloseWithError(0, "") }
 		get = func(ctx context.Context, u string, w io.Writer) error { return hqGet(ctx, conn, u, w) }
+		if c.o.test == "migrate" {
+			done := make(chan struct{})
+			migrated := make(chan error, 1)
+			go func() { migrated <- migrate(ctx, conn, done) }()
+			defer func() {
+				_ = conn.CloseWithError(0, "")
+				close(done)
+				if merr := <-migrated; merr != nil && err == nil {
+					err = merr
+				}
+			}()
+		}
 	}
 	defer closeConn()
 	var wg sync.WaitGroup
@@ -197,6 +217,73 @@ func (c *interopClient) save(ctx context.Context, u string, get func(context.Con
 	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", truncate(u), err)
+	}
+	return nil
+}
+
+// migrationCIDLen is the length of the connection IDs a migrating client
+// uses. quic-go's DialAddr gives its client zero-length ones, and a
+// packet to a new socket is then routed by nothing: a client that moves
+// needs connection IDs (RFC 9000 section 9.5).
+const migrationCIDLen = 8
+
+// dialForMigration dials as quic.DialAddr does, from a Transport whose
+// connection IDs let its connection move to another.
+func dialForMigration(ctx context.Context, addr string, tlsConf *tls.Config, conf *quic.Config) (*quic.Conn, error) {
+	raddr, err := net.ResolveUDPAddr("udp", addr)
+	if err != nil {
+		return nil, err
+	}
+	pc, err := net.ListenUDP("udp", nil)
+	if err != nil {
+		return nil, err
+	}
+	tr := &quic.Transport{Conn: pc, ConnectionIDLength: migrationCIDLen}
+	conn, err := tr.Dial(ctx, raddr, tlsConf, conf)
+	if err != nil {
+		_ = tr.Close()
+		return nil, err
+	}
+	// The Transport, and the socket, go with the connection.
+	context.AfterFunc(conn.Context(), func() { _ = tr.Close() })
+	return conn, nil
+}
+
+// migrateAfter is when the migrate test moves the connection, from its
+// start: into a transfer of a few seconds.
+const migrateAfter = 500 * time.Millisecond
+
+// migrate moves conn to a new socket on the same local address
+// migrateAfter into the connection, with quic-go's path API: probe the
+// new path, then switch to it (RFC 9000 section 9.2). The socket closes
+// once done does.
+func migrate(ctx context.Context, conn *quic.Conn, done <-chan struct{}) error {
+	select {
+	case <-time.After(migrateAfter):
+	case <-done:
+		return errors.New("migrate: the transfer ended before the client moved")
+	}
+	local, ok := conn.LocalAddr().(*net.UDPAddr)
+	if !ok {
+		return fmt.Errorf("migrate: local address %v is not UDP", conn.LocalAddr())
+	}
+	pc, err := net.ListenUDP("udp", &net.UDPAddr{IP: local.IP})
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	tr := &quic.Transport{Conn: pc, ConnectionIDLength: migrationCIDLen}
+	defer func() { <-done; _ = tr.Close() }()
+	path, err := conn.AddPath(tr)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := path.Probe(pctx); err != nil {
+		return fmt.Errorf("migrate: probing the new path: %w", err)
+	}
+	if err := path.Switch(); err != nil {
+		return fmt.Errorf("migrate: switching to the new path: %w", err)
 	}
 	return nil
 }

@@ -299,6 +299,13 @@
 //     preferred.go is a server's preferred_address (section 9.6,
 //     Config.PreferredIPv4 and PreferredIPv6), which a client probes from
 //     its own address once the handshake is confirmed and moves to.
+//     path_ahead.go has a server answer a client's probe from a new
+//     address with a PATH_CHALLENGE beside its PATH_RESPONSE, so that the
+//     address is proven before the client moves there (section 9.3 lets
+//     the move skip validation then). path_origin.go keeps a client to the server's addresses (section 9):
+//     it drops and counts datagrams from any other than the one in use,
+//     the preferred address while it is probed, and for a path
+//     validation's time after the move the address it left.
 //     EventPeerAddressChanged tells the driver RemoteAddr changed;
 //     Stats.Path counts it all and path_qlog.go logs it.
 //

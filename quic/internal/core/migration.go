@@ -175,6 +175,7 @@ func (c *Conn) onProbeAnswered(now time.Duration) error {
 		old := c.remote
 		c.remote = lp.addr
 		*lp = localProbe{}
+		c.leftServerAddress(now, old)
 		c.path.stats.PeerAddressChanges++
 		c.path.stats.CongestionResets++
 		c.events.push(Event{Kind: EventPeerAddressChanged})

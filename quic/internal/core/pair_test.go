@@ -24,6 +24,9 @@ type flight struct {
 	// addr is the client's address on the datagram: its source to the
 	// server, its destination from the server.
 	addr netip.AddrPort
+	// from is the server's source address of a datagram to the client
+	// (zero: serverAddr).
+	from netip.AddrPort
 }
 
 // pair wires a client and a server Conn back to back with a fixed one-way
@@ -119,11 +122,13 @@ func (p *pair) flush(c *Conn, toServer bool) {
 		if p.extraDelay != nil {
 			at += p.extraDelay(toServer, n, d.Data)
 		}
-		addr := d.Addr
+		addr, from := d.Addr, netip.AddrPort{}
 		if toServer {
 			addr = p.clientAddrAt(p.now)
+		} else {
+			from = p.serverSource()
 		}
-		p.enqueue(flight{at: at, toServer: toServer, data: d.Data, ecn: d.ECN, addr: addr})
+		p.enqueue(flight{at: at, toServer: toServer, data: d.Data, ecn: d.ECN, addr: addr, from: from})
 	}
 }
 
@@ -135,7 +140,11 @@ func (p *pair) deliver(f flight) {
 			p.natDropped++
 			return
 		}
-		p.in[0] = append(p.in[0], Datagram{Addr: serverAddr, Data: f.data, ECN: f.ecn})
+		from := f.from
+		if !from.IsValid() {
+			from = serverAddr
+		}
+		p.in[0] = append(p.in[0], Datagram{Addr: from, Data: f.data, ECN: f.ecn})
 		return
 	}
 	if p.server == nil {
@@ -154,6 +163,18 @@ func (p *pair) deliver(f flight) {
 	}
 	p.serverRecv += len(f.data)
 	p.in[1] = append(p.in[1], Datagram{Addr: f.addr, Data: f.data, ECN: f.ecn})
+}
+
+// serverSource is the address the server sends from, as package quic's
+// driver does: its first socket's until the core reports that the client
+// uses its preferred address, that address's after.
+func (p *pair) serverSource() netip.AddrPort {
+	if hasEvent(p.serverEvents, EventPreferredAddressUsed) {
+		if pa := p.server.localParams.PreferredAddress; pa != nil && pa.IPv4.IsValid() {
+			return pa.IPv4
+		}
+	}
+	return serverAddr
 }
 
 // clientAddrAt is the client's address as the server sees it at now.

@@ -63,6 +63,10 @@ type PathStats struct {
 	// SilencePings counts a client's PINGs after a probe timeout without
 	// the data it expected (path.go).
 	SilencePings uint64
+	// UnknownServerAddress counts the datagrams a client dropped because
+	// they came from an address that is not the server's (RFC 9000
+	// section 9, path_origin.go).
+	UnknownServerAddress uint64
 }
 
 // pathResponse is a PATH_RESPONSE owed to the address its challenge came
@@ -137,6 +141,14 @@ type peerPath struct {
 	preferredDone bool
 	// preferredUsed: a server's client moved to its preferred address.
 	preferredUsed bool
+	// ahead is a server's validation of an address its client probes
+	// (path_ahead.go).
+	ahead aheadValidation
+	// formerServer is the server's address a client left for the
+	// preferred one, whose datagrams it takes until formerUntil
+	// (path_origin.go).
+	formerServer netip.AddrPort
+	formerUntil  time.Duration
 
 	stats PathStats
 }
@@ -220,6 +232,21 @@ func (c *Conn) movePath(now time.Duration, addr netip.AddrPort) {
 		c.updateAmplification(now)
 		return
 	}
+	if addr == p.ahead.proven {
+		// Proven while the client probed it (path_ahead.go): a new
+		// path all the same.
+		p.endValidation()
+		p.lastValid = addr
+		c.updateAmplification(now)
+		c.qlog.pathUpdated(now, "migration_complete", old, addr)
+		if addr.Addr() != old.Addr() {
+			p.stats.CongestionResets++
+			if err := c.sender.ResetPath(now); err != nil {
+				c.closeLocal(transportError(wire.CodeInternalError, 0, "path reset: %v", err))
+			}
+		}
+		return
+	}
 	p.validating = true
 	p.portOnly = addr.Addr() == p.lastValid.Addr()
 	p.amp = amplification{received: uint64(p.rxLen)}
@@ -258,6 +285,10 @@ func (c *Conn) onPathResponse(now time.Duration, data [8]byte) error {
 	p := &c.path
 	if p.probe.answers(data) {
 		return c.onProbeAnswered(now)
+	}
+	if p.ahead.answersAhead(data) {
+		p.stats.ValidationsSucceeded++
+		return nil
 	}
 	if !p.validating || !slices.Contains(p.challenges, data) {
 		return nil

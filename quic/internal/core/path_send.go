@@ -85,6 +85,12 @@ func (c *Conn) pathDatagram(now time.Duration, buf []byte) ([]byte, bool) {
 		return nil, false
 	}
 	p.appendResponses(w, addr)
+	if !preferred && c.wantsAheadChallenge(addr) {
+		if err := c.appendAheadChallenge(w, addr); err != nil {
+			c.closeLocal(transportError(wire.CodeInternalError, 0, "path challenge: %v", err))
+			return nil, false
+		}
+	}
 	if preferred {
 		if err := c.appendProbeChallenge(w); err != nil {
 			c.closeLocal(transportError(wire.CodeInternalError, 0, "path probe: %v", err))

@@ -26,6 +26,10 @@ import (
 // dropped (RFC 9000 section 12.2); a protocol violation inside an
 // authenticated packet closes the connection.
 func (c *Conn) HandleDatagram(now time.Duration, d Datagram) {
+	if !c.fromServer(now, d.Addr) {
+		c.path.stats.UnknownServerAddress++ // RFC 9000 section 9
+		return
+	}
 	data := d.Data
 	c.ecn.rx = d.ECN & ecn.Mask
 	switch c.state {
