@@ -80,20 +80,57 @@ func (t *Transport) getPacket(data []byte, from netip.AddrPort, cp ecn.Codepoint
 }
 
 // refPacket returns a packet referring to data inside chunk, which it
-// keeps busy until putPacket.
+// keeps busy from holdChunks until putPacket.
 func (t *Transport) refPacket(data []byte, chunk *rxChunk, from netip.AddrPort, cp ecn.Codepoint) *packet {
 	p := newPacket(from, cp)
-	chunk.hold()
 	p.data, p.chunk = data, chunk
 	return p
 }
 
+// holdChunks takes the holds of the packets of ps that refer into read
+// buffers, before they are handed on: one atomic addition for each run of
+// packets in one buffer (the datagrams of a GRO buffer come together),
+// rather than one per datagram on a counter that the connection's
+// goroutine changes too, on another core.
+func holdChunks(ps []*packet) {
+	for i := 0; i < len(ps); {
+		c, j := ps[i].chunk, i+1
+		for j < len(ps) && ps[j].chunk == c {
+			j++
+		}
+		if c != nil {
+			c.hold(int32(j - i))
+		}
+		i = j
+	}
+}
+
 func (t *Transport) putPacket(p *packet) {
 	if p.chunk != nil {
-		p.chunk.release()
+		p.chunk.release(1)
 	}
 	p.data, p.chunk = nil, nil
 	rxPackets.Put(p)
+}
+
+// putPackets returns the packets of ps, as putPacket does, with one
+// release for each run of packets in one read buffer, and clears ps.
+func (t *Transport) putPackets(ps []*packet) {
+	for i := 0; i < len(ps); {
+		c, j := ps[i].chunk, i+1
+		for j < len(ps) && ps[j].chunk == c {
+			j++
+		}
+		if c != nil {
+			c.release(int32(j - i))
+		}
+		for _, p := range ps[i:j] {
+			p.data, p.chunk = nil, nil
+			rxPackets.Put(p)
+		}
+		i = j
+	}
+	clear(ps)
 }
 
 // sendBatch is the room a connection builds datagrams in. Batches are

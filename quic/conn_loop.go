@@ -92,10 +92,7 @@ func (c *Conn) run() {
 		}
 		next, alive, progress := c.step(in)
 		clear(in)
-		for i, p := range batch {
-			c.t.putPacket(p)
-			batch[i] = nil
-		}
+		c.t.putPackets(batch)
 		if !alive || exit || c.evicted() {
 			break
 		}
