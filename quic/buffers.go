@@ -12,8 +12,12 @@ import (
 
 const (
 	// sendBatchSize is how many datagrams a connection builds before one
-	// WriteBatch: up to the 64 segments of one GSO send.
-	sendBatchSize = udp.MaxGSOSegments
+	// WriteBatch: two GSO sends of the 64 segments a send may carry.
+	// A GSO send also stops at 64 KiB, 45 datagrams of 1452 bytes: a
+	// batch of 64 went out as runs of 45 and 19, where one of 128 goes
+	// as 45, 45 and 38, fewer and larger buffers for both ends' kernels
+	// and for the receiver's GRO reads.
+	sendBatchSize = 2 * udp.MaxGSOSegments
 	// rxBufSize is the pooled buffer for a received datagram: any
 	// Ethernet-sized one. Larger datagrams get a buffer of their own.
 	rxBufSize = 1536
@@ -76,20 +80,57 @@ func (t *Transport) getPacket(data []byte, from netip.AddrPort, cp ecn.Codepoint
 }
 
 // refPacket returns a packet referring to data inside chunk, which it
-// keeps busy until putPacket.
+// keeps busy from holdChunks until putPacket.
 func (t *Transport) refPacket(data []byte, chunk *rxChunk, from netip.AddrPort, cp ecn.Codepoint) *packet {
 	p := newPacket(from, cp)
-	chunk.hold()
 	p.data, p.chunk = data, chunk
 	return p
 }
 
+// holdChunks takes the holds of the packets of ps that refer into read
+// buffers, before they are handed on: one atomic addition for each run of
+// packets in one buffer (the datagrams of a GRO buffer come together),
+// rather than one per datagram on a counter that the connection's
+// goroutine changes too, on another core.
+func holdChunks(ps []*packet) {
+	for i := 0; i < len(ps); {
+		c, j := ps[i].chunk, i+1
+		for j < len(ps) && ps[j].chunk == c {
+			j++
+		}
+		if c != nil {
+			c.hold(int32(j - i))
+		}
+		i = j
+	}
+}
+
 func (t *Transport) putPacket(p *packet) {
 	if p.chunk != nil {
-		p.chunk.release()
+		p.chunk.release(1)
 	}
 	p.data, p.chunk = nil, nil
 	rxPackets.Put(p)
+}
+
+// putPackets returns the packets of ps, as putPacket does, with one
+// release for each run of packets in one read buffer, and clears ps.
+func (t *Transport) putPackets(ps []*packet) {
+	for i := 0; i < len(ps); {
+		c, j := ps[i].chunk, i+1
+		for j < len(ps) && ps[j].chunk == c {
+			j++
+		}
+		if c != nil {
+			c.release(int32(j - i))
+		}
+		for _, p := range ps[i:j] {
+			p.data, p.chunk = nil, nil
+			rxPackets.Put(p)
+		}
+		i = j
+	}
+	clear(ps)
 }
 
 // sendBatch is the room a connection builds datagrams in. Batches are

@@ -27,8 +27,8 @@ import (
 const (
 	// maxBatchesPerStep bounds the batches one step sends before it
 	// looks at received datagrams again, so that ACKs are processed
-	// promptly during a long burst.
-	maxBatchesPerStep = 4
+	// promptly during a long burst: 256 datagrams (sendBatchSize).
+	maxBatchesPerStep = 2
 	// maxIdleSpins is how many times in a row the goroutine lets a timer
 	// that is already due run without anything to show for it, before
 	// it sleeps for spinPause: a guard against a busy loop, should the
@@ -92,10 +92,7 @@ func (c *Conn) run() {
 		}
 		next, alive, progress := c.step(in)
 		clear(in)
-		for i, p := range batch {
-			c.t.putPacket(p)
-			batch[i] = nil
-		}
+		c.t.putPackets(batch)
 		if !alive || exit || c.evicted() {
 			break
 		}

@@ -53,11 +53,12 @@ func newRxChunk(size int) *rxChunk {
 	return c
 }
 
-func (c *rxChunk) hold() { c.refs.Add(1) }
+// hold adds n holds.
+func (c *rxChunk) hold(n int32) { c.refs.Add(n) }
 
-// release drops one hold; the last one returns the buffer to its pool.
-func (c *rxChunk) release() {
-	if c.refs.Add(-1) == 0 && c.pool != nil {
+// release drops n holds; the last one returns the buffer to its pool.
+func (c *rxChunk) release(n int32) {
+	if c.refs.Add(-n) == 0 && c.pool != nil {
 		c.pool.Put(c)
 	}
 }
@@ -107,7 +108,7 @@ func (s *rxSlots) prepare(conn *udp.Conn) {
 	}
 	for i, c := range s.chunks {
 		if c != nil && c.busy() {
-			c.release()
+			c.release(1)
 			s.install(i, len(c.buf))
 		}
 	}
@@ -142,7 +143,7 @@ func (s *rxSlots) byReference(m *udp.Message) *rxChunk {
 func (s *rxSlots) close() {
 	for _, c := range s.chunks {
 		if c != nil {
-			c.release()
+			c.release(1)
 		}
 	}
 	*s = rxSlots{}

@@ -40,6 +40,7 @@ func TestRxSlotsSwapHeldBuffers(t *testing.T) {
 		t.Fatal("a 1200-byte datagram in a 1500-byte buffer is copied")
 	}
 	p := tr.refPacket(s.msgs[1].Data, held, netip.AddrPort{}, ecn.NotECT)
+	holdChunks([]*packet{p}) // as the reader does when it hands packets on
 	s.prepare(conn)
 	if s.chunks[1] == held || &s.msgs[1].Buf[0] == &held.buf[0] {
 		t.Fatal("the held buffer is still offered to the socket")
@@ -78,6 +79,7 @@ func TestRxSlotsGrowth(t *testing.T) {
 		t.Fatal("10 kB of one 64 KiB GRO buffer is copied")
 	}
 	p := tr.refPacket(small.msgs[3].Data, old, netip.AddrPort{}, ecn.NotECT)
+	holdChunks([]*packet{p})
 	big := newRxSlots(conn, readBatchSize, small)
 	defer big.close()
 	if got := old.refs.Load(); got != 1 {
@@ -89,5 +91,37 @@ func TestRxSlotsGrowth(t *testing.T) {
 	tr.putPacket(p)
 	if got := old.refs.Load(); got != 0 {
 		t.Fatalf("after the packet, %d holders", got)
+	}
+}
+
+// The holds of a run of packets in one read buffer are taken and given
+// back together, and the buffer goes back to its pool with the last.
+func TestRxChunkHoldsInRuns(t *testing.T) {
+	tr := &Transport{}
+	a, b := newRxChunk(udp.DefaultMaxDatagramSize), newRxChunk(udp.DefaultMaxDatagramSize)
+	var ps []*packet
+	for _, c := range []*rxChunk{a, a, a, b, nil, b, a} {
+		if c == nil {
+			ps = append(ps, tr.getPacket([]byte{1, 2, 3}, netip.AddrPort{}, ecn.NotECT))
+			continue
+		}
+		ps = append(ps, tr.refPacket(c.buf[:100], c, netip.AddrPort{}, ecn.NotECT))
+	}
+	holdChunks(ps)
+	if a.refs.Load() != 5 || b.refs.Load() != 3 {
+		t.Fatalf("holds %d and %d, want the reader's and 4, and the reader's and 2", a.refs.Load(), b.refs.Load())
+	}
+	a.release(1) // the reader lets go
+	b.release(1)
+	tr.putPackets(ps[:4])
+	if a.refs.Load() != 1 || b.refs.Load() != 1 {
+		t.Fatalf("after the first four packets, holds %d and %d, want 1 and 1", a.refs.Load(), b.refs.Load())
+	}
+	if ps[0] != nil || ps[3] != nil {
+		t.Fatal("putPackets left packets in the slice")
+	}
+	tr.putPackets(ps[4:])
+	if a.refs.Load() != 0 || b.refs.Load() != 0 {
+		t.Fatalf("after every packet, holds %d and %d", a.refs.Load(), b.refs.Load())
 	}
 }

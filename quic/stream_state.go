@@ -68,6 +68,12 @@ func (s *streamState) read(p []byte) (int, error) {
 			return 0, err
 		}
 		n, err := c.core.StreamRead(c.t.now(), s.id, p)
+		// Reading may have opened a flow control window: the core then
+		// has a MAX_STREAM_DATA or MAX_DATA to send, and the goroutine
+		// must wake to send it. Most reads open none, and waking the
+		// goroutine for nothing would cost a receiver a goroutine
+		// switch per read.
+		wake := n > 0 && c.core.CreditPending()
 		var wait <-chan struct{}
 		switch {
 		case err == io.EOF:
@@ -89,9 +95,7 @@ func (s *streamState) read(p []byte) (int, error) {
 			wait = s.readable.wait()
 		}
 		c.mu.Unlock()
-		if n > 0 {
-			// Reading may have opened the flow control window: the
-			// core may have a MAX_STREAM_DATA or MAX_DATA to send.
+		if wake || err != nil {
 			c.signal()
 		}
 		if n > 0 || err != nil {

@@ -99,6 +99,7 @@ func (b *inboxBatch) add(c *Conn, p *packet) {
 // batch's route, which may change before the next batch.
 func (b *inboxBatch) flush() {
 	if len(b.pkts) > 0 {
+		holdChunks(b.pkts)
 		b.conn.deliverPackets(b.pkts)
 	}
 	b.pkts = b.pkts[:0]

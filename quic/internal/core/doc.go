@@ -67,8 +67,10 @@
 // Streams are addressed by their RFC 9000 IDs: OpenStream, StreamWrite
 // (buffers within a send-buffer limit of twice the congestion window and
 // returns a short count when full), StreamRead (0 and no error when
-// nothing is readable, io.EOF at the end, *StreamError after a reset),
-// CloseWrite (FIN), ResetStream and StopSending. Close sends an application
+// nothing is readable, io.EOF at the end, *StreamError after a reset;
+// CreditPending then says whether the read queued a window update, which
+// a driver wakes its sending side for), CloseWrite (FIN), ResetStream and
+// StopSending. Close sends an application
 // CONNECTION_CLOSE. Stats reports RTTs, window and counters.
 //
 // # Inside

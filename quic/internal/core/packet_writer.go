@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/satquic/satquic/quic/internal/crypto"
 	"github.com/satquic/satquic/quic/internal/recovery"
@@ -340,6 +341,25 @@ func (w *packetWriter) appendCrypto(buf *sendBuffer) {
 		}
 		w.record(sentFrame{kind: fkCrypto, off: rg.lo, n: rg.len()})
 	}
+}
+
+// appendStreamFrame appends STREAM frame f with the bytes rg of buf as
+// its data, if it fits. The bytes are copied once, from the send buffer's
+// blocks straight into the packet, also when they straddle two blocks.
+func (w *packetWriter) appendStreamFrame(f *wire.StreamFrame, buf *sendBuffer, rg span) bool {
+	n := int(rg.len())
+	if f.HeaderLen(n)+n > w.room() {
+		return false
+	}
+	b, err := f.AppendHeader(w.b, n)
+	if err != nil {
+		w.fail(err)
+		return false
+	}
+	at := len(b)
+	w.b = slices.Grow(b, n)[:at+n]
+	buf.readAt(w.b[at:], rg.lo)
+	return true
 }
 
 // streamBytes returns the bytes of rg for a frame: a view of the send

@@ -307,8 +307,8 @@ func (s *stream) appendDataFrame(w *packetWriter, limit uint64) (rg span, isNew,
 	if rg.len() == 0 && !fin {
 		return span{}, false, false
 	}
-	f := wire.StreamFrame{StreamID: s.id, Offset: rg.lo, Data: w.streamBytes(&sd.buf, rg), Fin: fin, DataLenPresent: true}
-	if !w.appendFrame(f.Len(), f.Append) {
+	f := wire.StreamFrame{StreamID: s.id, Offset: rg.lo, Fin: fin, DataLenPresent: true}
+	if !w.appendStreamFrame(&f, &sd.buf, rg) {
 		return span{}, false, false
 	}
 	if fin {

@@ -152,6 +152,16 @@ func (c *Conn) StreamRead(now time.Duration, id uint64, p []byte) (int, error) {
 	return n, nil
 }
 
+// CreditPending reports whether flow control credit or stream limits
+// (MAX_DATA, MAX_STREAM_DATA, MAX_STREAMS) or other stream control frames
+// wait to be sent. Most reads open no window update (flow.go sends one
+// only once a good part of the window was consumed), so a driver that
+// asks this after StreamRead wakes its sending side only for the reads
+// that have something to send.
+func (c *Conn) CreditPending() bool {
+	return c.flow.hasFrames() || c.streams.hasControl()
+}
+
 // StreamReadable returns how many bytes StreamRead can return at once.
 func (c *Conn) StreamReadable(id uint64) int {
 	s := c.streams.m[id]

@@ -50,10 +50,31 @@ func streamHeaderLen(streamID, offset uint64) int {
 }
 
 func (f *StreamFrame) Append(b []byte) ([]byte, error) {
+	b, err := f.AppendHeader(b, len(f.Data))
+	if err != nil {
+		return b, err
+	}
+	return append(b, f.Data...), nil
+}
+
+// HeaderLen is the size of the frame's fields before its data, with n
+// bytes of data.
+func (f *StreamFrame) HeaderLen(n int) int {
+	l := streamHeaderLen(f.StreamID, f.Offset)
+	if f.DataLenPresent {
+		l += VarintLen(uint64(n))
+	}
+	return l
+}
+
+// AppendHeader appends the frame's fields before its data, for n bytes of
+// data that the caller appends itself right after (from buffers that are
+// not contiguous, without gathering them first); f.Data is not used.
+func (f *StreamFrame) AppendHeader(b []byte, n int) ([]byte, error) {
 	if f.StreamID > MaxVarint {
 		return b, frameError(f.Type(), CodeInternalError, "stream ID %d above 2^62-1", f.StreamID)
 	}
-	if f.Offset > MaxVarint-uint64(len(f.Data)) {
+	if n < 0 || f.Offset > MaxVarint-uint64(n) {
 		return b, frameError(f.Type(), CodeInternalError, "stream data ends beyond 2^62-1")
 	}
 	t := f.Type()
@@ -63,9 +84,9 @@ func (f *StreamFrame) Append(b []byte) ([]byte, error) {
 		b = appendVarint(b, f.Offset)
 	}
 	if f.DataLenPresent {
-		b = appendVarint(b, uint64(len(f.Data)))
+		b = appendVarint(b, uint64(n))
 	}
-	return append(b, f.Data...), nil
+	return b, nil
 }
 
 func (f *StreamFrame) decode(t FrameType, c *cursor) error {
