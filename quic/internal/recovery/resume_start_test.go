@@ -266,7 +266,7 @@ func (d *drivenController) resumeRetreat(_ time.Duration, cwnd int) {
 	d.calls = append(d.calls, "retreat")
 	d.retreatCwnd = cwnd
 }
-func (d *drivenController) resumeDone(time.Duration)    { d.calls = append(d.calls, "done") }
+func (d *drivenController) resumeDone(time.Duration) { d.calls = append(d.calls, "done") }
 
 // A driven controller probes at half the saved bandwidth, sees every ACK
 // and congestion signal, and is told of Safe Retreat and of the end.
