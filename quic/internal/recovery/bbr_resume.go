@@ -28,11 +28,25 @@ import "time"
 //     window RFC 9959 section 3.5 sets, PipeSize/2 (what the path
 //     delivered since the jump, halved), paced at that window per
 //     minimum RTT, until Careful Resume ends.
-//   - The end (resumeDone): when the jump was validated, the unvalidated
-//     packets having been delivered without congestion after the sender
-//     filled the probe's window, the path carries the probe rate, which
-//     enters the bandwidth filter as a sample; Startup goes on from it,
-//     probing above it as usual. After a retreat the Safe Retreat's rate
+//   - Validating (resumeValidating): the sender filled the probe's window
+//     and the path is carrying the unvalidated packets. As soon as their
+//     ACKs show that it carries the probe rate (resumeCarried), the window
+//     and pacing rate grow as Startup's again, as a window-based
+//     controller's grows by slow start in this phase (section 3.4): the
+//     probe rate enters the bandwidth filter, Startup expects the saved
+//     bandwidth (expectFullBw), and the samples of the packets sent from
+//     then on are the model's, while those of the unvalidated packets
+//     stay discarded. Held at the probe until the end, the sender spent
+//     two round trips at half the saved rate, and over geo a cold
+//     connection's first-flight jump overtook it (10 MB in 3.593 s
+//     resumed, 3.579 s cold); on a path whose bottleneck fell below the
+//     probe the ACKs never show it, and the window stays the probe's
+//     until Safe Retreat. Safe Retreat in this phase takes the probe rate
+//     back out of the filter.
+//   - The end (resumeDone): after a validated jump Startup goes on,
+//     probing above the probe rate as usual (the probe rate enters the
+//     filter now if the ACKs never showed it). After a retreat the Safe
+//     Retreat's rate
 //     (PipeSize/2 per minimum RTT, a measurement of this path, halved)
 //     enters it instead, as RFC 9959's ssthresh of PipeSize x Beta does
 //     for a window-based controller, and Startup probes up from there:
@@ -46,8 +60,10 @@ import "time"
 // bbrResume is BBR's Careful Resume state.
 type bbrResume struct {
 	// active from resumeProbe to resumeDone; retreated once Safe
-	// Retreat began.
-	active, retreated bool
+	// Retreat began; awaiting from the Validating Phase, with the
+	// probe's window used, until a sample shows the path carrying the
+	// probe, and validating from then on (startValidatingGrowth).
+	active, retreated, awaiting, validating bool
 	// rate is the probe rate and saved the saved bandwidth (bytes per
 	// second).
 	rate, saved uint64
@@ -61,6 +77,14 @@ type bbrResume struct {
 	sent, lost int64
 	// retreatCwnd is the window Safe Retreat holds, PipeSize/2.
 	retreatCwnd int
+	// acking: an ACK came in the Validating Phase, the first at ackFrom
+	// with ackDelivered delivered (resumeCarried).
+	acking       bool
+	ackFrom      time.Duration
+	ackDelivered int64
+	// filter is the bandwidth filter before the probe rate entered it
+	// (resumeValidating), which Safe Retreat restores.
+	filter [2]uint64
 }
 
 // resumeProbe is resumeDriven's Unvalidated Phase.
@@ -85,11 +109,68 @@ func (b *bbr) resumeCongested(ev *CongestionEvent) bool {
 	return float64(b.res.lost) > b.cfg.LossThresh*float64(b.res.sent)
 }
 
-// resumeRetreat is resumeDriven's Safe Retreat: the probe ends, and the
-// window becomes cwnd (PipeSize/2), paced at cwnd per minimum RTT.
+// resumeValidating is resumeDriven's Validating Phase: with the probe's
+// window used, the probe rate enters the model, whose window and pacing
+// rate apply again.
+func (b *bbr) resumeValidating(time.Duration) {
+	if !b.res.active || b.res.retreated || !b.res.used {
+		return
+	}
+	b.res.awaiting = true
+}
+
+// resumeCarried reports, in the Validating Phase, whether the ACKs of the
+// unvalidated packets show the path carrying the probe: since the first
+// of them, for at least an eighth of the minimum RTT, they acknowledged
+// resumeCarriedShare of the probe rate or more. A bottleneck below the
+// probe acknowledges at its own rate, with a queue that grows, and the
+// window stays the probe's until Safe Retreat or the end. (The delivery
+// rate samples of the first unvalidated packets span the Reconnaissance
+// Phase's idle round trip and show a fraction of the rate.)
+func (b *bbr) resumeCarried(now time.Duration) bool {
+	if !b.res.acking {
+		b.res.acking, b.res.ackFrom, b.res.ackDelivered = true, now, b.delivered
+		return false
+	}
+	elapsed := now - b.res.ackFrom
+	if elapsed < b.minRTT/8 || elapsed <= 0 {
+		return false
+	}
+	return float64(rateOf(b.delivered-b.res.ackDelivered, elapsed)) >= resumeCarriedShare*float64(b.res.rate)
+}
+
+// resumeCarriedShare is the share of the probe rate the ACKs must show
+// for the path to carry the probe (resumeCarried).
+const resumeCarriedShare = 0.9
+
+// startValidatingGrowth lets the window and pacing rate grow from the
+// probe rate as Startup's (section 3.4): the probe rate enters the model,
+// Startup expects the saved bandwidth, and the samples of the packets
+// sent from now on are the model's, so that it measures the path beyond
+// the probe a round trip before the last unvalidated packet is
+// acknowledged.
+func (b *bbr) startValidatingGrowth() {
+	b.res.awaiting, b.res.validating = false, true
+	b.res.until = b.delivered + b.inflight
+	b.res.filter = b.bwFilter
+	b.addBwSample(b.res.rate)
+	b.expectFullBw(b.res.saved)
+	b.setPacingRate()
+}
+
+// resumeRetreat is resumeDriven's Safe Retreat: the probe ends, the probe
+// rate leaves the bandwidth filter if Validating had put it there, and
+// the window becomes cwnd (PipeSize/2), paced at cwnd per minimum RTT.
 func (b *bbr) resumeRetreat(_ time.Duration, cwnd int) {
 	if !b.res.active {
 		return
+	}
+	b.res.awaiting = false
+	if b.res.validating {
+		b.res.validating = false
+		b.bwFilter = b.res.filter
+		b.maxBw = max(b.bwFilter[0], b.bwFilter[1])
+		b.boundBwForModel()
 	}
 	b.res.retreated = true
 	b.res.retreatCwnd = max(cwnd, b.minPipeCwnd())
@@ -114,6 +195,11 @@ func (b *bbr) resumeDone(time.Duration) {
 		return
 	}
 	b.res.active = false
+	if b.res.validating {
+		// The model took the probe rate and the samples of the packets
+		// sent since its growth began.
+		return
+	}
 	b.res.until = b.delivered + b.inflight
 	switch {
 	case b.res.retreated:
@@ -126,7 +212,7 @@ func (b *bbr) resumeDone(time.Duration) {
 	b.setPacingRate()
 }
 
-// expectSavedBw makes Startup, after a validated jump, expect the saved
+// expectFullBw makes Startup, after a validated jump, expect the saved
 // bandwidth: it is what an earlier connection's Startup found full, so it
 // becomes full_bw, and two round trips whose max_bw grows less than
 // FullBwThresh beyond it end Startup, as after the first flight's
@@ -168,10 +254,13 @@ func (b *bbr) addBwSample(rate uint64) {
 // pacing rate are the probe's while it lasts, the held window in Safe
 // Retreat, and the model's once resuming is over.
 func (b *bbr) resumeSample(now time.Duration, rs *RateSample) bool {
-	if !b.res.active && rs.PriorDelivered >= b.res.until {
+	if (!b.res.active || b.res.validating) && rs.PriorDelivered >= b.res.until {
 		return false
 	}
 	s := b.sample(rs)
+	if b.res.awaiting && !b.res.retreated && b.resumeCarried(now) {
+		b.startValidatingGrowth()
+	}
 	b.updateRound(&s)
 	b.updateMinRTT(now, &s)
 	// The losses of packets sent while resuming are Careful Resume's to
@@ -186,7 +275,7 @@ func (b *bbr) resumeSample(now time.Duration, rs *RateSample) bool {
 	switch {
 	case b.res.active && b.res.retreated:
 		b.cwnd = b.res.retreatCwnd
-	case !b.res.active:
+	case !b.res.active || b.res.validating:
 		b.updateControlParameters(now, rs)
 	}
 	return true

@@ -66,6 +66,29 @@ func TestBBRResumeValidated(t *testing.T) {
 	}
 }
 
+// Validating: once the ACKs of the unvalidated packets show the path
+// carrying the probe (140 packets in 50 ms, 3.36 MB/s, at least 90% of
+// its 3.6 MB/s), the probe rate enters the model and Startup's gain and
+// window apply again before the last unvalidated packet is acknowledged;
+// Startup expects the saved bandwidth, 7.2 MB/s, as its full bandwidth.
+func TestBBRResumeValidatingGrowth(t *testing.T) {
+	s, b := bbrResumed(t)
+	sendRange(t, s, 100*ms, 30, 309)
+	wantPhase(t, s, ResumeValidating)
+	ackRanges(t, s, 200*ms, 10, 29)
+	if b.maxBw != 120_000 || s.PacingRate() != 3_600_000 {
+		t.Fatalf("max_bw %d, pacing %d at the first ACK of the Validating Phase: want 120000 and the probe's 3600000", b.maxBw, s.PacingRate())
+	}
+	ackRanges(t, s, 250*ms, 10, 169)
+	wantPhase(t, s, ResumeValidating)
+	if b.maxBw != 3_600_000 || b.fullBw != 7_200_000 || b.state != BBRStartup {
+		t.Fatalf("max_bw %d, full_bw %d, %v once the path carries the probe; want 3600000, 7200000 in Startup", b.maxBw, b.fullBw, b.state)
+	}
+	if got, want := s.PacingRate(), uint64(2.77*3_600_000*0.99); got != want {
+		t.Fatalf("pacing %d B/s while validating, want Startup's %d", got, want)
+	}
+}
+
 // Random loss while unvalidated is not congestion for BBR: one packet
 // lost of the 100 sent since the jump (1%) stays below its 2% loss
 // threshold, and the jump goes on.

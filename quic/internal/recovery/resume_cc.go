@@ -112,6 +112,9 @@ type resumeDriven interface {
 	// (section 3.5): BBR holds that window and paces it per round trip
 	// until Careful Resume ends.
 	resumeRetreat(now time.Duration, cwnd int)
+	// resumeValidating starts the Validating Phase, where the window
+	// may grow as normal congestion control grows it (section 3.4).
+	resumeValidating(now time.Duration)
 	// resumeDone ends Careful Resume: samples are the path's again.
 	resumeDone(now time.Duration)
 }
@@ -415,6 +418,9 @@ func (c *carefulResume) endUnvalidated(now time.Duration, flight int64) {
 		c.win.resumeSetWindow(int(flight))
 	}
 	c.enter(ResumeValidating)
+	if c.driven != nil {
+		c.driven.resumeValidating(now)
+	}
 }
 
 func (c *carefulResume) OnCongestionEvent(now time.Duration, ev *CongestionEvent) {

@@ -266,6 +266,9 @@ func (d *drivenController) resumeRetreat(_ time.Duration, cwnd int) {
 	d.calls = append(d.calls, "retreat")
 	d.retreatCwnd = cwnd
 }
+func (d *drivenController) resumeValidating(time.Duration) {
+	d.calls = append(d.calls, "validating")
+}
 func (d *drivenController) resumeDone(time.Duration) { d.calls = append(d.calls, "done") }
 
 // A driven controller probes at half the saved bandwidth, sees every ACK
