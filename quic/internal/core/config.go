@@ -156,9 +156,11 @@ type Config struct {
 	InitialConnReceiveWindow uint64
 	MaxConnReceiveWindow     uint64
 	// MinSendBuffer and MaxSendBuffer bound the bytes a stream buffers
-	// before StreamWrite accepts no more: twice the congestion window,
-	// within these bounds (defaults 1 MiB and 160 MiB, which holds the
-	// largest default congestion window).
+	// before StreamWrite accepts no more: twice the congestion window of
+	// bytes not yet acknowledged (those acknowledged above a gap do not
+	// count), within these bounds, and MaxSendBuffer held in all
+	// (defaults 1 MiB and 160 MiB, which holds the largest default
+	// congestion window).
 	MinSendBuffer int
 	MaxSendBuffer int
 	// MaxIncomingStreamsBidi and MaxIncomingStreamsUni are how many

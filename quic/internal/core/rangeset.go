@@ -97,6 +97,15 @@ func (r *rangeSet) add(lo, hi uint64) {
 	r.s = append(r.s[:i+1], r.s[j:]...)
 }
 
+// total is the number of values in the set.
+func (r *rangeSet) total() uint64 {
+	var n uint64
+	for _, sp := range r.s {
+		n += sp.hi - sp.lo
+	}
+	return n
+}
+
 // remove deletes [lo, hi) from the set.
 func (r *rangeSet) remove(lo, hi uint64) {
 	if lo >= hi || len(r.s) == 0 || hi <= r.s[0].lo || lo >= r.s[len(r.s)-1].hi {

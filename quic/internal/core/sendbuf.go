@@ -40,6 +40,11 @@ func (b *sendBuffer) write(p []byte) {
 // in order.
 func (b *sendBuffer) buffered() uint64 { return b.written - b.ackedTo }
 
+// unacked is the number of bytes held that the peer has not acknowledged:
+// those buffered less the ones acknowledged above a gap, which wait for
+// the gap's retransmission.
+func (b *sendBuffer) unacked() uint64 { return b.buffered() - b.acked.total() }
+
 // readAt copies the stream bytes from off into dst, which must lie within
 // [ackedTo, written).
 func (b *sendBuffer) readAt(dst []byte, off uint64) {

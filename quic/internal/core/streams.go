@@ -227,14 +227,13 @@ func (m *streamMap) wakeWriters() {
 	if len(m.writeWaiters) == 0 {
 		return
 	}
-	limit := m.sendBufferLimit()
 	keep := m.writeWaiters[:0]
 	for _, s := range m.writeWaiters {
 		sd := s.send
 		switch {
 		case sd == nil || !sd.wantWritable || sd.reset || m.m[s.id] != s:
 			continue
-		case sd.buf.buffered() < limit:
+		case m.sendRoom(&sd.buf) > 0:
 			sd.wantWritable = false
 			m.notifyWritable(s)
 			continue
@@ -273,6 +272,21 @@ func (m *streamMap) onEventPolled(ev Event) {
 func (m *streamMap) sendBufferLimit() uint64 {
 	cfg := &m.c.cfg
 	return uint64(min(max(2*m.c.sender.CongestionWindow(), cfg.MinSendBuffer), cfg.MaxSendBuffer))
+}
+
+// sendRoom is how many more bytes a stream whose send buffer is b may
+// buffer: its bytes not yet acknowledged stay within sendBufferLimit, and
+// all it holds within MaxSendBuffer. The bytes acknowledged above a gap do
+// not count toward the first bound: with a packet lost twice over a long
+// path, the gap lasts three round trips or more, and counting them held a
+// BBR sender whose window was one bandwidth-delay product to a buffer of
+// two for as long (geo-lossy without FEC, 100 MB: a resumed connection
+// stalled 200 ms, its Startup's samples marked application limited).
+func (m *streamMap) sendRoom(b *sendBuffer) uint64 {
+	limit := m.sendBufferLimit()
+	room := limit - min(limit, b.unacked())
+	held := uint64(m.c.cfg.MaxSendBuffer)
+	return min(room, held-min(held, b.buffered()))
 }
 
 // unackedBytes sums the stream data written and not yet acknowledged of

@@ -51,8 +51,7 @@ func (c *Conn) StreamWrite(id uint64, p []byte) (int, error) {
 	case sd.reset || sd.finQueue:
 		return 0, ErrWriteClosed
 	}
-	limit := c.streams.sendBufferLimit()
-	room := limit - min(limit, sd.buf.buffered())
+	room := c.streams.sendRoom(&sd.buf)
 	n := int(min(uint64(len(p)), room))
 	if n < len(p) {
 		c.streams.waitWritable(s)

@@ -11,7 +11,7 @@ func (m *streamMap) onStreamAcked(f sentFrame) {
 	if f.fin {
 		sd.finAcked = true
 	}
-	if sd.wantWritable && sd.buf.buffered() < m.sendBufferLimit() {
+	if sd.wantWritable && m.sendRoom(&sd.buf) > 0 {
 		sd.wantWritable = false
 		m.notifyWritable(s)
 	}

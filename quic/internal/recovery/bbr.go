@@ -249,7 +249,7 @@ func (b *bbr) OnPacketSent(now time.Duration, bytes int, priorInFlight int64) {
 	if b.inflight+int64(b.mds) > int64(b.cwnd) {
 		b.sentCwndLimited, b.isCwndLimited = true, true
 	}
-	b.resumeOnSent()
+	b.resumeOnSent(bytes)
 }
 
 // OnAck is the draft's BBRUpdateOnACK (section 5.2.3).

@@ -66,45 +66,90 @@ func TestBBRResumeValidated(t *testing.T) {
 	}
 }
 
-// Congestion while unvalidated: Safe Retreat drops the probe, the pacing
-// rate goes back to the model of the Reconnaissance Phase and the window
-// to the one before the jump, held until the last unvalidated packet is
-// acknowledged, and nothing measured while resuming enters the model. A
-// sample of a packet sent while resuming, acknowledged after the end, is
-// discarded too; one sent after it is taken.
-func TestBBRResumeSafeRetreat(t *testing.T) {
+// Validating: once the ACKs of the unvalidated packets show the path
+// carrying the probe (140 packets in 50 ms, 3.36 MB/s, at least 90% of
+// its 3.6 MB/s), the probe rate enters the model and Startup's gain and
+// window apply again before the last unvalidated packet is acknowledged;
+// Startup expects the saved bandwidth, 7.2 MB/s, as its full bandwidth.
+func TestBBRResumeValidatingGrowth(t *testing.T) {
 	s, b := bbrResumed(t)
+	sendRange(t, s, 100*ms, 30, 309)
+	wantPhase(t, s, ResumeValidating)
+	ackRanges(t, s, 200*ms, 10, 29)
+	if b.maxBw != 120_000 || s.PacingRate() != 3_600_000 {
+		t.Fatalf("max_bw %d, pacing %d at the first ACK of the Validating Phase: want 120000 and the probe's 3600000", b.maxBw, s.PacingRate())
+	}
+	ackRanges(t, s, 250*ms, 10, 169)
+	wantPhase(t, s, ResumeValidating)
+	if b.maxBw != 3_600_000 || b.fullBw != 7_200_000 || b.state != BBRStartup {
+		t.Fatalf("max_bw %d, full_bw %d, %v once the path carries the probe; want 3600000, 7200000 in Startup", b.maxBw, b.fullBw, b.state)
+	}
+	if got, want := s.PacingRate(), uint64(2.77*3_600_000*0.99); got != want {
+		t.Fatalf("pacing %d B/s while validating, want Startup's %d", got, want)
+	}
+}
+
+// Random loss while unvalidated is not congestion for BBR: one packet
+// lost of the 100 sent since the jump (1%) stays below its 2% loss
+// threshold, and the jump goes on.
+func TestBBRResumeRandomLoss(t *testing.T) {
+	s, _ := bbrResumed(t)
 	sendRange(t, s, 100*ms, 30, 129)
 	// Packet 12 is lost: 29 is 3 above it.
 	res := ackRanges(t, s, 200*ms, 13, 29, 10, 11)
 	if !equalNumbers(res.Lost, 12) {
 		t.Fatalf("lost %v, want [12]", numbers(res.Lost))
 	}
-	wantPhase(t, s, ResumeSafeRetreat)
-	wantCwnd(t, s, 24000)
-	if got := s.PacingRate(); got != uint64(2.77*120_000*0.99) {
-		t.Fatalf("pacing %d B/s in Safe Retreat, want the model's %d", got, uint64(2.77*120_000*0.99))
+	wantPhase(t, s, ResumeUnvalidated)
+	if got := s.PacingRate(); got != 3_600_000 {
+		t.Fatalf("pacing %d B/s after a random loss, want the probe's 3600000", got)
 	}
-	ackRanges(t, s, 300*ms, 13, 100, 10, 11)
-	wantCwnd(t, s, 24000)
-	ackRanges(t, s, 301*ms, 13, 128, 10, 11)
+}
+
+// Congestion while unvalidated: losses above 2% of what was sent since the
+// jump (packets 12, 14 and 16, 3600 bytes, of the 120000 sent) start Safe
+// Retreat. The losses come before the ACK's deliveries, so PipeSize is the
+// 24000 bytes in flight at the jump: the window becomes PipeSize/2, 12000
+// bytes, paced at that window per minimum RTT (120000 B/s), and is held
+// until the last unvalidated packet is acknowledged; nothing measured
+// while resuming enters the model. The retreat's rate then enters the
+// bandwidth filter, and Startup expects twice it (PipeSize per round trip)
+// as its full bandwidth, one round trip from its end. A sample of a packet
+// sent while resuming, acknowledged after the end, is discarded; one sent
+// after it is taken.
+func TestBBRResumeSafeRetreat(t *testing.T) {
+	s, b := bbrResumed(t)
+	sendRange(t, s, 100*ms, 30, 129)
+	res := ackRanges(t, s, 200*ms, 17, 29, 15, 15, 13, 13, 10, 11)
+	if !equalNumbers(res.Lost, 12, 14, 16) {
+		t.Fatalf("lost %v, want [12 14 16]", numbers(res.Lost))
+	}
+	wantPhase(t, s, ResumeSafeRetreat)
+	wantCwnd(t, s, 12000)
+	if got := s.PacingRate(); got != 120_000 {
+		t.Fatalf("pacing %d B/s in Safe Retreat, want PipeSize/2 per minimum RTT, 120000", got)
+	}
+	ackRanges(t, s, 300*ms, 17, 100, 15, 15, 13, 13, 10, 11)
+	wantCwnd(t, s, 12000)
+	ackRanges(t, s, 301*ms, 17, 128, 15, 15, 13, 13, 10, 11)
 	wantPhase(t, s, ResumeSafeRetreat)
 	sendRange(t, s, 301*ms, 130, 179)
-	ackRanges(t, s, 302*ms, 13, 129, 10, 11)
+	ackRanges(t, s, 302*ms, 17, 129, 15, 15, 13, 13, 10, 11)
 	wantPhase(t, s, ResumeNormal)
 	wantStats(t, s, 1, 1, 0, 1, 1)
-	if b.maxBw != 120_000 || b.res.active {
-		t.Fatalf("max_bw %d after Safe Retreat, want the Reconnaissance Phase's 120000", b.maxBw)
+	if b.maxBw != 120_000 || b.res.active || b.fullBw != 240_000 || b.fullBwCount != b.cfg.FullBwCount-1 {
+		t.Fatalf("max_bw %d, full_bw %d (count %d) after Safe Retreat; want 120000 and 240000 (count %d)",
+			b.maxBw, b.fullBw, b.fullBwCount, b.cfg.FullBwCount-1)
 	}
-	// Packets 130-179 left while resuming: their sample (304477 B/s)
-	// is discarded. Packets 180-229, sent after,
-	// measure 50 packets in 100 ms: 600000 B/s.
-	ackRanges(t, s, 401*ms, 13, 179, 10, 11)
+	// Packets 130-179 left while resuming: their sample is discarded.
+	// Packets 180-229, sent after, measure 50 packets in 100 ms: 600000
+	// B/s.
+	ackRanges(t, s, 401*ms, 17, 179, 15, 15, 13, 13, 10, 11)
 	if b.maxBw != 120_000 {
 		t.Fatalf("max_bw %d from packets sent while resuming, want 120000", b.maxBw)
 	}
 	sendRange(t, s, 401*ms, 180, 229)
-	ackRanges(t, s, 501*ms, 13, 229, 10, 11)
+	ackRanges(t, s, 501*ms, 17, 229, 15, 15, 13, 13, 10, 11)
 	if b.maxBw != 600_000 {
 		t.Fatalf("max_bw %d after a round past Careful Resume, want 600000", b.maxBw)
 	}

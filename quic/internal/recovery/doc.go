@@ -148,9 +148,12 @@
 // (Safe Retreat). NewReno and CUBIC let the wrapper set their window
 // (windowResumer); a controller with a model of its own, as BBR, instead
 // implements resumeDriven: it is told to probe at half the saved
-// bandwidth, to retreat and when resuming ends, and discards the samples
-// taken meanwhile (bbr_resume.go: a validated probe rate then enters its
-// bandwidth filter, Safe Retreat returns to the model and window of the
-// Reconnaissance Phase). ResumePhase and the Resume counters of Stats report
-// the phases.
+// bandwidth, to retreat and when resuming ends, decides itself which
+// congestion signals while resuming are congestion (for BBR a CE mark, or
+// losses above its 2% threshold of the data sent since the jump, so that
+// random loss does not undo the jump), and discards the samples taken
+// meanwhile (bbr_resume.go: a validated probe rate then enters its
+// bandwidth filter and Startup expects the saved bandwidth; Safe Retreat
+// holds PipeSize/2 paced over the minimum RTT, whose rate then enters the
+// filter). ResumePhase and the Resume counters of Stats report the phases.
 package recovery

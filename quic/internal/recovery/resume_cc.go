@@ -96,11 +96,25 @@ type windowResumer interface {
 type resumeDriven interface {
 	// resumeProbe starts the Unvalidated Phase: probe at rate bytes per
 	// second (half the saved bottleneck bandwidth, at most max_jump per
-	// saved RTT) and treat rate samples as taken while resuming.
-	resumeProbe(now time.Duration, rate uint64)
-	// resumeRetreat is congestion while resuming: Safe Retreat (BBR:
-	// Drain, discarding the samples taken while resuming).
-	resumeRetreat(now time.Duration)
+	// saved RTT) and treat rate samples as taken while resuming. saved
+	// is the saved bandwidth itself, saved_cwnd per saved_rtt.
+	resumeProbe(now time.Duration, rate, saved uint64)
+	// resumeCongested reports whether a congestion signal while
+	// resuming (Unvalidated or Validating) is congestion by the
+	// controller's own measure, which calls for Safe Retreat (RFC 9959
+	// sections 3.3 and 3.4 leave to the congestion controller what it
+	// counts as congestion). BBR: an ECN-CE mark, or losses above its
+	// loss threshold of the data sent since the jump; random loss
+	// below it is not congestion for BBR (bbr_bounds.go), and must not
+	// undo the jump.
+	resumeCongested(ev *CongestionEvent) bool
+	// resumeRetreat is Safe Retreat with the window cwnd, PipeSize/2
+	// (section 3.5): BBR holds that window and paces it per round trip
+	// until Careful Resume ends.
+	resumeRetreat(now time.Duration, cwnd int)
+	// resumeValidating starts the Validating Phase, where the window
+	// may grow as normal congestion control grows it (section 3.4).
+	resumeValidating(now time.Duration)
 	// resumeDone ends Careful Resume: samples are the path's again.
 	resumeDone(now time.Duration)
 }
@@ -374,7 +388,7 @@ func (c *carefulResume) startUnvalidated(now time.Duration, flight int64) {
 	c.enter(ResumeUnvalidated)
 	c.jump, c.pipeSize, c.unvalidatedAt, c.hasFirst, c.queueRun = jump, flight, now, false, 0
 	if c.driven != nil {
-		c.driven.resumeProbe(now, rateOf(jump, c.saved.SavedRTT))
+		c.driven.resumeProbe(now, rateOf(jump, c.saved.SavedRTT), rateOf(c.saved.SavedCwnd, c.saved.SavedRTT))
 		return
 	}
 	c.win.resumeSetWindow(int(jump))
@@ -404,6 +418,9 @@ func (c *carefulResume) endUnvalidated(now time.Duration, flight int64) {
 		c.win.resumeSetWindow(int(flight))
 	}
 	c.enter(ResumeValidating)
+	if c.driven != nil {
+		c.driven.resumeValidating(now)
+	}
 }
 
 func (c *carefulResume) OnCongestionEvent(now time.Duration, ev *CongestionEvent) {
@@ -421,10 +438,16 @@ func (c *carefulResume) OnCongestionEvent(now time.Duration, ev *CongestionEvent
 			c.inner.OnCongestionEvent(now, ev)
 			return
 		}
-		c.retreat(now)
 		if c.driven != nil {
+			// The controller applies the signal to its model and
+			// decides whether it is congestion.
 			c.inner.OnCongestionEvent(now, ev)
+			if c.driven.resumeCongested(ev) {
+				c.retreat(now)
+			}
+			return
 		}
+		c.retreat(now)
 	case ResumeSafeRetreat:
 		if ev.Persistent {
 			c.finish(now)
@@ -446,11 +469,11 @@ func (c *carefulResume) retreat(now time.Duration) {
 		c.lastUnvalidated = c.lastSent
 	}
 	c.enter(ResumeSafeRetreat)
+	cwnd := min(max(c.pipeSize/2, int64(c.minWin())), int64(c.inner.Window()))
 	if c.driven != nil {
-		c.driven.resumeRetreat(now)
+		c.driven.resumeRetreat(now, int(cwnd))
 		return
 	}
-	cwnd := min(max(c.pipeSize/2, int64(c.minWin())), int64(c.inner.Window()))
 	c.win.resumeRetreat(now, int(cwnd))
 }
 

@@ -239,6 +239,8 @@ type drivenController struct {
 	*newReno
 	calls             []string
 	probeRate         uint64
+	savedRate         uint64
+	retreatCwnd       int
 	acks, congestions int
 }
 
@@ -252,12 +254,22 @@ func (d *drivenController) OnCongestionEvent(now time.Duration, ev *CongestionEv
 	d.newReno.OnCongestionEvent(now, ev)
 }
 
-func (d *drivenController) resumeProbe(_ time.Duration, rate uint64) {
+func (d *drivenController) resumeProbe(_ time.Duration, rate, saved uint64) {
 	d.calls = append(d.calls, "probe")
-	d.probeRate = rate
+	d.probeRate, d.savedRate = rate, saved
 }
-func (d *drivenController) resumeRetreat(time.Duration) { d.calls = append(d.calls, "retreat") }
-func (d *drivenController) resumeDone(time.Duration)    { d.calls = append(d.calls, "done") }
+
+// resumeCongested takes every signal for congestion, as a window-based
+// controller does.
+func (d *drivenController) resumeCongested(*CongestionEvent) bool { return true }
+func (d *drivenController) resumeRetreat(_ time.Duration, cwnd int) {
+	d.calls = append(d.calls, "retreat")
+	d.retreatCwnd = cwnd
+}
+func (d *drivenController) resumeValidating(time.Duration) {
+	d.calls = append(d.calls, "validating")
+}
+func (d *drivenController) resumeDone(time.Duration) { d.calls = append(d.calls, "done") }
 
 // A driven controller probes at half the saved bandwidth, sees every ACK
 // and congestion signal, and is told of Safe Retreat and of the end.
@@ -273,8 +285,8 @@ func TestResumeDrivenController(t *testing.T) {
 	sendRange(t, s, 100*ms, 10, 29)
 	wantPhase(t, s, ResumeUnvalidated)
 	// Half of 600 packets per 100 ms.
-	if d.probeRate != 3_600_000 {
-		t.Fatalf("probe rate %d B/s, want 3600000", d.probeRate)
+	if d.probeRate != 3_600_000 || d.savedRate != 7_200_000 {
+		t.Fatalf("probe rate %d B/s and saved rate %d, want 3600000 and 7200000", d.probeRate, d.savedRate)
 	}
 	if s.PacingRate() != d.PacingRate(&s.rtt) || s.CongestionWindow() != d.Window() {
 		t.Fatal("the wrapper overrode a driven controller's window or pacing")
