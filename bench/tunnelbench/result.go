@@ -63,6 +63,9 @@ type tunnelCounts struct {
 	// OverloadDrops are the client forwarder's packets dropped from its
 	// full device queue (tunnel.Stats.OverloadDrops).
 	OverloadDrops uint64 `json:"overload_drops"`
+	// CPUSeconds is the client end process's CPU time so far, user and
+	// system.
+	CPUSeconds float64 `json:"cpu_s"`
 }
 
 func countsOf(s quic.ConnectionStats) tunnelCounts {
@@ -82,6 +85,7 @@ func (a tunnelCounts) minus(b tunnelCounts) tunnelCounts {
 		DatagramsSent: a.DatagramsSent - b.DatagramsSent,
 		SendDropped:   a.SendDropped - b.SendDropped, ReceiveDropped: a.ReceiveDropped - b.ReceiveDropped,
 		OverloadDrops: a.OverloadDrops - b.OverloadDrops,
+		CPUSeconds:    a.CPUSeconds - b.CPUSeconds,
 	}
 }
 
