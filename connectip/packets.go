@@ -72,6 +72,33 @@ func (s *Session) icmpSource(h IPHeader) netip.Addr {
 	return s.cfg.ICMPSource6
 }
 
+// TryReadPacket is ReadPacket without the wait: false when no datagram
+// is waiting now, or when the carrier cannot tell (it has no
+// TryReceiveDatagram). A datagram that is not forwarded is skipped as
+// ReadPacket skips it.
+func (s *Session) TryReadPacket(b []byte) (int, bool, error) {
+	tr, ok := s.c.(interface{ TryReceiveDatagram() ([]byte, bool) })
+	if !ok {
+		return 0, false, nil
+	}
+	for {
+		dgram, ok := tr.TryReceiveDatagram()
+		if !ok {
+			return 0, false, nil
+		}
+		p, ok := s.admit(dgram)
+		if !ok {
+			continue
+		}
+		n := copy(b, p)
+		s.stats.received.forwarded(len(p))
+		if n < len(p) {
+			return n, true, io.ErrShortBuffer
+		}
+		return n, true, nil
+	}
+}
+
 // ReadPacket waits for the next IP packet from the peer and copies it into
 // b. Datagrams that fail the checks of a router receiving from the tunnel
 // (section 7.2: one whole IP packet, from an address this end assigned to

@@ -139,6 +139,23 @@ func (m *mux) ReadPacket(b []byte) (int, error) {
 	}
 }
 
+// TryReadPacket is ReadPacket when a packet is waiting, and false at
+// once otherwise.
+func (m *mux) TryReadPacket(b []byte) (int, bool, error) {
+	select {
+	case p := <-m.in:
+		n := copy(b, p)
+		full := p[:cap(p)]
+		m.bufs.Put(&full)
+		if n < len(p) {
+			return n, true, io.ErrShortBuffer
+		}
+		return n, true, nil
+	default:
+		return 0, false, nil
+	}
+}
+
 // WritePacket sends a packet from the device to the client that owns its
 // destination. Every refusal wraps connectip.ErrDropped, so that the
 // device's forwarder goes on.

@@ -162,6 +162,22 @@ func (s *Stream) SendDatagram(b []byte) error {
 	return s.c.datagrams.dc.SendDatagram(appendHTTPDatagram(make([]byte, 0, 8+len(b)), s.st.StreamID(), b))
 }
 
+// TryReceiveDatagram returns the stream's next HTTP datagram if one is
+// waiting, without waiting for one: a reader that took a datagram uses it
+// to take the others that arrived with it in one go.
+func (s *Stream) TryReceiveDatagram() ([]byte, bool) {
+	if s.datagrams == nil {
+		return nil, false
+	}
+	select {
+	case b := <-s.datagrams:
+		s.c.datagrams.taken(b)
+		return b, true
+	default:
+		return nil, false
+	}
+}
+
 // ReceiveDatagram returns the payload of the next HTTP datagram of this
 // stream. It waits until one arrives, ctx ends or the stream does.
 func (s *Stream) ReceiveDatagram(ctx context.Context) ([]byte, error) {
