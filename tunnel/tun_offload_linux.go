@@ -77,7 +77,7 @@ type offload struct {
 	segs   []groSegment
 	groups []groGroup
 
-	framesRead, superRead, segmentsRead, badFrames atomic.Uint64
+	framesRead, superRead, segmentsRead, badFrames  atomic.Uint64
 	plainWrites, groWrites, groPackets, writeErrors atomic.Uint64
 }
 
