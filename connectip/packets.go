@@ -26,6 +26,88 @@ func (s *Session) WritePacket(p []byte) (icmp []byte, err error) {
 	if s.ctx.Err() != nil {
 		return nil, s.sessionErr(ErrClosed)
 	}
+	if icmp, err := s.check(p); err != nil {
+		return icmp, err
+	}
+	bp := s.bufs.Get().(*[]byte)
+	b := AppendDatagram((*bp)[:0], ContextIDIP, p)
+	err = s.c.SendDatagram(b)
+	*bp = b[:0]
+	s.bufs.Put(bp)
+	if err != nil {
+		return nil, s.sessionErr(fmt.Errorf("connectip: sending a datagram: %w", err))
+	}
+	s.stats.sent.forwarded(len(p))
+	return nil, nil
+}
+
+// batchCarrier is a Carrier that sends several datagrams in one call:
+// how many it sent, and the error that stopped it.
+type batchCarrier interface {
+	SendDatagrams(bs [][]byte) (int, error)
+}
+
+// WritePackets sends pkts as WritePacket sends each, and hands those that
+// pass the checks to the carrier in one call where it takes several
+// (SendDatagrams), so that the QUIC connection packs them together.
+// refused is called, in order, for each packet not sent, with its index,
+// the ICMP error due (or nil) and an error wrapping ErrDropped. An error
+// returned means the session has ended.
+func (s *Session) WritePackets(pkts [][]byte, refused func(i int, icmp []byte, err error)) error {
+	if s.ctx.Err() != nil {
+		return s.sessionErr(ErrClosed)
+	}
+	size := 0
+	for _, p := range pkts {
+		size += 1 + len(p)
+	}
+	bp := s.bufs.Get().(*[]byte)
+	buf := (*bp)[:0]
+	if cap(buf) < size {
+		buf = make([]byte, 0, size)
+	}
+	dgrams := make([][]byte, 0, len(pkts))
+	for i, p := range pkts {
+		if icmp, err := s.check(p); err != nil {
+			refused(i, icmp, err)
+			continue
+		}
+		start := len(buf)
+		buf = AppendDatagram(buf, ContextIDIP, p)
+		dgrams = append(dgrams, buf[start:])
+	}
+	err := s.sendDatagrams(dgrams)
+	*bp = buf[:0]
+	s.bufs.Put(bp)
+	return err
+}
+
+// sendDatagrams sends IP packets framed as HTTP datagram payloads and
+// counts them.
+func (s *Session) sendDatagrams(dgrams [][]byte) error {
+	bc, ok := s.c.(batchCarrier)
+	for len(dgrams) > 0 {
+		n, err := 1, error(nil)
+		if ok {
+			n, err = bc.SendDatagrams(dgrams)
+		} else {
+			err = s.c.SendDatagram(dgrams[0])
+		}
+		if err != nil {
+			return s.sessionErr(fmt.Errorf("connectip: sending a datagram: %w", err))
+		}
+		for _, d := range dgrams[:n] {
+			s.stats.sent.forwarded(len(d) - 1) // less the Context ID
+		}
+		dgrams = dgrams[n:]
+	}
+	return nil
+}
+
+// check applies the forwarding checks to p before it is sent (and
+// decrements its hop limit): nil when it may go, otherwise an error
+// wrapping ErrDropped, with the ICMP error due if any.
+func (s *Session) check(p []byte) (icmp []byte, err error) {
 	d := &s.stats.sent
 	h, err := ParseIPHeader(p)
 	if err != nil {
@@ -52,15 +134,6 @@ func (s *Session) WritePacket(p []byte) (icmp []byte, err error) {
 		icmp, _ = TimeExceeded(p, s.icmpSource(h))
 		return icmp, fmt.Errorf("%w: hop limit exceeded", ErrDropped)
 	}
-	bp := s.bufs.Get().(*[]byte)
-	b := AppendDatagram((*bp)[:0], ContextIDIP, p)
-	err = s.c.SendDatagram(b)
-	*bp = b[:0]
-	s.bufs.Put(bp)
-	if err != nil {
-		return nil, s.sessionErr(fmt.Errorf("connectip: sending a datagram: %w", err))
-	}
-	d.forwarded(len(p))
 	return nil, nil
 }
 

@@ -46,3 +46,26 @@ func (c carrier) SendDatagram(b []byte) error {
 	}
 	return err
 }
+
+// SendDatagrams sends bs in order through the stream in one call where it
+// can, dropping and counting those too large for the QUIC packet as
+// SendDatagram does.
+func (c carrier) SendDatagrams(bs [][]byte) (int, error) {
+	sent := 0
+	for len(bs) > 0 {
+		n, err := c.Stream.SendDatagrams(bs)
+		sent += n
+		var tooLarge *quic.DatagramTooLargeError
+		if errors.As(err, &tooLarge) {
+			c.tooLarge.Add(1)
+			sent++ // dropped, as a packet the path no longer carries
+			bs = bs[n+1:]
+			continue
+		}
+		if err != nil {
+			return sent, err
+		}
+		break
+	}
+	return sent, nil
+}

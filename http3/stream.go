@@ -162,6 +162,45 @@ func (s *Stream) SendDatagram(b []byte) error {
 	return s.c.datagrams.dc.SendDatagram(appendHTTPDatagram(make([]byte, 0, 8+len(b)), s.st.StreamID(), b))
 }
 
+// SendDatagrams sends payloads as HTTP datagrams, in order, as
+// SendDatagram does each, handing them to the QUIC connection in one call
+// where it takes several at once. It stops at the first refusal and
+// returns how many it sent, and that refusal, which concerns
+// payloads[n] alone when it is a *quic.DatagramTooLargeError.
+func (s *Stream) SendDatagrams(payloads [][]byte) (int, error) {
+	if s.c.datagrams == nil {
+		return 0, ErrDatagramsDisabled
+	}
+	if p, ok := s.c.peerSettings(); !ok || !p.h3Datagram {
+		return 0, ErrPeerDatagramsDisabled
+	}
+	if s.ctx.Err() != nil {
+		return 0, context.Cause(s.ctx)
+	}
+	bc, ok := s.c.datagrams.dc.(batchDatagramConn)
+	if !ok {
+		for i, b := range payloads {
+			if err := s.SendDatagram(b); err != nil {
+				return i, err
+			}
+		}
+		return len(payloads), nil
+	}
+	// One buffer for the batch: the connection copies each datagram.
+	size := 0
+	for _, b := range payloads {
+		size += 8 + len(b)
+	}
+	buf := make([]byte, 0, size)
+	dgrams := make([][]byte, len(payloads))
+	for i, b := range payloads {
+		start := len(buf)
+		buf = appendHTTPDatagram(buf, s.st.StreamID(), b)
+		dgrams[i] = buf[start:]
+	}
+	return bc.SendDatagrams(dgrams)
+}
+
 // TryReceiveDatagram returns the stream's next HTTP datagram if one is
 // waiting, without waiting for one: a reader that took a datagram uses it
 // to take the others that arrived with it in one go.

@@ -215,3 +215,38 @@ func TestDatagramsUnderLoss(t *testing.T) {
 		}
 	})
 }
+
+// TestSendDatagramsBatch: a batch is queued in order up to the first
+// refusal, which names the datagram too large; the rest then goes in a
+// second call, and every datagram queued arrives, in order over a path
+// that neither loses nor reorders.
+func TestSendDatagramsBatch(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newMemEnv(t, link10ms, &Config{EnableDatagrams: true})
+		c, s := e.connect(&Config{EnableDatagrams: true})
+		limit := c.MaxDatagramPayloadSize()
+		batch := [][]byte{datagramMsg(0, 100), datagramMsg(1, limit), make([]byte, limit+1), datagramMsg(2, 50)}
+		n, err := c.SendDatagrams(batch)
+		var tooLarge *DatagramTooLargeError
+		if n != 2 || !errors.As(err, &tooLarge) {
+			t.Fatalf("SendDatagrams: %d queued, %v; want 2 and the third too large", n, err)
+		}
+		if n, err := c.SendDatagrams(batch[3:]); n != 1 || err != nil {
+			t.Fatalf("the rest: %d, %v", n, err)
+		}
+		for i, size := range []int{100, limit, 50} {
+			b, err := s.ReceiveDatagram(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, err := checkDatagramMsg(b, size); err != nil || got != i {
+				t.Fatalf("datagram %d: got %d, %v", i, got, err)
+			}
+		}
+		_ = c.CloseWithError(0, "")
+		<-s.Context().Done()
+		if n, err := c.SendDatagrams(batch[:1]); n != 0 || err == nil {
+			t.Errorf("after close: %d queued, %v", n, err)
+		}
+	})
+}

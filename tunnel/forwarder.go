@@ -40,13 +40,23 @@ type batchReader interface {
 	TryReadPacket(b []byte) (n int, ok bool, err error)
 }
 
+// batchWriter is a Session that sends several packets in one call, so that
+// its connection packs and sends them together; refused gets each packet
+// not sent with its index, the ICMP error due or nil, and an error
+// wrapping connectip.ErrDropped. An error returned ends the session.
+type batchWriter interface {
+	WritePackets(pkts [][]byte, refused func(i int, icmp []byte, err error)) error
+}
+
 // Batches: a device read gives at most deviceBatch packets (a 64 kB
 // super-packet cut at a 1400-byte MSS is 47), and a device write takes at
 // most writeBatch packets, read from a session into an arena that holds
 // them and one more packet of the largest size.
+// A sender takes at most sendBatch queued packets at once.
 const (
 	deviceBatch = 64
 	writeBatch  = 64
+	sendBatch   = 64
 )
 
 // Session is the tunnel's other side, a *connectip.Session: WritePacket
@@ -217,8 +227,58 @@ func (f *Forwarder) dispatch(buf []byte, n int) {
 }
 
 // sendPackets gives a lane's queued packets to its session and writes the
-// ICMP errors it answers some with back into the device.
+// ICMP errors it answers some with back into the device: all those
+// waiting at once, for a session that takes a batch.
 func (f *Forwarder) sendPackets(ctx context.Context, l *lane) error {
+	bw, batched := l.sess.(batchWriter)
+	if !batched {
+		return f.sendOneByOne(ctx, l)
+	}
+	batch := make([]packet, 0, sendBatch)
+	pkts := make([][]byte, 0, sendBatch)
+	var refusedPkts, refusedBytes int
+	refused := func(i int, icmp []byte, _ error) {
+		refusedPkts++
+		refusedBytes += len(pkts[i])
+		f.refused(icmp)
+	}
+	for {
+		batch = batch[:0]
+		select {
+		case p := <-l.queue:
+			batch = append(batch, p)
+		case <-ctx.Done():
+			return nil
+		}
+	drain:
+		for len(batch) < sendBatch {
+			select {
+			case p := <-l.queue:
+				batch = append(batch, p)
+			default:
+				break drain
+			}
+		}
+		pkts, refusedPkts, refusedBytes = pkts[:0], 0, 0
+		total := 0
+		for _, p := range batch {
+			pkts = append(pkts, p.buf[:p.n])
+			total += p.n
+		}
+		err := bw.WritePackets(pkts, refused)
+		for _, p := range batch {
+			f.free <- p.buf
+		}
+		if err != nil {
+			return fmt.Errorf("tunnel: sending into the tunnel: %w", err)
+		}
+		f.stats.tunneled.addN(len(pkts)-refusedPkts, total-refusedBytes)
+	}
+}
+
+// sendOneByOne gives a lane's queued packets to its session one at a
+// time.
+func (f *Forwarder) sendOneByOne(ctx context.Context, l *lane) error {
 	for {
 		var p packet
 		select {
@@ -231,16 +291,22 @@ func (f *Forwarder) sendPackets(ctx context.Context, l *lane) error {
 		f.free <- p.buf
 		switch {
 		case errors.Is(err, connectip.ErrDropped):
-			f.stats.refused.Add(1)
-			if icmp != nil {
-				f.stats.icmp.Add(1)
-				f.writeDevice(icmp)
-			}
+			f.refused(icmp)
 		case err != nil:
 			return fmt.Errorf("tunnel: sending into the tunnel: %w", err)
 		default:
 			f.stats.tunneled.add(n)
 		}
+	}
+}
+
+// refused counts a packet the session did not send and writes the ICMP
+// error about it, if any, into the device.
+func (f *Forwarder) refused(icmp []byte) {
+	f.stats.refused.Add(1)
+	if icmp != nil {
+		f.stats.icmp.Add(1)
+		f.writeDevice(icmp)
 	}
 }
 

@@ -70,6 +70,11 @@ func (c *count) add(n int) {
 	c.bytes.Add(uint64(n))
 }
 
+func (c *count) addN(packets, bytes int) {
+	c.packets.Add(uint64(packets))
+	c.bytes.Add(uint64(bytes))
+}
+
 func (c *count) snapshot() Count { return Count{Packets: c.packets.Load(), Bytes: c.bytes.Load()} }
 
 // OffloadStats are a TUN device's offload counters (TUN.OffloadStats).

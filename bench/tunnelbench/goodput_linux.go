@@ -247,6 +247,9 @@ func measureFlows(ctx context.Context, cfg GoodputConfig, p goodputPath, tun *li
 	cpuBefore := processCPU()
 	n, secs, err := pushTCP(ctx, p.cli, sink.addr, flows, cfg.Duration)
 	if err != nil {
+		if c, cerr := tun.fec(); cerr == nil {
+			err = fmt.Errorf("%w (client end now: %+v; server: %+v)", err, c, tun.srv.Stats())
+		}
 		return r, err
 	}
 	cpu := processCPU() - cpuBefore

@@ -281,6 +281,7 @@ func RunClientEnd(args []string, in io.Reader, out io.Writer) error {
 			c := countsOf(ct.ConnStats())
 			c.OverloadDrops = fwd.Stats().OverloadDrops
 			c.CPUSeconds = processCPU().Seconds()
+			c.PathTooSmall = ct.PathTooSmall()
 			if err := enc.Encode(c); err != nil {
 				break
 			}
