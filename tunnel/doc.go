@@ -41,12 +41,12 @@
 // GRO does), each segment's checksum checked first; a kernel that refuses
 // the offloads leaves the interface without them, as OffloadStats says.
 //
-// Memory is bounded: per session, QueueLen+1 packet buffers of the
-// device's MTU and an arena of 64 of them plus one 64 kB packet for the
-// batches written to the device; per Forwarder, 64 more buffers for the
-// device reads; per TUN with offloads, a 64 kB frame to read and one to
-// write. With the defaults and a 1500-byte MTU that is about 1.9 MB for a
-// Forwarder over one session.
+// Memory is bounded: per session, QueueLen+64 packet buffers of the
+// device's MTU (its queue and the batch its sender holds) and an arena of
+// 64 of them plus one 64 kB packet for the batches written to the device;
+// per Forwarder, 64 more buffers for the device reads; per TUN with
+// offloads, a 64 kB frame to read and one to write. With the defaults and
+// a 1500-byte MTU that is about 2 MB for a Forwarder over one session.
 //
 // Package gateway joins
 // a TUN device, an HTTP/3 CONNECT-IP request and a Forwarder; `satquic

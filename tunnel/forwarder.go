@@ -122,8 +122,9 @@ func NewMulti(dev Device, sessions []Session, cfg Config) (*Forwarder, error) {
 		cfg.QueueLen = DefaultQueueLen
 	}
 	// One buffer per queue slot, a batch in the reader's hands and one in
-	// each sender's: the reader never waits for a buffer.
-	bufs := len(sessions)*(cfg.QueueLen+1) + deviceBatch
+	// each sender's (sendOneByOne holds one): the reader never waits for a
+	// buffer.
+	bufs := len(sessions)*(cfg.QueueLen+sendBatch) + deviceBatch
 	f := &Forwarder{dev: dev, free: make(chan []byte, bufs), seed: maphash.MakeSeed()}
 	for _, s := range sessions {
 		f.lanes = append(f.lanes, &lane{sess: s, queue: make(chan packet, cfg.QueueLen)})
