@@ -109,6 +109,49 @@ func (c *Conn) SendDatagrams(bs [][]byte) (int, error) {
 	return n, err
 }
 
+// SendDatagramsWait is SendDatagrams that waits, rather than drop the
+// oldest queued datagrams, while the send queue is full: the sender is
+// held back to the rate the congestion controller lets packets go. It
+// returns how many of bs it queued, and ctx's error, the connection's, or
+// the refusal of bs[n] (as SendDatagrams).
+func (c *Conn) SendDatagramsWait(ctx context.Context, bs [][]byte) (int, error) {
+	sent := 0
+	for sent < len(bs) {
+		c.mu.Lock()
+		if c.err != nil {
+			err := c.err
+			c.mu.Unlock()
+			return sent, err
+		}
+		room := c.core.DatagramSendRoom()
+		if room == 0 {
+			wait := c.datagramRoom.wait()
+			c.mu.Unlock()
+			select {
+			case <-wait:
+			case <-c.closed:
+			case <-ctx.Done():
+				return sent, ctx.Err()
+			}
+			continue
+		}
+		now := c.t.now()
+		var err error
+		for _, b := range bs[sent:min(sent+room, len(bs))] {
+			if err = c.mapDatagramErr(c.core.SendDatagram(now, b)); err != nil {
+				break
+			}
+			sent++
+		}
+		c.mu.Unlock()
+		c.signal()
+		if err != nil {
+			return sent, err
+		}
+	}
+	return sent, nil
+}
+
 // mapDatagramErr turns the core's refusal of a datagram into the
 // package's; c.mu is held.
 func (c *Conn) mapDatagramErr(err error) error {
