@@ -1,6 +1,7 @@
 package connectip
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/netip"
@@ -47,9 +48,18 @@ type batchCarrier interface {
 	SendDatagrams(bs [][]byte) (int, error)
 }
 
+// waitingCarrier is a Carrier that sends several datagrams in one call
+// and waits for room in its send queue until ctx ends.
+type waitingCarrier interface {
+	SendDatagramsWait(ctx context.Context, bs [][]byte) (int, error)
+}
+
 // WritePackets sends pkts as WritePacket sends each, and hands those that
 // pass the checks to the carrier in one call where it takes several
-// (SendDatagrams), so that the QUIC connection packs them together.
+// (SendDatagrams), so that the QUIC connection packs them together. A
+// client's session waits for room in the carrier's send queue where the
+// carrier can (SendDatagramsWait) rather than have it drop older
+// datagrams.
 // refused is called, in order, for each packet not sent, with its index,
 // the ICMP error due (or nil) and an error wrapping ErrDropped. An error
 // returned means the session has ended.
@@ -85,12 +95,17 @@ func (s *Session) WritePackets(pkts [][]byte, refused func(i int, icmp []byte, e
 // sendDatagrams sends IP packets framed as HTTP datagram payloads and
 // counts them.
 func (s *Session) sendDatagrams(dgrams [][]byte) error {
-	bc, ok := s.c.(batchCarrier)
+	bc, batches := s.c.(batchCarrier)
+	wc, waits := s.c.(waitingCarrier)
+	waits = waits && s.waits
 	for len(dgrams) > 0 {
 		n, err := 1, error(nil)
-		if ok {
+		switch {
+		case waits:
+			n, err = wc.SendDatagramsWait(s.ctx, dgrams)
+		case batches:
 			n, err = bc.SendDatagrams(dgrams)
-		} else {
+		default:
 			err = s.c.SendDatagram(dgrams[0])
 		}
 		if err != nil {

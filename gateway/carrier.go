@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"context"
 	"errors"
 	"sync/atomic"
 
@@ -51,9 +52,21 @@ func (c carrier) SendDatagram(b []byte) error {
 // can, dropping and counting those too large for the QUIC packet as
 // SendDatagram does.
 func (c carrier) SendDatagrams(bs [][]byte) (int, error) {
+	return c.sendSkippingTooLarge(bs, c.Stream.SendDatagrams)
+}
+
+// SendDatagramsWait is SendDatagrams waiting for room in the QUIC
+// connection's send queue until ctx ends (http3.Stream.SendDatagramsWait).
+func (c carrier) SendDatagramsWait(ctx context.Context, bs [][]byte) (int, error) {
+	return c.sendSkippingTooLarge(bs, func(bs [][]byte) (int, error) { return c.Stream.SendDatagramsWait(ctx, bs) })
+}
+
+// sendSkippingTooLarge sends bs with send, and drops and counts each
+// datagram send refuses as too large, going on with the rest.
+func (c carrier) sendSkippingTooLarge(bs [][]byte, send func([][]byte) (int, error)) (int, error) {
 	sent := 0
 	for len(bs) > 0 {
-		n, err := c.Stream.SendDatagrams(bs)
+		n, err := send(bs)
 		sent += n
 		var tooLarge *quic.DatagramTooLargeError
 		if errors.As(err, &tooLarge) {

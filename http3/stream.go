@@ -168,6 +168,25 @@ func (s *Stream) SendDatagram(b []byte) error {
 // returns how many it sent, and that refusal, which concerns
 // payloads[n] alone when it is a *quic.DatagramTooLargeError.
 func (s *Stream) SendDatagrams(payloads [][]byte) (int, error) {
+	return s.sendDatagrams(nil, payloads)
+}
+
+// SendDatagramsWait is SendDatagrams that waits for room in the QUIC
+// connection's send queue, until ctx ends, rather than have it drop its
+// oldest datagrams (quic.Conn.SendDatagramsWait).
+func (s *Stream) SendDatagramsWait(ctx context.Context, payloads [][]byte) (int, error) {
+	return s.sendDatagrams(ctx, payloads)
+}
+
+// waitingDatagramConn is a datagramConn that waits for room
+// (quic.Conn.SendDatagramsWait).
+type waitingDatagramConn interface {
+	SendDatagramsWait(ctx context.Context, bs [][]byte) (int, error)
+}
+
+// sendDatagrams frames payloads and hands them over in one call, waiting
+// for room until ctx ends when ctx is not nil and the connection can.
+func (s *Stream) sendDatagrams(ctx context.Context, payloads [][]byte) (int, error) {
 	if s.c.datagrams == nil {
 		return 0, ErrDatagramsDisabled
 	}
@@ -177,8 +196,10 @@ func (s *Stream) SendDatagrams(payloads [][]byte) (int, error) {
 	if s.ctx.Err() != nil {
 		return 0, context.Cause(s.ctx)
 	}
-	bc, ok := s.c.datagrams.dc.(batchDatagramConn)
-	if !ok {
+	dc := s.c.datagrams.dc
+	wc, waits := dc.(waitingDatagramConn)
+	bc, batches := dc.(batchDatagramConn)
+	if !batches && !(waits && ctx != nil) {
 		for i, b := range payloads {
 			if err := s.SendDatagram(b); err != nil {
 				return i, err
@@ -197,6 +218,9 @@ func (s *Stream) SendDatagrams(payloads [][]byte) (int, error) {
 		start := len(buf)
 		buf = appendHTTPDatagram(buf, s.st.StreamID(), b)
 		dgrams[i] = buf[start:]
+	}
+	if waits && ctx != nil {
+		return wc.SendDatagramsWait(ctx, dgrams)
 	}
 	return bc.SendDatagrams(dgrams)
 }

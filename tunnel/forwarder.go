@@ -79,6 +79,13 @@ type Config struct {
 	// session; beyond it they are dropped and counted. Zero means
 	// DefaultQueueLen.
 	QueueLen int
+	// WaitWhenFull makes the device reader wait for room in a full queue
+	// instead of dropping the packet: for a tunnel's client end, whose
+	// session carries only its own device's packets, so that the device's
+	// queue holds local senders back (TCP's small queues) rather than
+	// they see loss. A Forwarder whose lanes carry many hosts' flows
+	// should drop, so that one slow lane does not stall the device.
+	WaitWhenFull bool
 }
 
 // Forwarder moves packets between a Device and one or more Sessions.
@@ -87,6 +94,7 @@ type Forwarder struct {
 	lanes []*lane
 	free  chan []byte
 	seed  maphash.Seed
+	wait  bool // Config.WaitWhenFull
 	stats counters
 	wmu   sync.Mutex // device writes come from every lane
 }
@@ -125,7 +133,7 @@ func NewMulti(dev Device, sessions []Session, cfg Config) (*Forwarder, error) {
 	// each sender's (sendOneByOne holds one): the reader never waits for a
 	// buffer.
 	bufs := len(sessions)*(cfg.QueueLen+sendBatch) + deviceBatch
-	f := &Forwarder{dev: dev, free: make(chan []byte, bufs), seed: maphash.MakeSeed()}
+	f := &Forwarder{dev: dev, free: make(chan []byte, bufs), seed: maphash.MakeSeed(), wait: cfg.WaitWhenFull}
 	for _, s := range sessions {
 		f.lanes = append(f.lanes, &lane{sess: s, queue: make(chan packet, cfg.QueueLen)})
 	}
@@ -179,8 +187,9 @@ func (f *Forwarder) Run(ctx context.Context) error {
 }
 
 // readDevice reads packets from the device into their flow's queue,
-// dropping those for which the queue has no room rather than waiting.
-func (f *Forwarder) readDevice(context.Context) error {
+// dropping those for which the queue has no room rather than waiting
+// (unless Config.WaitWhenFull).
+func (f *Forwarder) readDevice(ctx context.Context) error {
 	bd, batched := f.dev.(BatchDevice)
 	n := 1
 	if batched {
@@ -205,26 +214,40 @@ func (f *Forwarder) readDevice(context.Context) error {
 			return fmt.Errorf("tunnel: reading the device: %w", err)
 		}
 		for i := range got {
-			f.dispatch(bufs[i], sizes[i])
+			if !f.dispatch(ctx, bufs[i], sizes[i]) {
+				return nil
+			}
 			bufs[i] = nil
 		}
 	}
 }
 
 // dispatch queues a packet read from the device on its flow's lane, or
-// drops it when the lane's queue is full.
-func (f *Forwarder) dispatch(buf []byte, n int) {
+// drops it when the lane's queue is full, or waits for room with
+// Config.WaitWhenFull: false when ctx ended meanwhile.
+func (f *Forwarder) dispatch(ctx context.Context, buf []byte, n int) bool {
 	f.stats.deviceRead.add(n)
 	l := f.lanes[0]
 	if len(f.lanes) > 1 {
 		l = f.lanes[flowHash(f.seed, buf[:n])%uint64(len(f.lanes))]
 	}
+	p := packet{buf: buf, n: n}
+	if f.wait {
+		select {
+		case l.queue <- p:
+			return true
+		case <-ctx.Done():
+			f.free <- buf
+			return false
+		}
+	}
 	select {
-	case l.queue <- packet{buf: buf, n: n}:
+	case l.queue <- p:
 	default:
 		f.stats.overload.Add(1)
 		f.free <- buf
 	}
+	return true
 }
 
 // sendPackets gives a lane's queued packets to its session and writes the

@@ -433,3 +433,70 @@ func TestBatchesThroughTheTunnel(t *testing.T) {
 		t.Errorf("every write into the device held one packet")
 	}
 }
+
+// TestWaitWhenFullHoldsTheDeviceBack: with WaitWhenFull, a stuck session
+// stops the device reader once its queue is full instead of losing
+// packets; released, every packet goes through. Run ends while the
+// reader waits.
+func TestWaitWhenFullHoldsTheDeviceBack(t *testing.T) {
+	const queueLen, extra = 16, 40
+	sess := &blockedSession{entered: make(chan struct{}, 100), release: make(chan struct{}), closed: make(chan struct{})}
+	dev := newMemDevice(1500)
+	f := New(dev, sess, Config{QueueLen: queueLen, WaitWhenFull: true})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- f.Run(ctx) }()
+	dev.inject <- ipv4Packet("10.8.0.2", "203.0.113.1", 100, 0)
+	<-sess.entered
+	for i := range queueLen + extra {
+		dev.inject <- ipv4Packet("10.8.0.2", "203.0.113.1", 100, uint32(i+1))
+	}
+	// The sender holds one, the queue queueLen, the reader one more.
+	deadline := time.Now().Add(20 * time.Second)
+	for f.Stats().DeviceRead.Packets != 2+queueLen {
+		if time.Now().After(deadline) {
+			t.Fatalf("the reader did not fill the queue: %+v", f.Stats())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(20 * time.Millisecond)
+	if st := f.Stats(); st.DeviceRead.Packets != 2+queueLen || st.OverloadDrops != 0 {
+		t.Fatalf("the reader went on past a full queue: %+v", st)
+	}
+	close(sess.release)
+	for sess.sent.Load() != 1+queueLen+extra {
+		if time.Now().After(deadline) {
+			t.Fatalf("sent %d of %d", sess.sent.Load(), 1+queueLen+extra)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+
+	// A reader waiting for room when Run ends does not hold it up.
+	sess = &blockedSession{entered: make(chan struct{}, 100), release: make(chan struct{}), closed: make(chan struct{})}
+	dev = newMemDevice(1500)
+	f = New(dev, sess, Config{QueueLen: 2, WaitWhenFull: true})
+	ctx, cancel = context.WithCancel(context.Background())
+	go func() { done <- f.Run(ctx) }()
+	for i := range 8 {
+		dev.inject <- ipv4Packet("10.8.0.2", "203.0.113.1", 100, uint32(i))
+	}
+	for f.Stats().DeviceRead.Packets != 4 {
+		if time.Now().After(deadline) {
+			t.Fatalf("reader: %+v", f.Stats())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Run did not end while the reader waited")
+	}
+}

@@ -266,7 +266,10 @@ func RunClientEnd(args []string, in io.Reader, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fwd := tunnel.New(dev, ct.Session, tunnel.Config{})
+	// The client's one session carries only this host's packets: its
+	// device is held back rather than its packets dropped when the tunnel
+	// is full.
+	fwd := tunnel.New(dev, ct.Session, tunnel.Config{WaitWhenFull: true})
 	runCtx, stop := context.WithCancel(context.Background())
 	forwarded := make(chan error, 1)
 	go func() { forwarded <- fwd.Run(runCtx) }()
