@@ -316,5 +316,14 @@ func TestHTTPDatagramsBatch(t *testing.T) {
 		if b, ok := server.TryReceiveDatagram(); ok {
 			t.Fatalf("TryReceiveDatagram with nothing left: %q", b)
 		}
+		if n, err := s.SendDatagramsWait(context.Background(), batch[:2]); n != 2 || err != nil {
+			t.Fatalf("SendDatagramsWait: %d, %v", n, err)
+		}
+		synctest.Wait()
+		for _, want := range batch[:2] {
+			if b, ok := server.TryReceiveDatagram(); !ok || string(b) != string(want) {
+				t.Fatalf("after SendDatagramsWait: %q, %v; want %q", b, ok, want)
+			}
+		}
 	})
 }

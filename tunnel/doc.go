@@ -9,7 +9,10 @@
 // queue is full (the transport cannot keep up: congestion, a slow coding
 // path) it drops the packet and counts it, as a router's full interface
 // queue does, so the device keeps being read and the inner transports see
-// loss they react to rather than a stall. The sender takes packets from
+// loss they react to rather than a stall. A tunnel's client end, whose one
+// session carries only its own device's packets, waits instead
+// (Config.WaitWhenFull): its device's queue then holds local TCP back
+// without loss, as a NIC's full ring does. The sender takes packets from
 // the queue and gives them to the session, which applies CONNECT-IP's
 // checks (addresses, routes, tunnel MTU, hop limit); the ICMP errors the
 // session returns (Packet Too Big for a packet beyond the tunnel's inner
