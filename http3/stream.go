@@ -168,14 +168,14 @@ func (s *Stream) SendDatagram(b []byte) error {
 // returns how many it sent, and that refusal, which concerns
 // payloads[n] alone when it is a *quic.DatagramTooLargeError.
 func (s *Stream) SendDatagrams(payloads [][]byte) (int, error) {
-	return s.sendDatagrams(nil, payloads)
+	return s.sendDatagrams(context.Background(), payloads, false)
 }
 
 // SendDatagramsWait is SendDatagrams that waits for room in the QUIC
 // connection's send queue, until ctx ends, rather than have it drop its
 // oldest datagrams (quic.Conn.SendDatagramsWait).
 func (s *Stream) SendDatagramsWait(ctx context.Context, payloads [][]byte) (int, error) {
-	return s.sendDatagrams(ctx, payloads)
+	return s.sendDatagrams(ctx, payloads, true)
 }
 
 // waitingDatagramConn is a datagramConn that waits for room
@@ -185,8 +185,8 @@ type waitingDatagramConn interface {
 }
 
 // sendDatagrams frames payloads and hands them over in one call, waiting
-// for room until ctx ends when ctx is not nil and the connection can.
-func (s *Stream) sendDatagrams(ctx context.Context, payloads [][]byte) (int, error) {
+// for room until ctx ends when asked to and the connection can.
+func (s *Stream) sendDatagrams(ctx context.Context, payloads [][]byte, wait bool) (int, error) {
 	if s.c.datagrams == nil {
 		return 0, ErrDatagramsDisabled
 	}
@@ -198,8 +198,9 @@ func (s *Stream) sendDatagrams(ctx context.Context, payloads [][]byte) (int, err
 	}
 	dc := s.c.datagrams.dc
 	wc, waits := dc.(waitingDatagramConn)
+	waits = waits && wait
 	bc, batches := dc.(batchDatagramConn)
-	if !batches && !(waits && ctx != nil) {
+	if !batches && !waits {
 		for i, b := range payloads {
 			if err := s.SendDatagram(b); err != nil {
 				return i, err
@@ -219,7 +220,7 @@ func (s *Stream) sendDatagrams(ctx context.Context, payloads [][]byte) (int, err
 		buf = appendHTTPDatagram(buf, s.st.StreamID(), b)
 		dgrams[i] = buf[start:]
 	}
-	if waits && ctx != nil {
+	if waits {
 		return wc.SendDatagramsWait(ctx, dgrams)
 	}
 	return bc.SendDatagrams(dgrams)
