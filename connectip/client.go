@@ -33,6 +33,7 @@ type ClientConfig struct {
 // sections 4.7 and 8.1). On error the carrier is closed.
 func NewClient(c Carrier, cfg ClientConfig) (*Session, error) {
 	s := newSession(c, cfg.Config)
+	s.waits = true
 	reqs := make([]RequestedAddress, len(cfg.RequestAddresses))
 	for i, p := range cfg.RequestAddresses {
 		reqs[i] = RequestedAddress{RequestID: uint64(i + 1), Prefix: p}

@@ -31,7 +31,10 @@
 //     dropped and counted in Stats by reason. Both act as routers
 //     (section 7.2): the TTL or Hop Limit is decremented before
 //     encapsulation, and a packet out of hops is dropped and answered
-//     with ICMP Time Exceeded. A malformed capsule ends the session (RFC
+//     with ICMP Time Exceeded. WritePackets sends a batch in one call
+//     of the carrier where it takes several; a client's waits for room
+//     in the carrier's send queue where the carrier can, a proxy's (one
+//     of many clients behind one device) never does. A malformed capsule ends the session (RFC
 //     9297 section 3.3); a malformed datagram or IP packet is dropped and
 //     counted; unknown capsule types and unregistered Context IDs are
 //     skipped and counted.

@@ -1,6 +1,7 @@
 package connectip
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/netip"
@@ -26,6 +27,102 @@ func (s *Session) WritePacket(p []byte) (icmp []byte, err error) {
 	if s.ctx.Err() != nil {
 		return nil, s.sessionErr(ErrClosed)
 	}
+	if icmp, err := s.check(p); err != nil {
+		return icmp, err
+	}
+	bp := s.bufs.Get().(*[]byte)
+	b := AppendDatagram((*bp)[:0], ContextIDIP, p)
+	err = s.c.SendDatagram(b)
+	*bp = b[:0]
+	s.bufs.Put(bp)
+	if err != nil {
+		return nil, s.sessionErr(fmt.Errorf("connectip: sending a datagram: %w", err))
+	}
+	s.stats.sent.forwarded(len(p))
+	return nil, nil
+}
+
+// batchCarrier is a Carrier that sends several datagrams in one call:
+// how many it sent, and the error that stopped it.
+type batchCarrier interface {
+	SendDatagrams(bs [][]byte) (int, error)
+}
+
+// waitingCarrier is a Carrier that sends several datagrams in one call
+// and waits for room in its send queue until ctx ends.
+type waitingCarrier interface {
+	SendDatagramsWait(ctx context.Context, bs [][]byte) (int, error)
+}
+
+// WritePackets sends pkts as WritePacket sends each, and hands those that
+// pass the checks to the carrier in one call where it takes several
+// (SendDatagrams), so that the QUIC connection packs them together. A
+// client's session waits for room in the carrier's send queue where the
+// carrier can (SendDatagramsWait) rather than have it drop older
+// datagrams.
+// refused is called, in order, for each packet not sent, with its index,
+// the ICMP error due (or nil) and an error wrapping ErrDropped. An error
+// returned means the session has ended.
+func (s *Session) WritePackets(pkts [][]byte, refused func(i int, icmp []byte, err error)) error {
+	if s.ctx.Err() != nil {
+		return s.sessionErr(ErrClosed)
+	}
+	size := 0
+	for _, p := range pkts {
+		size += 1 + len(p)
+	}
+	bp := s.bufs.Get().(*[]byte)
+	buf := (*bp)[:0]
+	if cap(buf) < size {
+		buf = make([]byte, 0, size)
+	}
+	dgrams := make([][]byte, 0, len(pkts))
+	for i, p := range pkts {
+		if icmp, err := s.check(p); err != nil {
+			refused(i, icmp, err)
+			continue
+		}
+		start := len(buf)
+		buf = AppendDatagram(buf, ContextIDIP, p)
+		dgrams = append(dgrams, buf[start:])
+	}
+	err := s.sendDatagrams(dgrams)
+	*bp = buf[:0]
+	s.bufs.Put(bp)
+	return err
+}
+
+// sendDatagrams sends IP packets framed as HTTP datagram payloads and
+// counts them.
+func (s *Session) sendDatagrams(dgrams [][]byte) error {
+	bc, batches := s.c.(batchCarrier)
+	wc, waits := s.c.(waitingCarrier)
+	waits = waits && s.waits
+	for len(dgrams) > 0 {
+		n, err := 1, error(nil)
+		switch {
+		case waits:
+			n, err = wc.SendDatagramsWait(s.ctx, dgrams)
+		case batches:
+			n, err = bc.SendDatagrams(dgrams)
+		default:
+			err = s.c.SendDatagram(dgrams[0])
+		}
+		if err != nil {
+			return s.sessionErr(fmt.Errorf("connectip: sending a datagram: %w", err))
+		}
+		for _, d := range dgrams[:n] {
+			s.stats.sent.forwarded(len(d) - 1) // less the Context ID
+		}
+		dgrams = dgrams[n:]
+	}
+	return nil
+}
+
+// check applies the forwarding checks to p before it is sent (and
+// decrements its hop limit): nil when it may go, otherwise an error
+// wrapping ErrDropped, with the ICMP error due if any.
+func (s *Session) check(p []byte) (icmp []byte, err error) {
 	d := &s.stats.sent
 	h, err := ParseIPHeader(p)
 	if err != nil {
@@ -52,15 +149,6 @@ func (s *Session) WritePacket(p []byte) (icmp []byte, err error) {
 		icmp, _ = TimeExceeded(p, s.icmpSource(h))
 		return icmp, fmt.Errorf("%w: hop limit exceeded", ErrDropped)
 	}
-	bp := s.bufs.Get().(*[]byte)
-	b := AppendDatagram((*bp)[:0], ContextIDIP, p)
-	err = s.c.SendDatagram(b)
-	*bp = b[:0]
-	s.bufs.Put(bp)
-	if err != nil {
-		return nil, s.sessionErr(fmt.Errorf("connectip: sending a datagram: %w", err))
-	}
-	d.forwarded(len(p))
 	return nil, nil
 }
 
@@ -70,6 +158,33 @@ func (s *Session) icmpSource(h IPHeader) netip.Addr {
 		return s.cfg.ICMPSource4
 	}
 	return s.cfg.ICMPSource6
+}
+
+// TryReadPacket is ReadPacket without the wait: false when no datagram
+// is waiting now, or when the carrier cannot tell (it has no
+// TryReceiveDatagram). A datagram that is not forwarded is skipped as
+// ReadPacket skips it.
+func (s *Session) TryReadPacket(b []byte) (int, bool, error) {
+	tr, ok := s.c.(interface{ TryReceiveDatagram() ([]byte, bool) })
+	if !ok {
+		return 0, false, nil
+	}
+	for {
+		dgram, ok := tr.TryReceiveDatagram()
+		if !ok {
+			return 0, false, nil
+		}
+		p, ok := s.admit(dgram)
+		if !ok {
+			continue
+		}
+		n := copy(b, p)
+		s.stats.received.forwarded(len(p))
+		if n < len(p) {
+			return n, true, io.ErrShortBuffer
+		}
+		return n, true, nil
+	}
 }
 
 // ReadPacket waits for the next IP packet from the peer and copies it into

@@ -437,3 +437,45 @@ func TestClientTakesOnlyPacketsForItsAddresses(t *testing.T) {
 		t.Fatalf("drops %+v", d)
 	}
 }
+
+// TestWritePacketsBatch: a batch goes out in order but for the packets
+// the checks refuse, which are reported with their index and ICMP error;
+// the counters are WritePacket's.
+func TestWritePacketsBatch(t *testing.T) {
+	client, proxy := tunnelPair(t, newPool(t), connectiptest.Config{})
+	pkts := [][]byte{
+		connectip.TestPacket(t, "10.8.0.1", "203.0.113.5", 17, 500, 64),
+		connectip.TestPacket(t, "10.8.0.99", "203.0.113.5", 17, 100, 64), // spoofed
+		connectip.TestPacket(t, "10.8.0.1", "203.0.113.6", 17, 600, 64),
+		connectip.TestPacket(t, "10.8.0.1", "203.0.113.5", 6, 1400, 64), // too big
+		connectip.TestPacket(t, "10.8.0.1", "203.0.113.7", 17, 700, 64),
+	}
+	var refused []int
+	var icmps int
+	err := client.WritePackets(pkts, func(i int, icmp []byte, err error) {
+		if !errors.Is(err, connectip.ErrDropped) {
+			t.Errorf("packet %d refused with %v", i, err)
+		}
+		refused = append(refused, i)
+		if icmp != nil {
+			icmps++
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(refused) != 2 || refused[0] != 1 || refused[1] != 3 || icmps != 1 {
+		t.Fatalf("refused %v with %d ICMP errors, want [1 3] with 1", refused, icmps)
+	}
+	buf := make([]byte, 2000)
+	for _, want := range []int{500, 600, 700} {
+		n, err := proxy.ReadPacket(buf)
+		if err != nil || n != want {
+			t.Fatalf("proxy read %d, %v; want %d", n, err, want)
+		}
+	}
+	st := client.Stats().Sent
+	if st.Packets != 3 || st.Bytes != 1800 || st.Dropped != (connectip.Drops{SourceNotAllowed: 1, TooBig: 1}) {
+		t.Fatalf("client sent %+v", st)
+	}
+}

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"context"
 	"errors"
 	"sync/atomic"
 
@@ -45,4 +46,39 @@ func (c carrier) SendDatagram(b []byte) error {
 		return nil
 	}
 	return err
+}
+
+// SendDatagrams sends bs in order through the stream in one call where it
+// can, dropping and counting those too large for the QUIC packet as
+// SendDatagram does.
+func (c carrier) SendDatagrams(bs [][]byte) (int, error) {
+	return c.sendSkippingTooLarge(bs, c.Stream.SendDatagrams)
+}
+
+// SendDatagramsWait is SendDatagrams waiting for room in the QUIC
+// connection's send queue until ctx ends (http3.Stream.SendDatagramsWait).
+func (c carrier) SendDatagramsWait(ctx context.Context, bs [][]byte) (int, error) {
+	return c.sendSkippingTooLarge(bs, func(bs [][]byte) (int, error) { return c.Stream.SendDatagramsWait(ctx, bs) })
+}
+
+// sendSkippingTooLarge sends bs with send, and drops and counts each
+// datagram send refuses as too large, going on with the rest.
+func (c carrier) sendSkippingTooLarge(bs [][]byte, send func([][]byte) (int, error)) (int, error) {
+	sent := 0
+	for len(bs) > 0 {
+		n, err := send(bs)
+		sent += n
+		var tooLarge *quic.DatagramTooLargeError
+		if errors.As(err, &tooLarge) {
+			c.tooLarge.Add(1)
+			sent++ // dropped, as a packet the path no longer carries
+			bs = bs[n+1:]
+			continue
+		}
+		if err != nil {
+			return sent, err
+		}
+		break
+	}
+	return sent, nil
 }

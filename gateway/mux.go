@@ -139,10 +139,75 @@ func (m *mux) ReadPacket(b []byte) (int, error) {
 	}
 }
 
+// TryReadPacket is ReadPacket when a packet is waiting, and false at
+// once otherwise.
+func (m *mux) TryReadPacket(b []byte) (int, bool, error) {
+	select {
+	case p := <-m.in:
+		n := copy(b, p)
+		full := p[:cap(p)]
+		m.bufs.Put(&full)
+		if n < len(p) {
+			return n, true, io.ErrShortBuffer
+		}
+		return n, true, nil
+	default:
+		return 0, false, nil
+	}
+}
+
 // WritePacket sends a packet from the device to the client that owns its
 // destination. Every refusal wraps connectip.ErrDropped, so that the
 // device's forwarder goes on.
 func (m *mux) WritePacket(p []byte) ([]byte, error) {
+	c, err := m.clientFor(p)
+	if err != nil {
+		return nil, err
+	}
+	icmp, err := c.sess.WritePacket(p)
+	if err != nil && !errors.Is(err, connectip.ErrDropped) {
+		m.clientEnd.Add(1)
+		return nil, fmt.Errorf("%w: the tunnel of a client ended: %w", connectip.ErrDropped, err)
+	}
+	return icmp, err
+}
+
+// WritePackets sends a batch from the device, each run of packets for
+// one client in one call (connectip.Session.WritePackets); refusals go
+// to refused as WritePacket returns them.
+func (m *mux) WritePackets(pkts [][]byte, refused func(i int, icmp []byte, err error)) error {
+	for start := 0; start < len(pkts); {
+		c, err := m.clientFor(pkts[start])
+		if err != nil {
+			refused(start, nil, err)
+			start++
+			continue
+		}
+		end := start + 1
+		for end < len(pkts) {
+			next, err := m.clientFor(pkts[end])
+			if err != nil || next != c {
+				break
+			}
+			end++
+		}
+		base := start
+		err = c.sess.WritePackets(pkts[start:end], func(i int, icmp []byte, err error) { refused(base+i, icmp, err) })
+		if err != nil {
+			m.clientEnd.Add(1)
+			err = fmt.Errorf("%w: the tunnel of a client ended: %w", connectip.ErrDropped, err)
+			for i := start; i < end; i++ {
+				refused(i, nil, err)
+			}
+		}
+		start = end
+	}
+	return nil
+}
+
+// clientFor returns the client that owns p's destination, or an error
+// wrapping connectip.ErrDropped.
+func (m *mux) clientFor(p []byte) (*client, error) {
 	h, err := connectip.ParseIPHeader(p)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", connectip.ErrDropped, err)
@@ -154,12 +219,7 @@ func (m *mux) WritePacket(p []byte) ([]byte, error) {
 		m.noClient.Add(1)
 		return nil, fmt.Errorf("%w: no tunnel client has address %v", connectip.ErrDropped, h.Dst)
 	}
-	icmp, err := c.sess.WritePacket(p)
-	if err != nil && !errors.Is(err, connectip.ErrDropped) {
-		m.clientEnd.Add(1)
-		return nil, fmt.Errorf("%w: the tunnel of %v ended: %w", connectip.ErrDropped, h.Dst, err)
-	}
-	return icmp, err
+	return c, nil
 }
 
 // Close ends every client session and unblocks ReadPacket.

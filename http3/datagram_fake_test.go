@@ -48,3 +48,12 @@ func (f *fakeDatagrams) ReceiveDatagram(ctx context.Context) ([]byte, error) {
 func (f *fakeDatagrams) source(*quic.Conn) (datagramConn, func() bool) {
 	return f, func() bool { return true }
 }
+
+// SendDatagrams sends bs one by one, as quic.Conn.SendDatagrams queues
+// them.
+func (f *fakeDatagrams) SendDatagrams(bs [][]byte) (int, error) {
+	for _, b := range bs {
+		_ = f.SendDatagram(b)
+	}
+	return len(bs), nil
+}

@@ -13,6 +13,13 @@ type datagramConn interface {
 	ReceiveDatagram(ctx context.Context) ([]byte, error)
 }
 
+// batchDatagramConn is a datagramConn that also queues several datagrams
+// in one call (quic.Conn.SendDatagrams): how many it queued, and the
+// refusal of the next.
+type batchDatagramConn interface {
+	SendDatagrams(bs [][]byte) (int, error)
+}
+
 // quicDatagrams returns qc's DATAGRAM frames.
 func quicDatagrams(qc *quic.Conn) datagramConn { return qc }
 

@@ -284,3 +284,46 @@ func TestHTTPDatagramConnectionBudget(t *testing.T) {
 		}
 	})
 }
+
+// TestHTTPDatagramsBatch: SendDatagrams sends a batch in order, and the
+// peer's TryReceiveDatagram takes what has arrived without waiting, then
+// reports that nothing is left.
+func TestHTTPDatagramsBatch(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		taken := make(chan *Stream, 1)
+		e := newConnectEnv(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			taken <- w.(HTTPStreamer).HTTPStream()
+		}))
+		s := openTunnel(t, e)
+		server := <-taken
+		defer s.Close()
+		defer server.Close()
+		batch := [][]byte{[]byte("a"), []byte("bb"), {}, []byte("dddd")}
+		if n, err := s.SendDatagrams(batch); n != len(batch) || err != nil {
+			t.Fatalf("SendDatagrams: %d, %v", n, err)
+		}
+		synctest.Wait()
+		first, err := server.ReceiveDatagram(context.Background())
+		if err != nil || string(first) != "a" {
+			t.Fatalf("first: %q, %v", first, err)
+		}
+		for _, want := range batch[1:] {
+			b, ok := server.TryReceiveDatagram()
+			if !ok || string(b) != string(want) {
+				t.Fatalf("TryReceiveDatagram: %q, %v; want %q", b, ok, want)
+			}
+		}
+		if b, ok := server.TryReceiveDatagram(); ok {
+			t.Fatalf("TryReceiveDatagram with nothing left: %q", b)
+		}
+		if n, err := s.SendDatagramsWait(context.Background(), batch[:2]); n != 2 || err != nil {
+			t.Fatalf("SendDatagramsWait: %d, %v", n, err)
+		}
+		synctest.Wait()
+		for _, want := range batch[:2] {
+			if b, ok := server.TryReceiveDatagram(); !ok || string(b) != string(want) {
+				t.Fatalf("after SendDatagramsWait: %q, %v; want %q", b, ok, want)
+			}
+		}
+	})
+}

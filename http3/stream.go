@@ -162,6 +162,86 @@ func (s *Stream) SendDatagram(b []byte) error {
 	return s.c.datagrams.dc.SendDatagram(appendHTTPDatagram(make([]byte, 0, 8+len(b)), s.st.StreamID(), b))
 }
 
+// SendDatagrams sends payloads as HTTP datagrams, in order, as
+// SendDatagram does each, handing them to the QUIC connection in one call
+// where it takes several at once. It stops at the first refusal and
+// returns how many it sent, and that refusal, which concerns
+// payloads[n] alone when it is a *quic.DatagramTooLargeError.
+func (s *Stream) SendDatagrams(payloads [][]byte) (int, error) {
+	return s.sendDatagrams(context.Background(), payloads, false)
+}
+
+// SendDatagramsWait is SendDatagrams that waits for room in the QUIC
+// connection's send queue, until ctx ends, rather than have it drop its
+// oldest datagrams (quic.Conn.SendDatagramsWait).
+func (s *Stream) SendDatagramsWait(ctx context.Context, payloads [][]byte) (int, error) {
+	return s.sendDatagrams(ctx, payloads, true)
+}
+
+// waitingDatagramConn is a datagramConn that waits for room
+// (quic.Conn.SendDatagramsWait).
+type waitingDatagramConn interface {
+	SendDatagramsWait(ctx context.Context, bs [][]byte) (int, error)
+}
+
+// sendDatagrams frames payloads and hands them over in one call, waiting
+// for room until ctx ends when asked to and the connection can.
+func (s *Stream) sendDatagrams(ctx context.Context, payloads [][]byte, wait bool) (int, error) {
+	if s.c.datagrams == nil {
+		return 0, ErrDatagramsDisabled
+	}
+	if p, ok := s.c.peerSettings(); !ok || !p.h3Datagram {
+		return 0, ErrPeerDatagramsDisabled
+	}
+	if s.ctx.Err() != nil {
+		return 0, context.Cause(s.ctx)
+	}
+	dc := s.c.datagrams.dc
+	wc, waits := dc.(waitingDatagramConn)
+	waits = waits && wait
+	bc, batches := dc.(batchDatagramConn)
+	if !batches && !waits {
+		for i, b := range payloads {
+			if err := s.SendDatagram(b); err != nil {
+				return i, err
+			}
+		}
+		return len(payloads), nil
+	}
+	// One buffer for the batch: the connection copies each datagram.
+	size := 0
+	for _, b := range payloads {
+		size += 8 + len(b)
+	}
+	buf := make([]byte, 0, size)
+	dgrams := make([][]byte, len(payloads))
+	for i, b := range payloads {
+		start := len(buf)
+		buf = appendHTTPDatagram(buf, s.st.StreamID(), b)
+		dgrams[i] = buf[start:]
+	}
+	if waits {
+		return wc.SendDatagramsWait(ctx, dgrams)
+	}
+	return bc.SendDatagrams(dgrams)
+}
+
+// TryReceiveDatagram returns the stream's next HTTP datagram if one is
+// waiting, without waiting for one: a reader that took a datagram uses it
+// to take the others that arrived with it in one go.
+func (s *Stream) TryReceiveDatagram() ([]byte, bool) {
+	if s.datagrams == nil {
+		return nil, false
+	}
+	select {
+	case b := <-s.datagrams:
+		s.c.datagrams.taken(b)
+		return b, true
+	default:
+		return nil, false
+	}
+}
+
 // ReceiveDatagram returns the payload of the next HTTP datagram of this
 // stream. It waits until one arrives, ctx ends or the stream does.
 func (s *Stream) ReceiveDatagram(ctx context.Context) ([]byte, error) {

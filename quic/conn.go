@@ -50,6 +50,7 @@ type Conn struct {
 	closeFlushed  bool
 	qlog          *qlogSink
 	datagramReady broadcast // a DATAGRAM frame arrived (datagram.go)
+	datagramRoom  broadcast // packets were sent: the DATAGRAM send queue may have room
 	// version is the QUIC version of the core's latest long-header
 	// packet: the connection's once the handshake is over.
 	version Version

@@ -156,6 +156,9 @@ func (c *Conn) step(in []core.Datagram) (next time.Duration, alive, progress boo
 		}
 		now = c.t.now()
 	}
+	// Packets sent, or queued datagrams dropped as too large for the
+	// path, make room in the DATAGRAM send queue (SendDatagramsWait).
+	c.datagramRoom.fire()
 	c.dispatchEvents(now)
 	if c.err != nil && !c.closeFlushed {
 		c.closeFlushed = true

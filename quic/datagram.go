@@ -72,20 +72,99 @@ func (c *Conn) SendDatagram(b []byte) error {
 		c.mu.Unlock()
 		return err
 	}
-	err := c.core.SendDatagram(c.t.now(), b)
-	var tooLarge *core.DatagramTooLargeError
-	switch {
-	case err == nil:
-	case errors.Is(err, core.ErrDatagramsNotNegotiated):
-		err = ErrDatagramsNotNegotiated
-	case errors.As(err, &tooLarge):
-		err = &DatagramTooLargeError{MaxDataLen: int64(tooLarge.MaxDataLen)}
-	case errors.Is(err, core.ErrClosed):
-		err = c.closeErrLocked()
-	}
+	err := c.mapDatagramErr(c.core.SendDatagram(c.t.now(), b))
 	c.mu.Unlock()
 	if err == nil {
 		c.signal()
+	}
+	return err
+}
+
+// SendDatagrams queues copies of bs, in order, as SendDatagram does each,
+// under one lock and with one wake-up of the connection, which then
+// packs them into packets sent together (one GSO send where the socket
+// has it): how a tunnel hands over the packets it read in one go. It
+// stops at the first datagram refused and returns how many it queued,
+// and that refusal (a *DatagramTooLargeError concerns bs[n] alone).
+func (c *Conn) SendDatagrams(bs [][]byte) (int, error) {
+	c.mu.Lock()
+	if c.err != nil {
+		err := c.err
+		c.mu.Unlock()
+		return 0, err
+	}
+	now := c.t.now()
+	n := 0
+	var err error
+	for _, b := range bs {
+		if err = c.mapDatagramErr(c.core.SendDatagram(now, b)); err != nil {
+			break
+		}
+		n++
+	}
+	c.mu.Unlock()
+	if n > 0 {
+		c.signal()
+	}
+	return n, err
+}
+
+// SendDatagramsWait is SendDatagrams that waits, rather than drop the
+// oldest queued datagrams, while the send queue is full: the sender is
+// held back to the rate the congestion controller lets packets go. It
+// returns how many of bs it queued, and ctx's error, the connection's, or
+// the refusal of bs[n] (as SendDatagrams).
+func (c *Conn) SendDatagramsWait(ctx context.Context, bs [][]byte) (int, error) {
+	sent := 0
+	for sent < len(bs) {
+		c.mu.Lock()
+		if c.err != nil {
+			err := c.err
+			c.mu.Unlock()
+			return sent, err
+		}
+		room := c.core.DatagramSendRoom()
+		if room == 0 {
+			wait := c.datagramRoom.wait()
+			c.mu.Unlock()
+			select {
+			case <-wait:
+			case <-c.closed:
+			case <-ctx.Done():
+				return sent, ctx.Err()
+			}
+			continue
+		}
+		now := c.t.now()
+		var err error
+		for _, b := range bs[sent:min(sent+room, len(bs))] {
+			if err = c.mapDatagramErr(c.core.SendDatagram(now, b)); err != nil {
+				break
+			}
+			sent++
+		}
+		c.mu.Unlock()
+		c.signal()
+		if err != nil {
+			return sent, err
+		}
+	}
+	return sent, nil
+}
+
+// mapDatagramErr turns the core's refusal of a datagram into the
+// package's; c.mu is held.
+func (c *Conn) mapDatagramErr(err error) error {
+	var tooLarge *core.DatagramTooLargeError
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, core.ErrDatagramsNotNegotiated):
+		return ErrDatagramsNotNegotiated
+	case errors.As(err, &tooLarge):
+		return &DatagramTooLargeError{MaxDataLen: int64(tooLarge.MaxDataLen)}
+	case errors.Is(err, core.ErrClosed):
+		return c.closeErrLocked()
 	}
 	return err
 }

@@ -85,8 +85,9 @@
 // DATAGRAM frames (RFC 9221) carry unreliable datagrams when both ends set
 // Config.EnableDatagrams (ConnectionState().SupportsDatagrams):
 // SendDatagram queues one for the next packets without blocking, dropping
-// the oldest queued when its queue is full; ReceiveDatagram waits for the
-// next; MaxDatagramPayloadSize tells what fits now. They are congestion
+// the oldest queued when its queue is full (SendDatagrams queues a batch
+// under one lock and one wake-up, so that its packets go out together);
+// ReceiveDatagram waits for the next; MaxDatagramPayloadSize tells what fits now. They are congestion
 // controlled and paced, never sent again when lost, protected by FEC like
 // stream data (ConnectionStats.Datagrams).
 //

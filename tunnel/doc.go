@@ -9,7 +9,10 @@
 // queue is full (the transport cannot keep up: congestion, a slow coding
 // path) it drops the packet and counts it, as a router's full interface
 // queue does, so the device keeps being read and the inner transports see
-// loss they react to rather than a stall. The sender takes packets from
+// loss they react to rather than a stall. A tunnel's client end, whose one
+// session carries only its own device's packets, waits instead
+// (Config.WaitWhenFull): its device's queue then holds local TCP back
+// without loss, as a NIC's full ring does. The sender takes packets from
 // the queue and gives them to the session, which applies CONNECT-IP's
 // checks (addresses, routes, tunnel MTU, hop limit); the ICMP errors the
 // session returns (Packet Too Big for a packet beyond the tunnel's inner
@@ -24,8 +27,31 @@
 // both directions, under a seed of the Forwarder's own), so that each
 // flow's packets stay in order.
 //
+// Packets move in batches where both sides allow: a BatchDevice reads
+// several packets per call and writes several per call, a Session that
+// takes batches (connectip.Session.WritePackets) is given every packet
+// waiting in the lane's queue at once, so that its QUIC connection packs
+// and sends them together, and what a Session has received (TryReadPacket)
+// is written into the device with the packet that woke the receiver.
+//
 // OpenTUN (Linux) creates a TUN interface, sets its MTU, addresses and
-// routes with iproute2's ip command, and is a Device. Package gateway joins
+// routes with iproute2's ip command, and is a BatchDevice. Unless told
+// otherwise it asks the kernel for offloads (IFF_VNET_HDR with
+// TUNSETOFFLOAD: checksums, TSO, and USO where the kernel has it), so
+// that local TCP hands it 64 kB super-packets, which it cuts into packets
+// of the MTU as a NIC would (the segmenter), and it joins the consecutive
+// segments of a TCP flow in a batch written to it into one GSO packet (as
+// GRO does), each segment's checksum checked first; a kernel that refuses
+// the offloads leaves the interface without them, as OffloadStats says.
+//
+// Memory is bounded: per session, QueueLen+64 packet buffers of the
+// device's MTU (its queue and the batch its sender holds) and an arena of
+// 64 of them plus one 64 kB packet for the batches written to the device;
+// per Forwarder, 64 more buffers for the device reads; per TUN with
+// offloads, a 64 kB frame to read and one to write. With the defaults and
+// a 1500-byte MTU that is about 2 MB for a Forwarder over one session.
+//
+// Package gateway joins
 // a TUN device, an HTTP/3 CONNECT-IP request and a Forwarder; `satquic
 // tunnel` runs it.
 package tunnel

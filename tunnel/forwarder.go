@@ -21,6 +21,44 @@ type Device interface {
 	Close() error
 }
 
+// BatchDevice is a Device that reads and writes several packets per call:
+// a TUN interface with offloads, whose reads give the segments of a
+// super-packet and whose writes join segments of a flow. ReadPackets
+// fills bufs (each of MTU() bytes) and sizes and returns how many it
+// filled, waiting only when it has none; WritePackets returns how many
+// packets the device refused and the first refusal.
+type BatchDevice interface {
+	Device
+	ReadPackets(bufs [][]byte, sizes []int) (int, error)
+	WritePackets(pkts [][]byte) (failed int, err error)
+}
+
+// batchReader is a Session that also gives a packet without waiting for
+// one (false when none is waiting), so that the packets that arrived
+// together are written into the device together.
+type batchReader interface {
+	TryReadPacket(b []byte) (n int, ok bool, err error)
+}
+
+// batchWriter is a Session that sends several packets in one call, so that
+// its connection packs and sends them together; refused gets each packet
+// not sent with its index, the ICMP error due or nil, and an error
+// wrapping connectip.ErrDropped. An error returned ends the session.
+type batchWriter interface {
+	WritePackets(pkts [][]byte, refused func(i int, icmp []byte, err error)) error
+}
+
+// Batches: a device read gives at most deviceBatch packets (a 64 kB
+// super-packet cut at a 1400-byte MSS is 47), and a device write takes at
+// most writeBatch packets, read from a session into an arena that holds
+// them and one more packet of the largest size.
+// A sender takes at most sendBatch queued packets at once.
+const (
+	deviceBatch = 64
+	writeBatch  = 64
+	sendBatch   = 64
+)
+
 // Session is the tunnel's other side, a *connectip.Session: WritePacket
 // returns an error wrapping connectip.ErrDropped, and perhaps an ICMP
 // error for the sender, for a packet it refuses.
@@ -41,6 +79,13 @@ type Config struct {
 	// session; beyond it they are dropped and counted. Zero means
 	// DefaultQueueLen.
 	QueueLen int
+	// WaitWhenFull makes the device reader wait for room in a full queue
+	// instead of dropping the packet: for a tunnel's client end, whose
+	// session carries only its own device's packets, so that the device's
+	// queue holds local senders back (TCP's small queues) rather than
+	// they see loss. A Forwarder whose lanes carry many hosts' flows
+	// should drop, so that one slow lane does not stall the device.
+	WaitWhenFull bool
 }
 
 // Forwarder moves packets between a Device and one or more Sessions.
@@ -49,6 +94,7 @@ type Forwarder struct {
 	lanes []*lane
 	free  chan []byte
 	seed  maphash.Seed
+	wait  bool // Config.WaitWhenFull
 	stats counters
 	wmu   sync.Mutex // device writes come from every lane
 }
@@ -83,14 +129,15 @@ func NewMulti(dev Device, sessions []Session, cfg Config) (*Forwarder, error) {
 	if cfg.QueueLen <= 0 {
 		cfg.QueueLen = DefaultQueueLen
 	}
-	// One buffer per queue slot, one in the reader's hands and one in each
-	// sender's: the reader never waits for a buffer.
-	bufs := len(sessions)*(cfg.QueueLen+1) + 1
-	f := &Forwarder{dev: dev, free: make(chan []byte, bufs), seed: maphash.MakeSeed()}
+	// One buffer per queue slot, a batch in the reader's hands and one in
+	// each sender's (sendOneByOne holds one): the reader never waits for a
+	// buffer.
+	bufs := len(sessions)*(cfg.QueueLen+sendBatch) + deviceBatch
+	f := &Forwarder{dev: dev, free: make(chan []byte, bufs), seed: maphash.MakeSeed(), wait: cfg.WaitWhenFull}
 	for _, s := range sessions {
 		f.lanes = append(f.lanes, &lane{sess: s, queue: make(chan packet, cfg.QueueLen)})
 	}
-	size := min(max(dev.MTU(), 1280), 65535)
+	size := f.mtu()
 	for range bufs {
 		f.free <- make([]byte, size)
 	}
@@ -140,31 +187,122 @@ func (f *Forwarder) Run(ctx context.Context) error {
 }
 
 // readDevice reads packets from the device into their flow's queue,
-// dropping those for which the queue has no room rather than waiting.
-func (f *Forwarder) readDevice(context.Context) error {
+// dropping those for which the queue has no room rather than waiting
+// (unless Config.WaitWhenFull).
+func (f *Forwarder) readDevice(ctx context.Context) error {
+	bd, batched := f.dev.(BatchDevice)
+	n := 1
+	if batched {
+		n = deviceBatch
+	}
+	bufs, sizes := make([][]byte, n), make([]int, n)
 	for {
-		buf := <-f.free
-		n, err := f.dev.ReadPacket(buf)
+		for i := range bufs {
+			if bufs[i] == nil {
+				bufs[i] = <-f.free
+			}
+		}
+		var got int
+		var err error
+		if batched {
+			got, err = bd.ReadPackets(bufs, sizes)
+		} else {
+			sizes[0], err = f.dev.ReadPacket(bufs[0])
+			got = 1
+		}
 		if err != nil {
 			return fmt.Errorf("tunnel: reading the device: %w", err)
 		}
-		f.stats.deviceRead.add(n)
-		l := f.lanes[0]
-		if len(f.lanes) > 1 {
-			l = f.lanes[flowHash(f.seed, buf[:n])%uint64(len(f.lanes))]
-		}
-		select {
-		case l.queue <- packet{buf: buf, n: n}:
-		default:
-			f.stats.overload.Add(1)
-			f.free <- buf
+		for i := range got {
+			if !f.dispatch(ctx, bufs[i], sizes[i]) {
+				return nil
+			}
+			bufs[i] = nil
 		}
 	}
 }
 
+// dispatch queues a packet read from the device on its flow's lane, or
+// drops it when the lane's queue is full, or waits for room with
+// Config.WaitWhenFull: false when ctx ended meanwhile.
+func (f *Forwarder) dispatch(ctx context.Context, buf []byte, n int) bool {
+	f.stats.deviceRead.add(n)
+	l := f.lanes[0]
+	if len(f.lanes) > 1 {
+		l = f.lanes[flowHash(f.seed, buf[:n])%uint64(len(f.lanes))]
+	}
+	p := packet{buf: buf, n: n}
+	if f.wait {
+		select {
+		case l.queue <- p:
+			return true
+		case <-ctx.Done():
+			f.free <- buf
+			return false
+		}
+	}
+	select {
+	case l.queue <- p:
+	default:
+		f.stats.overload.Add(1)
+		f.free <- buf
+	}
+	return true
+}
+
 // sendPackets gives a lane's queued packets to its session and writes the
-// ICMP errors it answers some with back into the device.
+// ICMP errors it answers some with back into the device: all those
+// waiting at once, for a session that takes a batch.
 func (f *Forwarder) sendPackets(ctx context.Context, l *lane) error {
+	bw, batched := l.sess.(batchWriter)
+	if !batched {
+		return f.sendOneByOne(ctx, l)
+	}
+	batch := make([]packet, 0, sendBatch)
+	pkts := make([][]byte, 0, sendBatch)
+	var refusedPkts, refusedBytes int
+	refused := func(i int, icmp []byte, _ error) {
+		refusedPkts++
+		refusedBytes += len(pkts[i])
+		f.refused(icmp)
+	}
+	for {
+		batch = batch[:0]
+		select {
+		case p := <-l.queue:
+			batch = append(batch, p)
+		case <-ctx.Done():
+			return nil
+		}
+	drain:
+		for len(batch) < sendBatch {
+			select {
+			case p := <-l.queue:
+				batch = append(batch, p)
+			default:
+				break drain
+			}
+		}
+		pkts, refusedPkts, refusedBytes = pkts[:0], 0, 0
+		total := 0
+		for _, p := range batch {
+			pkts = append(pkts, p.buf[:p.n])
+			total += p.n
+		}
+		err := bw.WritePackets(pkts, refused)
+		for _, p := range batch {
+			f.free <- p.buf
+		}
+		if err != nil {
+			return fmt.Errorf("tunnel: sending into the tunnel: %w", err)
+		}
+		f.stats.tunneled.addN(len(pkts)-refusedPkts, total-refusedBytes)
+	}
+}
+
+// sendOneByOne gives a lane's queued packets to its session one at a
+// time.
+func (f *Forwarder) sendOneByOne(ctx context.Context, l *lane) error {
 	for {
 		var p packet
 		select {
@@ -177,11 +315,7 @@ func (f *Forwarder) sendPackets(ctx context.Context, l *lane) error {
 		f.free <- p.buf
 		switch {
 		case errors.Is(err, connectip.ErrDropped):
-			f.stats.refused.Add(1)
-			if icmp != nil {
-				f.stats.icmp.Add(1)
-				f.writeDevice(icmp)
-			}
+			f.refused(icmp)
 		case err != nil:
 			return fmt.Errorf("tunnel: sending into the tunnel: %w", err)
 		default:
@@ -190,19 +324,102 @@ func (f *Forwarder) sendPackets(ctx context.Context, l *lane) error {
 	}
 }
 
-// receivePackets writes what a session delivers into the device.
+// refused counts a packet the session did not send and writes the ICMP
+// error about it, if any, into the device.
+func (f *Forwarder) refused(icmp []byte) {
+	f.stats.refused.Add(1)
+	if icmp != nil {
+		f.stats.icmp.Add(1)
+		f.writeDevice(icmp)
+	}
+}
+
+// receivePackets writes what a session delivers into the device: the
+// packets that arrived together in one batch, when the session can tell
+// and the device takes batches.
 func (f *Forwarder) receivePackets(sess Session) error {
-	buf := make([]byte, 65535)
+	br, _ := sess.(batchReader)
+	bd, _ := f.dev.(BatchDevice)
+	if br == nil || bd == nil {
+		return f.receiveOneByOne(sess)
+	}
+	arena := make([]byte, writeBatch*f.mtu()+maxIPPacket)
+	pkts := make([][]byte, 0, writeBatch)
 	for {
-		n, err := sess.ReadPacket(buf)
+		pkts = pkts[:0]
+		n, err := readWhole(sess.ReadPacket, arena[:maxIPPacket])
+		if err != nil {
+			return err
+		}
+		pkts = append(pkts, arena[:n])
+		off := n
+		for len(pkts) < writeBatch && len(arena)-off >= maxIPPacket {
+			n, ok, err := br.TryReadPacket(arena[off : off+maxIPPacket])
+			if !ok {
+				break
+			}
+			if errors.Is(err, io.ErrShortBuffer) {
+				continue // no IP packet is longer than maxIPPacket
+			}
+			if err != nil {
+				f.writeDeviceBatch(bd, pkts)
+				return fmt.Errorf("tunnel: receiving from the tunnel: %w", err)
+			}
+			pkts = append(pkts, arena[off:off+n])
+			off += n
+		}
+		f.writeDeviceBatch(bd, pkts)
+	}
+}
+
+// maxIPPacket is the longest IP packet (without IPv6 jumbograms).
+const maxIPPacket = 65535
+
+// readWhole reads one packet, skipping any longer than b.
+func readWhole(read func([]byte) (int, error), b []byte) (int, error) {
+	for {
+		n, err := read(b)
 		if errors.Is(err, io.ErrShortBuffer) {
-			continue // no IP packet is longer than buf
+			continue
 		}
 		if err != nil {
-			return fmt.Errorf("tunnel: receiving from the tunnel: %w", err)
+			return 0, fmt.Errorf("tunnel: receiving from the tunnel: %w", err)
+		}
+		return n, nil
+	}
+}
+
+// receiveOneByOne writes a session's packets into the device one at a
+// time.
+func (f *Forwarder) receiveOneByOne(sess Session) error {
+	buf := make([]byte, maxIPPacket)
+	for {
+		n, err := readWhole(sess.ReadPacket, buf)
+		if err != nil {
+			return err
 		}
 		f.writeDevice(buf[:n])
 	}
+}
+
+// mtu is the device's MTU within IP's bounds.
+func (f *Forwarder) mtu() int { return min(max(f.dev.MTU(), 1280), maxIPPacket) }
+
+// writeDeviceBatch writes packets into the device in one call, counting
+// them as writeDevice does.
+func (f *Forwarder) writeDeviceBatch(bd BatchDevice, pkts [][]byte) {
+	f.wmu.Lock()
+	failed, _ := bd.WritePackets(pkts)
+	f.wmu.Unlock()
+	f.stats.writeErrors.Add(uint64(failed))
+	if failed == 0 {
+		for _, p := range pkts {
+			f.stats.delivered.add(len(p))
+		}
+		return
+	}
+	// Which ones failed is not known: the count of delivered packets is.
+	f.stats.delivered.packets.Add(uint64(len(pkts) - failed))
 }
 
 // writeDevice writes one packet into the device. A packet the device

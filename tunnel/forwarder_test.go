@@ -344,3 +344,159 @@ func BenchmarkForwarder(b *testing.B) {
 	}
 	b.StopTimer()
 }
+
+// memBatchDevice is a memDevice that reads every packet injected so far
+// in one call and records the size of each batch written.
+type memBatchDevice struct {
+	*memDevice
+	batches chan int
+}
+
+func (d memBatchDevice) ReadPackets(bufs [][]byte, sizes []int) (int, error) {
+	n, err := d.ReadPacket(bufs[0])
+	if err != nil {
+		return 0, err
+	}
+	sizes[0] = n
+	got := 1
+	for got < len(bufs) {
+		select {
+		case p := <-d.inject:
+			sizes[got] = copy(bufs[got], p)
+			got++
+		default:
+			return got, nil
+		}
+	}
+	return got, nil
+}
+
+func (d memBatchDevice) WritePackets(pkts [][]byte) (int, error) {
+	select {
+	case d.batches <- len(pkts):
+	default:
+	}
+	for _, p := range pkts {
+		if err := d.WritePacket(p); err != nil {
+			return len(pkts), err
+		}
+	}
+	return 0, nil
+}
+
+// TestBatchesThroughTheTunnel: between devices that read and write
+// batches, over sessions that send batches and read what has arrived
+// without waiting, packets pass in order and some writes carry more than
+// one packet.
+func TestBatchesThroughTheTunnel(t *testing.T) {
+	a, b := connectiptest.Pipe(connectiptest.Config{QueueLen: 1024})
+	routes := []connectip.IPRoute{connectip.RouteFromPrefix(netip.MustParsePrefix("0.0.0.0/0"), 0)}
+	proxy, err := connectip.NewProxy(b, []netip.Prefix{netip.MustParsePrefix("10.8.0.2/32")}, routes, connectip.ProxyConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := connectip.NewClient(a, connectip.ClientConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	from := memBatchDevice{newMemDevice(1500), make(chan int, 4096)}
+	to := memBatchDevice{newMemDevice(1500), make(chan int, 4096)}
+	from.inject = make(chan []byte, 2048)
+	ctx, cancel := context.WithCancel(context.Background())
+	errs := make(chan error, 2)
+	go func() { errs <- New(from, client, Config{}).Run(ctx) }()
+	go func() { errs <- New(to, proxy, Config{}).Run(ctx) }()
+	// In windows smaller than the queue, so that nothing may be lost.
+	const total, window = 2000, 500
+	for start := 0; start < total; start += window {
+		for i := start; i < start+window; i++ {
+			from.inject <- ipv4Packet("10.8.0.2", "203.0.113.1", 100+i%1000, uint32(i))
+		}
+		for i := start; i < start+window; i++ {
+			p := receive(t, to.memDevice)
+			if got := binary.BigEndian.Uint32(p[len(p)-4:]); got != uint32(i) {
+				t.Fatalf("packet %d arrived as number %d", i, got)
+			}
+		}
+	}
+	cancel()
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	largest := 0
+	for len(to.batches) > 0 {
+		largest = max(largest, <-to.batches)
+	}
+	if largest < 2 {
+		t.Errorf("every write into the device held one packet")
+	}
+}
+
+// TestWaitWhenFullHoldsTheDeviceBack: with WaitWhenFull, a stuck session
+// stops the device reader once its queue is full instead of losing
+// packets; released, every packet goes through. Run ends while the
+// reader waits.
+func TestWaitWhenFullHoldsTheDeviceBack(t *testing.T) {
+	const queueLen, extra = 16, 40
+	sess := &blockedSession{entered: make(chan struct{}, 100), release: make(chan struct{}), closed: make(chan struct{})}
+	dev := newMemDevice(1500)
+	f := New(dev, sess, Config{QueueLen: queueLen, WaitWhenFull: true})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- f.Run(ctx) }()
+	dev.inject <- ipv4Packet("10.8.0.2", "203.0.113.1", 100, 0)
+	<-sess.entered
+	for i := range queueLen + extra {
+		dev.inject <- ipv4Packet("10.8.0.2", "203.0.113.1", 100, uint32(i+1))
+	}
+	// The sender holds one, the queue queueLen, the reader one more.
+	deadline := time.Now().Add(20 * time.Second)
+	for f.Stats().DeviceRead.Packets != 2+queueLen {
+		if time.Now().After(deadline) {
+			t.Fatalf("the reader did not fill the queue: %+v", f.Stats())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(20 * time.Millisecond)
+	if st := f.Stats(); st.DeviceRead.Packets != 2+queueLen || st.OverloadDrops != 0 {
+		t.Fatalf("the reader went on past a full queue: %+v", st)
+	}
+	close(sess.release)
+	for sess.sent.Load() != 1+queueLen+extra {
+		if time.Now().After(deadline) {
+			t.Fatalf("sent %d of %d", sess.sent.Load(), 1+queueLen+extra)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+
+	// A reader waiting for room when Run ends does not hold it up.
+	sess = &blockedSession{entered: make(chan struct{}, 100), release: make(chan struct{}), closed: make(chan struct{})}
+	dev = newMemDevice(1500)
+	f = New(dev, sess, Config{QueueLen: 2, WaitWhenFull: true})
+	ctx, cancel = context.WithCancel(context.Background())
+	go func() { done <- f.Run(ctx) }()
+	for i := range 8 {
+		dev.inject <- ipv4Packet("10.8.0.2", "203.0.113.1", 100, uint32(i))
+	}
+	for f.Stats().DeviceRead.Packets != 4 {
+		if time.Now().After(deadline) {
+			t.Fatalf("reader: %+v", f.Stats())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Run did not end while the reader waited")
+	}
+}

@@ -29,6 +29,9 @@ type Stats struct {
 	// Sessions are the CONNECT-IP sessions' own counters, in the order
 	// given to NewMulti.
 	Sessions []connectip.Stats `json:"sessions"`
+	// Offload is the device's offload counters, for a device that has
+	// them (a TUN interface).
+	Offload *OffloadStats `json:"offload,omitempty"`
 }
 
 // Count is a number of packets and their bytes.
@@ -48,6 +51,10 @@ func (f *Forwarder) Stats() Stats {
 	for _, l := range f.lanes {
 		st.Sessions = append(st.Sessions, l.sess.Stats())
 	}
+	if d, ok := f.dev.(interface{ OffloadStats() OffloadStats }); ok {
+		o := d.OffloadStats()
+		st.Offload = &o
+	}
 	return st
 }
 
@@ -63,4 +70,31 @@ func (c *count) add(n int) {
 	c.bytes.Add(uint64(n))
 }
 
+func (c *count) addN(packets, bytes int) {
+	c.packets.Add(uint64(packets))
+	c.bytes.Add(uint64(bytes))
+}
+
 func (c *count) snapshot() Count { return Count{Packets: c.packets.Load(), Bytes: c.bytes.Load()} }
+
+// OffloadStats are a TUN device's offload counters (TUN.OffloadStats).
+type OffloadStats struct {
+	// Mode is "tso+uso" or "tso" when the kernel granted offloads, or
+	// "off: " and the reason.
+	Mode string `json:"mode"`
+	// FramesRead counts reads from the device; SuperPacketsRead those
+	// that were GSO super-packets cut into segments; PacketsRead the IP
+	// packets the reads gave; BadFrames the frames (or segments) dropped
+	// as malformed.
+	FramesRead       uint64 `json:"frames_read"`
+	SuperPacketsRead uint64 `json:"super_packets_read"`
+	PacketsRead      uint64 `json:"packets_read"`
+	BadFrames        uint64 `json:"bad_frames"`
+	// PlainWrites counts packets written alone; CoalescedWrites the
+	// writes of joined TCP segments, CoalescedPackets the segments they
+	// held; WriteErrors the writes the kernel refused.
+	PlainWrites      uint64 `json:"plain_writes"`
+	CoalescedWrites  uint64 `json:"coalesced_writes"`
+	CoalescedPackets uint64 `json:"coalesced_packets"`
+	WriteErrors      uint64 `json:"write_errors"`
+}

@@ -2,6 +2,7 @@ package tunnel
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -31,15 +32,29 @@ type TUNConfig struct {
 	// Routes are sent through the interface: a client's advertised routes
 	// (IPRoute.RangePrefixes), or on a proxy its clients' addresses.
 	Routes []netip.Prefix
+	// DisableOffloads opens the interface without TSO, USO and checksum
+	// offloads: one packet per read and write.
+	DisableOffloads bool
 }
 
 // TUN is a Linux TUN interface carrying bare IP packets (IFF_TUN with
 // IFF_NO_PI). It is not persistent: the kernel removes it, with its
 // addresses and routes, when it is closed or the process ends.
+//
+// Unless TUNConfig.DisableOffloads, it asks the kernel for offloads
+// (IFF_VNET_HDR, then TUNSETOFFLOAD with checksum, TSO for IPv4 and IPv6
+// and, where the kernel has it, USO): local TCP then hands the device
+// super-packets of up to 64 kB that ReadPackets cuts into packets of the
+// MTU (segmenter), and WritePackets joins a batch's consecutive segments
+// of a flow into one write (planGRO). A kernel that refuses them leaves
+// the interface without (OffloadStats says why).
 type TUN struct {
 	name string
 	mtu  int
 	file *os.File
+	off  *offload // nil without offloads
+	// offMode says why there are none: disabled, or the kernel's refusal.
+	offMode string
 }
 
 // OpenTUN creates the TUN interface of cfg in the calling thread's network
@@ -56,7 +71,7 @@ func OpenTUN(cfg TUNConfig) (*TUN, error) {
 	if err != nil {
 		return nil, errors.New("tunnel: the ip command (iproute2) is not installed")
 	}
-	t, err := createTUN(cfg.Name, cfg.MTU)
+	t, err := createOffloadedTUN(cfg.Name, cfg.MTU, !cfg.DisableOffloads)
 	if err != nil {
 		return nil, err
 	}
@@ -70,7 +85,7 @@ func OpenTUN(cfg TUNConfig) (*TUN, error) {
 // createTUN opens /dev/net/tun and attaches it to a new interface. The
 // descriptor is non-blocking so that Go's poller waits for packets, and
 // Close unblocks a pending read.
-func createTUN(name string, mtu int) (*TUN, error) {
+func createTUN(name string, mtu int, vnetHdr bool) (*TUN, error) {
 	fd, err := unix.Open("/dev/net/tun", unix.O_RDWR|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, fmt.Errorf("tunnel: opening /dev/net/tun (is the tun module loaded, and are we root?): %w", err)
@@ -80,7 +95,11 @@ func createTUN(name string, mtu int) (*TUN, error) {
 		unix.Close(fd)
 		return nil, fmt.Errorf("tunnel: TUN name %q: %w", name, err)
 	}
-	ifr.SetUint16(unix.IFF_TUN | unix.IFF_NO_PI)
+	flags := uint16(unix.IFF_TUN | unix.IFF_NO_PI)
+	if vnetHdr {
+		flags |= unix.IFF_VNET_HDR
+	}
+	ifr.SetUint16(flags)
 	if err := unix.IoctlIfreq(fd, unix.TUNSETIFF, ifr); err != nil {
 		unix.Close(fd)
 		return nil, fmt.Errorf("tunnel: creating TUN %q: %w", name, err)
@@ -156,13 +175,65 @@ func (t *TUN) Name() string { return t.name }
 func (t *TUN) MTU() int { return t.mtu }
 
 // ReadPacket reads one IP packet the kernel routed to the interface.
-func (t *TUN) ReadPacket(b []byte) (int, error) { return t.file.Read(b) }
+func (t *TUN) ReadPacket(b []byte) (int, error) {
+	if t.off == nil {
+		return t.file.Read(b)
+	}
+	return t.off.readOne(t.file, b)
+}
+
+// ReadPackets reads IP packets into bufs, their lengths into sizes, and
+// returns how many: with offloads, the segments of one super-packet
+// (those that did not fit are returned by the next call); without, one.
+// It waits only when it has none to return. Each buf should hold MTU()
+// bytes.
+func (t *TUN) ReadPackets(bufs [][]byte, sizes []int) (int, error) {
+	if t.off == nil {
+		n, err := t.file.Read(bufs[0])
+		if err != nil {
+			return 0, err
+		}
+		sizes[0] = n
+		return 1, nil
+	}
+	return t.off.read(t.file, bufs, sizes)
+}
 
 // WritePacket hands one IP packet to the kernel as if it arrived on the
 // interface.
 func (t *TUN) WritePacket(p []byte) error {
-	_, err := t.file.Write(p)
-	return err
+	if t.off == nil {
+		_, err := t.file.Write(p)
+		return err
+	}
+	return t.off.writeOne(t.file, p)
+}
+
+// WritePackets hands a batch of IP packets to the kernel: with offloads,
+// the consecutive TCP segments of a flow joined into one write. It
+// returns how many packets the kernel refused, and the first refusal.
+func (t *TUN) WritePackets(pkts [][]byte) (int, error) {
+	if t.off == nil {
+		failed := 0
+		var first error
+		for _, p := range pkts {
+			if _, err := t.file.Write(p); err != nil {
+				failed++
+				first = cmp.Or(first, err)
+			}
+		}
+		return failed, first
+	}
+	return t.off.write(t.file, pkts)
+}
+
+// OffloadStats says which offloads the interface has and counts their
+// work.
+func (t *TUN) OffloadStats() OffloadStats {
+	if t.off == nil {
+		return OffloadStats{Mode: t.offMode}
+	}
+	return t.off.snapshot()
 }
 
 // Close removes the interface.

@@ -9,16 +9,16 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/satquic/satquic/bench"
-	"github.com/satquic/satquic/emulate"
 	"github.com/satquic/satquic/internal/report"
-	"github.com/satquic/satquic/netsim"
 	"github.com/satquic/satquic/tunnel"
+	"golang.org/x/sys/unix"
 )
 
 // GoodputConfig configures a goodput run.
@@ -31,6 +31,10 @@ type GoodputConfig struct {
 	ClientEnd      []string // as Config.ClientEnd
 	FECMaxOverhead float64  // as Config.FECMaxOverhead
 	Progress       io.Writer
+	// ProfileDir, if set, gets a CPU profile of each tunnel end for each
+	// stack and loss: server-STACK-LOSS.pprof (this process: the server
+	// end and the inner TCP ends) and client-STACK-LOSS.pprof.
+	ProfileDir string
 }
 
 // GoodputResult is one measurement.
@@ -38,10 +42,12 @@ type GoodputResult struct {
 	// Stack is tunnel-fec, tunnel-nofec, or satquic (a plain satquic
 	// download on loopback, the reference).
 	Stack string `json:"stack"`
-	// Link is "veth" (no loss), "emulator" (the namespace emulator with
-	// uniform loss and neither delay nor rate limit) or "loopback".
+	// Link is "veth" (the tunnel's path between two namespaces) or
+	// "loopback"; LossMethod says how the kernel drops LossPercent of the
+	// packets on the veth, in both directions.
 	Link        string  `json:"link"`
 	LossPercent float64 `json:"loss_percent"`
+	LossMethod  string  `json:"loss_method,omitempty"`
 	Flows       int     `json:"flows"`
 	Bytes       int64   `json:"bytes"`
 	Seconds     float64 `json:"seconds"`
@@ -66,6 +72,13 @@ type GoodputResult struct {
 	ServerWriteErrors uint64 `json:"server_device_write_errors"`
 	// Client is the client end's counters (datagram drops above all).
 	Client tunnelCounts `json:"client_end"`
+	// CPUSeconds is the CPU time (user and system) of both tunnel ends'
+	// processes during the measurement: the client end's, and this
+	// process's, which holds the server end and both inner TCP ends.
+	// CPUNsPerByte divides it by the bytes carried: what the machine's
+	// load does not change as much as the goodput.
+	CPUSeconds   float64 `json:"cpu_s"`
+	CPUNsPerByte float64 `json:"cpu_ns_per_byte"`
 }
 
 // goodputPort is the inner TCP sink's port.
@@ -91,8 +104,21 @@ func RunGoodput(ctx context.Context, cfg GoodputConfig) ([]GoodputResult, error)
 		out = append(out, r)
 	}
 	for _, loss := range cfg.LossPercents {
+		var kl kernelLoss
+		if loss > 0 {
+			var err error
+			if kl, err = findLossTool(); err != nil {
+				if cfg.Progress != nil {
+					fmt.Fprintf(cfg.Progress, "skipping %g%% loss: %v\n", loss, err)
+				}
+				continue
+			}
+			if cfg.Progress != nil {
+				fmt.Fprintf(cfg.Progress, "%g%% loss: %s\n", loss, kl.describe(loss))
+			}
+		}
 		for _, stack := range []string{TunnelFEC, TunnelNoFEC} {
-			rs, err := tunnelGoodput(ctx, cfg, stack, loss)
+			rs, err := tunnelGoodput(ctx, cfg, stack, loss, kl)
 			out = append(out, rs...)
 			if err != nil {
 				return out, fmt.Errorf("%s at %g%% loss: %w", stack, loss, err)
@@ -104,56 +130,63 @@ func RunGoodput(ctx context.Context, cfg GoodputConfig) ([]GoodputResult, error)
 
 func (cfg GoodputConfig) progress(r GoodputResult) {
 	if cfg.Progress != nil {
-		fmt.Fprintf(cfg.Progress, "%s over %s, %g%% loss, %d flows: %.2f Gbit/s, inner TCP retransmitted %.4f%%\n",
-			r.Stack, r.Link, r.LossPercent, r.Flows, r.GoodputGbps, 100*r.RetransRate)
+		fmt.Fprintf(cfg.Progress, "%s over %s, %g%% loss, %d flows: %.2f Gbit/s, inner TCP retransmitted %.4f%%, CPU %.2f ns/byte\n",
+			r.Stack, r.Link, r.LossPercent, r.Flows, r.GoodputGbps, 100*r.RetransRate, r.CPUNsPerByte)
 	}
 }
 
-// goodputPath is where a tunnel's goodput is measured.
+// goodputPath is where a tunnel's goodput is measured: a veth pair, with
+// the kernel dropping packets on it for a loss above 0.
 type goodputPath struct {
 	link       string
+	lossMethod string
 	cli, srv   side
 	clientEnd  func(args ...string) *exec.Cmd
 	serverAddr netip.Addr
 	close      func()
 }
 
-// startGoodputPath is a veth pair without loss; with loss, the namespace
-// emulator with uniform loss and no delay or rate limit (this kernel's tc
-// has no netem, and the emulator's loss model is seeded).
-func startGoodputPath(cfg GoodputConfig, loss float64) (goodputPath, error) {
-	if loss == 0 {
-		v, err := startVeth(cfg.Prefix)
-		if err != nil {
-			return goodputPath{}, err
-		}
-		return goodputPath{link: "veth", cli: v.do(v.client), srv: v.do(v.server),
-			clientEnd: func(args ...string) *exec.Cmd {
-				return exec.Command("ip", append(append([]string{"netns", "exec", v.client}, cfg.ClientEnd...), args...)...)
-			},
-			serverAddr: netip.MustParseAddr(v.serverAddr), close: v.close}, nil
-	}
-	l := netsim.LinkConfig{Loss: "uniform:" + strconv.FormatFloat(loss, 'g', -1, 64) + "%"}
-	p := netsim.Profile{Name: "uniform", Up: l, Down: l}.WithSeed(cfg.Seed)
-	n, err := emulate.StartNamespaces(emulate.NamespaceConfig{Prefix: cfg.Prefix, Up: p.Up, Down: p.Down})
+// startGoodputPath is a veth pair; with loss, the kernel drops packets
+// arriving on either end (kernelLoss), so that the link runs at the
+// veth's speed rather than a user-space emulator's.
+func startGoodputPath(cfg GoodputConfig, loss float64, kl kernelLoss) (goodputPath, error) {
+	v, err := startVeth(cfg.Prefix)
 	if err != nil {
 		return goodputPath{}, err
 	}
-	return goodputPath{link: "emulator",
-		cli: func(fn func() error) error { return n.Do(n.Client(), fn) },
-		srv: func(fn func() error) error { return n.Do(n.Server(), fn) },
+	p := goodputPath{link: "veth", cli: v.do(v.client), srv: v.do(v.server),
 		clientEnd: func(args ...string) *exec.Cmd {
-			return n.Command(n.Client(), cfg.ClientEnd[0], append(cfg.ClientEnd[1:], args...)...)
+			return exec.Command("ip", append(append([]string{"netns", "exec", v.client}, cfg.ClientEnd...), args...)...)
 		},
-		serverAddr: n.Server().Addr, close: func() { _ = n.Close() }}, nil
+		serverAddr: netip.MustParseAddr(v.serverAddr), close: v.close}
+	if loss == 0 {
+		return p, nil
+	}
+	for _, ns := range []string{v.client, v.server} {
+		err := inNamespace(ns, func() error { return disableDeviceFeature(vethDevice, udpSegmentationFeature) })
+		if err == nil {
+			err = kl.apply(ns, vethDevice, loss)
+		}
+		if err != nil {
+			v.close()
+			return goodputPath{}, err
+		}
+	}
+	p.lossMethod = kl.describe(loss)
+	return p, nil
 }
 
-func tunnelGoodput(ctx context.Context, cfg GoodputConfig, stack string, loss float64) ([]GoodputResult, error) {
-	p, err := startGoodputPath(cfg, loss)
+func tunnelGoodput(ctx context.Context, cfg GoodputConfig, stack string, loss float64, kl kernelLoss) ([]GoodputResult, error) {
+	p, err := startGoodputPath(cfg, loss, kl)
 	if err != nil {
 		return nil, err
 	}
 	defer p.close()
+	stopProfile, err := cfg.profile(&p, stack, loss)
+	if err != nil {
+		return nil, err
+	}
+	defer stopProfile()
 	tun, err := startTunnel(ctx, p.srv, p.clientEnd, p.serverAddr, stack, cfg.FECMaxOverhead)
 	if err != nil {
 		return nil, err
@@ -166,49 +199,100 @@ func tunnelGoodput(ctx context.Context, cfg GoodputConfig, stack string, loss fl
 	defer sink.close()
 	var out []GoodputResult
 	for _, flows := range cfg.Flows {
-		before, err := readTCPCounters(p.cli)
+		r, err := measureFlows(ctx, cfg, p, tun, sink, flows)
 		if err != nil {
 			return out, err
 		}
-		fecBefore, err := tun.fec()
-		if err != nil {
-			return out, err
-		}
-		srvBefore := tun.srv.Stats().Tunnel
-		n, secs, err := pushTCP(ctx, p.cli, sink.addr, flows, cfg.Duration)
-		if err != nil {
-			return out, err
-		}
-		after, err := readTCPCounters(p.cli)
-		if err != nil {
-			return out, err
-		}
-		srvAfter := tun.srv.Stats().Tunnel
-		fecAfter, err := tun.fec()
-		if err != nil {
-			return out, err
-		}
-		f := fecAfter.minus(fecBefore)
-		r := GoodputResult{
-			Stack: stack, Link: p.link, LossPercent: loss, Flows: flows, Bytes: n, Seconds: secs,
-			GoodputGbps: float64(n) * 8 / secs / 1e9,
-			OutSegs:     after.out - before.out, RetransSegs: after.retrans - before.retrans,
-			Rebuilt:           f.Recovered + f.RecoveredByPeer,
-			OverloadDrops:     srvAfter.OverloadDrops - srvBefore.OverloadDrops + f.OverloadDrops,
-			ServerReceived:    received(srvAfter) - received(srvBefore),
-			ServerWriteErrors: srvAfter.DeviceWriteErrors - srvBefore.DeviceWriteErrors,
-			ServerDelivered:   srvAfter.Delivered.Packets - srvBefore.Delivered.Packets,
-			Client:            f,
-		}
-		// OutSegs leaves out retransmitted segments (RFC 4022 tcpOutSegs:
-		// the tunnel carries OutSegs + RetransSegs packets).
-		if sent := r.OutSegs + r.RetransSegs; sent > 0 {
-			r.RetransRate = float64(r.RetransSegs) / float64(sent)
-		}
+		r.Stack, r.LossPercent = stack, loss
 		cfg.progress(r)
 		out = append(out, r)
 	}
 	return out, nil
+}
+
+// profile starts this process's CPU profile and has the client end write
+// its own, when cfg.ProfileDir is set; the function it returns stops this
+// process's (the client end's ends with it).
+func (cfg GoodputConfig) profile(p *goodputPath, stack string, loss float64) (func(), error) {
+	if cfg.ProfileDir == "" {
+		return func() {}, nil
+	}
+	name := func(end string) string {
+		return filepath.Join(cfg.ProfileDir, fmt.Sprintf("%s-%s-%g.pprof", end, stack, loss))
+	}
+	stop, err := startCPUProfile(name("server"))
+	if err != nil {
+		return nil, err
+	}
+	clientEnd, clientProfile := p.clientEnd, name("client")
+	p.clientEnd = func(args ...string) *exec.Cmd {
+		return clientEnd(append(args, "--cpuprofile", clientProfile)...)
+	}
+	return stop, nil
+}
+
+// measureFlows pushes flows TCP connections through the tunnel for
+// cfg.Duration and counts what happened on the way.
+func measureFlows(ctx context.Context, cfg GoodputConfig, p goodputPath, tun *liveTunnel, sink *sink, flows int) (GoodputResult, error) {
+	var r GoodputResult
+	before, err := readTCPCounters(p.cli)
+	if err != nil {
+		return r, err
+	}
+	fecBefore, err := tun.fec()
+	if err != nil {
+		return r, err
+	}
+	srvBefore := tun.srv.Stats().Tunnel
+	cpuBefore := processCPU()
+	n, secs, err := pushTCP(ctx, p.cli, sink.addr, flows, cfg.Duration)
+	if err != nil {
+		if c, cerr := tun.fec(); cerr == nil {
+			err = fmt.Errorf("%w (client end now: %+v; server: %+v)", err, c, tun.srv.Stats())
+		}
+		return r, err
+	}
+	cpu := processCPU() - cpuBefore
+	after, err := readTCPCounters(p.cli)
+	if err != nil {
+		return r, err
+	}
+	srvAfter := tun.srv.Stats().Tunnel
+	fecAfter, err := tun.fec()
+	if err != nil {
+		return r, err
+	}
+	f := fecAfter.minus(fecBefore)
+	r = GoodputResult{
+		Link: p.link, LossMethod: p.lossMethod, Flows: flows, Bytes: n, Seconds: secs,
+		GoodputGbps: float64(n) * 8 / secs / 1e9,
+		OutSegs:     after.out - before.out, RetransSegs: after.retrans - before.retrans,
+		Rebuilt:           f.Recovered + f.RecoveredByPeer,
+		OverloadDrops:     srvAfter.OverloadDrops - srvBefore.OverloadDrops + f.OverloadDrops,
+		ServerReceived:    received(srvAfter) - received(srvBefore),
+		ServerWriteErrors: srvAfter.DeviceWriteErrors - srvBefore.DeviceWriteErrors,
+		ServerDelivered:   srvAfter.Delivered.Packets - srvBefore.Delivered.Packets,
+		Client:            f,
+		CPUSeconds:        cpu.Seconds() + f.CPUSeconds,
+	}
+	if n > 0 {
+		r.CPUNsPerByte = r.CPUSeconds * 1e9 / float64(n)
+	}
+	// OutSegs leaves out retransmitted segments (RFC 4022 tcpOutSegs:
+	// the tunnel carries OutSegs + RetransSegs packets).
+	if sent := r.OutSegs + r.RetransSegs; sent > 0 {
+		r.RetransRate = float64(r.RetransSegs) / float64(sent)
+	}
+	return r, nil
+}
+
+// processCPU is this process's CPU time so far, user and system.
+func processCPU() time.Duration {
+	var ru unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // sink accepts TCP connections and reads them to the end.
@@ -355,16 +439,17 @@ func plainSatquic(ctx context.Context, flows int, d time.Duration) (GoodputResul
 func GoodputTable(rs []GoodputResult) *report.Table {
 	t := &report.Table{
 		Title:   "TCP goodput through the tunnel (plain satquic on loopback for reference)",
-		Columns: []string{"stack", "link", "loss", "flows", "Gbit/s", "inner TCP retrans", "rebuilt", "overload drops", "dgram lost", "dgram queue drops"},
+		Columns: []string{"stack", "link", "loss", "flows", "Gbit/s", "CPU ns/B", "inner TCP retrans", "rebuilt", "overload drops", "dgram lost", "dgram queue drops"},
 	}
 	for _, r := range rs {
-		retrans, rebuilt := "-", "-"
+		retrans, rebuilt, cpu := "-", "-", "-"
 		if r.Stack != "satquic" {
+			cpu = fmt.Sprintf("%.2f", r.CPUNsPerByte)
 			retrans = fmt.Sprintf("%.4f%% (%d/%d)", 100*r.RetransRate, r.RetransSegs, r.OutSegs+r.RetransSegs)
 			rebuilt = strconv.FormatUint(r.Rebuilt, 10)
 		}
 		_ = t.AddRow(r.Stack, r.Link, fmt.Sprintf("%g%%", r.LossPercent), strconv.Itoa(r.Flows),
-			fmt.Sprintf("%.2f", r.GoodputGbps), retrans, rebuilt, strconv.FormatUint(r.OverloadDrops, 10),
+			fmt.Sprintf("%.2f", r.GoodputGbps), cpu, retrans, rebuilt, strconv.FormatUint(r.OverloadDrops, 10),
 			strconv.FormatUint(r.Client.DatagramsLost, 10), strconv.FormatUint(r.Client.SendDropped+r.Client.ReceiveDropped, 10))
 	}
 	return t

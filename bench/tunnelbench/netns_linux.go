@@ -54,6 +54,9 @@ type vethPair struct {
 	serverAddr     string
 }
 
+// vethDevice is the veth's name in both namespaces.
+const vethDevice = "sqv0"
+
 const (
 	vethClientAddr = "10.88.0.1"
 	vethServerAddr = "10.88.0.2"
@@ -74,11 +77,11 @@ func startVeth(prefix string) (*vethPair, error) {
 	steps := [][]string{
 		{"netns", "add", v.client},
 		{"netns", "add", v.server},
-		{"link", "add", "sqv0", "netns", v.client, "type", "veth", "peer", "name", "sqv0", "netns", v.server},
-		{"-n", v.client, "addr", "add", v.clientAddr + "/24", "dev", "sqv0"},
-		{"-n", v.server, "addr", "add", v.serverAddr + "/24", "dev", "sqv0"},
-		{"-n", v.client, "link", "set", "sqv0", "up"},
-		{"-n", v.server, "link", "set", "sqv0", "up"},
+		{"link", "add", vethDevice, "netns", v.client, "type", "veth", "peer", "name", vethDevice, "netns", v.server},
+		{"-n", v.client, "addr", "add", v.clientAddr + "/24", "dev", vethDevice},
+		{"-n", v.server, "addr", "add", v.serverAddr + "/24", "dev", vethDevice},
+		{"-n", v.client, "link", "set", vethDevice, "up"},
+		{"-n", v.server, "link", "set", vethDevice, "up"},
 		{"-n", v.client, "link", "set", "lo", "up"},
 		{"-n", v.server, "link", "set", "lo", "up"},
 	}

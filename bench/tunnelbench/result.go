@@ -63,6 +63,16 @@ type tunnelCounts struct {
 	// OverloadDrops are the client forwarder's packets dropped from its
 	// full device queue (tunnel.Stats.OverloadDrops).
 	OverloadDrops uint64 `json:"overload_drops"`
+	// CPUSeconds is the client end process's CPU time so far, user and
+	// system.
+	CPUSeconds float64 `json:"cpu_s"`
+	// PathTooSmall counts the client's packets dropped because their
+	// datagram no longer fit the QUIC path; MaxDatagramSize and
+	// MTUBlackHole are the path's size now and whether black hole
+	// detection lowered it.
+	PathTooSmall    uint64 `json:"path_too_small"`
+	MaxDatagramSize int    `json:"max_datagram_size"`
+	MTUBlackHole    bool   `json:"mtu_black_hole"`
 }
 
 func countsOf(s quic.ConnectionStats) tunnelCounts {
@@ -71,6 +81,7 @@ func countsOf(s quic.ConnectionStats) tunnelCounts {
 		RepairsSent: s.FEC.RepairsSent, RecoveredByPeer: s.FEC.PacketsRecoveredByPeer,
 		PacketsLost: s.PacketsLost, DatagramsSent: s.Datagrams.Sent, DatagramsLost: s.Datagrams.Lost,
 		SendDropped: s.Datagrams.SendDropped, ReceiveDropped: s.Datagrams.ReceiveDropped,
+		MaxDatagramSize: s.MaxDatagramSize, MTUBlackHole: s.MTUBlackHole,
 	}
 }
 
@@ -82,6 +93,10 @@ func (a tunnelCounts) minus(b tunnelCounts) tunnelCounts {
 		DatagramsSent: a.DatagramsSent - b.DatagramsSent,
 		SendDropped:   a.SendDropped - b.SendDropped, ReceiveDropped: a.ReceiveDropped - b.ReceiveDropped,
 		OverloadDrops: a.OverloadDrops - b.OverloadDrops,
+		CPUSeconds:    a.CPUSeconds - b.CPUSeconds,
+		PathTooSmall:  a.PathTooSmall - b.PathTooSmall,
+		// The path's state is the newer one's.
+		MaxDatagramSize: a.MaxDatagramSize, MTUBlackHole: a.MTUBlackHole,
 	}
 }
 

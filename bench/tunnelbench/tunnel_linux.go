@@ -12,7 +12,9 @@ import (
 	"io"
 	"net"
 	"net/netip"
+	"os"
 	"os/exec"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -213,7 +215,7 @@ func (p *clientProcess) stop() error {
 // configuration of --stack, opens the TUN device, forwards, and speaks
 // the protocol of clientProcess on in and out until in closes.
 func RunClientEnd(args []string, in io.Reader, out io.Writer) error {
-	var url, stack, ca string
+	var url, stack, ca, profile string
 	var maxOverhead float64
 	for i := 0; i+1 < len(args); i += 2 {
 		switch args[i] {
@@ -223,6 +225,8 @@ func RunClientEnd(args []string, in io.Reader, out io.Writer) error {
 			stack = args[i+1]
 		case "--ca":
 			ca = args[i+1]
+		case "--cpuprofile":
+			profile = args[i+1]
 		case "--fec-max-overhead":
 			v, err := strconv.ParseFloat(args[i+1], 64)
 			if err != nil {
@@ -240,6 +244,13 @@ func RunClientEnd(args []string, in io.Reader, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if profile != "" {
+		stopProfile, err := startCPUProfile(profile)
+		if err != nil {
+			return fmt.Errorf("client end: %w", err)
+		}
+		defer stopProfile()
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), clientStartTimeout)
 	ct, err := gateway.Dial(ctx, url, gateway.DialOptions{Token: benchToken, TLSConfig: tlsConf, QUIC: quicConfig(stack, maxOverhead)})
 	cancel()
@@ -255,7 +266,10 @@ func RunClientEnd(args []string, in io.Reader, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fwd := tunnel.New(dev, ct.Session, tunnel.Config{})
+	// The client's one session carries only this host's packets: its
+	// device is held back rather than its packets dropped when the tunnel
+	// is full.
+	fwd := tunnel.New(dev, ct.Session, tunnel.Config{WaitWhenFull: true})
 	runCtx, stop := context.WithCancel(context.Background())
 	forwarded := make(chan error, 1)
 	go func() { forwarded <- fwd.Run(runCtx) }()
@@ -269,6 +283,8 @@ func RunClientEnd(args []string, in io.Reader, out io.Writer) error {
 		if sc.Text() == "stats" {
 			c := countsOf(ct.ConnStats())
 			c.OverloadDrops = fwd.Stats().OverloadDrops
+			c.CPUSeconds = processCPU().Seconds()
+			c.PathTooSmall = ct.PathTooSmall()
 			if err := enc.Encode(c); err != nil {
 				break
 			}
@@ -276,6 +292,23 @@ func RunClientEnd(args []string, in io.Reader, out io.Writer) error {
 	}
 	stop()
 	return <-forwarded
+}
+
+// startCPUProfile writes this process's CPU profile to path until the
+// function it returns is called.
+func startCPUProfile(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		_ = f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		_ = f.Close()
+	}, nil
 }
 
 // trusting is the client's TLS configuration that verifies the server

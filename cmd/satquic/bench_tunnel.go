@@ -24,6 +24,7 @@ const benchTunnelSynopsis = `bench tunnel [--profile P] [--sizes 10kB,1MB] [--re
        [--seed S] [--stacks direct,tunnel-nofec,tunnel-fec,tunnel-fixed] [--lossless]
        [--json FILE] [--plot FILE.png]
 bench tunnel --mode goodput [--flows 1,4] [--duration D] [--loss 0,1] [--json FILE]
+       [--cpuprofile-dir DIR]
 
 --mode requests (default): HTTP requests of unmodified kernel-TCP programs
 (Go's net/http client and server, HTTP/1.1, in two network namespaces)
@@ -40,9 +41,14 @@ the response bodies, as a fraction of them.
 
 --mode goodput: bulk TCP through the tunnel over a veth pair with no
 emulated delay, with --flows parallel flows for --duration each, with and
-without FEC, at each --loss percentage (netem on the veth), beside a
-plain satquic download on loopback; goodput and the inner TCP's
-retransmitted segments (/proc/net/snmp of the client's namespace).
+without FEC, at each --loss percentage, beside a plain satquic download on
+loopback; goodput, CPU time of both tunnel ends per byte, and the inner
+TCP's retransmitted segments (/proc/net/snmp of the client's namespace).
+Loss is dropped by the kernel on the veth, uniformly at random in both
+directions (nft's numgen, else iptables' statistic match; unseeded), with
+UDP GSO off on the veth so that each datagram is drawn alone; a loss above
+0 is skipped with a message where neither tool is installed.
+--cpuprofile-dir writes a CPU profile of each tunnel end per stack and loss.
 
 Needs root. Progress goes to stderr, the table to stdout.`
 
@@ -67,6 +73,7 @@ func runBenchTunnel(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&flows, "flows", "1,4", "goodput: comma-separated numbers of parallel TCP flows")
 	fs.DurationVar(&gcfg.Duration, "duration", 10*time.Second, "goodput: length of each measurement")
 	fs.StringVar(&losses, "loss", "0,1", "goodput: comma-separated uniform loss percentages on the veth")
+	fs.StringVar(&gcfg.ProfileDir, "cpuprofile-dir", "", "goodput: write CPU profiles of both tunnel ends to DIR")
 	fs.Float64Var(&cfg.FECMaxOverhead, "fec-max-overhead", 0, "cap of the FEC stacks' repairs as a share of the packets sent, in (0, 1) (default: the library's, 0.25)")
 	fs.StringVar(&jsonPath, "json", "", "write the results to FILE as JSON")
 	fs.StringVar(&plotPath, "plot", "", "requests: draw the CDFs to FILE.png")
@@ -109,6 +116,9 @@ func runBenchTunnel(args []string, stdout, stderr io.Writer) error {
 		}
 		if gcfg.LossPercents, err = parseFloats(losses); err != nil {
 			return usageErr("--loss: %v", err)
+		}
+		if gcfg.ProfileDir != "" && !isDir(gcfg.ProfileDir) {
+			return usageErr("--cpuprofile-dir %s is not a directory", gcfg.ProfileDir)
 		}
 		gcfg.Progress, gcfg.Seed = stderr, cfg.Seed
 		gcfg.Prefix = fmt.Sprintf("sqg%d", os.Getpid()%100000)

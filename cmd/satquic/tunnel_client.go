@@ -153,7 +153,10 @@ func tunnelClient(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		return err
 	}
 	fmt.Fprintf(stdout, "tunnel to %s: interface %s (%s, MTU %d), routes %s\n", ct.RemoteAddr(), name, prefixesText(ct.Prefixes), ct.MTU, prefixesText(routes))
-	fwd := tunnel.New(dev, ct.Session, tunnel.Config{})
+	// The client's one session carries only this host's packets: its
+	// device is held back rather than its packets dropped when the tunnel
+	// is full.
+	fwd := tunnel.New(dev, ct.Session, tunnel.Config{WaitWhenFull: true})
 	line := func() string {
 		return tunnelLine(fwd.Stats(), ct.Session.Stats(), ct.TransportStats(), fmt.Sprintf("path-too-small %d", ct.PathTooSmall()))
 	}

@@ -128,6 +128,17 @@ func (e *End) checkOpen() error {
 	}
 }
 
+// TryReceiveDatagram returns the next datagram from the peer if one has
+// arrived, without waiting.
+func (e *End) TryReceiveDatagram() ([]byte, bool) {
+	select {
+	case d := <-e.recv:
+		return d, true
+	default:
+		return nil, false
+	}
+}
+
 // ReceiveDatagram returns the next datagram from the peer.
 func (e *End) ReceiveDatagram(ctx context.Context) ([]byte, error) {
 	select {

@@ -165,6 +165,10 @@ func (c *Conn) SupportsDatagrams() bool { return c.dgram.negotiated() }
 // path MTU discovery raises the datagram size, and shrinks with it.
 func (c *Conn) MaxDatagramPayloadSize() int { return c.maxDatagramPayload() }
 
+// DatagramSendRoom is how many datagrams SendDatagram takes now without
+// dropping a queued one.
+func (c *Conn) DatagramSendRoom() int { return max(c.dgram.sendLimit-c.dgram.sendQ.len(), 0) }
+
 // SendDatagram queues a copy of b for the next packets (RFC 9221 section
 // 5). It fails with ErrDatagramsNotNegotiated, with a
 // *DatagramTooLargeError when b does not fit in a packet now, and with

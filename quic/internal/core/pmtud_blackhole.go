@@ -40,6 +40,15 @@ type blackHole struct {
 	smallInRun  bool
 	smallAt     time.Duration
 	interleaved int
+	// largeAcked is the send time of the newest large packet
+	// acknowledged (hasLarge: there is one). A large packet lost before
+	// it was sent is no sign of a black hole: large packets got through
+	// after it. Within one ACK, acknowledgements come before losses, so
+	// that the losses an ACK reveals (random loss on a path whose
+	// receiver acknowledges every hundred packets reveals several at
+	// once) are weighed against the large packets it acknowledged.
+	hasLarge   bool
+	largeAcked time.Duration
 }
 
 // watch starts watching packets larger than above.
@@ -57,6 +66,9 @@ func (h *blackHole) onAcked(p recovery.PacketInfo) {
 		return
 	}
 	if p.Bytes > h.above {
+		if !h.hasLarge || p.TimeSent > h.largeAcked {
+			h.hasLarge, h.largeAcked = true, p.TimeSent
+		}
 		if h.inRun && p.TimeSent > h.runStart {
 			h.inRun, h.run, h.smallInRun, h.interleaved = false, 0, false, 0
 		}
@@ -76,6 +88,9 @@ func (h *blackHole) onAcked(p recovery.PacketInfo) {
 // onLost counts a lost large packet in the run.
 func (h *blackHole) onLost(p recovery.PacketInfo) {
 	if !h.watching() || p.Bytes <= h.above {
+		return
+	}
+	if h.hasLarge && h.largeAcked > p.TimeSent {
 		return
 	}
 	if !h.inRun {

@@ -240,6 +240,9 @@ func TestBlackHoleDetector(t *testing.T) {
 		{"too few losses", []holeEvent{
 			lost(large(1, 1)), acked(small(2, 2)), lost(large(3, 3)), lost(large(4, 4)), lost(large(5, 5)),
 		}, false},
+		{"random loss revealed by one ACK that acknowledged later large packets", []holeEvent{
+			acked(small(3, 3)), acked(large(9, 9)), lost(large(1, 1)), lost(large(2, 2)), lost(large(4, 4)), lost(large(5, 5)), lost(large(6, 6)), lost(large(7, 7)),
+		}, false},
 		{"small packets lost too, none acknowledged", []holeEvent{
 			lost(large(1, 1)), lost(small(2, 2)), lost(large(3, 3)), lost(large(4, 4)), lost(large(5, 5)), lost(large(6, 6)),
 		}, false},

@@ -1,0 +1,88 @@
+package tunnelbench
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os/exec"
+	"strconv"
+	"strings"
+)
+
+// ErrNoLossTool: neither nft nor iptables is installed, so the kernel
+// cannot be told to drop packets on the veth pair.
+var ErrNoLossTool = errors.New("neither nft (nftables) nor iptables is installed: no kernel packet loss on the veth pair")
+
+// lossScale is the denominator of nft's random draw: loss is set in
+// steps of 0.0001%.
+const lossScale = 1_000_000
+
+// kernelLoss drops packets in the kernel, uniformly at random, as they
+// arrive on the veth pair in each namespace: both directions lose the
+// same share, as the emulator's uniform model did, at the veth's full
+// speed. The kernel's draws are not seeded.
+type kernelLoss struct {
+	tool string // "nft" or "iptables"
+	path string
+}
+
+// findLossTool prefers nftables (a netdev ingress hook on the veth
+// itself) and falls back to iptables' statistic match.
+func findLossTool() (kernelLoss, error) {
+	for _, tool := range []string{"nft", "iptables"} {
+		if p, err := exec.LookPath(tool); err == nil {
+			return kernelLoss{tool: tool, path: p}, nil
+		}
+	}
+	return kernelLoss{}, ErrNoLossTool
+}
+
+// describe says how loss is applied, for the output.
+func (k kernelLoss) describe(percent float64) string {
+	switch k.tool {
+	case "nft":
+		return fmt.Sprintf("kernel drop on veth ingress, both directions: nft netdev numgen random mod %d < %d (%g%%, unseeded), UDP GSO off on the veth", lossScale, nftThreshold(percent), percent)
+	default:
+		return fmt.Sprintf("kernel drop on INPUT from the veth, both directions: iptables statistic random probability %s (unseeded), UDP GSO off on the veth", iptablesProbability(percent))
+	}
+}
+
+// nftThreshold is the draw below which a packet is dropped.
+func nftThreshold(percent float64) int64 {
+	return int64(math.Round(percent / 100 * lossScale))
+}
+
+func iptablesProbability(percent float64) string {
+	return strconv.FormatFloat(percent/100, 'f', -1, 64)
+}
+
+// nftRuleset is a table of its own with one rule on dev's ingress. It
+// draws for IP packets only: the emulator's link carried no ARP, and a
+// lost ARP request would stall the link for a second rather than lose a
+// packet.
+func nftRuleset(dev string, percent float64) string {
+	return fmt.Sprintf(`table netdev satquic_loss {
+	chain ingress {
+		type filter hook ingress device %q priority 0; policy accept;
+		meta protocol { ip, ip6 } numgen random mod %d < %d counter drop
+	}
+}
+`, dev, lossScale, nftThreshold(percent))
+}
+
+// apply installs the loss on dev in the namespace ns.
+func (k kernelLoss) apply(ns, dev string, percent float64) error {
+	var cmd *exec.Cmd
+	switch k.tool {
+	case "nft":
+		cmd = exec.Command("ip", "netns", "exec", ns, k.path, "-f", "-")
+		cmd.Stdin = strings.NewReader(nftRuleset(dev, percent))
+	default:
+		cmd = exec.Command("ip", "netns", "exec", ns, k.path, "-w", "-I", "INPUT", "-i", dev,
+			"-m", "statistic", "--mode", "random", "--probability", iptablesProbability(percent), "-j", "DROP")
+	}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("%s in %s: %v: %s", k.tool, ns, err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
