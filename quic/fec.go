@@ -76,10 +76,13 @@ type FECStats struct {
 	// Enabled: both endpoints offered FEC, and this one protects what it
 	// sends.
 	Enabled bool
-	// SourcesSent counts packets sent as source symbols, RepairsSent the
-	// repair packets, RepairBytesSent their repair data, RepairsCapped the
-	// repairs MaxOverhead held back.
-	SourcesSent, RepairsSent, RepairBytesSent, RepairsCapped uint64
+	// SourcesSent counts packets sent as source symbols and
+	// SourceBytesSent their symbols' bytes (the packets' payloads after
+	// the FEC_SOURCE_ID frame), RepairsSent the repair packets,
+	// RepairBytesSent their repair data, RepairsCapped the repairs
+	// MaxOverhead held back. RepairBytesSent/SourceBytesSent is the FEC
+	// overhead MaxOverhead bounds.
+	SourcesSent, SourceBytesSent, RepairsSent, RepairBytesSent, RepairsCapped uint64
 	// RepairsShed counts repairs dropped because the sender could not
 	// keep up: its DATAGRAM send queue overflowed while the congestion
 	// window was open. The redundancy gives way before the data does.
@@ -102,6 +105,7 @@ func fecStats(s *core.Stats) FECStats {
 	return FECStats{
 		Enabled:                     f.Enabled,
 		SourcesSent:                 f.SourcesSent,
+		SourceBytesSent:             f.SourceBytesSent,
 		RepairsSent:                 f.RepairsSent,
 		RepairBytesSent:             f.RepairBytesSent,
 		RepairsCapped:               f.RepairsCapped,

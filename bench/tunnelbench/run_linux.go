@@ -185,6 +185,7 @@ func measure(ctx context.Context, cfg Config, n *emulate.Namespaces, tun *liveTu
 			return r, err
 		}
 		r.FEC = fecAfter.minus(fecBefore)
+		r.FECOverhead = r.FEC.fecOverhead(b.payload)
 	}
 	if b.failed > 0 && cfg.Progress != nil {
 		fmt.Fprintf(cfg.Progress, "%s: %d requests failed, the first: %v\n", label, b.failed, b.firstErr)

@@ -103,6 +103,7 @@ func (f *fecSender) onSourceSent(pn uint64, data []byte) error {
 	}
 	seq := f.src.push(pn, len(data))
 	f.stats.SourcesSent++
+	f.stats.SourceBytesSent += uint64(len(data))
 	f.credit = min(f.credit+f.perSource, fecMaxCredit)
 	f.owe(f.ctrl.OnSource(uint32(seq)))
 	f.tail.done = false
