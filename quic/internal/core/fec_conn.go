@@ -105,6 +105,11 @@ func (f *fecState) startSender(p *wire.TransportParameters, largestSend int) err
 	return nil
 }
 
+// repairOwed reports whether repairs wait to be sent (f may be nil).
+func (f *fecState) repairOwed() bool {
+	return f != nil && f.send != nil && f.send.owed > 0
+}
+
 // onFECFrame handles a FEC frame of a packet received at now (first: the
 // packet's first frame); the packets the peer reports rebuilt go to loss
 // recovery, delivered, never retransmitted.
