@@ -60,8 +60,11 @@ type FECConfig struct {
 	// FixedSources and FixedRepairs are the fixed controller's code
 	// rate (default 20 and 1).
 	FixedSources, FixedRepairs int
-	// MaxOverhead caps repairs as a share of the source and repair
-	// packets sent (default 0.25).
+	// MaxOverhead caps the repair data sent as a share of the source
+	// data sent, in bytes (FECStats.RepairBytesSent over
+	// SourceBytesSent), every repair included, tail protection's too; over
+	// any stretch of the connection within a few full repairs saved up
+	// (default 0.25).
 	MaxOverhead float64
 	// Policy is FECAuto (default), FECSignal or FECHide.
 	Policy string
