@@ -33,8 +33,8 @@ type Config struct {
 	// runs RunClientEnd with the arguments that follow ("satquic bench
 	// tunnel-client").
 	ClientEnd []string
-	// FECMaxOverhead caps the FEC stacks' repairs as a share of the
-	// packets sent (zero: the library's default).
+	// FECMaxOverhead caps the FEC stacks' repair bytes as a share of
+	// the source bytes sent (zero: the tunnel's default, 0.1).
 	FECMaxOverhead float64
 	Progress       io.Writer
 }

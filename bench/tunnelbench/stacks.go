@@ -72,8 +72,9 @@ func isStack(s string) bool {
 }
 
 // quicConfig is the QUIC configuration of a tunnel stack's two ends;
-// maxOverhead caps the FEC stacks' repairs as a share of the packets sent
-// (quic.FECConfig.MaxOverhead; zero: the library's default).
+// maxOverhead caps the FEC stacks' repair bytes as a share of the source
+// bytes sent (quic.FECConfig.MaxOverhead; zero: the tunnel's default,
+// gateway.DefaultFECMaxOverhead).
 func quicConfig(stack string, maxOverhead float64) *quic.Config {
 	c := &quic.Config{}
 	switch stack {

@@ -67,7 +67,7 @@ func runBenchTunnel(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&flows, "flows", "1,4", "goodput: comma-separated numbers of parallel TCP flows")
 	fs.DurationVar(&gcfg.Duration, "duration", 10*time.Second, "goodput: length of each measurement")
 	fs.StringVar(&losses, "loss", "0,1", "goodput: comma-separated uniform loss percentages on the veth")
-	fs.Float64Var(&cfg.FECMaxOverhead, "fec-max-overhead", 0, "cap of the FEC stacks' repairs as a share of the packets sent, in (0, 1) (default: the library's, 0.25)")
+	fs.Float64Var(&cfg.FECMaxOverhead, "fec-max-overhead", 0, "cap of the FEC stacks' repair bytes as a share of the source bytes each tunnel end sends, in (0, 1) (default: the tunnel's, 0.1)")
 	fs.StringVar(&jsonPath, "json", "", "write the results to FILE as JSON")
 	fs.StringVar(&plotPath, "plot", "", "requests: draw the CDFs to FILE.png")
 	if err := parseFlags(fs, args); err != nil {
