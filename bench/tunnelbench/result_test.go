@@ -6,6 +6,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/satquic/satquic/quic"
 )
 
 func TestParseStacks(t *testing.T) {
@@ -95,5 +97,21 @@ func TestFECOverhead(t *testing.T) {
 	b, err := json.Marshal(r)
 	if err != nil || !strings.Contains(string(b), `"fec_overhead":0.08`) {
 		t.Errorf("JSON %s, %v", b, err)
+	}
+}
+
+// TestStackConfigs: tunnel-fec runs the adaptive controller with tail
+// protection, tunnel-fixed the fixed rate without it, both at the
+// tunnel's default cap unless one is given; tunnel-nofec has no FEC.
+func TestStackConfigs(t *testing.T) {
+	if c := quicConfig(TunnelNoFEC, 0); c.FEC != nil {
+		t.Errorf("tunnel-nofec FEC %+v", c.FEC)
+	}
+	if f := quicConfig(TunnelFEC, 0).FEC; f == nil || f.Controller != "" || f.DisableTailProtection || f.MaxOverhead != 0 {
+		t.Errorf("tunnel-fec FEC %+v", f)
+	}
+	f := quicConfig(TunnelFixed, 0.2).FEC
+	if f == nil || f.Controller != quic.FECFixed || !f.DisableTailProtection || f.FixedSources != FixedSources || f.MaxOverhead != 0.2 {
+		t.Errorf("tunnel-fixed FEC %+v", f)
 	}
 }
