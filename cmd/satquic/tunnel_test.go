@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/satquic/satquic/connectip"
+	"github.com/satquic/satquic/gateway"
+	"github.com/satquic/satquic/tunnel"
 )
 
 // TestTunnelBadFlags: each mistake on the command line or in the config
@@ -136,4 +138,17 @@ func equalPrefixes(a, b []netip.Prefix) bool {
 		}
 	}
 	return true
+}
+
+// TestTunnelLineFECOverhead: the statistics line gives the repair bytes
+// as a share of the source bytes, what --fec-max-overhead caps.
+func TestTunnelLineFECOverhead(t *testing.T) {
+	tr := gateway.TransportStats{RepairsSent: 3, RepairBytesSent: 4_000, SourceBytesSent: 50_000}
+	line := tunnelLine(tunnel.Stats{}, connectip.Stats{}, tr)
+	if !strings.Contains(line, "repairs sent 3 (8.0% of the source bytes,") {
+		t.Errorf("line %q", line)
+	}
+	if got := (gateway.TransportStats{}).FECOverhead(); got != 0 {
+		t.Errorf("overhead of nothing sent %v", got)
+	}
 }
