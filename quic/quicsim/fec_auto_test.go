@@ -67,12 +67,19 @@ func TestFECAutoCongestedPath(t *testing.T) {
 // On geo-interop the 25-packet queue holds 15 ms over a 600 ms path, far
 // below the queueing delay auto looks for: its overflows show as losses
 // the repairs could not cover, and auto responds to them where hide does
-// not.
+// not: it overflows the queue half as often as hide, and runs as signal
+// does (8.08 s, signal 7.82 s). Hide used to be the slowest too (8.53 s);
+// since MaxOverhead counts repair bytes against source bytes (a quarter,
+// where a quarter of all packets sent let repairs be a third of the
+// sources), fewer repairs fill the queue and hide takes 7.23 s.
 func TestFECAutoShallowQueue(t *testing.T) {
 	r := autoRuns(t, "geo-interop", 1, 10_000_000)
 	auto, hide, signal := r["auto"], r["hide"], r["signal"]
-	if auto.Elapsed >= hide.Elapsed || auto.Elapsed > signal.Elapsed*105/100 {
+	if auto.Elapsed > signal.Elapsed*105/100 {
 		t.Errorf("auto %v, hide %v, signal %v", auto.Elapsed, hide.Elapsed, signal.Elapsed)
+	}
+	if 3*auto.Down.DroppedQueue > 2*hide.Down.DroppedQueue {
+		t.Errorf("auto lost %d packets to the queue, hide %d", auto.Down.DroppedQueue, hide.Down.DroppedQueue)
 	}
 	if rs := auto.ServerRecovery; rs.RecoveredAsCongestion == 0 {
 		t.Errorf("auto counted no rebuilt packet as congestion (%d delivered)", rs.RecoveredAsDelivered)
