@@ -228,7 +228,8 @@
 //     (and the peer's max_udp_payload_size); an acknowledged probe raises
 //     the size, a lost one is no congestion signal (recovery's
 //     MarkPathProbe), and large packets lost while small ones get through
-//     send the size back to the start (a black hole). pmtuState runs the
+//     send the size back to the start (a black hole), from which the
+//     search starts again at the size in use. pmtuState runs the
 //     search, times the probes and gives the new sizes, which the Conn
 //     hands to loss recovery; the Conn builds the probes.
 //   - qlog.go writes the JSON-SEQ qlog of Config.Qlog: the qlogger (nil
