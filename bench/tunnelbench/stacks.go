@@ -26,13 +26,18 @@ const (
 // packets, 1/11 = 9.1% of the packets sent, within the 10% overhead the
 // tunnel's target allows. Against the starlink profile's bursts (mean 3
 // packets, 0.45% of packets) the sliding window lets consecutive repairs
-// rebuild a burst together. Without tail protection the repair the rate
-// owes after a burst's last source went only with the connection's next
-// packet, an ACK's answer or a probe timeout later, since no timer woke
-// the connection for it (the core's TestFECOwedRepairWakesPacer). A
-// stall of the tunnel's downlink with 1 MB responses over the lossless
-// link had kept tail protection on here; it did not recur, neither in
-// virtual time nor in the runs of the README.
+// rebuild a burst together. Tail protection was kept on here because the
+// tunnel's downlink stalled without it, with 1 MB responses: the
+// server's connection took a run of large packets lost while small ones
+// arrived for a path MTU black hole, fell back to 1200-byte datagrams
+// for good, and dropped every full-size inner packet (seen with seed 3
+// after 169 responses; with tail protection on it was not seen). Path
+// MTU discovery now searches again after a black hole (the core's
+// TestPMTUBlackHoleSearchesAgain: the same run then saw two such falls,
+// each back at 1452 bytes a few round trips later, and every response
+// arrived); and the repair the rate owes after a burst's last source
+// goes when the pacer allows, not with the next ACK
+// (TestFECOwedRepairWakesPacer).
 const (
 	FixedSources = 10
 	FixedRepairs = 1
