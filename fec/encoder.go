@@ -229,6 +229,17 @@ func (e *Encoder) Forget(before uint32) {
 // Len returns how many source symbols the next repair would cover.
 func (e *Encoder) Len() int { return min(int(e.next-e.oldest), e.window) }
 
+// RepairLen returns the length of the repair packet AppendRepair would
+// append now (its Repair FEC Payload ID and coded symbol), or 0 when the
+// window is empty: what a repair costs, known before it is built.
+func (e *Encoder) RepairLen() int {
+	n := e.Len()
+	if n == 0 {
+		return 0
+	}
+	return RepairIDLen + e.symbolSize(e.next-uint32(n), n)
+}
+
 // NextESI returns the ESI the next AddSource will assign.
 func (e *Encoder) NextESI() uint32 { return e.next }
 

@@ -241,3 +241,36 @@ func TestEncoderRepairAllocatesNothing(t *testing.T) {
 		t.Fatalf("%v allocations per source+repair, want 0", allocs)
 	}
 }
+
+// TestEncoderRepairLen: RepairLen is the length AppendRepair gives, the
+// Repair FEC Payload ID and the longest coded symbol (2 + its length) of
+// the window, which SetWindow and Forget move.
+func TestEncoderRepairLen(t *testing.T) {
+	enc, err := NewEncoder(EncoderConfig{MaxWindow: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := enc.RepairLen(); n != 0 {
+		t.Errorf("empty window: RepairLen %d, want 0", n)
+	}
+	for _, size := range []int{1000, 40, 300, 60} {
+		if _, err := enc.AddSource(make([]byte, size)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct{ window, want int }{{8, RepairIDLen + 1002}, {3, RepairIDLen + 302}, {1, RepairIDLen + 62}} {
+		enc.SetWindow(c.window)
+		if got := enc.RepairLen(); got != c.want {
+			t.Errorf("window %d: RepairLen %d, want %d", c.window, got, c.want)
+		}
+		r, err := enc.AppendRepair(nil)
+		if err != nil || len(r) != c.want {
+			t.Errorf("window %d: AppendRepair gave %d bytes (%v), want %d", c.window, len(r), err, c.want)
+		}
+	}
+	enc.SetWindow(8)
+	enc.Forget(1)
+	if got := enc.RepairLen(); got != RepairIDLen+302 {
+		t.Errorf("after Forget: RepairLen %d, want %d", got, RepairIDLen+302)
+	}
+}

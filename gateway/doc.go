@@ -15,8 +15,9 @@
 // tunnel.Forwarder runs. Each client's proxy session drops and counts
 // packets whose source is not the address it was given (RFC 9484 section
 // 11). Server.Serve starts QUIC and HTTP/3 with DATAGRAM frames, HTTP
-// datagrams and extended CONNECT on, and FEC with the auto policy unless
-// the QUIC configuration says otherwise.
+// datagrams and extended CONNECT on, and FEC with the auto policy and
+// repairs of at most a tenth of the bytes sent (DefaultFECMaxOverhead)
+// unless the QUIC configuration says otherwise.
 //
 // The client end, Dial, opens the QUIC connection, sends the extended
 // CONNECT with the token, waits until path MTU discovery lets an HTTP

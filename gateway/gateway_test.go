@@ -10,6 +10,7 @@ import (
 
 	"github.com/satquic/satquic/connectip"
 	"github.com/satquic/satquic/internal/testkit"
+	"github.com/satquic/satquic/quic"
 )
 
 // TestPacketsBothWays: a client gets an address of the pool and the
@@ -197,5 +198,27 @@ func TestDualStackPool(t *testing.T) {
 	}
 	if len(ct.Routes) != 2 {
 		t.Errorf("routes %v", ct.Routes)
+	}
+}
+
+// TestQUICConfigFECOverhead: a tunnel's connection caps FEC repairs at a
+// tenth of the bytes sent unless its configuration says otherwise, and
+// the caller's configuration is not changed.
+func TestQUICConfigFECOverhead(t *testing.T) {
+	if got := QUICConfig(nil).FEC; got == nil || got.MaxOverhead != DefaultFECMaxOverhead || got.Policy != quic.FECAuto {
+		t.Errorf("default FEC %+v, want the auto policy capped at %v", got, DefaultFECMaxOverhead)
+	}
+	fixed := &quic.Config{FEC: &quic.FECConfig{Controller: quic.FECFixed}}
+	if got := QUICConfig(fixed).FEC; got.MaxOverhead != DefaultFECMaxOverhead || got.Controller != quic.FECFixed {
+		t.Errorf("FEC %+v, want the fixed controller capped at %v", got, DefaultFECMaxOverhead)
+	}
+	if fixed.FEC.MaxOverhead != 0 {
+		t.Errorf("the caller's configuration changed: %+v", fixed.FEC)
+	}
+	if got := QUICConfig(&quic.Config{FEC: &quic.FECConfig{MaxOverhead: 0.3}}).FEC.MaxOverhead; got != 0.3 {
+		t.Errorf("a configured cap became %v", got)
+	}
+	if got := QUICConfig(&quic.Config{}).FEC; got != nil {
+		t.Errorf("FEC %+v for a configuration without it", got)
 	}
 }

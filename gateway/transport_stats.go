@@ -22,6 +22,11 @@ type TransportStats struct {
 	// peer rebuilt from them, Recovered the peer's packets rebuilt here.
 	RepairsSent   uint64 `json:"fec_repairs_sent"`
 	RepairsCapped uint64 `json:"fec_repairs_capped"`
+	// RepairBytesSent and SourceBytesSent are the bytes of the repair
+	// and source symbols sent: their ratio is the FEC overhead that
+	// quic.FECConfig.MaxOverhead bounds.
+	RepairBytesSent uint64 `json:"fec_repair_bytes_sent"`
+	SourceBytesSent uint64 `json:"fec_source_bytes_sent"`
 	// RepairsShed counts repairs the overload guard dropped: the sender
 	// could not keep up, and the redundancy gave way first.
 	RepairsShed     uint64 `json:"fec_repairs_shed"`
@@ -44,6 +49,8 @@ func (t *TransportStats) add(s quic.ConnectionStats) {
 	t.PacketsLost += s.PacketsLost
 	t.RepairsSent += s.FEC.RepairsSent
 	t.RepairsCapped += s.FEC.RepairsCapped
+	t.RepairBytesSent += s.FEC.RepairBytesSent
+	t.SourceBytesSent += s.FEC.SourceBytesSent
 	t.RepairsShed += s.FEC.RepairsShed
 	t.RecoveredByPeer += s.FEC.PacketsRecoveredByPeer
 	t.Recovered += s.FEC.PacketsRecovered
@@ -56,6 +63,15 @@ func (t TransportStats) LossRate() float64 {
 		return 0
 	}
 	return float64(t.PacketsLost) / float64(t.PacketsSent)
+}
+
+// FECOverhead is the repair bytes sent as a share of the source bytes
+// sent, what quic.FECConfig.MaxOverhead bounds (0 before any source).
+func (t TransportStats) FECOverhead() float64 {
+	if t.SourceBytesSent == 0 {
+		return 0
+	}
+	return float64(t.RepairBytesSent) / float64(t.SourceBytesSent)
 }
 
 // TransportStats returns the QUIC connection's path and FEC counters.

@@ -60,8 +60,11 @@ type FECConfig struct {
 	// FixedSources and FixedRepairs are the fixed controller's code
 	// rate (default 20 and 1).
 	FixedSources, FixedRepairs int
-	// MaxOverhead caps repairs as a share of the source and repair
-	// packets sent (default 0.25).
+	// MaxOverhead caps the repair data sent as a share of the source
+	// data sent, in bytes (FECStats.RepairBytesSent over
+	// SourceBytesSent), every repair included, tail protection's too; over
+	// any stretch of the connection within a few full repairs saved up
+	// (default 0.25).
 	MaxOverhead float64
 	// Policy is FECAuto (default), FECSignal or FECHide.
 	Policy string
@@ -76,10 +79,13 @@ type FECStats struct {
 	// Enabled: both endpoints offered FEC, and this one protects what it
 	// sends.
 	Enabled bool
-	// SourcesSent counts packets sent as source symbols, RepairsSent the
-	// repair packets, RepairBytesSent their repair data, RepairsCapped the
-	// repairs MaxOverhead held back.
-	SourcesSent, RepairsSent, RepairBytesSent, RepairsCapped uint64
+	// SourcesSent counts packets sent as source symbols and
+	// SourceBytesSent their symbols' bytes (the packets' payloads after
+	// the FEC_SOURCE_ID frame), RepairsSent the repair packets,
+	// RepairBytesSent their repair data, RepairsCapped the repairs
+	// MaxOverhead held back. RepairBytesSent/SourceBytesSent is the FEC
+	// overhead MaxOverhead bounds.
+	SourcesSent, SourceBytesSent, RepairsSent, RepairBytesSent, RepairsCapped uint64
 	// RepairsShed counts repairs dropped because the sender could not
 	// keep up: its DATAGRAM send queue overflowed while the congestion
 	// window was open. The redundancy gives way before the data does.
@@ -102,6 +108,7 @@ func fecStats(s *core.Stats) FECStats {
 	return FECStats{
 		Enabled:                     f.Enabled,
 		SourcesSent:                 f.SourcesSent,
+		SourceBytesSent:             f.SourceBytesSent,
 		RepairsSent:                 f.RepairsSent,
 		RepairBytesSent:             f.RepairBytesSent,
 		RepairsCapped:               f.RepairsCapped,

@@ -58,7 +58,8 @@ type ConnectionStats struct {
 	MaxDatagramSize int
 	// MTUProbesSent and MTUProbesLost count path MTU probes;
 	// MTUBlackHole: large datagrams stopped arriving and the size fell
-	// back to Config.MaxDatagramSize.
+	// back to Config.MaxDatagramSize, from which path MTU discovery
+	// searched again.
 	MTUProbesSent, MTUProbesLost uint64
 	MTUBlackHole                 bool
 	// CarefulResume is the phase of Careful Resume and the BDP frames'

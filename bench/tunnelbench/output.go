@@ -34,20 +34,21 @@ func Table(rs []Result) *report.Table {
 	t := &report.Table{
 		Title: "Request completion time (s) through the emulated link",
 		Columns: []string{"link", "stack", "size", "requests", "failed", "p50", "p99", "p99.9", "max",
-			"p99 excess", "overhead", "rebuilt", "drops", "late"},
+			"p99 excess", "overhead", "fec overhead", "rebuilt", "drops", "late"},
 	}
 	for _, r := range rs {
 		excess := "-"
 		if r.ExcessP99S != nil {
 			excess = secs(*r.ExcessP99S)
 		}
-		rebuilt := "-"
+		rebuilt, fecOverhead := "-", "-"
 		if r.Stack != Direct {
 			rebuilt = strconv.FormatUint(r.FEC.Recovered+r.FEC.RecoveredByPeer, 10)
+			fecOverhead = fmt.Sprintf("%.1f%%", 100*r.FECOverhead)
 		}
 		_ = t.AddRow(r.Link, r.Stack, bench.FormatSize(r.SizeBytes), strconv.Itoa(r.Requests), strconv.Itoa(r.Failed),
 			secs(r.P50S), secs(r.P99S), secs(r.P999S), secs(r.MaxS), excess,
-			fmt.Sprintf("%.1f%%", 100*r.Overhead), rebuilt,
+			fmt.Sprintf("%.1f%%", 100*r.Overhead), fecOverhead, rebuilt,
 			strconv.FormatInt(r.LinkDrops, 10), strconv.FormatUint(r.LatePackets, 10))
 	}
 	return t

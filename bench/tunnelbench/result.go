@@ -31,6 +31,10 @@ type Result struct {
 	// them.
 	Overhead  float64 `json:"overhead"`
 	LinkBytes int64   `json:"link_bytes"`
+	// FECOverhead is the repair bytes both tunnel ends sent (their
+	// connections' FECStats.RepairBytesSent) as a fraction of the
+	// response bodies; zero for direct and tunnel-nofec.
+	FECOverhead float64 `json:"fec_overhead"`
 	// LinkDrops counts the packets the link model dropped (loss, outage,
 	// full queue) during the requests; LatePackets those the emulator
 	// delivered late (the machine, not the model).
@@ -50,6 +54,14 @@ type tunnelCounts struct {
 	Recovered       uint64 `json:"recovered"`
 	RepairsSent     uint64 `json:"repairs_sent"`
 	RecoveredByPeer uint64 `json:"recovered_by_peer"`
+	// RepairBytesSent and SourceBytesSent are the client's repair and
+	// source symbol bytes, ServerRepairBytesSent and
+	// ServerSourceBytesSent the server end's (summed over its
+	// connections).
+	RepairBytesSent       uint64 `json:"repair_bytes_sent"`
+	SourceBytesSent       uint64 `json:"source_bytes_sent"`
+	ServerRepairBytesSent uint64 `json:"server_repair_bytes_sent"`
+	ServerSourceBytesSent uint64 `json:"server_source_bytes_sent"`
 	// PacketsLost are the client's packets its loss detection declared
 	// lost.
 	PacketsLost uint64 `json:"packets_lost"`
@@ -79,6 +91,7 @@ func countsOf(s quic.ConnectionStats) tunnelCounts {
 	return tunnelCounts{
 		RepairsReceived: s.FEC.RepairsReceived, Recovered: s.FEC.PacketsRecovered,
 		RepairsSent: s.FEC.RepairsSent, RecoveredByPeer: s.FEC.PacketsRecoveredByPeer,
+		RepairBytesSent: s.FEC.RepairBytesSent, SourceBytesSent: s.FEC.SourceBytesSent,
 		PacketsLost: s.PacketsLost, DatagramsSent: s.Datagrams.Sent, DatagramsLost: s.Datagrams.Lost,
 		SendDropped: s.Datagrams.SendDropped, ReceiveDropped: s.Datagrams.ReceiveDropped,
 		MaxDatagramSize: s.MaxDatagramSize, MTUBlackHole: s.MTUBlackHole,
@@ -89,7 +102,10 @@ func (a tunnelCounts) minus(b tunnelCounts) tunnelCounts {
 	return tunnelCounts{
 		RepairsReceived: a.RepairsReceived - b.RepairsReceived, Recovered: a.Recovered - b.Recovered,
 		RepairsSent: a.RepairsSent - b.RepairsSent, RecoveredByPeer: a.RecoveredByPeer - b.RecoveredByPeer,
-		PacketsLost: a.PacketsLost - b.PacketsLost, DatagramsLost: a.DatagramsLost - b.DatagramsLost,
+		RepairBytesSent: a.RepairBytesSent - b.RepairBytesSent, SourceBytesSent: a.SourceBytesSent - b.SourceBytesSent,
+		ServerRepairBytesSent: a.ServerRepairBytesSent - b.ServerRepairBytesSent,
+		ServerSourceBytesSent: a.ServerSourceBytesSent - b.ServerSourceBytesSent,
+		PacketsLost:           a.PacketsLost - b.PacketsLost, DatagramsLost: a.DatagramsLost - b.DatagramsLost,
 		DatagramsSent: a.DatagramsSent - b.DatagramsSent,
 		SendDropped:   a.SendDropped - b.SendDropped, ReceiveDropped: a.ReceiveDropped - b.ReceiveDropped,
 		OverloadDrops: a.OverloadDrops - b.OverloadDrops,
@@ -111,6 +127,15 @@ func newResult(stack, link string, size int64, b batch) Result {
 		MaxS:   t[len(t)-1],
 		TimesS: t,
 	}
+}
+
+// fecOverhead is the repair bytes both ends sent per byte of response
+// body.
+func (a tunnelCounts) fecOverhead(payload int64) float64 {
+	if payload <= 0 {
+		return 0
+	}
+	return float64(a.RepairBytesSent+a.ServerRepairBytesSent) / float64(payload)
 }
 
 // setExcess fills each lossy result's ExcessP99S from the lossless result

@@ -6,6 +6,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/satquic/satquic/quic"
 )
 
 func TestParseStacks(t *testing.T) {
@@ -59,9 +61,57 @@ func TestResultsAndExcess(t *testing.T) {
 	if err := json.Unmarshal(b, &doc); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{"stack", "size_bytes", "requests", "p50_s", "p99_s", "p999_s", "overhead"} {
+	for _, k := range []string{"stack", "size_bytes", "requests", "p50_s", "p99_s", "p999_s", "overhead", "fec_overhead"} {
 		if _, ok := doc.Results[0][k]; !ok {
 			t.Errorf("no %q in %s", k, b)
 		}
+	}
+}
+
+// TestFECOverhead: the repair bytes of both ends between two readings of
+// the counters, per byte of response body, in the table and the JSON.
+func TestFECOverhead(t *testing.T) {
+	before := tunnelCounts{RepairBytesSent: 100, ServerRepairBytesSent: 1000, SourceBytesSent: 5, ServerSourceBytesSent: 50}
+	after := tunnelCounts{RepairBytesSent: 600, ServerRepairBytesSent: 8500, SourceBytesSent: 9, ServerSourceBytesSent: 90}
+	d := after.minus(before)
+	if d.RepairBytesSent != 500 || d.ServerRepairBytesSent != 7500 || d.SourceBytesSent != 4 || d.ServerSourceBytesSent != 40 {
+		t.Fatalf("difference %+v", d)
+	}
+	if got := d.fecOverhead(100_000); got != 0.08 {
+		t.Errorf("fec overhead %v, want 0.08", got)
+	}
+	if got := d.fecOverhead(0); got != 0 {
+		t.Errorf("fec overhead of no payload %v", got)
+	}
+	r := newResult(TunnelFEC, LinkLossy, 10_000, batch{times: []float64{0.1}})
+	r.FEC, r.FECOverhead = d, d.fecOverhead(100_000)
+	direct := newResult(Direct, LinkLossy, 10_000, batch{times: []float64{0.1}})
+	var text bytes.Buffer
+	if err := Table([]Result{r, direct}).WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(text.String(), "\n")
+	if !strings.Contains(text.String(), "fec overhead") || !strings.Contains(lines[3], " 8.0% ") {
+		t.Errorf("table without the FEC overhead:\n%s", text.String())
+	}
+	b, err := json.Marshal(r)
+	if err != nil || !strings.Contains(string(b), `"fec_overhead":0.08`) {
+		t.Errorf("JSON %s, %v", b, err)
+	}
+}
+
+// TestStackConfigs: tunnel-fec runs the adaptive controller with tail
+// protection, tunnel-fixed the fixed rate without it, both at the
+// tunnel's default cap unless one is given; tunnel-nofec has no FEC.
+func TestStackConfigs(t *testing.T) {
+	if c := quicConfig(TunnelNoFEC, 0); c.FEC != nil {
+		t.Errorf("tunnel-nofec FEC %+v", c.FEC)
+	}
+	if f := quicConfig(TunnelFEC, 0).FEC; f == nil || f.Controller != "" || f.DisableTailProtection || f.MaxOverhead != 0 {
+		t.Errorf("tunnel-fec FEC %+v", f)
+	}
+	f := quicConfig(TunnelFixed, 0.2).FEC
+	if f == nil || f.Controller != quic.FECFixed || !f.DisableTailProtection || f.FixedSources != FixedSources || f.MaxOverhead != 0.2 {
+		t.Errorf("tunnel-fixed FEC %+v", f)
 	}
 }

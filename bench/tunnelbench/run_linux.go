@@ -33,8 +33,8 @@ type Config struct {
 	// runs RunClientEnd with the arguments that follow ("satquic bench
 	// tunnel-client").
 	ClientEnd []string
-	// FECMaxOverhead caps the FEC stacks' repairs as a share of the
-	// packets sent (zero: the library's default).
+	// FECMaxOverhead caps the FEC stacks' repair bytes as a share of
+	// the source bytes sent (zero: the tunnel's default, 0.1).
 	FECMaxOverhead float64
 	Progress       io.Writer
 }
@@ -185,6 +185,7 @@ func measure(ctx context.Context, cfg Config, n *emulate.Namespaces, tun *liveTu
 			return r, err
 		}
 		r.FEC = fecAfter.minus(fecBefore)
+		r.FECOverhead = r.FEC.fecOverhead(b.payload)
 	}
 	if b.failed > 0 && cfg.Progress != nil {
 		fmt.Fprintf(cfg.Progress, "%s: %d requests failed, the first: %v\n", label, b.failed, b.firstErr)

@@ -110,8 +110,14 @@ func startTunnel(ctx context.Context, srvNS side, clientCmd func(args ...string)
 	return t, nil
 }
 
-// fec reads the client end's FEC counters.
-func (t *liveTunnel) fec() (tunnelCounts, error) { return t.client.stats() }
+// fec reads the client end's FEC counters, with the server end's repair
+// and source bytes.
+func (t *liveTunnel) fec() (tunnelCounts, error) {
+	c, err := t.client.stats()
+	tr := t.srv.Stats().Transport
+	c.ServerRepairBytesSent, c.ServerSourceBytesSent = tr.RepairBytesSent, tr.SourceBytesSent
+	return c, err
+}
 
 // close stops both ends and waits for them.
 func (t *liveTunnel) close() error {

@@ -31,13 +31,15 @@ bench tunnel --mode goodput [--flows 1,4] [--duration D] [--loss 0,1] [--json FI
 through the emulated profile in real time (seed 002, figures 7 and 8).
 Stacks: direct (no tunnel), tunnel-nofec (the CONNECT-IP tunnel without
 FEC), tunnel-fec (adaptive FEC, policy auto: the tunnel's default),
-tunnel-fixed (the fixed controller, one repair every 10 packets). Each
-stack runs in fresh namespaces; --parallel kept-alive connections send
---requests requests per size, one after the other with --gap between a
-response and the next request (HIRT's wrk). --lossless adds every stack
-over the same profile with loss and outages off, the reference of the
-"p99 excess" column. Overhead is the link's bytes (both directions) beyond
-the response bodies, as a fraction of them.
+tunnel-fixed (the fixed controller, one repair every 10 packets, no
+tail protection). Each stack runs in fresh namespaces; --parallel
+kept-alive connections send --requests requests per size, one after the
+other with --gap between a response and the next request (HIRT's wrk).
+--lossless adds every stack over the same profile with loss and outages
+off, the reference of the "p99 excess" column. Overhead is the link's
+bytes (both directions) beyond the response bodies, as a fraction of
+them; fec overhead the repair bytes both tunnel ends sent, as a fraction
+of the response bodies.
 
 --mode goodput: bulk TCP through the tunnel over a veth pair with no
 emulated delay, with --flows parallel flows for --duration each, with and
@@ -74,7 +76,7 @@ func runBenchTunnel(args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&gcfg.Duration, "duration", 10*time.Second, "goodput: length of each measurement")
 	fs.StringVar(&losses, "loss", "0,1", "goodput: comma-separated uniform loss percentages on the veth")
 	fs.StringVar(&gcfg.ProfileDir, "cpuprofile-dir", "", "goodput: write CPU profiles of both tunnel ends to DIR")
-	fs.Float64Var(&cfg.FECMaxOverhead, "fec-max-overhead", 0, "cap of the FEC stacks' repairs as a share of the packets sent, in (0, 1) (default: the library's, 0.25)")
+	fs.Float64Var(&cfg.FECMaxOverhead, "fec-max-overhead", 0, "cap of the FEC stacks' repair bytes as a share of the source bytes each tunnel end sends, in (0, 1) (default: the tunnel's, 0.1)")
 	fs.StringVar(&jsonPath, "json", "", "write the results to FILE as JSON")
 	fs.StringVar(&plotPath, "plot", "", "requests: draw the CDFs to FILE.png")
 	if err := parseFlags(fs, args); err != nil {

@@ -49,7 +49,9 @@ func (o *quicOptions) register(fs *flag.FlagSet) {
 }
 
 func (o *fecOptions) register(fs *flag.FlagSet) {
-	o.policy, o.controller, o.maxOverhead, o.window = quic.FECAuto, quic.FECAdaptive, 0.25, 1024
+	// maxOverhead 0 is the library's default, 0.25, or the tunnel's, 0.1
+	// (gateway.QUICConfig).
+	o.policy, o.controller, o.maxOverhead, o.window = quic.FECAuto, quic.FECAdaptive, 0, 1024
 	fs.BoolFunc("no-fec", "do not offer forward erasure correction (it runs only when both ends offer it)", func(v string) error {
 		off, err := strconv.ParseBool(v)
 		if err != nil {
@@ -72,7 +74,7 @@ func (o *fecOptions) register(fs *flag.FlagSet) {
 		o.controller = v
 		return nil
 	})
-	fs.Func("fec-max-overhead", "cap on repair packets as a share of what is sent, in (0, 1) (default 0.25)", func(v string) error {
+	fs.Func("fec-max-overhead", "cap on FEC repair bytes as a share of the source bytes sent, tail repairs included, in (0, 1) (default 0.25; satquic tunnel 0.1)", func(v string) error {
 		f, err := strconv.ParseFloat(v, 64)
 		if err != nil || !(f > 0 && f < 1) {
 			return fmt.Errorf("want a number between 0 and 1")

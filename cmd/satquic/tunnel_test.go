@@ -12,6 +12,7 @@ import (
 	"github.com/satquic/satquic/connectip"
 	"github.com/satquic/satquic/gateway"
 	"github.com/satquic/satquic/quic"
+	"github.com/satquic/satquic/tunnel"
 )
 
 // TestTunnelBadFlags: each mistake on the command line or in the config
@@ -179,5 +180,18 @@ func TestTunnelServerLimits(t *testing.T) {
 		cfg.MaxTunnelsPerClient != gateway.DefaultMaxTunnelsPerClient || cfg.MaxTunnelsPerSource != gateway.DefaultMaxTunnelsPerSource ||
 		o.limits.connsPerIP != gateway.DefaultMaxConnectionsPerSource {
 		t.Errorf("default server config %+v", cfg)
+	}
+}
+
+// TestTunnelLineFECOverhead: the statistics line gives the repair bytes
+// as a share of the source bytes, what --fec-max-overhead caps.
+func TestTunnelLineFECOverhead(t *testing.T) {
+	tr := gateway.TransportStats{RepairsSent: 3, RepairBytesSent: 4_000, SourceBytesSent: 50_000}
+	line := tunnelLine(tunnel.Stats{}, connectip.Stats{}, tr)
+	if !strings.Contains(line, "repairs sent 3 (8.0% of the source bytes,") {
+		t.Errorf("line %q", line)
+	}
+	if got := (gateway.TransportStats{}).FECOverhead(); got != 0 {
+		t.Errorf("overhead of nothing sent %v", got)
 	}
 }

@@ -67,16 +67,19 @@ func TestFECAutoCongestedPath(t *testing.T) {
 // On geo-interop the 25-packet queue holds 15 ms over a 600 ms path, far
 // below the queueing delay auto looks for: its overflows show as losses
 // the repairs could not cover, and auto responds to them where hide does
-// not, with half hide's overflows (530 and 1087 over 10 MB, seed 1), as
-// fast as signal or faster. (Hide's overflows cost it less time since a
-// stream's send buffer counts only the bytes not yet acknowledged: 7.38 s
-// against auto's 7.72 s, where it took 8.53 s and auto 8.09 s.)
+// not: it overflows the queue at most two thirds as often as hide, and
+// runs within 5% of signal. Hide is no longer the slowest: since
+// MaxOverhead counts repair bytes against source bytes, fewer repairs fill
+// the queue, and since a stream's send buffer counts only the bytes not
+// yet acknowledged, its overflows cost it less time.
 func TestFECAutoShallowQueue(t *testing.T) {
 	r := autoRuns(t, "geo-interop", 1, 10_000_000)
 	auto, hide, signal := r["auto"], r["hide"], r["signal"]
-	if auto.Down.DroppedQueue*3 > hide.Down.DroppedQueue*2 || auto.Elapsed > signal.Elapsed*105/100 {
-		t.Errorf("auto %v (%d queue drops), hide %v (%d), signal %v", auto.Elapsed, auto.Down.DroppedQueue,
-			hide.Elapsed, hide.Down.DroppedQueue, signal.Elapsed)
+	if auto.Elapsed > signal.Elapsed*105/100 {
+		t.Errorf("auto %v, hide %v, signal %v", auto.Elapsed, hide.Elapsed, signal.Elapsed)
+	}
+	if 3*auto.Down.DroppedQueue > 2*hide.Down.DroppedQueue {
+		t.Errorf("auto lost %d packets to the queue, hide %d", auto.Down.DroppedQueue, hide.Down.DroppedQueue)
 	}
 	if rs := auto.ServerRecovery; rs.RecoveredAsCongestion == 0 {
 		t.Errorf("auto counted no rebuilt packet as congestion (%d delivered)", rs.RecoveredAsDelivered)

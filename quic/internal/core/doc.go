@@ -230,7 +230,8 @@
 //     (and the peer's max_udp_payload_size); an acknowledged probe raises
 //     the size, a lost one is no congestion signal (recovery's
 //     MarkPathProbe), and large packets lost while small ones get through
-//     send the size back to the start (a black hole). pmtuState runs the
+//     send the size back to the start (a black hole), from which the
+//     search starts again at the size in use. pmtuState runs the
 //     search, times the probes and gives the new sizes, which the Conn
 //     hands to loss recovery; the Conn builds the probes.
 //   - qlog.go writes the JSON-SEQ qlog of Config.Qlog: the qlogger (nil
@@ -246,7 +247,10 @@
 //     FEC_SOURCE_ID frame first), repairs go in FEC_REPAIR packets of
 //     their own, paced and congestion controlled, at a rate the adaptive
 //     controller takes from the sender's ACKs, plus repairs over the tail
-//     when the application stops sending (fec_tail.go), shed when the
+//     when the application stops sending (fec_tail.go), every one paid
+//     in bytes from an allowance of MaxOverhead of the source bytes
+//     (fec_budget.go), owed repairs waking the connection when the pacer
+//     lets them go, shed when the
 //     sender falls behind its DATAGRAM queue (fec_overload.go). The receiver
 //     (fec_recv.go) hands the packets it rebuilds to the frame loop at
 //     once and reports them (FEC_RECOVERED); loss detection holds a covered packet until its

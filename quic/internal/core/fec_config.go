@@ -85,9 +85,10 @@ type FECConfig struct {
 	// sending window bounds MaxWindow (the sending window if zero), which
 	// bounds MinWindow.
 	Adaptive fec.AdaptiveConfig
-	// MaxOverhead caps repair symbols as a share of the source and
-	// repair symbols sent (default 0.25): a controller that asks for more
-	// is held back.
+	// MaxOverhead caps the repair data sent as a share of the source
+	// symbols sent, in bytes (default 0.25): every repair, proactive,
+	// reactive or over a tail, is paid from an allowance that sources
+	// earn (fec_budget.go), and one it cannot pay is held back.
 	MaxOverhead float64
 	// NoTailProtection turns off the repairs sent when the application
 	// stops sending (default on), which spare the last packets of a

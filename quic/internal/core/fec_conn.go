@@ -15,11 +15,12 @@ type FECStats struct {
 	// Enabled reports that this endpoint sends repairs (the peer offered
 	// FEC too).
 	Enabled bool
-	// SourcesSent counts packets sent as source symbols; RepairsSent and
+	// SourcesSent counts packets sent as source symbols and
+	// SourceBytesSent their symbols' bytes; RepairsSent and
 	// RepairBytesSent the repair packets and their FEC_REPAIR data;
 	// RepairsCapped the repairs the controller asked for that MaxOverhead
 	// held back.
-	SourcesSent, RepairsSent, RepairBytesSent, RepairsCapped uint64
+	SourcesSent, SourceBytesSent, RepairsSent, RepairBytesSent, RepairsCapped uint64
 	// RepairsShed counts repairs owed and dropped because the sender was
 	// overloaded (fec_overload.go).
 	RepairsShed uint64
@@ -104,6 +105,11 @@ func (f *fecState) startSender(p *wire.TransportParameters, largestSend int) err
 	return nil
 }
 
+// repairOwed reports whether repairs wait to be sent (f may be nil).
+func (f *fecState) repairOwed() bool {
+	return f != nil && f.send != nil && f.send.owed > 0
+}
+
 // onFECFrame handles a FEC frame of a packet received at now (first: the
 // packet's first frame); the packets the peer reports rebuilt go to loss
 // recovery, delivered, never retransmitted.
@@ -159,8 +165,8 @@ func (f *fecState) stats() FECStats {
 	s := f.recv.stats
 	if fs := f.send; fs != nil {
 		s.Enabled = true
-		s.SourcesSent, s.RepairsSent, s.RepairBytesSent, s.RepairsCapped =
-			fs.stats.SourcesSent, fs.stats.RepairsSent, fs.stats.RepairBytesSent, fs.stats.RepairsCapped
+		s.SourcesSent, s.SourceBytesSent, s.RepairsSent, s.RepairBytesSent, s.RepairsCapped =
+			fs.stats.SourcesSent, fs.stats.SourceBytesSent, fs.stats.RepairsSent, fs.stats.RepairBytesSent, fs.stats.RepairsCapped
 		s.RepairsShed = fs.stats.RepairsShed
 	}
 	return s

@@ -34,7 +34,7 @@ func (c *Conn) onSendQueueOverflow(now time.Duration) {
 	}
 	c.dgram.overloaded = true
 	c.fec.send.shed()
-	c.fec.send.credit = 0
+	c.fec.send.budget.drain()
 }
 
 // sendBacklogged reports whether the sender is overloaded and its send

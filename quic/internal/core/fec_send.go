@@ -40,9 +40,6 @@ const fecReserve = wire.FECRepairOverhead + fec.RepairIDLen + 2 + 2
 // room for.
 const fecMaxSourceIDLen = 6
 
-// fecMaxCredit caps the repairs the overhead allowance saves up.
-const fecMaxCredit = 8
-
 // fecSender is the sending half of a connection's FEC.
 type fecSender struct {
 	cfg  FECConfig
@@ -52,11 +49,8 @@ type fecSender struct {
 	src  sourceLog
 	// owed is the number of repairs to send before new data.
 	owed int
-	// credit is the overhead allowance, in repairs: each source adds
-	// MaxOverhead/(1-MaxOverhead), each repair takes one.
-	credit, perSource float64
-	// maxSymbol is the largest source symbol, what a full repair costs.
-	maxSymbol int
+	// budget is the overhead allowance (fec_budget.go).
+	budget repairBudget
 	// givenUp: the outstanding sources before it are left to loss
 	// recovery (giveUp).
 	givenUp uint64
@@ -85,10 +79,8 @@ func newFECSender(cfg FECConfig, peerWindow int, maxSymbol int) (*fecSender, err
 	}
 	return &fecSender{
 		cfg: cfg, enc: enc, ctrl: ctrl, mon: mon,
-		credit:    2, // enough to protect the tail of a first short burst
-		perSource: cfg.MaxOverhead / (1 - cfg.MaxOverhead),
-		maxSymbol: maxSymbol,
-		tail:      tailState{done: true},
+		budget: newRepairBudget(cfg.MaxOverhead, maxSymbol),
+		tail:   tailState{done: true},
 	}, nil
 }
 
@@ -103,7 +95,8 @@ func (f *fecSender) onSourceSent(pn uint64, data []byte) error {
 	}
 	seq := f.src.push(pn, len(data))
 	f.stats.SourcesSent++
-	f.credit = min(f.credit+f.perSource, fecMaxCredit)
+	f.stats.SourceBytesSent += uint64(len(data))
+	f.budget.earn(len(data))
 	f.owe(f.ctrl.OnSource(uint32(seq)))
 	f.tail.done = false
 	return nil
@@ -111,9 +104,9 @@ func (f *fecSender) onSourceSent(pn uint64, data []byte) error {
 
 // onPacketSent gives the encoder the symbol of a sent source packet pn,
 // whose plaintext payload starts with FEC_SOURCE_ID. idle: the
-// application has nothing more to send at now, and the newest sources get
-// the repairs of a tail (fec_tail.go), as the path's minimum RTT allows.
-func (f *fecSender) onPacketSent(pn uint64, payload []byte, idle bool, now, minRTT time.Duration) error {
+// application has nothing more to send, and the newest sources get the
+// repairs of a tail (fec_tail.go).
+func (f *fecSender) onPacketSent(pn uint64, payload []byte, idle bool) error {
 	_, n, ok := sourceID(payload)
 	if !ok {
 		return nil
@@ -122,20 +115,19 @@ func (f *fecSender) onPacketSent(pn uint64, payload []byte, idle bool, now, minR
 		return err
 	}
 	if idle {
-		f.protectTail(now, minRTT)
+		f.protectTail()
 	}
 	return nil
 }
 
-// owe adds n repairs to send, within the overhead allowance.
+// owe adds n repairs to send, as many as the overhead allowance holds
+// (fec_budget.go).
 func (f *fecSender) owe(n int) {
-	for range n {
-		if f.credit < 1 {
-			f.stats.RepairsCapped++
-			continue
+	for i := range n {
+		if !f.oweAffordable(1) {
+			f.stats.RepairsCapped += uint64(n - i - 1)
+			return
 		}
-		f.credit--
-		f.owed++
 	}
 }
 
@@ -145,8 +137,14 @@ func (f *fecSender) nextRepair() ([]byte, fec.RepairID, bool) {
 	if f.owed == 0 {
 		return nil, fec.RepairID{}, false
 	}
-	f.enc.SetWindow(f.ctrl.Window())
-	if f.enc.Len() == 0 {
+	cost := f.repairCost()
+	if cost == 0 {
+		f.owed = 0
+		return nil, fec.RepairID{}, false
+	}
+	if !f.budget.affords(1, cost) {
+		// The window's sources grew since the repairs were owed.
+		f.stats.RepairsCapped += uint64(f.owed)
 		f.owed = 0
 		return nil, fec.RepairID{}, false
 	}
@@ -167,6 +165,7 @@ func (f *fecSender) onRepairSent(pn uint64, id fec.RepairID, bytes int) {
 	f.tail.done = true
 	f.stats.RepairsSent++
 	f.stats.RepairBytesSent += uint64(bytes)
+	f.budget.spend(bytes)
 	first := f.src.extend(id.FirstESI)
 	if end := first + uint64(id.NSS); end == f.src.next {
 		f.tail.remember(tailRepair{pn: pn, first: first, end: end})
@@ -228,15 +227,7 @@ func (f *fecSender) giveUp(end uint64) {
 // of sources waited more than a round trip for repairs that could not
 // rebuild them.
 func (f *fecSender) oweReaction(n int) bool {
-	if n <= 0 {
-		return true
-	}
-	if float64(n) > f.credit {
-		f.stats.RepairsCapped += uint64(n)
-		return false
-	}
-	f.owe(n)
-	return true
+	return f.oweAffordable(n)
 }
 
 // coverWindow asks loss recovery to hold the packets of the sources in

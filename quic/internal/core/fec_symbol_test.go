@@ -3,7 +3,12 @@ package core
 import (
 	"testing"
 	"time"
+
+	"github.com/satquic/satquic/fec"
 )
+
+// fullRepair is the FEC_REPAIR data over sources of maxSymbol bytes.
+func fullRepair(maxSymbol int) float64 { return float64(fec.RepairIDLen + 2 + maxSymbol) }
 
 // The sender measures repair costs against the largest symbol it sends,
 // not the largest it can receive: with 9000-byte receive buffers (the
@@ -20,8 +25,8 @@ func TestFECSendSymbolBound(t *testing.T) {
 		if c.fec == nil || c.fec.send == nil {
 			t.Fatal("FEC not negotiated")
 		}
-		if got := c.fec.send.maxSymbol; got != DefaultMaxProbeDatagramSize {
-			t.Errorf("sender's largest symbol %d, want %d", got, DefaultMaxProbeDatagramSize)
+		if got, want := c.fec.send.budget.full, fullRepair(DefaultMaxProbeDatagramSize); got != want {
+			t.Errorf("sender's full repair %v bytes, want %v", got, want)
 		}
 	}
 	// Without path MTU discovery, the starting size bounds it.
@@ -32,7 +37,7 @@ func TestFECSendSymbolBound(t *testing.T) {
 	}
 	p = newPair(t, ccfg, scfg, 10*time.Millisecond)
 	p.mustRun(p.confirmed, time.Second)
-	if got := p.server.fec.send.maxSymbol; got != DefaultMaxDatagramSize {
-		t.Errorf("without path MTU discovery: largest symbol %d, want %d", got, DefaultMaxDatagramSize)
+	if got, want := p.server.fec.send.budget.full, fullRepair(DefaultMaxDatagramSize); got != want {
+		t.Errorf("without path MTU discovery: full repair %v bytes, want %v", got, want)
 	}
 }

@@ -2,7 +2,6 @@ package core
 
 import (
 	"math"
-	"time"
 
 	"github.com/satquic/satquic/fec"
 )
@@ -27,18 +26,16 @@ import (
 // measured exceeds a clean path's (fecCleanLoss, the controller's prior):
 // until then losses are rare enough that one repair does.
 //
-// Tail repairs take from the overhead allowance by their size: charged as
-// full repairs, the one repair after each small request would take three
-// requests' allowance, and two requests in three would go unprotected.
-// That holds for tails at least a minimum RTT apart, as a request's next
-// one is. A sparse flow that goes on (a voice call or a trickle of small
-// packets through a tunnel) makes a tail of almost every packet, closer
-// together than that: charged by size, each got a repair, or four once
-// the path lost packets, and repairs were half of the packets or more
-// whatever MaxOverhead said. Such a tail's repairs are charged as full
-// ones, so that repairs stay within MaxOverhead of the packets sent; the
-// tails in between go without, and the next repair's window covers their
-// sources.
+// Tail repairs take from the overhead allowance what they are, bytes
+// (fec_budget.go), as every repair does: a small tail's repair is small
+// and costs little. Small sources earn little too, so a sparse flow that
+// goes on (a voice call, or a trickle of small packets through a tunnel
+// such as inner TCP acknowledgements), which makes a tail of almost every
+// packet, gets a repair over only some of its tails, as many as
+// MaxOverhead of its bytes pays for; the next repair's window covers the
+// sources of the tails in between. Each direction of a connection has its
+// own allowance, so the acknowledgements of one direction take nothing
+// from the responses of the other.
 
 const (
 	// maxTails bounds the tail repairs remembered.
@@ -63,9 +60,6 @@ type tailState struct {
 	// repairs are the recent repairs sent over the newest source, to
 	// react when their acknowledgement shows sources still missing.
 	repairs []tailRepair
-	// lastAt is when the last tail ended; seen: there was one.
-	lastAt time.Duration
-	seen   bool
 }
 
 // tailRepair is a repair sent when its window ended at the newest source.
@@ -85,15 +79,12 @@ func (t *tailState) remember(r tailRepair) {
 }
 
 // protectTail owes repairs over the newest sources when the application
-// has nothing more to send at now, so that a loss among the last packets
-// is repaired without waiting for a probe timeout. minRTT is the path's
-// minimum RTT (zero before a sample).
-func (f *fecSender) protectTail(now, minRTT time.Duration) {
+// has nothing more to send, so that a loss among the last packets is
+// repaired without waiting for a probe timeout.
+func (f *fecSender) protectTail() {
 	if f.cfg.NoTailProtection || f.tail.done || f.owed > 0 || f.enc.Len() == 0 {
 		return
 	}
-	continued := f.tail.seen && now-f.tail.lastAt < minRTT
-	f.tail.lastAt, f.tail.seen = now, true
 	loss, burst := 0.0, 1.0
 	if ad, ok := f.ctrl.(*fec.AdaptiveController); ok {
 		loss, burst = ad.Estimate()
@@ -102,16 +93,10 @@ func (f *fecSender) protectTail(now, minRTT time.Duration) {
 	if loss >= tailHighLoss {
 		n = 2
 	}
-	cost := f.tailRepairCost()
-	if continued {
-		cost = 1
+	if share := f.tailRepairShare(); share <= tailSmallShare && loss > fecCleanLoss {
+		n = max(n, tailRepairsFor(burst), min(int(tailSmallShare/share), tailMaxRepairs))
 	}
-	if cost <= tailSmallShare && loss > fecCleanLoss {
-		n = max(n, tailRepairsFor(burst), min(int(tailSmallShare/cost), tailMaxRepairs))
-	}
-	for range n {
-		f.oweAt(cost)
-	}
+	f.owe(n)
 	f.tail.done = true
 }
 
@@ -127,32 +112,11 @@ func tailRepairsFor(burst float64) int {
 	return int(min(max(n, 1), tailMaxRepairs))
 }
 
-// tailRepairCost is what a repair over the newest sources costs, as a
+// tailRepairShare is what a repair over the newest sources costs, as a
 // share of a full one: its symbol is as long as the longest source it
 // covers (RFC 8681 section 4.2 pads the shorter ones).
-func (f *fecSender) tailRepairCost() float64 {
-	if f.maxSymbol <= 0 {
-		return 1
-	}
-	from := max(f.src.oldestOutstanding(), f.src.next-uint64(f.enc.Len()))
-	longest := 0
-	for seq := from; seq < f.src.next; seq++ {
-		if e := f.src.at(seq); e != nil {
-			longest = max(longest, int(e.size))
-		}
-	}
-	return min(float64(longest)/float64(f.maxSymbol), 1)
-}
-
-// oweAt adds a repair that costs cost of a full one, within the overhead
-// allowance.
-func (f *fecSender) oweAt(cost float64) {
-	if f.credit < cost {
-		f.stats.RepairsCapped++
-		return
-	}
-	f.credit -= cost
-	f.owed++
+func (f *fecSender) tailRepairShare() float64 {
+	return min(float64(f.repairCost())/f.budget.full, 1)
 }
 
 // onTailAcked reacts to the acknowledgement of a tail repair: sources of

@@ -53,7 +53,7 @@ func sendTail(t *testing.T, f *fecSender, next uint64, sizes ...int) ([]uint64, 
 		}
 		pn++
 	}
-	f.protectTail(0, 0)
+	f.protectTail()
 	repairs, pn := drainRepairs(f, pn)
 	return repairs, pn
 }
@@ -93,7 +93,7 @@ func lossyHistory(t *testing.T, f *fecSender) uint64 {
 	}
 	f.onResult(res)
 	_, pn = drainRepairs(f, pn)
-	f.credit = fecMaxCredit - 1 // room for the next source's share
+	f.budget.credit = (fecMaxCredit - 1) * f.budget.full // room for the next source's share
 	if loss, _ := f.ctrl.(*fec.AdaptiveController).Estimate(); loss <= fecCleanLoss {
 		t.Fatalf("measured loss %v after the lossy history", loss)
 	}
@@ -104,7 +104,7 @@ func lossyHistory(t *testing.T, f *fecSender) uint64 {
 // while the measured loss is low; so does the tail of a small request on
 // a clean path, but once the path shows more loss than a clean one, a
 // small tail gets the repairs a quarter of a full one pays for, up to
-// tailMaxRepairs, and they take from the allowance only their share.
+// tailMaxRepairs, and they take from the allowance only their bytes.
 func TestFECTailRepairsBySize(t *testing.T) {
 	if got, _ := sendTail(t, testFECSender(t), 1, 1400, 1400, 1400); len(got) != 1 {
 		t.Errorf("full-size tail: %d repairs, want 1", len(got))
@@ -114,12 +114,14 @@ func TestFECTailRepairsBySize(t *testing.T) {
 	}
 	small := testFECSender(t)
 	pn := lossyHistory(t, small)
-	before := small.credit + small.perSource
+	before := small.budget.credit + DefaultFECMaxOverhead*40
 	if got, _ := sendTail(t, small, pn, 40); len(got) != tailMaxRepairs {
 		t.Errorf("40-byte tail: %d repairs, want %d", len(got), tailMaxRepairs)
 	}
-	if spent, want := before-small.credit, float64(tailMaxRepairs)*40/1400; spent < want*0.99 || spent > want*1.01 {
-		t.Errorf("40-byte tail took %.3f of the allowance, want %.3f", spent, want)
+	// Each repair is its Repair FEC Payload ID and the 40 bytes with
+	// their 2-byte length.
+	if spent, want := before-small.budget.credit, float64(tailMaxRepairs*(fec.RepairIDLen+2+40)); spent != want {
+		t.Errorf("40-byte tail took %v bytes of the allowance, want %v", spent, want)
 	}
 	// A source of a third of a full one: its repairs cost more than
 	// tailSmallShare each, so only one goes.
@@ -168,14 +170,21 @@ func TestFECTailAckedCountsTrailingLosses(t *testing.T) {
 // deadline would hold the retransmissions); one it can pay goes whole.
 func TestFECReactionAllOrNothing(t *testing.T) {
 	f := testFECSender(t)
-	f.credit = 3.5
+	for pn := range uint64(4) {
+		if err := f.onSourceSent(pn, bytes.Repeat([]byte{1}, 1400)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	full := fec.RepairIDLen + 2 + 1400
+	f.budget.credit = 3.5 * float64(full)
 	f.oweReaction(4)
-	if f.owed != 0 || f.stats.RepairsCapped != 4 || f.credit != 3.5 {
-		t.Errorf("reaction of 4 with 3.5 in hand: owed %d, capped %d, credit %v", f.owed, f.stats.RepairsCapped, f.credit)
+	if f.owed != 0 || f.stats.RepairsCapped != 4 {
+		t.Errorf("reaction of 4 with 3.5 in hand: owed %d, capped %d", f.owed, f.stats.RepairsCapped)
 	}
 	f.oweReaction(3)
-	if f.owed != 3 || f.credit != 0.5 {
-		t.Errorf("reaction of 3 with 3.5 in hand: owed %d, credit %v", f.owed, f.credit)
+	repairs, _ := drainRepairs(f, 4)
+	if len(repairs) != 3 || f.budget.credit != 0.5*float64(full) || f.stats.RepairBytesSent != uint64(3*full) {
+		t.Errorf("reaction of 3 with 3.5 in hand: %d sent, %d bytes, %v left", len(repairs), f.stats.RepairBytesSent, f.budget.credit)
 	}
 }
 
@@ -202,7 +211,7 @@ func TestFECTailAckedLongRunLeftToRecovery(t *testing.T) {
 	f.onTailAcked(repairs[0])
 	f.onResult(res)
 	if f.owed != 0 {
-		t.Errorf("%d repairs owed for 16 lost sources with %.1f in hand", f.owed, f.credit)
+		t.Errorf("%d repairs owed for 16 lost sources with %.1f bytes in hand", f.owed, f.budget.credit)
 	}
 	if f.stats.RepairsCapped < capped+15 {
 		t.Errorf("repairs capped %d, want at least %d", f.stats.RepairsCapped, capped+15)

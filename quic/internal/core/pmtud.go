@@ -19,7 +19,12 @@ import (
 // until they are close. Loss recovery does not take a lost probe for
 // congestion (recovery.MarkPathProbe). Black hole detection
 // (pmtud_blackhole.go) falls back to the starting size if the path stops
-// carrying large packets.
+// carrying large packets, and the search then starts again (RFC 8899
+// section 5.2: PROBE_BASE, then SEARCHING), first at the size that was in
+// use: a run of large packets lost while small ones arrived may be a
+// queue that had room only for small ones, and a connection that kept the
+// starting size for good could no longer carry what it was carrying (a
+// tunnel's inner packets, sized for the path it found, all dropped).
 
 const (
 	// pmtuMaxProbes is MAX_PROBES (RFC 8899 section 5.1.2): lost probes
@@ -38,7 +43,7 @@ type pmtuPhase uint8
 const (
 	pmtuBase      pmtuPhase = iota // before the handshake is confirmed
 	pmtuSearching                  // probing
-	pmtuDone                       // search complete, disabled or after a black hole
+	pmtuDone                       // search complete or disabled
 )
 
 // probeOutcome is what loss recovery said of the probe in flight.
@@ -86,7 +91,7 @@ type PathMTUStats struct {
 	// Searching: probes are still being sent.
 	Searching bool
 	// BlackHole: large packets stopped arriving and the size fell back
-	// to the starting size; no more probes are sent.
+	// to the starting size, from which a new search started.
 	BlackHole bool
 }
 
@@ -149,7 +154,7 @@ func (m *pmtuState) start(now time.Duration, cur, limit int, disabled bool) {
 // spaces the probes of one size.
 func (m *pmtuState) update(now, srtt time.Duration) (resize int, done bool) {
 	if m.hole.detected() {
-		return m.fallBack(), false
+		return m.fallBack(now, srtt), false
 	}
 	if !m.inFlight || m.outcome == probePending {
 		return 0, false
@@ -185,13 +190,19 @@ func (m *pmtuState) nextSize() (done bool) {
 	return false
 }
 
-// fallBack stops probing after a black hole and returns the base size
-// (RFC 8899 section 4.3: the path no longer carries the size in use).
-func (m *pmtuState) fallBack() int {
+// fallBack returns the base size after a black hole (RFC 8899 section
+// 4.3: the path no longer carries the size in use) and searches again a
+// round trip later, from the size that was in use: acknowledged, it comes
+// back; lost MAX_PROBES times, the binary search below it finds what the
+// path carries now.
+func (m *pmtuState) fallBack(now, srtt time.Duration) int {
 	m.hole.stop()
-	m.phase = pmtuDone
-	m.inFlight = false
 	m.stats.BlackHole = true
+	m.phase, m.inFlight, m.losses = pmtuSearching, false, 0
+	m.size, m.low, m.next = m.low, m.base, now+srtt
+	if m.size <= m.base {
+		m.nextSize()
+	}
 	return m.base
 }
 

@@ -178,7 +178,8 @@ func TestPMTUConfig(t *testing.T) {
 
 // After the size was raised, the path stops carrying large datagrams: the
 // client's data is lost while its small PTO probes arrive, and it falls
-// back to the base size, stops probing, and delivers everything.
+// back to the base size and delivers everything; its new search finds
+// the path still carries no more than the base size.
 func TestPMTUBlackHole(t *testing.T) {
 	ccfg, scfg := testConfigs(t, 305)
 	p := newPair(t, ccfg, scfg, 10*time.Millisecond)
@@ -207,6 +208,7 @@ func TestPMTUBlackHole(t *testing.T) {
 	if !bytes.Equal(got, data) {
 		t.Fatalf("server read %d bytes, want %d", len(got), len(data))
 	}
+	p.mustRun(p.pmtuSettled, p.now+10*time.Second)
 	st := p.client.Stats()
 	if !st.PathMTU.BlackHole || st.PathMTU.MaxDatagramSize != DefaultMaxDatagramSize || st.PathMTU.Searching {
 		t.Errorf("client %+v, want a black hole and 1200", st.PathMTU)
@@ -215,6 +217,50 @@ func TestPMTUBlackHole(t *testing.T) {
 		t.Error("nothing dropped")
 	}
 	t.Logf("%d datagrams dropped; PTOs %d, lost %d", dropped, st.Recovery.PTOs, st.PacketsLost)
+}
+
+// TestPMTUBlackHoleSearchesAgain: large datagrams stop arriving for a
+// while, as when a full queue has room only for small ones, and the client
+// falls back to the base size; when they arrive again, its new search
+// brings the size back. The size used to stay at the base for the rest of
+// the connection: a tunnel whose inner packets were sized for the path it
+// found then dropped every full-size one (its downlink stalled over the
+// starlink profile, bench tunnel's tunnel-fixed with 1 MB responses).
+func TestPMTUBlackHoleSearchesAgain(t *testing.T) {
+	ccfg, scfg := testConfigs(t, 305)
+	p := newPair(t, ccfg, scfg, 10*time.Millisecond)
+	p.mustRun(p.confirmed, time.Second)
+	p.mustRun(p.pmtuSettled, p.now+time.Second)
+	var dropped int
+	dropAbove(p, DefaultMaxDatagramSize, &dropped)
+	id, _ := p.client.OpenStream(p.now, false)
+	data := payload(200<<10, 9)
+	written := 0
+	p.clientApp = func(now time.Duration, c *Conn) {
+		if written < len(data) {
+			n, _ := c.StreamWrite(id, data[written:])
+			written += n
+			if written == len(data) {
+				if err := c.CloseWrite(id); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	p.mustRun(func() bool { return p.client.Stats().PathMTU.BlackHole }, p.now+10*time.Second)
+	p.drop = nil // the large datagrams get through again
+	var got []byte
+	p.mustRun(func() bool {
+		return p.server.streams.m[id] != nil && readAll(t, p.now, p.server, id, &got) && p.pmtuSettled()
+	}, p.now+60*time.Second)
+	if !bytes.Equal(got, data) {
+		t.Fatalf("server read %d bytes, want %d", len(got), len(data))
+	}
+	st := p.client.Stats().PathMTU
+	t.Logf("%d datagrams dropped; client %+v", dropped, st)
+	if !st.BlackHole || st.MaxDatagramSize != DefaultMaxProbeDatagramSize || st.Searching {
+		t.Errorf("client %+v, want the black hole seen and %d found again", st, DefaultMaxProbeDatagramSize)
+	}
 }
 
 // Losses of large and small packets alike (an outage, congestion) are no

@@ -72,7 +72,7 @@ func (c *Conn) onPacketSent(now time.Duration, w *packetWriter, p *plannedPacket
 	if p.fecSource {
 		// Sent while nothing else waits, a source ends a burst whose
 		// tail needs repairs of its own.
-		if err := c.fec.send.onPacketSent(p.pn, w.symbol, !c.hasAppData(), now, c.sender.RTT().MinRTT()); err != nil {
+		if err := c.fec.send.onPacketSent(p.pn, w.symbol, !c.hasAppData()); err != nil {
 			c.closeLocal(transportError(wire.CodeInternalError, 0, "FEC source: %v", err))
 		}
 	}

@@ -46,6 +46,11 @@ func (c *Conn) NextTimer(now time.Duration) (time.Duration, bool) {
 			hasData = hasData || (canSend && c.hasDataIn(s))
 		}
 	}
+	// So do owed FEC repairs: one owed after the last source of a paced
+	// burst otherwise waited for the next ACK, or for the probe timeout
+	// if the burst's last packets were lost, the very losses it was
+	// owed to repair.
+	hasData = hasData || (canSend && c.canSendIn(spaceApp) && c.fec.repairOwed())
 	if hasData {
 		d.add(c.sender.NextSendTime(now, c.maxDatagram), true)
 	}
