@@ -112,6 +112,11 @@ func (c *Conn) signal() {
 // signal came since the step began. Nothing may touch the loop's fields
 // after a successful park: a new goroutine may be running already.
 func (c *Conn) park() bool {
+	// The core frees what it can build again: the ciphers of its keys,
+	// its empty logs and scratch (core.Conn.ReleaseIdle).
+	c.mu.Lock()
+	c.core.ReleaseIdle()
+	c.mu.Unlock()
 	batch, in := c.batch, c.in
 	c.batch, c.in = nil, nil
 	if c.loop.CompareAndSwap(loopRunning, loopParked) {
