@@ -25,10 +25,11 @@ func (c *Conn) setClosed() {
 // more than its state: the expanded ciphers of its 1-RTT keys (about 3 kB
 // for AES-GCM; the keys themselves stay, crypto.AppKeys.DropCiphers), the
 // storage of its sent-packet logs and of the recovery Sender's records
-// beyond what they hold, the packet builder's scratch and an empty event queue. A driver
-// calls it when it expects no call for a while (package quic's when the
-// connection's goroutine parks); the next calls allocate again what they
-// use. It changes nothing the connection does.
+// beyond what they hold, the packet builder's scratch, the frame parser
+// and an empty event queue. A driver calls it when it expects no call for
+// a while (package quic's when the connection's goroutine parks); the next
+// calls allocate again what they use. It changes nothing the connection
+// does.
 func (c *Conn) ReleaseIdle() {
 	if c.appRead != nil {
 		c.appRead.DropCiphers()
@@ -40,7 +41,7 @@ func (c *Conn) ReleaseIdle() {
 		sp.sent.shrink()
 	}
 	c.sender.ReleaseIdle()
-	c.build.release()
+	c.build, c.parser = nil, nil
 	c.events.releaseIfEmpty()
 }
 
@@ -62,22 +63,6 @@ func (l *sentLog) shrink() {
 		ring[i] = l.ring[(l.head+i)%len(l.ring)]
 	}
 	l.ring, l.head = ring, 0
-}
-
-// release drops the builder's scratch, which grows again with the next
-// datagram.
-func (b *builder) release() {
-	b.writer.release()
-	b.fecRanges, b.acked, b.lost = nil, nil, nil
-}
-
-// release drops the writer's buffers and the frame lists of its packets;
-// called between datagrams, when none of them is in use.
-func (w *packetWriter) release() {
-	w.b, w.data, w.symbol, w.spare, w.inSpare = nil, nil, nil, nil, false
-	w.frames = [numSpaces][]sentFrame{}
-	w.ack.Ranges = nil
-	w.keys = [numSpaces]packetProtector{}
 }
 
 // releaseIfEmpty drops the queue's array when no event waits.
