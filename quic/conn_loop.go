@@ -131,7 +131,7 @@ func (c *Conn) run() {
 		// calls per request.
 		runtime.Gosched()
 	}
-	c.timer.Stop()
+	c.stopTimer()
 	c.finish()
 	close(c.loopDone)
 	c.t.connWG.Done()

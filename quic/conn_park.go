@@ -58,10 +58,12 @@ func (t *Transport) parkWait() time.Duration {
 // one run to the next; only the goroutine touches the fields after loop.
 type loopState struct {
 	loop atomic.Int32
-	// timer signals the connection when the core's next deadline
-	// comes, whether its goroutine waits or is parked.
-	timer *time.Timer
-	wake  chan struct{}
+	// timer signals the connection, through timerTarget, when the
+	// core's next deadline comes, whether its goroutine waits or is
+	// parked.
+	timer       *time.Timer
+	timerTarget *timerTarget
+	wake        chan struct{}
 
 	// batch and in are the step's scratch, dropped when it parks.
 	batch []*packet
@@ -73,11 +75,31 @@ type loopState struct {
 	exiting           bool
 }
 
+// timerTarget is what a connection's timer calls. The goroutine clears it
+// when the connection ends: a stopped timer stays in the runtime's timer
+// heap until its time comes or the heap is cleaned, and it must not keep
+// an ended connection's memory alive that long.
+type timerTarget struct{ c atomic.Pointer[Conn] }
+
+func (tt *timerTarget) fire() {
+	if c := tt.c.Load(); c != nil {
+		c.signal()
+	}
+}
+
 // startLoop starts the connection's goroutine for the first time.
 func (c *Conn) startLoop() {
 	c.wake = make(chan struct{}, 1)
-	c.timer = time.AfterFunc(time.Hour, c.signal)
+	c.timerTarget = new(timerTarget)
+	c.timerTarget.c.Store(c)
+	c.timer = time.AfterFunc(time.Hour, c.timerTarget.fire)
 	go c.run()
+}
+
+// stopTimer stops the timer for good when the connection ends.
+func (c *Conn) stopTimer() {
+	c.timer.Stop()
+	c.timerTarget.c.Store(nil)
 }
 
 // signal wakes the connection goroutine, or starts it if it is parked:

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"runtime"
 	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
+	"weak"
 
 	"github.com/satquic/satquic/internal/testkit"
 )
@@ -177,4 +179,36 @@ func parkingTransport(t *testing.T) *Transport {
 	}
 	t.Cleanup(func() { _ = pc.Close() })
 	return &Transport{Conn: pc, parkAfterOverride: time.Nanosecond}
+}
+
+// TestEndedConnIsCollected checks that nothing keeps an ended connection
+// alive: neither its Transport nor its timer, which, stopped, may stay in
+// the runtime's timer heap until its time would have come (a server
+// holding a thousand silent handshakes kept as many ended clients so).
+func TestEndedConnIsCollected(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newMemEnv(t, link10ms, nil)
+		client, server := e.connect(nil)
+		parkEcho(t, client, server, []byte("once"))
+		weakClient, weakServer := weak.Make(client), weak.Make(server)
+		if err := client.CloseWithError(0, ""); err != nil {
+			t.Fatal(err)
+		}
+		// The server ends after its draining period (RFC 9000 section
+		// 10.2.2), a few probe timeouts.
+		<-server.Context().Done()
+		time.Sleep(5 * time.Second)
+		synctest.Wait()
+		for _, c := range []*Conn{client, server} {
+			if c.timerTarget.c.Load() != nil {
+				t.Errorf("the ended %s's timer still leads to it", side(c))
+			}
+		}
+		client, server = nil, nil
+		runtime.GC()
+		runtime.GC()
+		if weakClient.Value() != nil || weakServer.Value() != nil {
+			t.Fatalf("ended connections still referenced: client %v, server %v", weakClient.Value() != nil, weakServer.Value() != nil)
+		}
+	})
 }
