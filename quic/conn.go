@@ -64,10 +64,10 @@ type Conn struct {
 	cancel        context.CancelCauseFunc
 
 	// The reader's datagrams wait in inbox for the connection goroutine,
-	// which wake tells that there is work.
+	// which signal tells that there is work.
 	inboxMu sync.Mutex
 	inbox   []*packet
-	wake    chan struct{}
+	loopState
 
 	// path is the socket of a client that migrated (migrate.go), nil
 	// while it sends on its Transport's; probe is the socket whose path
@@ -102,7 +102,6 @@ func newConn(t *Transport, cc *core.Conn, l *Listener, v wire.Version) *Conn {
 		closed:        make(chan struct{}),
 		flushed:       make(chan struct{}),
 		loopDone:      make(chan struct{}),
-		wake:          make(chan struct{}, 1),
 	}
 	c.ctx, c.cancel = context.WithCancelCause(context.Background())
 	return c
@@ -132,15 +131,6 @@ func (c *Conn) waitHandshake(ctx context.Context) error {
 func (c *Conn) releaseSingleUse() {
 	if c.isClient && c.t.singleUse {
 		_ = c.t.Close()
-	}
-}
-
-// signal wakes the connection goroutine: the application wrote, read or
-// changed a stream, and the core may have something to send.
-func (c *Conn) signal() {
-	select {
-	case c.wake <- struct{}{}:
-	default:
 	}
 }
 

@@ -73,65 +73,76 @@ func (c *Conn) takeInbox(spare []*packet) []*packet {
 	return in
 }
 
-// run is the connection's goroutine.
+// run is the connection's goroutine: it runs from the connection's start
+// until the connection ends, except while it is parked (conn_park.go).
 func (c *Conn) run() {
-	defer c.t.connWG.Done()
-	defer close(c.loopDone)
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
-	closing := c.t.closing
-	exit := false // the Transport is closing: leave after this flush
-	var batch []*packet
-	var in []core.Datagram
-	spins := 0
 	for {
-		batch = c.takeInbox(batch)
-		in = in[:0]
-		for _, p := range batch {
-			in = append(in, p.datagram())
+		c.loop.Store(loopRunning)
+		c.batch = c.takeInbox(c.batch)
+		c.in = c.in[:0]
+		for _, p := range c.batch {
+			c.in = append(c.in, p.datagram())
 		}
-		next, alive, progress := c.step(in)
-		clear(in)
-		c.t.putPackets(batch)
-		if !alive || exit || c.evicted() {
+		next, alive, progress := c.step(c.in)
+		clear(c.in)
+		c.t.putPackets(c.batch)
+		if !alive || c.exiting || c.evicted() {
 			break
+		}
+		if !c.closedByTransport && c.t.isClosing() {
+			c.closeForTransport()
+			continue
 		}
 		wait := next - c.t.now()
 		if wait <= 0 {
 			if progress {
-				spins = 0
+				c.spins = 0
 				continue
 			}
-			if spins++; spins < maxIdleSpins {
+			if c.spins++; c.spins < maxIdleSpins {
 				continue
 			}
 			wait = spinPause
 		}
-		spins = 0
-		timer.Reset(wait)
-		select {
-		case <-c.wake:
-			// A wake-up comes from a stream write, or from the reader
-			// with datagrams. Yielding once lets the other goroutines
-			// that are ready to run first (the handlers of a server's
-			// other requests, the reader) add their writes and
-			// datagrams: the next step then sends many streams'
-			// packets in one batch, rather than one response per
-			// system call. On loopback under 200 concurrent requests
-			// of 1 KiB this made about a quarter as many sendmmsg
-			// calls per request.
-			runtime.Gosched()
-		case <-timer.C:
-		case <-closing:
-			closing = nil
-			c.mu.Lock()
-			c.byTransport = true
-			c.core.Close(c.t.now(), 0, "")
-			c.mu.Unlock()
-			exit = true
+		c.spins = 0
+		c.timer.Reset(wait)
+		if wait >= c.t.parkWait() {
+			if c.park() {
+				return
+			}
+			continue
 		}
+		if !c.loop.CompareAndSwap(loopRunning, loopWaiting) {
+			// Signalled since the step began: step again at once.
+			continue
+		}
+		<-c.wake
+		// A wake-up comes from a stream write, or from the reader
+		// with datagrams. Yielding once lets the other goroutines
+		// that are ready to run first (the handlers of a server's
+		// other requests, the reader) add their writes and
+		// datagrams: the next step then sends many streams'
+		// packets in one batch, rather than one response per
+		// system call. On loopback under 200 concurrent requests
+		// of 1 KiB this made about a quarter as many sendmmsg
+		// calls per request.
+		runtime.Gosched()
 	}
+	c.stopTimer()
 	c.finish()
+	close(c.loopDone)
+	c.t.connWG.Done()
+}
+
+// closeForTransport closes the connection because its Transport closes:
+// the goroutine leaves after the next step has sent CONNECTION_CLOSE.
+func (c *Conn) closeForTransport() {
+	c.closedByTransport = true
+	c.mu.Lock()
+	c.byTransport = true
+	c.core.Close(c.t.now(), 0, "")
+	c.mu.Unlock()
+	c.exiting = true
 }
 
 // step is one turn of the core's calling protocol: it feeds the core the

@@ -9,6 +9,11 @@
 // owns its sans-IO core (package internal/core): it feeds the core the
 // datagrams and the time, runs its timers in real time and sends its
 // datagrams in batches (sendmmsg, and GSO for runs of equal-sized ones).
+// When its next timer is far away (100 ms or more: an idle timeout, a
+// keep-alive) the goroutine parks: it frees what the core can build again
+// (core.Conn.ReleaseIdle) and returns, and the next datagram, application
+// call, timer or the Transport closing starts it again, so that an idle
+// connection holds no goroutine (conn_park.go).
 // The application's Read and Write calls use the core directly under the
 // connection's mutex and block on the core's stream events. ListenAddr,
 // DialAddr, Listen and Dial make a Transport for one Listener or one

@@ -429,9 +429,12 @@ func TestInteropKeyUpdate(t *testing.T) {
 		// doing: on loopback a quic-go peer that a busy machine
 		// deschedules acknowledges late, while the window lets hundreds
 		// of packets go (seen: 10 updates in 3341 packets, 334 apart).
-		// So at least one per ten intervals, and three in all.
+		// So at least one per ten intervals, and three in all. The
+		// count also holds the update quic-go starts itself after its
+		// first 100 packets (its FirstKeyUpdateInterval), which satquic
+		// follows: one more than the interval allows.
 		if st.KeyUpdates < 3 || st.KeyUpdates < st.PacketsSent/(10*keyUpdateInterval) ||
-			st.KeyUpdates > st.PacketsSent/keyUpdateInterval {
+			st.KeyUpdates > st.PacketsSent/keyUpdateInterval+1 {
 			t.Errorf("satquic %s: %d key updates after %d packets sent", role, st.KeyUpdates, st.PacketsSent)
 		}
 		t.Logf("satquic %s: %d key updates, %d packets sent", role, st.KeyUpdates, st.PacketsSent)

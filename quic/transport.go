@@ -102,6 +102,10 @@ type Transport struct {
 	socketOnce sync.Once
 	connWG     sync.WaitGroup
 	readers    sync.WaitGroup
+
+	// parkAfterOverride, set by tests before the Transport starts,
+	// replaces parkAfter (conn_park.go).
+	parkAfterOverride time.Duration
 }
 
 // init opens the Transport on first use and starts its reader.
@@ -270,7 +274,7 @@ func (t *Transport) startConnLocked(c *Conn) {
 	t.conns[c] = struct{}{}
 	t.byPeer[c.remote] = append(t.byPeer[c.remote], c)
 	t.connWG.Add(1)
-	go c.run()
+	c.startLoop()
 }
 
 // addRoute makes datagrams for id go to c.
@@ -341,11 +345,19 @@ func (t *Transport) shutdown(reason error) {
 		t.mu.Lock()
 		t.closed, t.closeErr = true, reason
 		l := t.listener
+		conns := make([]*Conn, 0, len(t.conns))
+		for c := range t.conns {
+			conns = append(conns, c)
+		}
 		t.mu.Unlock()
 		if l != nil {
 			l.closeQueue(ErrServerClosed)
 		}
 		close(t.closing)
+		// A parked connection learns of it only from its signal.
+		for _, c := range conns {
+			c.signal()
+		}
 	})
 }
 

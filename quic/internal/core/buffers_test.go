@@ -173,3 +173,43 @@ func TestSentLog(t *testing.T) {
 		t.Fatalf("each visited %d records", n)
 	}
 }
+
+// TestSentLogShrink checks that a shrunk log keeps its live records, drops
+// its array when it holds none, and grows again.
+func TestSentLogShrink(t *testing.T) {
+	var l sentLog
+	for pn := uint64(10); pn < 40; pn++ {
+		l.push(pn).setFrames([]sentFrame{{kind: fkStream, id: pn}})
+	}
+	for pn := uint64(10); pn < 37; pn++ {
+		l.take(pn)
+	}
+	l.take(38)
+	l.shrink()
+	if l.base != 37 || l.count != 3 || len(l.ring) != 3 {
+		t.Fatalf("after shrink: base %d, %d records in a ring of %d; want 37, 3, 3", l.base, l.count, len(l.ring))
+	}
+	if f := l.take(39); len(f) != 1 || f[0].id != 39 {
+		t.Fatalf("take(39) after shrink = %v", f)
+	}
+	for pn := uint64(40); pn < 60; pn++ {
+		l.push(pn).setFrames([]sentFrame{{kind: fkStream, id: pn}})
+	}
+	if f := l.take(37); len(f) != 1 || f[0].id != 37 {
+		t.Fatalf("take(37) after growing again = %v", f)
+	}
+	if f := l.take(59); len(f) != 1 || f[0].id != 59 {
+		t.Fatalf("take(59) after growing again = %v", f)
+	}
+	for pn := uint64(40); pn < 59; pn++ {
+		l.take(pn)
+	}
+	l.shrink()
+	if l.count != 0 || l.ring != nil {
+		t.Fatalf("an emptied log kept %d records in a ring of %d", l.count, len(l.ring))
+	}
+	l.push(60).setFrames([]sentFrame{{kind: fkPing}})
+	if f := l.take(60); len(f) != 1 || f[0].kind != fkPing {
+		t.Fatalf("take(60) after the log was dropped = %v", f)
+	}
+}

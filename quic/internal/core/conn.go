@@ -40,7 +40,9 @@ type Conn struct {
 	ku       keyUpdateState
 
 	sender *recovery.Sender
-	parser wire.FrameParser
+	// parser parses frames (receive_frames.go); frameParser makes it on
+	// first use, and ReleaseIdle drops it.
+	parser *wire.FrameParser
 
 	cids        connIDs
 	origDCID    wire.ConnectionID // the client's first Destination Connection ID
@@ -110,8 +112,9 @@ type Conn struct {
 	events eventQueue
 	stats  connStats
 
-	// Scratch space reused by the packet builder.
-	build builder
+	// Scratch space reused by the packet builder; scratch makes it on
+	// first use, and ReleaseIdle drops it.
+	build *builder
 
 	// qlog writes the qlog of Config.Qlog (qlog.go); rxPacketLen is the
 	// size of the packet being processed, for it.
@@ -256,7 +259,6 @@ func newConn(cfg *Config, now time.Duration, remote netip.AddrPort, isClient boo
 	}
 	c.bdp.cfg = d.CarefulResume
 	c.dgram.init(&d)
-	c.parser.Extension = c.parseExtension
 	c.idle.init(now, d.IdleTimeout, d.KeepAlivePeriod)
 	c.vn.init(c.version, isClient, d.Versions)
 	c.qlog = newQlogger(d.Qlog, now)
@@ -353,6 +355,24 @@ func (c *Conn) Err() error { return c.closing.err }
 // test.
 func probeTimeout(rtt *recovery.RTTStats) time.Duration {
 	return rtt.SmoothedRTT() + max(4*rtt.RTTVar(), time.Millisecond) + rtt.MaxAckDelay()
+}
+
+// frameParser returns the connection's frame parser, made on first use
+// and after ReleaseIdle.
+func (c *Conn) frameParser() *wire.FrameParser {
+	if c.parser == nil {
+		c.parser = &wire.FrameParser{Extension: c.parseExtension}
+	}
+	return c.parser
+}
+
+// scratch returns the packet builder's scratch space, made on first use
+// and after ReleaseIdle.
+func (c *Conn) scratch() *builder {
+	if c.build == nil {
+		c.build = new(builder)
+	}
+	return c.build
 }
 
 // parseExtension parses the frames of the extensions this endpoint

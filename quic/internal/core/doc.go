@@ -41,7 +41,10 @@
 //     goes); a server with a preferred address sends from it after
 //     EventPreferredAddressUsed;
 //   - waits until NextTimer (a time at or before now means at once), or
-//     until datagrams arrive or the application acted;
+//     until datagrams arrive or the application acted; before a long wait
+//     it may call ReleaseIdle, which frees what the connection can build
+//     again (its ciphers, scratch and empty logs) and changes nothing it
+//     does;
 //   - forgets the connection when Closed reports true; the core has then
 //     released its TLS handshake (Release, which a driver calls itself
 //     only for a connection it abandons earlier, and which is idempotent).

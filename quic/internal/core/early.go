@@ -107,8 +107,8 @@ func (c *Conn) onEarlyDataRejected(now time.Duration) {
 		c.closeLocal(transportError(wire.CodeInternalError, 0, "discarding 0-RTT packets: %v", err))
 		return
 	}
-	discarded := append(c.build.lost[:0], res.Discarded...)
-	c.build.lost = discarded
+	discarded := append(c.scratch().lost[:0], res.Discarded...)
+	c.scratch().lost = discarded
 	for _, p := range discarded {
 		for _, f := range sp.sent.take(p.Number) {
 			c.onFrameLost(sp, f)

@@ -114,8 +114,8 @@ func (f *fecState) repairOwed() bool {
 // packet's first frame); the packets the peer reports rebuilt go to loss
 // recovery, delivered, never retransmitted.
 func (c *Conn) onFECFrame(now time.Duration, f wire.Frame, first bool) error {
-	ranges, err := c.fec.onFrame(f, first, c.build.fecRanges[:0])
-	c.build.fecRanges = ranges
+	ranges, err := c.fec.onFrame(f, first, c.scratch().fecRanges[:0])
+	c.scratch().fecRanges = ranges
 	if err != nil || len(ranges) == 0 {
 		return err
 	}

@@ -101,7 +101,7 @@ func (c *Conn) NextProbeDatagram(now time.Duration, buf []byte) (Datagram, bool)
 	if !lp.active || lp.addr.IsValid() || !lp.due || c.state != stateActive || c.appWrite == nil {
 		return Datagram{}, false
 	}
-	w := &c.build.writer
+	w := &c.scratch().writer
 	w.reset(buf, c.maxDatagram)
 	sp := c.spaces[spaceApp]
 	pk := plannedPacket{space: spaceApp, pn: sp.nextPN}

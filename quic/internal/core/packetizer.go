@@ -62,7 +62,7 @@ func (c *Conn) buildDatagram(now time.Duration, buf []byte) ([]byte, bool) {
 	if c.pmtuProbeDue(now) {
 		return c.probeDatagram(now, buf)
 	}
-	w := &c.build.writer
+	w := &c.scratch().writer
 	w.reset(buf, c.pmtu.budget(size, c.sender))
 	permit := sendPermitAt(c.sender, now, c.maxDatagram)
 	eliciting := c.writePackets(now, w, &permit)

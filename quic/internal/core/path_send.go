@@ -76,7 +76,7 @@ func (c *Conn) pathDatagram(now time.Duration, buf []byte) ([]byte, bool) {
 		// peer gave a spare one (RFC 9000 section 9.5).
 		dcid = c.cids.spare()
 	}
-	w := &c.build.writer
+	w := &c.scratch().writer
 	w.reset(buf, budget)
 	sp := c.spaces[spaceApp]
 	pk := plannedPacket{space: spaceApp, pn: sp.nextPN}

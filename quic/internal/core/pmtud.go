@@ -307,7 +307,7 @@ func (c *Conn) pmtuProbeDue(now time.Duration) bool {
 // nothing sends again when the probe is lost.
 func (c *Conn) probeDatagram(now time.Duration, buf []byte) ([]byte, bool) {
 	m := &c.pmtu
-	w := &c.build.writer
+	w := &c.scratch().writer
 	w.reset(buf, m.size)
 	if !c.startPacket(w, spaceApp) {
 		return nil, false

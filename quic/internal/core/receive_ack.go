@@ -54,12 +54,13 @@ func (c *Conn) onRecoveryResult(now time.Duration, res *recovery.Result) {
 	// Under any policy but hide, a rebuilt packet may signal congestion.
 	trigger := c.qlog.congestionTrigger(res, c.sender, c.cfg.Recovery.FECPolicy != recovery.FECHide)
 	c.fec.onRecoveryResult(res)
-	acked := append(c.build.acked[:0], res.Acked...)
+	acked := append(c.scratch().acked[:0], res.Acked...)
 	acked = append(acked, res.Recovered...)
-	lost := append(c.build.lost[:0], res.Lost...)
+	lost := append(c.scratch().lost[:0], res.Lost...)
 	probe := res.Probe
 	c.stats.PacketsLost += uint64(len(res.Lost))
-	c.build.acked, c.build.lost = acked, lost
+	b := c.scratch()
+	b.acked, b.lost = acked, lost
 	confirm := false
 	for _, p := range acked {
 		if c.onPacketAcked(p) {

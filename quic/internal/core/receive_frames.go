@@ -95,7 +95,7 @@ func (c *Conn) processFrames(now time.Duration, s recovery.Space, pt wire.Packet
 	eliciting := false
 	first := true
 	for len(payload) > 0 {
-		f, n, err := c.parser.Parse(payload)
+		f, n, err := c.frameParser().Parse(payload)
 		if err != nil {
 			return eliciting, err
 		}

@@ -67,12 +67,31 @@ type Stats struct {
 	Path PathStats
 }
 
-// connStats is the part of Stats the connection counts itself.
-type connStats = Stats
+// connStats is the part of Stats the connection counts itself: the rest
+// comes from its sub-states when Stats is called, so that a connection
+// does not carry a whole Stats (about 1 kB) for a dozen counters.
+type connStats struct {
+	DatagramsSent, DatagramsReceived     uint64
+	BytesSent, BytesReceived             uint64
+	PacketsSent, PacketsReceived         uint64
+	PacketsLost, PacketsRetransmitted    uint64
+	PacketsDropped, PacketsDuplicate     uint64
+	DecryptionFailures, PacketsBuffered  uint64
+	StreamBytesRetransmitted, ProbesSent uint64
+}
 
 // Stats returns the counters and the current RTT and window estimates.
 func (c *Conn) Stats() Stats {
-	s := c.stats
+	cs := &c.stats
+	s := Stats{
+		DatagramsSent: cs.DatagramsSent, DatagramsReceived: cs.DatagramsReceived,
+		BytesSent: cs.BytesSent, BytesReceived: cs.BytesReceived,
+		PacketsSent: cs.PacketsSent, PacketsReceived: cs.PacketsReceived,
+		PacketsLost: cs.PacketsLost, PacketsRetransmitted: cs.PacketsRetransmitted,
+		PacketsDropped: cs.PacketsDropped, PacketsDuplicate: cs.PacketsDuplicate,
+		DecryptionFailures: cs.DecryptionFailures, PacketsBuffered: cs.PacketsBuffered,
+		StreamBytesRetransmitted: cs.StreamBytesRetransmitted, ProbesSent: cs.ProbesSent,
+	}
 	rtt := c.sender.RTT()
 	s.SmoothedRTT, s.MinRTT, s.LatestRTT, s.RTTVar = rtt.SmoothedRTT(), rtt.MinRTT(), rtt.LatestRTT(), rtt.RTTVar()
 	s.CongestionWindow = c.sender.CongestionWindow()

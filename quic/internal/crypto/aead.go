@@ -14,7 +14,11 @@ const MaxPacketNumber uint64 = 1<<62 - 1
 // and key phase (RFC 9001 section 5.3). It counts the packets it seals so
 // that the core can update keys before the confidentiality limit.
 type PacketKey struct {
+	// aead is built from key by suite.newAEAD; DropCipher frees it and
+	// the next Seal or Open builds it again.
 	aead  cipher.AEAD
+	suite *suite
+	key   []byte
 	iv    [ivLen]byte
 	nonce [ivLen]byte // per-packet scratch, kept here so it never escapes to the heap
 	// sealed counts packets protected with this key; limit is the suite's
@@ -41,7 +45,7 @@ func newPacketKey(s *suite, p *versionParams, secret *expander) (*PacketKey, err
 	if aead.NonceSize() != ivLen || aead.Overhead() != TagLen {
 		return nil, fmt.Errorf("%w: AEAD nonce %d bytes, tag %d bytes", ErrUnknownSuite, aead.NonceSize(), aead.Overhead())
 	}
-	k := &PacketKey{aead: aead, limit: s.confidentialityLimit}
+	k := &PacketKey{aead: aead, suite: s, key: key, limit: s.confidentialityLimit}
 	copy(k.iv[:], iv)
 	return k, nil
 }
@@ -72,6 +76,9 @@ func (k *PacketKey) Seal(packet []byte, hdrLen int, pn uint64) ([]byte, error) {
 	if k.sealed >= k.limit {
 		return nil, ErrKeyExhausted
 	}
+	if err := k.buildCipher(); err != nil {
+		return nil, err
+	}
 	packet = slices.Grow(packet, TagLen)
 	hdr, payload := packet[:hdrLen], packet[hdrLen:]
 	out := k.aead.Seal(payload[:0], k.nonceFor(pn), payload, hdr)
@@ -96,6 +103,9 @@ func (k *PacketKey) Open(packet []byte, hdrLen int, pn uint64) ([]byte, error) {
 	if pn > MaxPacketNumber {
 		return nil, fmt.Errorf("%w: %d", ErrPacketNumber, pn)
 	}
+	if err := k.buildCipher(); err != nil {
+		return nil, err
+	}
 	hdr, ct := packet[:hdrLen], packet[hdrLen:]
 	pt, err := k.aead.Open(ct[:0], k.nonceFor(pn), ct, hdr)
 	if err != nil {
@@ -112,3 +122,22 @@ func (k *PacketKey) Sealed() uint64 { return k.sealed }
 // ConfidentialityLimit returns how many packets this key may protect
 // (RFC 9001 section 6.6).
 func (k *PacketKey) ConfidentialityLimit() uint64 { return k.limit }
+
+// DropCipher frees the AEAD's expanded state (for AES-GCM the round keys
+// and the GHASH table, most of a key's memory), keeping the key it is
+// built from: the next Seal or Open builds it again. A connection that
+// goes idle drops its ciphers.
+func (k *PacketKey) DropCipher() { k.aead = nil }
+
+// buildCipher builds the AEAD again after DropCipher.
+func (k *PacketKey) buildCipher() error {
+	if k.aead != nil {
+		return nil
+	}
+	aead, err := k.suite.newAEAD(k.key)
+	if err != nil {
+		return fmt.Errorf("quic crypto: rebuilding a packet key: %w", err)
+	}
+	k.aead = aead
+	return nil
+}

@@ -27,8 +27,11 @@ const (
 // One header key serves a direction and encryption level for the whole
 // connection: key updates leave it unchanged (section 6.1).
 type HeaderKey struct {
-	block  cipher.Block // AES-ECB (section 5.4.3); nil selects ChaCha20
-	chacha [32]byte     // ChaCha20 key (section 5.4.4)
+	// aesKey is the AES key (section 5.4.3), nil for ChaCha20; block is
+	// its cipher, which DropCipher frees and the next use builds again.
+	aesKey []byte
+	block  cipher.Block
+	chacha [32]byte // ChaCha20 key (section 5.4.4)
 	mask   [SampleLen]byte
 }
 
@@ -45,16 +48,36 @@ func newHeaderKey(s *suite, p *versionParams, secret *expander) (*HeaderKey, err
 		copy(h.chacha[:], key)
 		return h, nil
 	}
-	h.block, err = aes.NewCipher(key)
-	if err != nil {
-		return nil, fmt.Errorf("quic crypto: header protection key: %w", err)
+	h.aesKey = key
+	if err := h.buildCipher(); err != nil {
+		return nil, err
 	}
 	return h, nil
 }
 
+// DropCipher frees the AES key schedule, keeping the key: the next use
+// builds it again (see [PacketKey.DropCipher]).
+func (h *HeaderKey) DropCipher() { h.block = nil }
+
+// buildCipher builds the AES cipher of an AES header key that has none.
+func (h *HeaderKey) buildCipher() error {
+	if h.aesKey == nil || h.block != nil {
+		return nil
+	}
+	b, err := aes.NewCipher(h.aesKey)
+	if err != nil {
+		return fmt.Errorf("quic crypto: header protection key: %w", err)
+	}
+	h.block = b
+	return nil
+}
+
 // computeMask fills h.mask[:5] from a 16-byte ciphertext sample.
 func (h *HeaderKey) computeMask(sample []byte) error {
-	if h.block != nil {
+	if h.aesKey != nil {
+		if err := h.buildCipher(); err != nil {
+			return err
+		}
 		// Section 5.4.3: mask = AES-ECB(hp_key, sample).
 		h.block.Encrypt(h.mask[:], sample)
 		return nil

@@ -72,6 +72,8 @@ type AppKeys struct {
 	// lazyNext: the next generation's packet key is derived when it is
 	// first used (NewSendAppKeys).
 	lazyNext bool
+	// dropped: DropCiphers freed the ciphers, which Select builds again.
+	dropped bool
 }
 
 // NewAppKeys derives 1-RTT keys from a TLS application traffic secret (see
@@ -227,6 +229,7 @@ func (a *AppKeys) DiscardPrevious() {
 // uses the previous keys when they are kept and the packet is older than
 // every packet of the current phase, and the next keys otherwise.
 func (a *AppKeys) Select(phase uint8, pn uint64) (KeyGen, *PacketKey) {
+	a.rebuildCiphers()
 	if phase&1 == a.phase {
 		return GenCurrent, a.cur.key
 	}
@@ -295,3 +298,38 @@ func (a *AppKeys) Protect(packet []byte, pnOffset int, pn uint64) ([]byte, error
 	packet[0] = WithKeyPhase(packet[0], a.phase)
 	return protect(a.cur.key, a.header, packet, pnOffset, pn)
 }
+
+// DropCiphers frees the expanded cipher state of every generation's packet
+// key and of the header key, keeping the keys themselves (see
+// [PacketKey.DropCipher]): for AES-GCM most of the keys' memory. Each key
+// builds its cipher again when it is next used. A connection drops its
+// ciphers when it goes idle.
+func (a *AppKeys) DropCiphers() {
+	a.header.DropCipher()
+	for _, g := range a.generations() {
+		if g != nil && g.key != nil {
+			g.key.DropCipher()
+		}
+	}
+	a.dropped = true
+}
+
+// rebuildCiphers builds again, all together, the ciphers DropCiphers
+// freed: a receiver then opens a packet that starts a key update in the
+// time it opens any other (section 6.3), not one cipher build later. A
+// build that fails here fails again, and is reported, when the key is
+// used.
+func (a *AppKeys) rebuildCiphers() {
+	if !a.dropped {
+		return
+	}
+	a.dropped = false
+	_ = a.header.buildCipher()
+	for _, g := range a.generations() {
+		if g != nil && g.key != nil {
+			_ = g.key.buildCipher()
+		}
+	}
+}
+
+func (a *AppKeys) generations() [3]*generation { return [3]*generation{a.prev, a.cur, a.next} }

@@ -4,7 +4,8 @@ package recovery
 // number: the record of number n sits at offset n - first from the head,
 // so lookup by number is O(1). Numbers the core skipped get a record in
 // state stateSkipped. Records leave from the front once resolved; the ring
-// grows by doubling and never shrinks, so steady state allocates nothing.
+// grows by doubling, so steady state allocates nothing, and shrinks only
+// when the connection goes idle (Sender.ReleaseIdle).
 type sentRing struct {
 	buf   []sentPacket // len is zero or a power of two
 	head  int

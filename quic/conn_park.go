@@ -1,0 +1,149 @@
+package quic
+
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/satquic/satquic/quic/internal/core"
+)
+
+// A connection's goroutine parks when it has nothing to do for a while:
+// it returns, and the next thing that needs it (a datagram from the
+// reader, an application call, its timer, the Transport closing) starts
+// it again. An idle connection then holds no goroutine and no stack, and
+// a server holding many idle connections holds only their state.
+//
+// loop is the goroutine's state, which every wake-up goes through
+// (signal), so that none is lost:
+//
+//   - loopRunning: the goroutine is stepping the core. A signal makes it
+//     loopSignalled, so that the goroutine steps again before it waits or
+//     parks: what the signaller published before signalling may have
+//     come after the step looked.
+//   - loopWaiting: the goroutine waits on wake for a short timer. The
+//     signal that moves it back to loopRunning sends the one token.
+//   - loopParked: no goroutine. The signal that moves it back to
+//     loopRunning starts one.
+//
+// The goroutine sets loopRunning before it takes the inbox and steps, and
+// leaves loopRunning for loopWaiting or loopParked only by compare and
+// swap, which fails if a signal came in between.
+const (
+	loopRunning int32 = iota
+	loopSignalled
+	loopWaiting
+	loopParked
+)
+
+// parkAfter is the shortest wait for which the goroutine parks rather
+// than waits: a connection whose next timer is this far away (an idle
+// timeout, a keep-alive, a probe timeout on a long path) has nothing to
+// do until then unless something wakes it. Shorter waits (pacing, delayed
+// ACKs, the probe timeout of a short path) keep the goroutine, which
+// would otherwise start again at once.
+const parkAfter = 100 * time.Millisecond
+
+// parkWait is the shortest wait for which the Transport's connections
+// park: parkAfter, unless a test set parkAfterOverride (a tiny value
+// parks at every wait, which puts every wake-up through the race between
+// parking and signalling).
+func (t *Transport) parkWait() time.Duration {
+	if t.parkAfterOverride > 0 {
+		return t.parkAfterOverride
+	}
+	return parkAfter
+}
+
+// loopState is the connection goroutine's state and what it keeps from
+// one run to the next; only the goroutine touches the fields after loop.
+type loopState struct {
+	loop atomic.Int32
+	// timer signals the connection, through timerTarget, when the
+	// core's next deadline comes, whether its goroutine waits or is
+	// parked.
+	timer       *time.Timer
+	timerTarget *timerTarget
+	wake        chan struct{}
+
+	// batch and in are the step's scratch, dropped when it parks.
+	batch []*packet
+	in    []core.Datagram
+	spins int
+	// closedByTransport: the goroutine saw its Transport close and
+	// closed the connection; exiting: it leaves after the next step.
+	closedByTransport bool
+	exiting           bool
+}
+
+// timerTarget is what a connection's timer calls. The goroutine clears it
+// when the connection ends: a stopped timer stays in the runtime's timer
+// heap until its time comes or the heap is cleaned, and it must not keep
+// an ended connection's memory alive that long.
+type timerTarget struct{ c atomic.Pointer[Conn] }
+
+func (tt *timerTarget) fire() {
+	if c := tt.c.Load(); c != nil {
+		c.signal()
+	}
+}
+
+// startLoop starts the connection's goroutine for the first time.
+func (c *Conn) startLoop() {
+	c.wake = make(chan struct{}, 1)
+	c.timerTarget = new(timerTarget)
+	c.timerTarget.c.Store(c)
+	c.timer = time.AfterFunc(time.Hour, c.timerTarget.fire)
+	go c.run()
+}
+
+// stopTimer stops the timer for good when the connection ends.
+func (c *Conn) stopTimer() {
+	c.timer.Stop()
+	c.timerTarget.c.Store(nil)
+}
+
+// signal wakes the connection goroutine, or starts it if it is parked:
+// a datagram arrived, the application wrote, read or changed a stream,
+// the timer fired, or the Transport closes, and the core may have
+// something to do.
+func (c *Conn) signal() {
+	for {
+		switch c.loop.Load() {
+		case loopRunning:
+			if c.loop.CompareAndSwap(loopRunning, loopSignalled) {
+				return
+			}
+		case loopSignalled:
+			return
+		case loopWaiting:
+			if c.loop.CompareAndSwap(loopWaiting, loopRunning) {
+				c.wake <- struct{}{}
+				return
+			}
+		case loopParked:
+			if c.loop.CompareAndSwap(loopParked, loopRunning) {
+				go c.run()
+				return
+			}
+		}
+	}
+}
+
+// park ends the goroutine until the next signal, which its timer gives
+// at the latest; it reports false, and the goroutine goes on, if a
+// signal came since the step began. Nothing may touch the loop's fields
+// after a successful park: a new goroutine may be running already.
+func (c *Conn) park() bool {
+	// The core frees what it can build again: the ciphers of its keys,
+	// its empty logs and scratch (core.Conn.ReleaseIdle).
+	c.mu.Lock()
+	c.core.ReleaseIdle()
+	c.mu.Unlock()
+	batch, in := c.batch, c.in
+	c.batch, c.in = nil, nil
+	if c.loop.CompareAndSwap(loopRunning, loopParked) {
+		return true
+	}
+	c.batch, c.in = batch, in
+	return false
+}
