@@ -216,7 +216,8 @@ func (p probeJSON) passed(name string) bool {
 // TestProbeChecksAnEmulator runs the two commands against each other, as
 // the accuracy measurements do: once against the emulator's own model,
 // once against a model it does not follow, which --check must report.
-// Timing is not asserted here: other tests may be loading the machine.
+// Timing is not asserted here: other tests may be loading the machine,
+// and the emulator runs long enough for both probes on a busy one.
 func TestProbeChecksAnEmulator(t *testing.T) {
 	sink := udpEcho(t) // only to reserve a free port for the sink
 	addr := sink.LocalAddr().String()
@@ -226,7 +227,7 @@ func TestProbeChecksAnEmulator(t *testing.T) {
 	done := make(chan int)
 	link := []string{"--profile", "none", "--rate", "40M", "--queue", "4M", "--delay", "3ms", "--loss-up", "ge:0.05,0.5"}
 	go func() {
-		done <- runMain(append([]string{"emulate", "--listen", "127.0.0.1:0", "--upstream", addr, "--seed", "5", "--duration", "4s", "--stats"}, link...), &emOut, &emErr)
+		done <- runMain(append([]string{"emulate", "--listen", "127.0.0.1:0", "--upstream", addr, "--seed", "5", "--duration", "12s", "--stats"}, link...), &emOut, &emErr)
 	}()
 	via := emErr.waitFor(t, regexp.MustCompile(`relaying (\S+) ->`))[1]
 	probeArgs := []string{"probe", "--via", via, "--sink", addr, "--send-rate", "16M", "--size", "600",
@@ -248,7 +249,7 @@ func TestProbeChecksAnEmulator(t *testing.T) {
 	wrong := []string{"--profile", "none", "--rate", "4M", "--queue", "4M", "--delay", "3ms", "--loss-up", "ge:0.05,0.5", "--check"}
 	code = runMain(append(probeArgs, wrong...), &stdout, &stderr)
 	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
-		t.Fatalf("probe output %q: %v", stdout.String(), err)
+		t.Fatalf("probe output %q (stderr %q): %v", stdout.String(), stderr.String(), err)
 	}
 	if code != 1 || rep.passed("delivered rate") || !strings.Contains(stderr.String(), "check against the model failed") {
 		t.Errorf("against a wrong model: status %d, stderr %q, report %s", code, stderr.String(), stdout.String())
