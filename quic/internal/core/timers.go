@@ -46,6 +46,9 @@ func (c *Conn) NextTimer(now time.Duration) (time.Duration, bool) {
 			hasData = hasData || (canSend && c.hasDataIn(s))
 		}
 	}
+	// Repairs of sources known lost wait for the pacer too
+	// (fec_lossrepair.go).
+	hasData = hasData || (canSend && c.canSendIn(spaceApp) && c.fec.lossRepairDue())
 	if hasData {
 		d.add(c.sender.NextSendTime(now, c.maxDatagram), true)
 	}

@@ -1,0 +1,419 @@
+package core
+
+import (
+	"slices"
+	"time"
+
+	"github.com/satquic/satquic/fec"
+	"github.com/satquic/satquic/quic/internal/recovery"
+)
+
+// Repairs on detected loss. A source symbol whose content is not sent
+// again when its packet is lost (DATAGRAM frames, never retransmitted,
+// RFC 9221 section 5.2) is gone for good once loss detection declares it
+// lost (RFC 9002 section 6.1), unless FEC rebuilds it. Proactive and tail
+// repairs usually do, but an outage takes the whole tail of a burst with
+// its repairs, and a tunnelled TCP then waits for its own retransmission
+// timeout (200 ms or more). So when loss detection declares such a source
+// lost and the peer has not reported it rebuilt, the sender sends repairs
+// whose window starts at it and ends at the newest source: one per source
+// lost in that window and not rebuilt, less the repairs in flight that
+// cover one of them (a repair is one equation, RFC 8681 section 3.7.2;
+// the lost sources whose data was sent again count too, since the peer's
+// decoder still misses them). The repairs are congestion controlled and
+// paced like any packet (the send permit), and a probe timeout with only
+// such sources unacknowledged sends repairs over them as its probes
+// rather than a PING (RFC 9002 section 6.2.4 lets a probe carry any
+// ack-eliciting frame): the ACK of the probe then shows which are
+// missing.
+//
+// How far back: a repair's window is at most the sending window, the
+// smaller of FECConfig.MaxWindow and the peer's (1024 sources by
+// default), and the peer's decoder keeps the sources of that many ESIs
+// behind the newest it has seen (fec.Decoder). A lost source that more
+// than that many newer sources have passed is given up (FECStats
+// LostSourcesGivenUp); the encoder keeps its symbol until then, so the
+// memory is the encoder's and decoder's window, MaxWindow symbols each
+// (about 1.2 MB at the default). At 100 Mbit/s of 1200-byte packets that
+// window is about 100 ms of traffic, two round trips of a 50 ms path such
+// as starlink: a repair sent one to two round trips after its source is
+// still decodable at full rate, and on sparser traffic much later.
+//
+// Cost: these repairs are proportional to the loss, so they take from the
+// overhead allowance (fecSender.credit) one each, and may run it into
+// debt down to -lossRepairMaxDebt, which the proactive and tail repairs
+// then wait to be paid back (MaxOverhead still bounds the repairs over
+// time). A loss that needs more repairs than the allowance and the debt
+// can give is left to the application: repairs that rebuild nothing
+// (fewer equations than unknowns) would only cost, so the oldest lost
+// sources are given up until the rest can be repaired. A repair sent for
+// a source known lost, or as a probe, also counts as an owed proactive
+// repair: its window ends at the newest source, as theirs does. They are
+// counted apart (FECStats LossRepairsSent, RepairProbesSent; qlog
+// fec:repair_sent with "trigger").
+
+const (
+	// lossRepairMaxDebt is how far below zero the overhead allowance may
+	// go for repairs of sources known lost.
+	lossRepairMaxDebt = fecMaxCredit
+	// lossRepairMaxFlights bounds the repairs in flight remembered; past
+	// it the oldest is forgotten, and the next count of what is needed
+	// may ask for a repair more than strictly needed.
+	lossRepairMaxFlights = 128
+)
+
+// repairKind is why a repair is sent.
+type repairKind uint8
+
+const (
+	// repairOwed: proactive or tail repair the controller owed.
+	repairOwed repairKind = iota
+	// repairOnLoss: over sources loss detection declared lost.
+	repairOnLoss
+	// repairProbe: a probe timeout's probe.
+	repairProbe
+)
+
+// qlogTrigger names a repair's kind in qlog ("" for an owed one).
+func (k repairKind) qlogTrigger() string {
+	switch k {
+	case repairOnLoss:
+		return "loss"
+	case repairProbe:
+		return "probe"
+	}
+	return ""
+}
+
+// repairFlight is a repair in flight: its packet and the sources it covers.
+type repairFlight struct {
+	pn, first, end uint64
+}
+
+// lossRepair is the sender's state for repairs on detected loss.
+type lossRepair struct {
+	// reach is the sending window: how far back a repair reaches.
+	reach uint64
+	// waiting are the sequence numbers, ascending, of the lost sources
+	// whose content is not sent again and that may still be rebuilt.
+	waiting []uint64
+	// flights are the repairs in flight, oldest first.
+	flights []repairFlight
+	// probes is the number of probe timeout probes to send as repairs.
+	probes int
+	// unknowns is scratch: the lost sources of the window being counted.
+	unknowns []uint64
+	// need caches the repairs needed; dirty asks for a recount.
+	need  int
+	dirty bool
+}
+
+// onSourceLost records that the source seq was declared lost and that its
+// content will not be sent again.
+func (l *lossRepair) onSourceLost(seq uint64) {
+	i, found := slices.BinarySearch(l.waiting, seq)
+	if !found {
+		l.waiting = slices.Insert(l.waiting, i, seq)
+	}
+	l.dirty = true
+}
+
+// oldest returns the oldest source waiting for a repair.
+func (l *lossRepair) oldest() (uint64, bool) {
+	if len(l.waiting) == 0 {
+		return 0, false
+	}
+	return l.waiting[0], true
+}
+
+// onRepairSent records a repair in flight in packet pn over [first, end).
+func (l *lossRepair) onRepairSent(pn, first, end uint64) {
+	if len(l.flights) == lossRepairMaxFlights {
+		l.flights = append(l.flights[:0], l.flights[1:]...)
+	}
+	l.flights = append(l.flights, repairFlight{pn: pn, first: first, end: end})
+	l.dirty = true
+}
+
+// onResult forgets the repairs whose packets were lost. Those
+// acknowledged stay: the peer holds their equations until they rebuild
+// something (onRebuilt) or leave its window (countNeeded).
+func (l *lossRepair) onResult(res *recovery.Result) {
+	if len(res.Acked)+len(res.Lost)+len(res.Recovered) > 0 {
+		l.dirty = true
+	}
+	if len(l.flights) == 0 || len(res.Lost) == 0 {
+		return
+	}
+	l.flights = slices.DeleteFunc(l.flights, func(r repairFlight) bool {
+		return containsPacket(res.Lost, r.pn)
+	})
+}
+
+// onRebuilt forgets the repairs whose window holds seq, a source the peer
+// rebuilt: their equations may have gone into it.
+func (l *lossRepair) onRebuilt(seq uint64) {
+	l.flights = slices.DeleteFunc(l.flights, func(r repairFlight) bool {
+		return r.first <= seq && seq < r.end
+	})
+	l.dirty = true
+}
+
+// containsPacket reports whether ps holds the 1-RTT packet pn.
+func containsPacket(ps []recovery.PacketInfo, pn uint64) bool {
+	for i := range ps {
+		if ps[i].Number == pn && ps[i].Space == spaceApp {
+			return true
+		}
+	}
+	return false
+}
+
+// keepFrom is the oldest source the encoder must keep: the oldest still
+// outstanding, or older, the oldest waiting for a repair.
+func (f *fecSender) keepFrom() uint64 {
+	from := f.src.oldestOutstanding()
+	if w, ok := f.loss.oldest(); ok {
+		from = min(from, w)
+	}
+	return from
+}
+
+// logHorizon is how many sources back the source log keeps lost ones:
+// the controller's window, or back to the oldest waiting for a repair.
+func (f *fecSender) logHorizon() uint64 {
+	h := uint64(f.enc.Window())
+	if w, ok := f.loss.oldest(); ok && w < f.src.next {
+		h = max(h, f.src.next-w)
+	}
+	return h
+}
+
+// lossRepairsNeeded returns the repairs still to send over the sources
+// known lost, giving up those that are out of reach or that the allowance
+// cannot repair.
+func (f *fecSender) lossRepairsNeeded() int {
+	l := &f.loss
+	if !l.dirty {
+		return l.need
+	}
+	l.dirty = false
+	l.need = 0
+	f.pruneWaiting()
+	for len(l.waiting) > 0 {
+		need := f.countNeeded(l.waiting[0])
+		if float64(need) <= f.credit+lossRepairMaxDebt {
+			l.need = need
+			return need
+		}
+		l.waiting = l.waiting[1:]
+		f.stats.LostSourcesGivenUp++
+		f.pruneWaiting()
+	}
+	return 0
+}
+
+// pruneWaiting drops from the sources waiting for a repair those rebuilt
+// or acknowledged late, and those beyond the sending window.
+func (f *fecSender) pruneWaiting() {
+	l := &f.loss
+	l.waiting = slices.DeleteFunc(l.waiting, func(seq uint64) bool {
+		if seq+l.reach < f.src.next {
+			f.stats.LostSourcesGivenUp++
+			return true
+		}
+		e := f.src.at(seq)
+		return e == nil || e.state == sourceAcked
+	})
+}
+
+// countNeeded returns the repairs needed over the window from first to
+// the newest source: its lost sources, less the repairs in flight or
+// received that cover one of them.
+func (f *fecSender) countNeeded(first uint64) int {
+	l := &f.loss
+	l.unknowns = l.unknowns[:0]
+	for seq := first; seq < f.src.next; seq++ {
+		if e := f.src.at(seq); e != nil && e.state == sourceLost {
+			l.unknowns = append(l.unknowns, seq)
+		}
+	}
+	need := len(l.unknowns)
+	// The peer forgets the equations of repairs reaching out of its
+	// window.
+	l.flights = slices.DeleteFunc(l.flights, func(r repairFlight) bool { return r.first+l.reach < f.src.next })
+	for _, r := range l.flights {
+		i, _ := slices.BinarySearch(l.unknowns, r.first)
+		if i < len(l.unknowns) && l.unknowns[i] < r.end {
+			need--
+		}
+	}
+	return max(need, 0)
+}
+
+// pickRepair builds the next repair to send: one over the sources known
+// lost when they need it, else a probe's (probe: the packet is a probe
+// timeout's), else an owed one.
+func (f *fecSender) pickRepair(probe bool) ([]byte, fec.RepairID, repairKind, bool) {
+	if f.lossRepairsNeeded() > 0 {
+		if data, id, ok := f.repairFrom(f.loss.waiting[0]); ok {
+			return data, id, repairOnLoss, true
+		}
+	}
+	if probe && f.loss.probes > 0 {
+		if data, id, ok := f.repairFrom(f.keepFrom()); ok {
+			return data, id, repairProbe, true
+		}
+		f.loss.probes = 0
+	}
+	data, id, ok := f.nextRepair()
+	return data, id, repairOwed, ok
+}
+
+// repairFrom builds a repair over the sources from first to the newest.
+func (f *fecSender) repairFrom(first uint64) ([]byte, fec.RepairID, bool) {
+	if first >= f.src.next {
+		return nil, fec.RepairID{}, false
+	}
+	prev := f.enc.Window()
+	f.enc.SetWindow(int(f.src.next - first))
+	var err error
+	f.buf, err = f.enc.AppendRepair(f.buf[:0])
+	f.enc.SetWindow(prev)
+	if err != nil {
+		return nil, fec.RepairID{}, false
+	}
+	id, _ := fec.ParseRepairID(f.buf)
+	return f.buf, id, true
+}
+
+// onPickedRepairSent records a repair of kind sent in packet pn.
+func (f *fecSender) onPickedRepairSent(pn uint64, id fec.RepairID, bytes int, kind repairKind) {
+	if kind == repairOwed {
+		f.onRepairSent(pn, id, bytes)
+		return
+	}
+	// It serves an owed repair too, already paid for; else it takes
+	// from the allowance.
+	if f.owed > 0 {
+		f.owed--
+	} else {
+		f.credit--
+	}
+	if kind == repairProbe {
+		f.stats.RepairProbesSent++
+	} else {
+		f.stats.LossRepairsSent++
+	}
+	f.loss.probes = max(f.loss.probes-1, 0)
+	f.tail.done = true
+	f.stats.RepairsSent++
+	f.stats.RepairBytesSent += uint64(bytes)
+	first := f.src.extend(id.FirstESI)
+	f.loss.onRepairSent(pn, first, first+uint64(id.NSS))
+}
+
+// onPickedRepairDropped undoes the pick of a repair that did not fit its
+// packet: an owed one is dropped (the next covers the same), the others
+// are picked again for the next packet.
+func (f *fecSender) onPickedRepairDropped(kind repairKind) {
+	if kind == repairOwed {
+		f.owed--
+	}
+}
+
+// lossRepairDue reports whether repairs over sources known lost wait to
+// be sent (f may be nil: FEC is off).
+func (f *fecState) lossRepairDue() bool {
+	return f != nil && f.send != nil && f.send.lossRepairsNeeded() > 0
+}
+
+// probeRepairDue reports whether the packet being built may carry a probe
+// timeout's repair.
+func (f *fecState) probeRepairDue(s recovery.Space, permit *sendPermit) bool {
+	return f != nil && f.send != nil && s == spaceApp && permit.probe[s] && f.send.loss.probes > 0
+}
+
+// onLossRepairResult records, before their frames are handled, the lost
+// packets of res that were FEC sources whose content is not sent again:
+// they wait for repairs.
+func (c *Conn) onLossRepairResult(res *recovery.Result) {
+	if c.fec == nil || c.fec.send == nil || c.fec.cfg.NoLossRepair {
+		return
+	}
+	sp := c.spaces[spaceApp]
+	for _, p := range res.Lost {
+		if p.Space != spaceApp {
+			continue
+		}
+		if seq, ok := unresentSource(sp, p.Number); ok {
+			c.fec.send.loss.onSourceLost(seq)
+		}
+	}
+}
+
+// noteSourceContent marks the source just sent, whose packet carried
+// frames, as one whose content is not sent again if it is lost: repairs
+// do not hold its loss (coverWindow), since repairs on detected loss
+// count those in flight over it instead.
+func (f *fecState) noteSourceContent(frames []sentFrame) {
+	if f == nil || f.send == nil || f.cfg.NoLossRepair || carriesData(frames) {
+		return
+	}
+	if e := f.send.src.at(f.send.src.next - 1); e != nil {
+		e.unresent = true
+	}
+}
+
+// unresentSource returns the sequence number of the FEC source that packet
+// pn carried if its content is not sent again when lost.
+func unresentSource(sp *pnSpace, pn uint64) (uint64, bool) {
+	rec := sp.sent.at(pn)
+	if rec == nil || !rec.live {
+		return 0, false
+	}
+	frames := rec.frames()
+	seq, ok := sourceSeq(frames)
+	return seq, ok && !carriesData(frames)
+}
+
+// sourceSeq returns the sequence number of a packet's FEC_SOURCE_ID frame.
+func sourceSeq(frames []sentFrame) (uint64, bool) {
+	for i := range frames {
+		if frames[i].kind == fkFECSourceID {
+			return frames[i].id, true
+		}
+	}
+	return 0, false
+}
+
+// probeWithRepairs makes a probe timeout's n probes repairs when every
+// ack-eliciting packet in flight is a FEC source whose content is not
+// sent again, a repair or a PING: a PING would only learn what a repair
+// can also rebuild. It reports whether it did.
+func (c *Conn) probeWithRepairs(n int) bool {
+	if c.fec == nil || c.fec.send == nil || c.fec.cfg.NoLossRepair || c.fec.send.keepFrom() >= c.fec.send.src.next {
+		return false
+	}
+	only := true
+	c.spaces[spaceApp].sent.each(func(_ uint64, frames []sentFrame) bool {
+		only = !hasEliciting(frames) || !carriesData(frames)
+		return only
+	})
+	if only {
+		c.fec.send.loss.probes = n
+	}
+	return only
+}
+
+// lossRepairCover is the deadline to which an owed repair sent at now
+// holds the sources it covers from being declared lost; a repair on loss
+// or a probe holds none (ok false): its sources' loss is what triggers
+// the next repairs, and holding it would only delay them.
+func (c *Conn) lossRepairCover(now time.Duration, kind repairKind) (time.Duration, bool) {
+	if kind != repairOwed {
+		return 0, false
+	}
+	rtt := c.sender.RTT()
+	return now + rtt.SmoothedRTT() + max(4*rtt.RTTVar(), time.Millisecond) + rtt.MaxAckDelay(), true
+}
