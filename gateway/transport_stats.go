@@ -24,7 +24,10 @@ type TransportStats struct {
 	RepairsCapped uint64 `json:"fec_repairs_capped"`
 	// RepairsShed counts repairs the overload guard dropped: the sender
 	// could not keep up, and the redundancy gave way first.
-	RepairsShed     uint64 `json:"fec_repairs_shed"`
+	RepairsShed uint64 `json:"fec_repairs_shed"`
+	// LossRepairsSent counts the repairs among RepairsSent sent when IP
+	// packets were declared lost, or as probes over them.
+	LossRepairsSent uint64 `json:"fec_loss_repairs_sent"`
 	RecoveredByPeer uint64 `json:"fec_recovered_by_peer"`
 	Recovered       uint64 `json:"fec_recovered"`
 	// DatagramsDropped counts IP packets the QUIC connection dropped
@@ -45,6 +48,7 @@ func (t *TransportStats) add(s quic.ConnectionStats) {
 	t.RepairsSent += s.FEC.RepairsSent
 	t.RepairsCapped += s.FEC.RepairsCapped
 	t.RepairsShed += s.FEC.RepairsShed
+	t.LossRepairsSent += s.FEC.LossRepairsSent + s.FEC.RepairProbesSent
 	t.RecoveredByPeer += s.FEC.PacketsRecoveredByPeer
 	t.Recovered += s.FEC.PacketsRecovered
 	t.DatagramsDropped += s.Datagrams.SendDropped + s.Datagrams.ReceiveDropped

@@ -25,8 +25,8 @@ func tunnelLine(st tunnel.Stats, sess connectip.Stats, tr gateway.TransportStats
 		b.WriteString(", ")
 		b.WriteString(e)
 	}
-	fmt.Fprintf(&b, " | fec: repairs sent %d (capped %d, shed under overload %d), rebuilt here %d, by peer %d",
-		tr.RepairsSent, tr.RepairsCapped, tr.RepairsShed, tr.Recovered, tr.RecoveredByPeer)
+	fmt.Fprintf(&b, " | fec: repairs sent %d (on loss %d, capped %d, shed under overload %d), rebuilt here %d, by peer %d",
+		tr.RepairsSent, tr.LossRepairsSent, tr.RepairsCapped, tr.RepairsShed, tr.Recovered, tr.RecoveredByPeer)
 	fmt.Fprintf(&b, " | rtt %.1f ms, loss %.2f%%, datagrams dropped: quic %d, http3 %d", tr.SmoothedRTT.Seconds()*1000, 100*tr.LossRate(), tr.DatagramsDropped, tr.HTTPDatagramsDropped)
 	return b.String()
 }
