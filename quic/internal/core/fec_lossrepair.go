@@ -206,7 +206,7 @@ func (f *fecSender) lossRepairsNeeded() int {
 			l.need = need
 			return need
 		}
-		l.waiting = l.waiting[1:]
+		l.waiting = slices.Delete(l.waiting, 0, 1)
 		f.stats.LostSourcesGivenUp++
 		f.pruneWaiting()
 	}
