@@ -244,7 +244,10 @@
 //     FEC_SOURCE_ID frame first), repairs go in FEC_REPAIR packets of
 //     their own, paced and congestion controlled, at a rate the adaptive
 //     controller takes from the sender's ACKs, plus repairs over the tail
-//     when the application stops sending (fec_tail.go), shed when the
+//     when the application stops sending (fec_tail.go), repairs over
+//     sources declared lost whose content is not sent again (DATAGRAM
+//     frames), and over them as a probe timeout's probes
+//     (fec_lossrepair.go), shed when the
 //     sender falls behind its DATAGRAM queue (fec_overload.go). The receiver
 //     (fec_recv.go) hands the packets it rebuilds to the frame loop at
 //     once and reports them (FEC_RECOVERED); loss detection holds a covered packet until its
