@@ -17,8 +17,10 @@ import (
 // timeout (200 ms or more). So when loss detection declares such a source
 // lost and the peer has not reported it rebuilt, the sender sends repairs
 // whose window starts at it and ends at the newest source: one per source
-// lost in that window and not rebuilt, less the repairs in flight that
-// cover one of them (a repair is one equation, RFC 8681 section 3.7.2;
+// lost in that window and not rebuilt, less the repairs that cover one of
+// them, in flight or received without having rebuilt anything yet (a
+// repair is one equation, RFC 8681 section 3.7.2, which the peer's decoder
+// holds until it can solve;
 // the lost sources whose data was sent again count too, since the peer's
 // decoder still misses them). The repairs are congestion controlled and
 // paced like any packet (the send permit), and a probe timeout with only
@@ -56,9 +58,9 @@ const (
 	// lossRepairMaxDebt is how far below zero the overhead allowance may
 	// go for repairs of sources known lost.
 	lossRepairMaxDebt = fecMaxCredit
-	// lossRepairMaxFlights bounds the repairs in flight remembered; past
-	// it the oldest is forgotten, and the next count of what is needed
-	// may ask for a repair more than strictly needed.
+	// lossRepairMaxFlights bounds the repairs remembered; past it the
+	// oldest is forgotten, and a count of what is needed may ask for a
+	// repair more than strictly needed.
 	lossRepairMaxFlights = 128
 )
 
@@ -85,7 +87,7 @@ func (k repairKind) qlogTrigger() string {
 	return ""
 }
 
-// repairFlight is a repair in flight: its packet and the sources it covers.
+// repairFlight is a repair sent: its packet and the sources it covers.
 type repairFlight struct {
 	pn, first, end uint64
 }
@@ -97,7 +99,8 @@ type lossRepair struct {
 	// waiting are the sequence numbers, ascending, of the lost sources
 	// whose content is not sent again and that may still be rebuilt.
 	waiting []uint64
-	// flights are the repairs in flight, oldest first.
+	// flights are the repairs in flight, or received and not known to
+	// have gone into a rebuild, oldest first.
 	flights []repairFlight
 	// probes is the number of probe timeout probes to send as repairs.
 	probes int
