@@ -197,7 +197,9 @@ func (f *fecSender) logHorizon() uint64 {
 // cannot repair.
 func (f *fecSender) lossRepairsNeeded() int {
 	l := &f.loss
-	if !l.dirty {
+	if !l.dirty && (len(l.waiting) == 0 || l.waiting[0]+l.reach >= f.src.next) {
+		// Nothing changed, and the new sources sent since the count
+		// left the oldest waiting one within reach.
 		return l.need
 	}
 	l.dirty = false

@@ -217,16 +217,28 @@ func TestLossRepairsNeeded(t *testing.T) {
 		t.Errorf("picked a repair of kind %d after the rebuild", kind)
 	}
 
-	// A lost source that the window's reach passed is given up.
+	// A lost source that the window's reach passes, as new sources go
+	// out, is given up.
 	g := testFECSender(t)
 	g.cfg.NoTailProtection = true
-	for pn := range g.loss.reach + 2 {
-		if err := g.onSourceSent(pn, []byte{1}); err != nil {
-			t.Fatal(err)
+	send := func(from, to uint64) {
+		for pn := from; pn < to; pn++ {
+			if err := g.onSourceSent(pn, []byte{1}); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
+	send(0, 2)
 	g.loss.onSourceLost(0)
 	g.onResult(&recovery.Result{Lost: []recovery.PacketInfo{{Space: spaceApp, Number: 0}}})
+	if n := g.lossRepairsNeeded(); n != 1 {
+		t.Fatalf("needed %d for a lost source within reach, want 1", n)
+	}
+	send(2, g.loss.reach)
+	if n := g.lossRepairsNeeded(); n != 1 {
+		t.Errorf("needed %d with the lost source at the edge of the reach, want 1", n)
+	}
+	send(g.loss.reach, g.loss.reach+1)
 	if n := g.lossRepairsNeeded(); n != 0 || g.stats.LostSourcesGivenUp != 1 {
 		t.Errorf("source out of reach: needed %d, %d given up; want 0 and 1", n, g.stats.LostSourcesGivenUp)
 	}
