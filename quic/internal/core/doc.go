@@ -247,7 +247,7 @@
 //     when the application stops sending (fec_tail.go), repairs over
 //     sources declared lost whose content is not sent again (DATAGRAM
 //     frames), and over them as a probe timeout's probes
-//     (fec_lossrepair.go), shed when the
+//     (fec_lossrepair*.go), shed when the
 //     sender falls behind its DATAGRAM queue (fec_overload.go). The receiver
 //     (fec_recv.go) hands the packets it rebuilds to the frame loop at
 //     once and reports them (FEC_RECOVERED); loss detection holds a covered packet until its
