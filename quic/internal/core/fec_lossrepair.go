@@ -108,6 +108,11 @@ type lossRepair struct {
 	// need caches the repairs needed; dirty asks for a recount.
 	need  int
 	dirty bool
+	// stalled: a repair picked could not be sent (the sender is
+	// overloaded, or it did not fit its packet); none is due until the
+	// next recount, so that the connection does not wake for it again
+	// and again at one instant.
+	stalled bool
 }
 
 // onSourceLost records that the source seq was declared lost and that its
@@ -201,7 +206,7 @@ func (f *fecSender) lossRepairsNeeded() int {
 		// left the oldest waiting one within reach.
 		return l.need
 	}
-	l.dirty = false
+	l.dirty, l.stalled = false, false
 	l.need = 0
 	f.pruneWaiting()
 	for len(l.waiting) > 0 {

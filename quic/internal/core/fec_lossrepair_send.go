@@ -79,13 +79,15 @@ func (f *fecSender) onPickedRepairSent(pn uint64, id fec.RepairID, bytes int, ki
 func (f *fecSender) onPickedRepairDropped(kind repairKind) {
 	if kind == repairOwed {
 		f.owed--
+		return
 	}
+	f.loss.stalled = true
 }
 
 // lossRepairDue reports whether repairs over sources known lost wait to
 // be sent (f may be nil: FEC is off).
 func (f *fecState) lossRepairDue() bool {
-	return f != nil && f.send != nil && f.send.lossRepairsNeeded() > 0
+	return f != nil && f.send != nil && f.send.lossRepairsNeeded() > 0 && !f.send.loss.stalled
 }
 
 // probeRepairDue reports whether the packet being built may carry a probe

@@ -269,3 +269,34 @@ func TestLossRepairsWithinAllowance(t *testing.T) {
 		t.Errorf("%d given up, want %d", f.stats.LostSourcesGivenUp, n-need)
 	}
 }
+
+// TestLossRepairStalledWaits: a repair on loss picked but not sent (it
+// did not fit, or the sender was overloaded) is not due again until the
+// next result, so that the connection's timer does not fire again and
+// again at one instant.
+func TestLossRepairStalledWaits(t *testing.T) {
+	f := testFECSender(t)
+	f.cfg.NoTailProtection = true
+	for pn := range uint64(3) {
+		if err := f.onSourceSent(pn, bytes.Repeat([]byte{1}, 1000)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.loss.onSourceLost(0)
+	f.onResult(&recovery.Result{Lost: []recovery.PacketInfo{{Space: spaceApp, Number: 0}}})
+	fs := &fecState{send: f}
+	if !fs.lossRepairDue() {
+		t.Fatal("no repair due for a lost source")
+	}
+	if _, _, kind, ok := f.pickRepair(false); !ok || kind != repairOnLoss {
+		t.Fatalf("picked kind %d ok %v, want a repair on loss", kind, ok)
+	}
+	f.onPickedRepairDropped(repairOnLoss)
+	if fs.lossRepairDue() {
+		t.Error("a repair is due again right after one could not be sent")
+	}
+	f.onResult(&recovery.Result{Acked: []recovery.PacketInfo{{Space: spaceApp, Number: 1}}})
+	if !fs.lossRepairDue() {
+		t.Error("no repair due after the next result")
+	}
+}

@@ -299,6 +299,7 @@ func (c *Conn) appendRepair(now time.Duration, w *packetWriter, sp *pnSpace, wan
 	fs := c.fec.send
 	if c.sendBacklogged() {
 		fs.shed()
+		fs.loss.stalled = true
 		return false
 	}
 	data, id, kind, ok := fs.pickRepair(probe)
