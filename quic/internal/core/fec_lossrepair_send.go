@@ -74,8 +74,8 @@ func (f *fecSender) onPickedRepairSent(pn uint64, id fec.RepairID, bytes int, ki
 }
 
 // onPickedRepairDropped undoes the pick of a repair that did not fit its
-// packet: an owed one is dropped (the next covers the same), the others
-// are picked again for the next packet.
+// packet: an owed one is dropped (the next covers the same); the others
+// are picked again, but not due before the next result (stalled).
 func (f *fecSender) onPickedRepairDropped(kind repairKind) {
 	if kind == repairOwed {
 		f.owed--
