@@ -24,11 +24,7 @@ import (
 // such sources unacknowledged sends repairs over them as its probes
 // rather than a PING (RFC 9002 section 6.2.4 lets a probe carry any
 // ack-eliciting frame): the ACK of the probe then shows which are
-// missing. A repair's hold on such sources (recovery's CoverPacket) ends
-// when the repair is lost, so that their loss, and their repairs, need
-// not wait for its deadline; another repair in flight over them still
-// counts, and if it rebuilds them, the held congestion signal of their
-// loss is cancelled.
+// missing.
 //
 // How far back: a repair's window is at most the sending window, the
 // smaller of FECConfig.MaxWindow and the peer's (1024 sources by

@@ -96,43 +96,34 @@ func (f *fecState) probeRepairDue(s recovery.Space, permit *sendPermit) bool {
 	return f != nil && f.send != nil && s == spaceApp && permit.probe[s] && f.send.loss.probes > 0
 }
 
-// onLossRepairResult acts at now, before their frames are handled, on
-// the packets of res: the lost FEC sources whose content is not sent again
-// wait for repairs, and such sources that a lost repair covered are
-// released from its hold (recovery.Sender.ReleaseCover), so that their
-// loss, and the repairs it calls for, come at once.
-func (c *Conn) onLossRepairResult(now time.Duration, res *recovery.Result) {
+// onLossRepairResult records, before their frames are handled, the lost
+// packets of res that were FEC sources whose content is not sent again:
+// they wait for repairs.
+func (c *Conn) onLossRepairResult(res *recovery.Result) {
 	if c.fec == nil || c.fec.send == nil || c.fec.cfg.NoLossRepair {
 		return
 	}
 	sp := c.spaces[spaceApp]
-	l := &c.fec.send.loss
 	for _, p := range res.Lost {
 		if p.Space != spaceApp {
 			continue
 		}
 		if seq, ok := unresentSource(sp, p.Number); ok {
-			l.onSourceLost(seq)
-		}
-	}
-	for _, r := range l.flights {
-		if containsPacket(res.Lost, r.pn) {
-			c.releaseCovers(now, r)
+			c.fec.send.loss.onSourceLost(seq)
 		}
 	}
 }
 
-// releaseCovers releases the outstanding sources of a lost repair r's
-// window whose content is not sent again.
-func (c *Conn) releaseCovers(now time.Duration, r repairFlight) {
-	fs := c.fec.send
-	sp := c.spaces[spaceApp]
-	for seq := max(r.first, fs.src.base); seq < r.end; seq++ {
-		if e := fs.src.at(seq); e != nil && e.state == sourceOutstanding {
-			if _, ok := unresentSource(sp, e.pn); ok {
-				c.sender.ReleaseCover(now, spaceApp, e.pn)
-			}
-		}
+// noteSourceContent marks the source just sent, whose packet carried
+// frames, as one whose content is not sent again if it is lost: repairs
+// do not hold its loss (coverWindow), since repairs on detected loss
+// count those in flight over it instead.
+func (f *fecState) noteSourceContent(frames []sentFrame) {
+	if f == nil || f.send == nil || f.cfg.NoLossRepair || carriesData(frames) {
+		return
+	}
+	if e := f.send.src.at(f.send.src.next - 1); e != nil {
+		e.unresent = true
 	}
 }
 

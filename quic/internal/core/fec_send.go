@@ -247,11 +247,12 @@ func (f *fecSender) oweReaction(n int) bool {
 
 // coverWindow asks loss recovery to hold the packets of the sources in
 // id's window that are still outstanding until the repair could have
-// rebuilt them at the peer and the news come back; not those given up.
+// rebuilt them at the peer and the news come back; not those given up,
+// nor those whose loss triggers repairs (sourceEntry.unresent).
 func (f *fecSender) coverWindow(s *recovery.Sender, id fec.RepairID, until time.Duration) {
 	first := f.src.extend(id.FirstESI)
 	for seq := max(first, f.src.base, f.givenUp); seq < first+uint64(id.NSS) && seq < f.src.next; seq++ {
-		if e := f.src.at(seq); e != nil && e.state == sourceOutstanding {
+		if e := f.src.at(seq); e != nil && e.state == sourceOutstanding && !e.unresent {
 			_ = s.CoverPacket(spaceApp, e.pn, until) // only an unsent pn fails
 		}
 	}
@@ -385,6 +386,9 @@ type sourceEntry struct {
 	pn    uint64
 	size  uint16
 	state sourceState
+	// unresent: the packet's content is not sent again if it is lost,
+	// and repairs on detected loss look after it (fec_lossrepair.go).
+	unresent bool
 }
 
 // sourceLog maps the sequence numbers of the sources in flight (base up to

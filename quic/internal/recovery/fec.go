@@ -35,27 +35,6 @@ func (s *Sender) CoverPacket(space Space, pn uint64, until time.Duration) error 
 	return nil
 }
 
-// ReleaseCover ends the hold CoverPacket put on packet pn of space: the
-// repair that covered it was lost, so waiting for it only delays what the
-// packet's loss triggers. Loss detection runs again at now, by the
-// thresholds alone (the loss timer fires then). A packet not covered, or
-// no longer outstanding, is left alone. Another repair over the packet may
-// still rebuild it after its loss is declared: OnRecovered then cancels
-// the loss's held congestion signal (fec_defer.go).
-func (s *Sender) ReleaseCover(now time.Duration, space Space, pn uint64) {
-	sp, err := s.space(space)
-	if err != nil || !sp.hasSent || pn >= sp.nextPN {
-		return
-	}
-	rec := sp.ring.at(pn)
-	if rec == nil || rec.state != stateOutstanding || !rec.has(flagCovered) {
-		return
-	}
-	rec.flags &^= flagCovered
-	sp.setLossTime(now)
-	s.setTimer(now)
-}
-
 // OnRecovered processes the peer's report that its FEC decoder rebuilt the
 // packets in ranges (descending, like ACK ranges) of space. Their frames
 // are delivered (Result.Recovered): they are never retransmitted. They

@@ -45,23 +45,6 @@ func TestFECCoveredPacketHeld(t *testing.T) {
 	}
 }
 
-// ReleaseCover ends the hold at once: the loss timer fires at the time
-// of the release and declares the packet lost by the thresholds.
-func TestFECReleaseCover(t *testing.T) {
-	s := fecRun(t, FECSignal, 150*ms)
-	wantDeadline(t, s, 150*ms)
-	s.ReleaseCover(120*ms, SpaceApplication, 2)
-	wantDeadline(t, s, 120*ms)
-	if res := s.OnTimeout(120 * ms); !equalNumbers(res.Lost, 2) {
-		t.Fatalf("lost %v after the release, want [2]", numbers(res.Lost))
-	}
-	// A packet no longer outstanding is left alone.
-	s.ReleaseCover(130*ms, SpaceApplication, 2)
-	if d, ok := s.Deadline(); ok && d == 130*ms {
-		t.Error("the release of a lost packet armed the loss timer")
-	}
-}
-
 // The hold is bounded: FECMaxHold (250 ms) past the time threshold, or the
 // smoothed RTT if longer.
 func TestFECHoldBounded(t *testing.T) {
