@@ -29,7 +29,10 @@ type TransportStats struct {
 	SourceBytesSent uint64 `json:"fec_source_bytes_sent"`
 	// RepairsShed counts repairs the overload guard dropped: the sender
 	// could not keep up, and the redundancy gave way first.
-	RepairsShed     uint64 `json:"fec_repairs_shed"`
+	RepairsShed uint64 `json:"fec_repairs_shed"`
+	// LossRepairsSent counts the repairs among RepairsSent sent when IP
+	// packets were declared lost, or as probes over them.
+	LossRepairsSent uint64 `json:"fec_loss_repairs_sent"`
 	RecoveredByPeer uint64 `json:"fec_recovered_by_peer"`
 	Recovered       uint64 `json:"fec_recovered"`
 	// DatagramsDropped counts IP packets the QUIC connection dropped
@@ -52,6 +55,7 @@ func (t *TransportStats) add(s quic.ConnectionStats) {
 	t.RepairBytesSent += s.FEC.RepairBytesSent
 	t.SourceBytesSent += s.FEC.SourceBytesSent
 	t.RepairsShed += s.FEC.RepairsShed
+	t.LossRepairsSent += s.FEC.LossRepairsSent + s.FEC.RepairProbesSent
 	t.RecoveredByPeer += s.FEC.PacketsRecoveredByPeer
 	t.Recovered += s.FEC.PacketsRecovered
 	t.DatagramsDropped += s.Datagrams.SendDropped + s.Datagrams.ReceiveDropped

@@ -90,6 +90,14 @@ type FECStats struct {
 	// keep up: its DATAGRAM send queue overflowed while the congestion
 	// window was open. The redundancy gives way before the data does.
 	RepairsShed uint64
+	// LossRepairsSent counts the repairs sent because loss detection
+	// declared lost packets whose content is not sent again (DATAGRAM
+	// frames), RepairProbesSent the repairs sent as probe timeout probes
+	// over them; both are among RepairsSent, and proportional to the
+	// loss. LostSourcesGivenUp counts such packets left unrepaired (out
+	// of the peer's decoding window, or more than the overhead allowance
+	// could repair).
+	LossRepairsSent, RepairProbesSent, LostSourcesGivenUp uint64
 	// PacketsRecoveredByPeer counts packets of ours the peer rebuilt
 	// (never retransmitted, unless their loss had been declared first).
 	PacketsRecoveredByPeer uint64
@@ -113,6 +121,9 @@ func fecStats(s *core.Stats) FECStats {
 		RepairBytesSent:             f.RepairBytesSent,
 		RepairsCapped:               f.RepairsCapped,
 		RepairsShed:                 f.RepairsShed,
+		LossRepairsSent:             f.LossRepairsSent,
+		RepairProbesSent:            f.RepairProbesSent,
+		LostSourcesGivenUp:          f.LostSourcesGivenUp,
 		PacketsRecoveredByPeer:      s.Recovery.PacketsRecovered,
 		RecoveredByPeerAsCongestion: s.Recovery.RecoveredAsCongestion,
 		RepairsReceived:             f.RepairsReceived,

@@ -25,8 +25,8 @@ func tunnelLine(st tunnel.Stats, sess connectip.Stats, tr gateway.TransportStats
 		b.WriteString(", ")
 		b.WriteString(e)
 	}
-	fmt.Fprintf(&b, " | fec: repairs sent %d (%.1f%% of the source bytes, capped %d, shed under overload %d), rebuilt here %d, by peer %d",
-		tr.RepairsSent, 100*tr.FECOverhead(), tr.RepairsCapped, tr.RepairsShed, tr.Recovered, tr.RecoveredByPeer)
+	fmt.Fprintf(&b, " | fec: repairs sent %d (%.1f%% of the source bytes; on loss %d, capped %d, shed under overload %d), rebuilt here %d, by peer %d",
+		tr.RepairsSent, 100*tr.FECOverhead(), tr.LossRepairsSent, tr.RepairsCapped, tr.RepairsShed, tr.Recovered, tr.RecoveredByPeer)
 	fmt.Fprintf(&b, " | rtt %.1f ms, loss %.2f%%, datagrams dropped: quic %d, http3 %d", tr.SmoothedRTT.Seconds()*1000, 100*tr.LossRate(), tr.DatagramsDropped, tr.HTTPDatagramsDropped)
 	if o := st.Offload; o != nil {
 		fmt.Fprintf(&b, " | offloads %s: %d super-packets read, %d segments joined in %d writes", o.Mode, o.SuperPacketsRead, o.CoalescedPackets, o.CoalescedWrites)

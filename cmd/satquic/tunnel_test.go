@@ -188,7 +188,7 @@ func TestTunnelServerLimits(t *testing.T) {
 func TestTunnelLineFECOverhead(t *testing.T) {
 	tr := gateway.TransportStats{RepairsSent: 3, RepairBytesSent: 4_000, SourceBytesSent: 50_000}
 	line := tunnelLine(tunnel.Stats{}, connectip.Stats{}, tr)
-	if !strings.Contains(line, "repairs sent 3 (8.0% of the source bytes,") {
+	if !strings.Contains(line, "repairs sent 3 (8.0% of the source bytes;") {
 		t.Errorf("line %q", line)
 	}
 	if got := (gateway.TransportStats{}).FECOverhead(); got != 0 {

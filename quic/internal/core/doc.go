@@ -250,10 +250,12 @@
 //     FEC_SOURCE_ID frame first), repairs go in FEC_REPAIR packets of
 //     their own, paced and congestion controlled, at a rate the adaptive
 //     controller takes from the sender's ACKs, plus repairs over the tail
-//     when the application stops sending (fec_tail.go), every one paid
-//     in bytes from an allowance of MaxOverhead of the source bytes
-//     (fec_budget.go), owed repairs waking the connection when the pacer
-//     lets them go, shed when the
+//     when the application stops sending (fec_tail.go), repairs over
+//     sources declared lost whose content is not sent again (DATAGRAM
+//     frames), and over them as a probe timeout's probes
+//     (fec_lossrepair*.go), every one paid in bytes from an allowance of
+//     MaxOverhead of the source bytes (fec_budget.go), owed repairs
+//     waking the connection when the pacer lets them go, shed when the
 //     sender falls behind its DATAGRAM queue (fec_overload.go). The receiver
 //     (fec_recv.go) hands the packets it rebuilds to the frame loop at
 //     once and reports them (FEC_RECOVERED); loss detection holds a covered packet until its

@@ -56,8 +56,24 @@ func (b *repairBudget) affords(repairs, cost int) bool {
 	return float64(repairs)*float64(cost) <= b.credit
 }
 
-// spend takes a repair of n bytes, which affords allowed.
-func (b *repairBudget) spend(n int) { b.credit = max(b.credit-float64(n), 0) }
+// spend takes a repair of n bytes, which affords allowed: the allowance
+// stops at zero, or where a debt already left it (spendInDebt).
+func (b *repairBudget) spend(n int) { b.credit = max(b.credit-float64(n), min(b.credit, 0)) }
+
+// affordsInDebt reports whether the allowance, allowed into a debt of
+// debt full repairs, holds repairs full repairs: the repairs of sources
+// known lost (fec_lossrepair.go), whose windows reach back over full
+// sources.
+func (b *repairBudget) affordsInDebt(repairs, debt int) bool {
+	return float64(repairs)*b.full <= b.credit+float64(debt)*b.full
+}
+
+// spendInDebt takes a repair of n bytes that affordsInDebt allowed, down
+// to a debt of debt full repairs. Proactive and tail repairs wait until
+// the sources sent since have paid it back.
+func (b *repairBudget) spendInDebt(n, debt int) {
+	b.credit = max(b.credit-float64(n), -float64(debt)*b.full)
+}
 
 // drain empties the allowance (the overload guard, fec_overload.go).
 func (b *repairBudget) drain() { b.credit = 0 }

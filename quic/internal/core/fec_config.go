@@ -94,6 +94,11 @@ type FECConfig struct {
 	// stops sending (default on), which spare the last packets of a
 	// burst a probe timeout.
 	NoTailProtection bool
+	// NoLossRepair turns off the repairs sent when loss detection
+	// declares lost sources that are not sent again (DATAGRAM frames),
+	// and the repairs sent as probes over them (fec_lossrepair.go;
+	// default on).
+	NoLossRepair bool
 }
 
 func (f *FECConfig) withDefaults() (FECConfig, error) {

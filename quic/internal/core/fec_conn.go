@@ -24,6 +24,13 @@ type FECStats struct {
 	// RepairsShed counts repairs owed and dropped because the sender was
 	// overloaded (fec_overload.go).
 	RepairsShed uint64
+	// LossRepairsSent counts the repairs sent because loss detection
+	// declared lost sources whose content is not sent again (DATAGRAM
+	// frames), RepairProbesSent the repairs sent as a probe timeout's
+	// probes; both are among RepairsSent (fec_lossrepair.go).
+	// LostSourcesGivenUp counts such sources left unrepaired: out of the
+	// peer's window, or more than the overhead allowance could repair.
+	LossRepairsSent, RepairProbesSent, LostSourcesGivenUp uint64
 	// RepairsReceived counts FEC_REPAIR frames received, RepairsRejected
 	// those the decoder refused, SymbolsRecovered the lost packets the
 	// decoder rebuilt.
@@ -168,6 +175,8 @@ func (f *fecState) stats() FECStats {
 		s.SourcesSent, s.SourceBytesSent, s.RepairsSent, s.RepairBytesSent, s.RepairsCapped =
 			fs.stats.SourcesSent, fs.stats.SourceBytesSent, fs.stats.RepairsSent, fs.stats.RepairBytesSent, fs.stats.RepairsCapped
 		s.RepairsShed = fs.stats.RepairsShed
+		s.LossRepairsSent, s.RepairProbesSent, s.LostSourcesGivenUp =
+			fs.stats.LossRepairsSent, fs.stats.RepairProbesSent, fs.stats.LostSourcesGivenUp
 	}
 	return s
 }

@@ -7,8 +7,10 @@ import (
 	"github.com/satquic/satquic/fec"
 )
 
-// repairSent logs at now fec:repair_sent with the window the repair covers.
-func (q *qlogger) repairSent(now time.Duration, id fec.RepairID) {
+// repairSent logs at now fec:repair_sent with the window the repair
+// covers, and what triggered it unless it was owed by the controller:
+// "loss" (sources declared lost) or "probe" (a probe timeout).
+func (q *qlogger) repairSent(now time.Duration, id fec.RepairID, trigger string) {
 	if q.off() {
 		return
 	}
@@ -19,6 +21,11 @@ func (q *qlogger) repairSent(now time.Duration, id fec.RepairID) {
 	b = strconv.AppendUint(b, uint64(id.NSS), 10)
 	b = append(b, `,"repair_key":`...)
 	b = strconv.AppendUint(b, uint64(id.Key), 10)
+	if trigger != "" {
+		b = append(b, `,"trigger":"`...)
+		b = append(b, trigger...)
+		b = append(b, '"')
+	}
 	q.end(b)
 }
 

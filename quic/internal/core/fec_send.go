@@ -56,7 +56,9 @@ type fecSender struct {
 	givenUp uint64
 	// tail is the protection of the newest sources when the application
 	// stops sending (fec_tail.go).
-	tail  tailState
+	tail tailState
+	// loss is the repair of sources known lost (fec_lossrepair.go).
+	loss  lossRepair
 	buf   []byte
 	stats FECStats
 }
@@ -81,6 +83,7 @@ func newFECSender(cfg FECConfig, peerWindow int, maxSymbol int) (*fecSender, err
 		cfg: cfg, enc: enc, ctrl: ctrl, mon: mon,
 		budget: newRepairBudget(cfg.MaxOverhead, maxSymbol),
 		tail:   tailState{done: true},
+		loss:   lossRepair{reach: uint64(window)},
 	}, nil
 }
 
@@ -167,6 +170,7 @@ func (f *fecSender) onRepairSent(pn uint64, id fec.RepairID, bytes int) {
 	f.stats.RepairBytesSent += uint64(bytes)
 	f.budget.spend(bytes)
 	first := f.src.extend(id.FirstESI)
+	f.loss.onRepairSent(pn, first, first+uint64(id.NSS))
 	if end := first + uint64(id.NSS); end == f.src.next {
 		f.tail.remember(tailRepair{pn: pn, first: first, end: end})
 	}
@@ -188,13 +192,15 @@ func (f *fecSender) onResult(res *recovery.Result) {
 	for _, p := range res.Recovered {
 		if seq, ok := f.src.finish(p.Space, p.Number, sourceAcked); ok {
 			f.mon.OnRecovered(uint32(seq))
+			f.loss.onRebuilt(seq)
 		}
 	}
 	for _, p := range res.Lost {
 		f.src.finish(p.Space, p.Number, sourceLost)
 	}
-	f.src.compact(uint64(f.enc.Window()))
-	f.enc.Forget(uint32(f.src.oldestOutstanding()))
+	f.loss.onResult(res)
+	f.src.compact(f.logHorizon())
+	f.enc.Forget(uint32(f.keepFrom()))
 	for {
 		fb, ok := f.mon.Report()
 		if !ok {
@@ -232,11 +238,12 @@ func (f *fecSender) oweReaction(n int) bool {
 
 // coverWindow asks loss recovery to hold the packets of the sources in
 // id's window that are still outstanding until the repair could have
-// rebuilt them at the peer and the news come back; not those given up.
+// rebuilt them at the peer and the news come back; not those given up,
+// nor those whose loss triggers repairs (sourceEntry.unresent).
 func (f *fecSender) coverWindow(s *recovery.Sender, id fec.RepairID, until time.Duration) {
 	first := f.src.extend(id.FirstESI)
 	for seq := max(first, f.src.base, f.givenUp); seq < first+uint64(id.NSS) && seq < f.src.next; seq++ {
-		if e := f.src.at(seq); e != nil && e.state == sourceOutstanding {
+		if e := f.src.at(seq); e != nil && e.state == sourceOutstanding && !e.unresent {
 			_ = s.CoverPacket(spaceApp, e.pn, until) // only an unsent pn fails
 		}
 	}
@@ -275,16 +282,18 @@ func (f *fecState) reportDue(s recovery.Space) bool {
 	return f != nil && s == spaceApp && f.recv.reportDue
 }
 
-// appendRepair fills a 1-RTT packet with the next owed repair, after an
-// ACK frame if wantAck and one fits. It reports false when no repair is
-// owed or it does not fit, leaving the packet empty.
-func (c *Conn) appendRepair(now time.Duration, w *packetWriter, sp *pnSpace, wantAck bool) bool {
+// appendRepair fills a 1-RTT packet with the next repair: over sources
+// known lost, a probe's (probe), or an owed one (fec_lossrepair.go), after
+// an ACK frame if wantAck and one fits. It reports false when none is due
+// or it does not fit, leaving the packet empty.
+func (c *Conn) appendRepair(now time.Duration, w *packetWriter, sp *pnSpace, wantAck, probe bool) bool {
 	fs := c.fec.send
 	if c.sendBacklogged() {
 		fs.shed()
+		fs.loss.stalled = true
 		return false
 	}
-	data, id, ok := fs.nextRepair()
+	data, id, kind, ok := fs.pickRepair(probe)
 	if !ok {
 		return false
 	}
@@ -293,7 +302,7 @@ func (c *Conn) appendRepair(now time.Duration, w *packetWriter, sp *pnSpace, wan
 	if need > w.room() {
 		// A source grew past the reserve (a longer packet number):
 		// this repair cannot be sent, the next one covers the same.
-		fs.owed--
+		fs.onPickedRepairDropped(kind)
 		return false
 	}
 	// FEC_REPAIR runs to the end of the packet: an ACK and a report go
@@ -306,11 +315,11 @@ func (c *Conn) appendRepair(now time.Duration, w *packetWriter, sp *pnSpace, wan
 	w.reserve(-need)
 	w.appendFrame(need, f.Append)
 	w.record(sentFrame{kind: fkFECRepair, id: uint64(id.FirstESI), n: uint64(id.NSS)})
-	fs.onRepairSent(sp.nextPN, id, len(data))
-	rtt := c.sender.RTT()
-	until := now + rtt.SmoothedRTT() + max(4*rtt.RTTVar(), time.Millisecond) + rtt.MaxAckDelay()
-	fs.coverWindow(c.sender, id, until)
-	c.qlog.repairSent(now, id)
+	fs.onPickedRepairSent(sp.nextPN, id, len(data), kind)
+	if until, ok := c.lossRepairCover(now, kind); ok {
+		fs.coverWindow(c.sender, id, until)
+	}
+	c.qlog.repairSent(now, id, kind.qlogTrigger())
 	return true
 }
 
@@ -368,6 +377,9 @@ type sourceEntry struct {
 	pn    uint64
 	size  uint16
 	state sourceState
+	// unresent: the packet's content is not sent again if it is lost,
+	// and repairs on detected loss look after it (fec_lossrepair.go).
+	unresent bool
 }
 
 // sourceLog maps the sequence numbers of the sources in flight (base up to

@@ -202,10 +202,12 @@ func (c *Conn) appendFrames(now time.Duration, w *packetWriter, s recovery.Space
 	allow := permit.allows(s)
 	wantsData := allow && c.hasDataIn(s)
 	fecOn := c.fec.protects(s, p.early)
-	if fecOn && permit.eliciting {
-		// Owed repairs go before new data (fec_send.go).
+	if probe := c.fec.probeRepairDue(s, permit); fecOn && (permit.eliciting || probe) {
+		// Owed repairs go before new data (fec_send.go), and so do
+		// repairs of sources known lost and a probe timeout's repairs
+		// (fec_lossrepair.go).
 		wantAck := sp.acks.due(now) || sp.acks.piggyback()
-		if c.appendRepair(now, w, sp, wantAck) {
+		if c.appendRepair(now, w, sp, wantAck, probe) {
 			return
 		}
 	}

@@ -49,8 +49,9 @@ func (c *Conn) NextTimer(now time.Duration) (time.Duration, bool) {
 	// So do owed FEC repairs: one owed after the last source of a paced
 	// burst otherwise waited for the next ACK, or for the probe timeout
 	// if the burst's last packets were lost, the very losses it was
-	// owed to repair.
-	hasData = hasData || (canSend && c.canSendIn(spaceApp) && c.fec.repairOwed())
+	// owed to repair; and repairs of sources known lost
+	// (fec_lossrepair.go).
+	hasData = hasData || (canSend && c.canSendIn(spaceApp) && (c.fec.repairOwed() || c.fec.lossRepairDue()))
 	if hasData {
 		d.add(c.sender.NextSendTime(now, c.maxDatagram), true)
 	}
