@@ -38,9 +38,13 @@ func TestGetKeepsTheUsersFiles(t *testing.T) {
 	dead := "https://" + pc.LocalAddr().String()
 	serveMust(t, pc.Close())
 
+	wrongPin := "0" + fp[1:] // the pin with its first digit changed
+	if fp[0] == '0' {
+		wrongPin = "1" + fp[1:]
+	}
 	failures := map[string][]string{
 		"missing file": {base + "/missing", "--pin", fp},
-		"wrong pin":    {base + "/a.txt", "--pin", "00" + fp[2:]},
+		"wrong pin":    {base + "/a.txt", "--pin", wrongPin},
 		"no server":    {dead + "/a.txt", "--pin", fp, "--handshake-timeout", "4s"},
 	}
 	for name, args := range failures {
