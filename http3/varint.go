@@ -3,58 +3,24 @@ package http3
 import (
 	"errors"
 	"io"
+
+	"github.com/satquic/satquic/internal/varint"
 )
 
 // maxVarint is the largest value a QUIC variable-length integer holds
 // (RFC 9000 section 16).
-const maxVarint = 1<<62 - 1
+const maxVarint = varint.Max
 
 // varintLen is the encoded length of v: 1, 2, 4 or 8 bytes.
-func varintLen(v uint64) int {
-	switch {
-	case v < 1<<6:
-		return 1
-	case v < 1<<14:
-		return 2
-	case v < 1<<30:
-		return 4
-	default:
-		return 8
-	}
-}
+func varintLen(v uint64) int { return varint.Len(v) }
 
 // appendVarint appends v in its shortest encoding; v must not exceed
 // maxVarint.
-func appendVarint(b []byte, v uint64) []byte {
-	switch varintLen(v) {
-	case 1:
-		return append(b, byte(v))
-	case 2:
-		return append(b, byte(v>>8)|0x40, byte(v))
-	case 4:
-		return append(b, byte(v>>24)|0x80, byte(v>>16), byte(v>>8), byte(v))
-	default:
-		return append(b, byte(v>>56)|0xc0, byte(v>>48), byte(v>>40), byte(v>>32),
-			byte(v>>24), byte(v>>16), byte(v>>8), byte(v))
-	}
-}
+func appendVarint(b []byte, v uint64) []byte { return varint.Append(b, v) }
 
 // parseVarint decodes the varint at the start of b and returns it with its
 // length; n is 0 if b is too short.
-func parseVarint(b []byte) (v uint64, n int) {
-	if len(b) == 0 {
-		return 0, 0
-	}
-	n = 1 << (b[0] >> 6)
-	if len(b) < n {
-		return 0, 0
-	}
-	v = uint64(b[0] & 0x3f)
-	for i := 1; i < n; i++ {
-		v = v<<8 | uint64(b[i])
-	}
-	return v, n
-}
+func parseVarint(b []byte) (v uint64, n int) { return varint.Parse(b) }
 
 // errTruncated: a varint or frame ended early.
 var errTruncated = errors.New("http3: truncated")

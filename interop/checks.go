@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/satquic/satquic/internal/varint"
 	"github.com/satquic/satquic/interop/capture"
 )
 
@@ -126,18 +127,8 @@ func dirIndex(fromClient bool) int {
 
 // readVarint reads a QUIC variable-length integer.
 func readVarint(b []byte) (uint64, int, bool) {
-	if len(b) == 0 {
-		return 0, 0, false
-	}
-	n := 1 << (b[0] >> 6)
-	if len(b) < n {
-		return 0, 0, false
-	}
-	v := uint64(b[0] & 0x3f)
-	for _, c := range b[1:n] {
-		v = v<<8 | uint64(c)
-	}
-	return v, n, true
+	v, n := varint.Parse(b)
+	return v, n, n > 0
 }
 
 func checkTransfer(o *outcome) []string {

@@ -1,6 +1,10 @@
 package capture
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+
+	"github.com/satquic/satquic/internal/varint"
+)
 
 // PacketType is a QUIC packet's type, whatever the version's encoding.
 type PacketType uint8
@@ -27,18 +31,8 @@ func longType(v uint32, bits byte) PacketType {
 
 // readVarint reads a variable-length integer (RFC 9000 section 16).
 func readVarint(b []byte) (uint64, int, bool) {
-	if len(b) == 0 {
-		return 0, 0, false
-	}
-	n := 1 << (b[0] >> 6)
-	if len(b) < n {
-		return 0, 0, false
-	}
-	v := uint64(b[0] & 0x3f)
-	for _, c := range b[1:n] {
-		v = v<<8 | uint64(c)
-	}
-	return v, n, true
+	v, n := varint.Parse(b)
+	return v, n, n > 0
 }
 
 // rawPacket is one QUIC packet as parsed from its datagram, before its
