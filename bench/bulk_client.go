@@ -52,7 +52,7 @@ const idleDialers = 32
 // until stdin ends, and prints its BulkClientReport.
 func RunBulkClient(ctx context.Context, o BulkClientOptions, stdin io.Reader, stdout io.Writer) error {
 	tlsConf := &tls.Config{RootCAs: o.Roots, ServerName: o.ServerName, NextProtos: []string{BulkALPN}, MinVersion: tls.VersionTLS13}
-	out := &lockedWriter{w: stdout}
+	out := &lockedWriter{W: stdout}
 	switch {
 	case o.Stack == BulkSatquic && o.Conns > 0:
 		return holdSatquicIdle(ctx, o, tlsConf, stdin, out)
@@ -118,7 +118,7 @@ func timeBulk(size int64, handshake time.Duration, rw io.ReadWriter, done func()
 	if err != nil {
 		return fmt.Errorf("bulk client: after %d bytes: %w", n, err)
 	}
-	out.writeJSON(BulkClientReport{Bytes: n, ElapsedNs: int64(elapsed), HandshakeNs: int64(handshake)})
+	out.Write(BulkClientReport{Bytes: n, ElapsedNs: int64(elapsed), HandshakeNs: int64(handshake)})
 	return nil
 }
 
@@ -143,7 +143,7 @@ func holdSatquicIdle(ctx context.Context, o BulkClientOptions, tlsConf *tls.Conf
 	if err != nil {
 		return fmt.Errorf("bulk client: after %d connections: %w", len(conns), err)
 	}
-	out.writeJSON(BulkClientReport{Open: len(conns), OpenNs: int64(time.Since(start))})
+	out.Write(BulkClientReport{Open: len(conns), OpenNs: int64(time.Since(start))})
 	_, _ = io.Copy(io.Discard, stdin)
 	for _, c := range conns {
 		_ = c.CloseWithError(0, "")

@@ -1,18 +1,9 @@
 package bench
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/binary"
-	"encoding/json"
-	"errors"
-	"fmt"
 	"io"
-	"os"
-	"runtime/debug"
-	"runtime/metrics"
-	"strconv"
-	"sync"
+
+	"github.com/satquic/satquic/bench/bulkproto"
 )
 
 // The bulk experiment's wire protocol and child-process protocol, which
@@ -31,163 +22,29 @@ import (
 //     is done (or, holding idle connections, once they are all open, and
 //     closes them when its standard input ends).
 
+// The protocol lives in bench/bulkproto, shared with the quic-go peers;
+// these are its names as this package's code and API use them.
+
 // BulkALPN is the ALPN of the bulk protocol, in every stack.
-const BulkALPN = "satquic-bulk"
+const BulkALPN = bulkproto.ALPN
 
-// maxBulkSize bounds what a request may ask for, so that a corrupted size
-// fails at once rather than streaming for days.
-const maxBulkSize = 1 << 40
+// maxBulkSize bounds what a request may ask for.
+const maxBulkSize = bulkproto.MaxSize
 
-// BulkChunk is what a bulk server writes, over and over: random bytes
-// that nothing along the path could compress. 1 MiB, so that a write hands
-// a stack enough to fill many packets.
-var BulkChunk = func() []byte {
-	b := make([]byte, 1<<20)
-	for i := 0; i < len(b); i += len(chunk) {
-		copy(b[i:], chunk)
-	}
-	return b
-}()
+// BulkChunk is what a bulk server writes, over and over.
+var BulkChunk = bulkproto.Chunk
 
-// bulkReadBuffer is the size of the client's reads, the same for every
-// stack.
-const bulkReadBuffer = 256 << 10
-
-// writeBulkRequest asks for size bytes.
-func writeBulkRequest(w io.Writer, size int64) error {
-	_, err := w.Write(binary.BigEndian.AppendUint64(nil, uint64(size)))
-	return err
-}
+// MemReport is a server's memory after a collection (bulkproto.MemReport).
+type MemReport = bulkproto.MemReport
 
 // ParseBulkRequest reads the size a client asks for.
-func ParseBulkRequest(r io.Reader) (int64, error) {
-	var b [8]byte
-	if _, err := io.ReadFull(r, b[:]); err != nil {
-		return 0, fmt.Errorf("bulk request: %w", err)
-	}
-	n := binary.BigEndian.Uint64(b[:])
-	if n > maxBulkSize {
-		return 0, fmt.Errorf("bulk request: %d bytes is more than %d", n, int64(maxBulkSize))
-	}
-	return int64(n), nil
-}
+func ParseBulkRequest(r io.Reader) (int64, error) { return bulkproto.ParseRequest(r) }
 
-// writeBulk writes n bytes of BulkChunk to w.
-func writeBulk(w io.Writer, n int64) error {
-	for n > 0 {
-		k := min(n, int64(len(BulkChunk)))
-		if _, err := w.Write(BulkChunk[:k]); err != nil {
-			return err
-		}
-		n -= k
-	}
-	return nil
-}
+type lockedWriter = bulkproto.JSONLines
 
-// readBulk reads r to its end and counts the bytes.
-func readBulk(r io.Reader) (int64, error) {
-	buf := make([]byte, bulkReadBuffer)
-	var n int64
-	for {
-		k, err := r.Read(buf)
-		n += int64(k)
-		if errors.Is(err, io.EOF) {
-			return n, nil
-		}
-		if err != nil {
-			return n, err
-		}
-	}
-}
-
-// MemReport is a server's memory, measured after a garbage collection
-// that also returned free memory to the system (debug.FreeOSMemory), so
-// that two reports differ by what the server holds, not by when its
-// collector last ran.
-type MemReport struct {
-	// Conns is the number of connections the server holds.
-	Conns int `json:"conns"`
-	// HeapBytes is the size of the live objects on the Go heap.
-	HeapBytes uint64 `json:"heap_bytes"`
-	// StackBytes is the memory of the goroutines' stacks.
-	StackBytes uint64 `json:"stack_bytes"`
-	// RSSBytes is the process's resident set (VmRSS), 0 where the
-	// system does not say.
-	RSSBytes uint64 `json:"rss_bytes"`
-}
-
-// GoBytes is the memory the Go runtime holds for the server's own state:
-// live heap objects and goroutine stacks.
-func (m MemReport) GoBytes() uint64 { return m.HeapBytes + m.StackBytes }
-
-// measureMem collects garbage and reports the memory the process holds.
-func measureMem(conns int) MemReport {
-	debug.FreeOSMemory()
-	s := []metrics.Sample{
-		{Name: "/memory/classes/heap/objects:bytes"},
-		{Name: "/memory/classes/heap/stacks:bytes"},
-	}
-	metrics.Read(s)
-	r := MemReport{Conns: conns, RSSBytes: selfRSS()}
-	if s[0].Value.Kind() == metrics.KindUint64 {
-		r.HeapBytes = s[0].Value.Uint64()
-	}
-	if s[1].Value.Kind() == metrics.KindUint64 {
-		r.StackBytes = s[1].Value.Uint64()
-	}
-	return r
-}
-
-// selfRSS reads VmRSS from /proc/self/status, in bytes.
-func selfRSS() uint64 {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	return parseVmRSS(b)
-}
-
-// parseVmRSS finds "VmRSS: N kB" in a /proc status file; 0 if absent.
-func parseVmRSS(status []byte) uint64 {
-	for line := range bytes.Lines(status) {
-		rest, ok := bytes.CutPrefix(line, []byte("VmRSS:"))
-		if !ok {
-			continue
-		}
-		f := bytes.Fields(rest)
-		if len(f) != 2 || string(f[1]) != "kB" {
-			return 0
-		}
-		kb, err := strconv.ParseUint(string(f[0]), 10, 64)
-		if err != nil || kb > 1<<40 {
-			return 0
-		}
-		return kb << 10
-	}
-	return 0
-}
-
-// serveMemRequests answers every "mem" line of stdin with a MemReport of
-// conns() connections, on out, and returns when stdin ends.
-func serveMemRequests(stdin io.Reader, out *lockedWriter, conns func() int) {
-	sc := bufio.NewScanner(stdin)
-	for sc.Scan() {
-		if string(bytes.TrimSpace(sc.Bytes())) == "mem" {
-			out.writeJSON(measureMem(conns()))
-		}
-	}
-}
-
-// lockedWriter writes JSON lines from several goroutines.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) writeJSON(v any) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	// A parent that stopped reading has gone; the child ends with its
-	// standard input.
-	_ = json.NewEncoder(l.w).Encode(v)
-}
+var (
+	writeBulkRequest = bulkproto.WriteRequest
+	writeBulk        = bulkproto.Write
+	readBulk         = bulkproto.Read
+	serveMemRequests = bulkproto.ServeMemRequests
+)

@@ -56,9 +56,9 @@ func bulkSatquicServerConfig() *quic.Config {
 }
 
 // ServeBulk runs a bulk server until stdin ends or ctx is done: it prints
-// its address, then answers "mem" lines (bulk_proto.go).
+// its address, then answers "mem" lines (package bulkproto).
 func ServeBulk(ctx context.Context, o BulkServerOptions, stdin io.Reader, stdout io.Writer) error {
-	out := &lockedWriter{w: stdout}
+	out := &lockedWriter{W: stdout}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
@@ -76,7 +76,7 @@ func ServeBulk(ctx context.Context, o BulkServerOptions, stdin io.Reader, stdout
 	if err != nil {
 		return fmt.Errorf("bulk server: %w", err)
 	}
-	out.writeJSON(struct {
+	out.Write(struct {
 		Listening string `json:"listening"`
 	}{srv.addr()})
 	served := make(chan error, 1)

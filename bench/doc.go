@@ -52,7 +52,8 @@
 // (Env over emulator namespaces), metadata.go (what makes a result
 // reproducible), output.go (table, CSV, JSON) and plot.go (the figure); bulk.go (the bulk
 // experiment's loop), bulk_idle.go (its idle measurement), bulk_proto.go
-// (its wire and child protocols, memory reports), bulk_server.go and
+// (this package's names for bench/bulkproto, the wire and child protocols
+// and memory reports it shares with internal/cmd/quicgo-peer), bulk_server.go and
 // bulk_client.go (the satquic and tcp-tls children), bulk_child.go (the
 // children's processes) and bulk_output.go (its tables and JSON).
 package bench

@@ -18,7 +18,7 @@ import (
 
 // satquic bench bulk-peer: the children of "satquic bench bulk" for the
 // stacks this binary carries (satquic and tcp-tls), speaking the bulk
-// experiment's protocol (bench/bulk_proto.go), and the busy loop of
+// experiment's protocol (bench/bulkproto), and the busy loop of
 // --busy.
 
 const benchBulkPeerSynopsis = `bench bulk-peer server --stack S --addr HOST:PORT --cert FILE --key FILE [--idle] [--cpuprofile FILE]

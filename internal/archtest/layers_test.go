@@ -21,7 +21,7 @@ const module = "github.com/satquic/satquic/"
 var layers = map[string]int{
 	// Leaves.
 	"internal/ecn": 0, "internal/varint": 0, "internal/report": 0, "internal/testkit": 0, "internal/archtest": 0,
-	"bench/load/payload": 0, "emulate/internal": 0,
+	"bench/load/payload": 0, "bench/bulkproto": 0, "emulate/internal": 0,
 	// The public congestion controller interface: the standard library
 	// only, so that loss recovery can wrap what applications write.
 	"quic/congestion": 0,

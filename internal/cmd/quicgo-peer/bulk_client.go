@@ -94,7 +94,7 @@ func runBulkClient(args []string, stdin io.Reader, stdout, stderr io.Writer) err
 	}
 	defer stopProfile()
 	tlsConf := &tls.Config{RootCAs: roots, ServerName: o.serverName, NextProtos: []string{bulkALPN}}
-	out := &jsonLines{w: stdout}
+	out := &jsonLines{W: stdout}
 	if o.conns > 0 {
 		// Idle connections are held until standard input ends.
 		ctx, stop := untilStdinEnds(stdin)
@@ -135,7 +135,7 @@ func getBulk(ctx context.Context, size int64, raddr *net.UDPAddr, tlsConf *tls.C
 	if err != nil {
 		return fmt.Errorf("after %d bytes: %w", n, err)
 	}
-	out.write(bulkReport{Bytes: n, ElapsedNs: int64(elapsed), HandshakeNs: int64(handshake)})
+	out.Write(bulkReport{Bytes: n, ElapsedNs: int64(elapsed), HandshakeNs: int64(handshake)})
 	return nil
 }
 
@@ -192,7 +192,7 @@ feed:
 	if first != nil {
 		return fmt.Errorf("after %d connections: %w", len(conns), first)
 	}
-	out.write(bulkReport{Open: len(conns), OpenNs: int64(time.Since(start))})
+	out.Write(bulkReport{Open: len(conns), OpenNs: int64(time.Since(start))})
 	<-ctx.Done()
 	for _, c := range conns {
 		_ = c.CloseWithError(0, "")

@@ -66,8 +66,8 @@ func runBulkServer(args []string, stdin io.Reader, stdout, stderr io.Writer) err
 	if err != nil {
 		return fmt.Errorf("listening: %w", err)
 	}
-	out := &jsonLines{w: stdout}
-	out.write(listeningLine{Listening: ln.Addr().String()})
+	out := &jsonLines{W: stdout}
+	out.Write(listeningLine{Listening: ln.Addr().String()})
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	s := &bulkServer{idle: o.idle}

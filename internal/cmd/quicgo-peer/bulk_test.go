@@ -117,30 +117,3 @@ func TestBulkFlags(t *testing.T) {
 		t.Error("server without a certificate: no error")
 	}
 }
-
-func TestParseBulkRequest(t *testing.T) {
-	var b bytes.Buffer
-	if err := writeBulkRequest(&b, 12345); err != nil {
-		t.Fatal(err)
-	}
-	whole := b.Bytes()
-	if n, err := parseBulkRequest(bytes.NewReader(whole)); err != nil || n != 12345 {
-		t.Errorf("parseBulkRequest = %d, %v", n, err)
-	}
-	for i := range len(whole) {
-		if _, err := parseBulkRequest(bytes.NewReader(whole[:i])); err == nil {
-			t.Errorf("a request cut to %d bytes parsed", i)
-		}
-	}
-}
-
-func FuzzParseBulkRequest(f *testing.F) {
-	f.Add([]byte{0, 0, 0, 0, 0, 0, 0, 10})
-	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff})
-	f.Fuzz(func(t *testing.T, b []byte) {
-		n, err := parseBulkRequest(bytes.NewReader(b))
-		if err == nil && (len(b) < 8 || n < 0 || n > maxBulkSize) {
-			t.Errorf("%x parsed as %d", b, n)
-		}
-	})
-}
