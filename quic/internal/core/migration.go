@@ -138,19 +138,11 @@ func (c *Conn) NextProbeDatagram(now time.Duration, buf []byte) (Datagram, bool)
 // remembers its data.
 func (c *Conn) appendProbeChallenge(w *packetWriter) error {
 	lp := &c.path.probe
-	data, err := newChallenge(c.cfg.Rand)
-	if err != nil {
+	data, ok, err := c.writeChallenge(w)
+	if !ok {
 		return err
 	}
-	f := wire.PathChallengeFrame{Data: data}
-	if !w.appendFrame(f.Len(), f.Append) {
-		return nil
-	}
-	w.record(sentFrame{kind: fkPathChallenge})
-	if len(lp.challenges) == maxChallenges {
-		lp.challenges = append(lp.challenges[:0], lp.challenges[1:]...)
-	}
-	lp.challenges = append(lp.challenges, data)
+	lp.challenges = rememberChallenge(lp.challenges, data)
 	lp.due = false
 	c.path.stats.ChallengesSent++
 	return nil

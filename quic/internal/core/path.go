@@ -373,6 +373,30 @@ func newChallenge(r io.Reader) ([8]byte, error) {
 	return b, err
 }
 
+// writeChallenge appends a PATH_CHALLENGE with new data to w and returns
+// the data; ok is false when the frame did not fit.
+func (c *Conn) writeChallenge(w *packetWriter) (data [8]byte, ok bool, err error) {
+	data, err = newChallenge(c.cfg.Rand)
+	if err != nil {
+		return data, false, err
+	}
+	f := wire.PathChallengeFrame{Data: data}
+	if !w.appendFrame(f.Len(), f.Append) {
+		return data, false, nil
+	}
+	w.record(sentFrame{kind: fkPathChallenge})
+	return data, true, nil
+}
+
+// rememberChallenge adds data to the values a validation waits for an
+// answer to, keeping the newest maxChallenges.
+func rememberChallenge(list [][8]byte, data [8]byte) [][8]byte {
+	if len(list) == maxChallenges {
+		list = append(list[:0], list[1:]...)
+	}
+	return append(list, data)
+}
+
 // sendLimit caps a datagram to c.remote to what its validation allows.
 func (p *peerPath) sendLimit(size int) int {
 	if !p.validating {

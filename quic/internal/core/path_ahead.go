@@ -16,8 +16,6 @@ package core
 import (
 	"net/netip"
 	"slices"
-
-	"github.com/satquic/satquic/quic/internal/wire"
 )
 
 // aheadValidation is a server's validation of an address its client
@@ -42,23 +40,15 @@ func (c *Conn) wantsAheadChallenge(addr netip.AddrPort) bool {
 // remembers its data; a new address forgets the challenges of the last.
 func (c *Conn) appendAheadChallenge(w *packetWriter, addr netip.AddrPort) error {
 	a := &c.path.ahead
-	data, err := newChallenge(c.cfg.Rand)
-	if err != nil {
+	data, ok, err := c.writeChallenge(w)
+	if !ok {
 		return err
 	}
-	f := wire.PathChallengeFrame{Data: data}
-	if !w.appendFrame(f.Len(), f.Append) {
-		return nil
-	}
-	w.record(sentFrame{kind: fkPathChallenge})
 	if a.addr != addr {
 		a.addr, a.challenges = addr, a.challenges[:0]
 		c.path.stats.Validations++
 	}
-	if len(a.challenges) == maxChallenges {
-		a.challenges = append(a.challenges[:0], a.challenges[1:]...)
-	}
-	a.challenges = append(a.challenges, data)
+	a.challenges = rememberChallenge(a.challenges, data)
 	c.path.stats.ChallengesSent++
 	return nil
 }

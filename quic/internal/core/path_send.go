@@ -162,19 +162,11 @@ func (p *peerPath) dropResponses(addr netip.AddrPort) {
 // drawn from Config.Rand, and times the next one.
 func (c *Conn) appendChallenge(now time.Duration, w *packetWriter) error {
 	p := &c.path
-	data, err := newChallenge(c.cfg.Rand)
-	if err != nil {
+	data, ok, err := c.writeChallenge(w)
+	if !ok {
 		return err
 	}
-	f := wire.PathChallengeFrame{Data: data}
-	if !w.appendFrame(f.Len(), f.Append) {
-		return nil
-	}
-	w.record(sentFrame{kind: fkPathChallenge})
-	if len(p.challenges) == maxChallenges {
-		p.challenges = append(p.challenges[:0], p.challenges[1:]...)
-	}
-	p.challenges = append(p.challenges, data)
+	p.challenges = rememberChallenge(p.challenges, data)
 	p.challengeDue = false
 	p.retryAt = now + probeTimeout(c.sender.RTT())
 	p.stats.ChallengesSent++
