@@ -88,22 +88,11 @@ func parseBenchBulkFlags(args []string, stderr io.Writer) (*benchBulkOptions, er
 	case o.timeout < 0:
 		return nil, usage("--timeout must not be negative")
 	}
-	seen := map[string]bool{}
-	for _, s := range strings.Split(stacks, ",") {
-		s = strings.TrimSpace(s)
-		if !contains(benchBulkStacks, s) {
-			return nil, usage("unknown stack %q; available: %s", s, strings.Join(benchBulkStacks, ", "))
-		}
-		if seen[s] {
-			return nil, usage("stack %s given twice", s)
-		}
-		seen[s] = true
-		o.stacks = append(o.stacks, s)
+	if o.stacks, err = stackList(stacks, benchBulkStacks); err != nil {
+		return nil, usage("%v", err)
 	}
-	if o.peer != "" {
-		if st, err := os.Stat(o.peer); err != nil || st.IsDir() {
-			return nil, usage("--quicgo-peer %s is not a program", o.peer)
-		}
+	if err := checkPeerProgram(o.peer); err != nil {
+		return nil, usage("%v", err)
 	}
 	if d := filepath.Dir(o.jsonPath); o.jsonPath != "" && !isDir(d) {
 		return nil, usage("output %s: directory %s does not exist", o.jsonPath, d)
@@ -112,15 +101,6 @@ func parseBenchBulkFlags(args []string, stderr io.Writer) (*benchBulkOptions, er
 		return nil, usage("--cpuprofile-dir %s is not a directory", o.profileDir)
 	}
 	return o, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 func runBenchBulk(args []string, stdout, stderr io.Writer) error {

@@ -100,26 +100,11 @@ func parseBenchLoadFlags(args []string, stderr io.Writer) (*benchLoadOptions, er
 	case o.runs < 1:
 		return nil, usage("--runs must be at least 1, not %d", o.runs)
 	}
-	seen := map[string]bool{}
-	for _, s := range strings.Split(stacks, ",") {
-		s = strings.TrimSpace(s)
-		known := false
-		for _, k := range benchLoadStacks {
-			known = known || s == k
-		}
-		if !known {
-			return nil, usage("unknown stack %q; available: %s", s, strings.Join(benchLoadStacks, ", "))
-		}
-		if seen[s] {
-			return nil, usage("stack %s given twice", s)
-		}
-		seen[s] = true
-		o.stacks = append(o.stacks, s)
+	if o.stacks, err = stackList(stacks, benchLoadStacks); err != nil {
+		return nil, usage("%v", err)
 	}
-	if o.peer != "" {
-		if st, err := os.Stat(o.peer); err != nil || st.IsDir() {
-			return nil, usage("--quicgo-peer %s is not a program", o.peer)
-		}
+	if err := checkPeerProgram(o.peer); err != nil {
+		return nil, usage("%v", err)
 	}
 	for _, p := range []string{o.jsonPath, o.csvPath} {
 		if p == "" {
