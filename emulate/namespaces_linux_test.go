@@ -189,9 +189,11 @@ func TestNamespacesAddDelay(t *testing.T) {
 	slices.Sort(rtts)
 	want := 40 * time.Millisecond
 	// As in the relay test, the end-to-end bound is loose because the
-	// echo runs at ordinary priority; the emulator's lateness is exact.
-	if rtts[0] < want || rtts[5] > want+5*time.Millisecond {
-		t.Errorf("round trips %v, want %v plus at most 5 ms at the median", rtts, want)
+	// echo runs at ordinary priority on a machine that may be busy; it
+	// still catches a delay applied twice. The emulator's lateness is
+	// checked tightly below.
+	if rtts[0] < want || rtts[5] > want*3/2 {
+		t.Errorf("round trips %v, want %v and at most %v at the median", rtts, want, want*3/2)
 	}
 	if !n.Stats().HighPriority {
 		return

@@ -143,13 +143,14 @@ func TestRelayAddsConfiguredDelay(t *testing.T) {
 	want := up + down
 	// Below the configured delay is a model error. The round trip also
 	// holds this test's own goroutines, which run at ordinary priority on
-	// a shared machine, so only its median is held to a few milliseconds;
-	// the emulator's own timing is checked exactly below.
+	// a shared and possibly busy machine, so its median is only held below
+	// one and a half times the configured delay (a delay applied twice
+	// still fails); the emulator's own timing is checked exactly below.
 	if all[0] < want {
 		t.Errorf("fastest round trip %v is below the configured %v", all[0], want)
 	}
-	if med := all[n/2]; med > want+5*time.Millisecond {
-		t.Errorf("median round trip %v, want at most %v", med, want+5*time.Millisecond)
+	if med := all[n/2]; med > want*3/2 {
+		t.Errorf("median round trip %v, want at most %v", med, want*3/2)
 	}
 	st := r.Stats()
 	if st.Up.Delivered != n || st.Down.Delivered != n || st.Up.Sent != n || st.Down.Sent != n {
