@@ -19,8 +19,10 @@
 //     reads beyond its input; each has a fuzz target.
 //   - ICMP errors the tunnel generates, with their checksums: Packet Too
 //     Big (ICMPv6 type 2) and Fragmentation Needed (ICMP type 3 code 4)
-//     for packets beyond the tunnel MTU (section 10.1), so that inner TCP
-//     lowers its segment size, and Time Exceeded for packets out of hops.
+//     for packets beyond the tunnel MTU (section 10.1), or beyond what a
+//     carrier whose path shrank takes now (PathLimiter), so that inner
+//     TCP lowers its segment size, and Time Exceeded for packets out of
+//     hops.
 //   - Sessions: NewClient and NewProxy return a Session that reads and
 //     writes IP packets. The client asks for addresses, waits for the
 //     assignment and the routes, sends only from its addresses to the

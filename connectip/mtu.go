@@ -39,3 +39,38 @@ func carriesIPv6(prefixes []netip.Prefix, routes []IPRoute) bool {
 	}
 	return false
 }
+
+// PathLimiter is a Carrier whose path may for a while carry smaller
+// packets than Config.MTU: a QUIC path whose MTU fell (a black hole found
+// by the packetization layer, RFC 8899 section 4.3). PacketLimit returns
+// the largest IP packet the carrier takes now, or 0 when nothing smaller
+// than Config.MTU is known; it is called once per WritePacket or
+// WritePackets call, so it must be cheap while the path is whole.
+type PathLimiter interface {
+	PacketLimit() int
+}
+
+// pathLimit is the carrier's PacketLimit, 0 when it has none.
+func (s *Session) pathLimit() int {
+	if l, ok := s.c.(PathLimiter); ok {
+		return l.PacketLimit()
+	}
+	return 0
+}
+
+// packetMTU is the largest packet of IP version v the session sends while
+// the carrier takes packets of at most limit bytes (0: no limit below
+// Config.MTU). A sender told a smaller MTU by ICMP Packet Too Big sends
+// smaller packets instead of having them dropped in silence (RFC 9484
+// section 10.1); the MTU told is never below the version's minimum (RFC
+// 8201 section 4: an IPv6 node does not go below 1280), and packets the
+// path cannot carry even then are left to the carrier, which drops them.
+func (s *Session) packetMTU(limit, v int) int {
+	if limit <= 0 || limit >= s.cfg.MTU {
+		return s.cfg.MTU
+	}
+	if v == 6 {
+		return max(limit, minIPv6MTU)
+	}
+	return max(limit, minIPv4MTU)
+}

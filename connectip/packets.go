@@ -27,7 +27,7 @@ func (s *Session) WritePacket(p []byte) (icmp []byte, err error) {
 	if s.ctx.Err() != nil {
 		return nil, s.sessionErr(ErrClosed)
 	}
-	if icmp, err := s.check(p); err != nil {
+	if icmp, err := s.check(p, s.pathLimit()); err != nil {
 		return icmp, err
 	}
 	bp := s.bufs.Get().(*[]byte)
@@ -77,8 +77,9 @@ func (s *Session) WritePackets(pkts [][]byte, refused func(i int, icmp []byte, e
 		buf = make([]byte, 0, size)
 	}
 	dgrams := make([][]byte, 0, len(pkts))
+	limit := s.pathLimit()
 	for i, p := range pkts {
-		if icmp, err := s.check(p); err != nil {
+		if icmp, err := s.check(p, limit); err != nil {
 			refused(i, icmp, err)
 			continue
 		}
@@ -121,14 +122,16 @@ func (s *Session) sendDatagrams(dgrams [][]byte) error {
 
 // check applies the forwarding checks to p before it is sent (and
 // decrements its hop limit): nil when it may go, otherwise an error
-// wrapping ErrDropped, with the ICMP error due if any.
-func (s *Session) check(p []byte) (icmp []byte, err error) {
+// wrapping ErrDropped, with the ICMP error due if any. limit is the
+// carrier's pathLimit.
+func (s *Session) check(p []byte, limit int) (icmp []byte, err error) {
 	d := &s.stats.sent
 	h, err := ParseIPHeader(p)
 	if err != nil {
 		d.malformed.Add(1)
 		return nil, fmt.Errorf("%w: %w", ErrDropped, err)
 	}
+	mtu := s.packetMTU(limit, h.Version)
 	s.mu.Lock()
 	srcOK := !s.gotAssign || sourceAllowed(s.local, h.Src)
 	dstOK := !s.peerAdvertised || routeAllowed(s.peerRoutes, h.Dst, h.Protocol)
@@ -140,10 +143,10 @@ func (s *Session) check(p []byte) (icmp []byte, err error) {
 	case !dstOK:
 		d.dest.Add(1)
 		return nil, fmt.Errorf("%w: no route to %v for protocol %d", ErrDropped, h.Dst, h.Protocol)
-	case len(p) > s.cfg.MTU:
+	case len(p) > mtu:
 		d.tooBig.Add(1)
-		icmp, _ = PacketTooBig(p, s.cfg.MTU, s.icmpSource(h))
-		return icmp, fmt.Errorf("%w: %d bytes exceed the tunnel MTU of %d", ErrDropped, len(p), s.cfg.MTU)
+		icmp, _ = PacketTooBig(p, mtu, s.icmpSource(h))
+		return icmp, fmt.Errorf("%w: %d bytes exceed the tunnel MTU of %d", ErrDropped, len(p), mtu)
 	case !s.cfg.KeepHopLimit && !decrementHopLimit(p):
 		d.hopLimit.Add(1)
 		icmp, _ = TimeExceeded(p, s.icmpSource(h))

@@ -171,7 +171,7 @@ func (ct *ClientTunnel) start(ctx context.Context, st *http3.Stream, opts DialOp
 		mtu = min(mtu, opts.MTU)
 	}
 	cfg := connectip.ClientConfig{Config: connectip.Config{MTU: mtu}, Timeout: opts.Timeout}
-	sess, err := connectip.NewClient(carrier{Stream: st, tooLarge: ct.pathTooSmall}, cfg)
+	sess, err := connectip.NewClient(newCarrier(st, ct.pathTooSmall, mtu), cfg)
 	if err != nil {
 		return fmt.Errorf("gateway: %w", err)
 	}

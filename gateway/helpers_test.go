@@ -114,8 +114,13 @@ func startServer(t testing.TB, cfg ServerConfig) *testGateway {
 // startServerQUIC is startServer with the QUIC configuration qconf.
 func startServerQUIC(t testing.TB, cfg ServerConfig, qconf *quic.Config) *testGateway {
 	t.Helper()
+	return startServerOn(t, newMemDevice(1500), cfg, qconf)
+}
+
+// startServerOn is startServerQUIC on the device dev.
+func startServerOn(t testing.TB, dev *memDevice, cfg ServerConfig, qconf *quic.Config) *testGateway {
+	t.Helper()
 	testkit.CheckGoroutines(t)
-	dev := newMemDevice(1500)
 	if cfg.Pool == nil {
 		cfg.Pool = []netip.Prefix{testPool}
 		cfg.Local = []netip.Addr{testServer}

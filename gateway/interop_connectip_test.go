@@ -231,7 +231,7 @@ func TestInteropAddressRequestToConnectIPGoProxy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sess, err := connectip.NewClient(carrier{Stream: st, tooLarge: ct.pathTooSmall}, connectip.ClientConfig{
+	sess, err := connectip.NewClient(newCarrier(st, ct.pathTooSmall, minTunnelMTU), connectip.ClientConfig{
 		Config:           connectip.Config{MTU: minTunnelMTU},
 		RequestAddresses: []netip.Prefix{netip.MustParsePrefix("0.0.0.0/32"), netip.MustParsePrefix("::/128")},
 	})

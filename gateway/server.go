@@ -43,7 +43,8 @@ type ServerConfig struct {
 	Routes []netip.Prefix
 	// MTU is the largest IP packet sent to a client, the device's MTU
 	// (zero: the device's own); a packet that does not fit the client's
-	// QUIC path is dropped and counted (Stats.PathTooSmall).
+	// QUIC path is dropped and counted (Stats.PathTooSmall), and the
+	// later ones are answered with ICMP giving the path's size.
 	MTU int
 	// QueueLen is the forwarder's device queue (tunnel.Config).
 	QueueLen int
@@ -244,7 +245,7 @@ func (s *Server) open(w http.ResponseWriter, r *http.Request, done func()) {
 		return
 	}
 	cfg := connectip.ProxyConfig{Config: connectip.Config{MTU: s.cfg.MTU}}
-	sess, err := connectip.NewProxy(carrier{Stream: st, tooLarge: &s.pathTooSmall}, addrs, s.routes, cfg)
+	sess, err := connectip.NewProxy(newCarrier(st, &s.pathTooSmall, s.cfg.MTU), addrs, s.routes, cfg)
 	if err != nil {
 		release()
 		s.logf("gateway: tunnel of %s: %v", r.RemoteAddr, err)

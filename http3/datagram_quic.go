@@ -20,6 +20,13 @@ type batchDatagramConn interface {
 	SendDatagrams(bs [][]byte) (int, error)
 }
 
+// sizedDatagramConn is a datagramConn that tells the largest datagram it
+// takes now (quic.Conn.MaxDatagramPayloadSize), which follows the path's
+// MTU.
+type sizedDatagramConn interface {
+	MaxDatagramPayloadSize() int
+}
+
 // quicDatagrams returns qc's DATAGRAM frames.
 func quicDatagrams(qc *quic.Conn) datagramConn { return qc }
 

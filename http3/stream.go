@@ -162,6 +162,21 @@ func (s *Stream) SendDatagram(b []byte) error {
 	return s.c.datagrams.dc.SendDatagram(appendHTTPDatagram(make([]byte, 0, 8+len(b)), s.st.StreamID(), b))
 }
 
+// MaxDatagramPayloadSize is the largest b SendDatagram takes now: what a
+// QUIC DATAGRAM frame carries on the connection's current path (its MTU
+// may rise or fall) less the stream's Quarter Stream ID. It is 0 when
+// datagrams are not available or the size cannot be told.
+func (s *Stream) MaxDatagramPayloadSize() int {
+	if s.c.datagrams == nil {
+		return 0
+	}
+	sc, ok := s.c.datagrams.dc.(sizedDatagramConn)
+	if !ok {
+		return 0
+	}
+	return max(sc.MaxDatagramPayloadSize()-varintLen(uint64(s.st.StreamID())/4), 0)
+}
+
 // SendDatagrams sends payloads as HTTP datagrams, in order, as
 // SendDatagram does each, handing them to the QUIC connection in one call
 // where it takes several at once. It stops at the first refusal and
