@@ -413,3 +413,25 @@ func TestDatagram0RTTReducedLimit(t *testing.T) {
 		t.Fatalf("lowered max_datagram_frame_size: %v", err)
 	}
 }
+
+// TestDatagramNotLostOnProbe: a probe timeout sends probes while the
+// packet carrying a datagram is still in flight; the datagram is not sent
+// again, and it is not counted lost when its packet is acknowledged
+// afterwards.
+func TestDatagramNotLostOnProbe(t *testing.T) {
+	p := datagramPair(t, 307, true, true)
+	if err := p.client.SendDatagram(p.now, numbered(1, 100)); err != nil {
+		t.Fatal(err)
+	}
+	quietUntil := p.now + time.Second
+	p.drop = func(toServer bool, _ int, _ []byte) bool { return !toServer && p.now < quietUntil }
+	p.mustRun(func() bool { return p.client.Stats().ProbesSent > 0 }, quietUntil)
+	p.mustRun(func() bool { return p.client.Stats().BytesInFlight == 0 }, quietUntil+5*time.Second)
+	cs := p.client.Stats()
+	if got := drainDatagrams(p.server); len(got) != 1 || got[0] != 1 {
+		t.Errorf("server got datagrams %v, want [1]", got)
+	}
+	if cs.Datagrams.Sent != 1 || cs.Datagrams.Lost != 0 || cs.PacketsLost != 0 {
+		t.Errorf("client: datagrams %+v, %d packets lost, want one sent and none lost", cs.Datagrams, cs.PacketsLost)
+	}
+}

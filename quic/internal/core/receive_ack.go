@@ -261,7 +261,9 @@ func (c *Conn) onProbe(p recovery.Probe) {
 }
 
 // requeueOldest queues again the content of the n oldest ack-eliciting
-// packets in flight of space sp, for probes to carry.
+// packets in flight of space sp, for probes to carry. Their DATAGRAM
+// frames are left alone: they are never sent again (RFC 9221 section
+// 5.2), and their packets are not lost yet.
 func (c *Conn) requeueOldest(sp *pnSpace, n int) {
 	left := n
 	sp.sent.each(func(_ uint64, frames []sentFrame) bool {
@@ -269,7 +271,9 @@ func (c *Conn) requeueOldest(sp *pnSpace, n int) {
 			return true
 		}
 		for _, f := range frames {
-			c.onFrameLost(sp, f)
+			if f.kind != fkDatagram {
+				c.onFrameLost(sp, f)
+			}
 		}
 		left--
 		return left > 0
