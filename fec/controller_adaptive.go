@@ -306,6 +306,27 @@ func (c *AdaptiveController) Window() int {
 	return w
 }
 
+// OnMissing tells the controller, between reports, the oldest source
+// still missing (ok false: none is). A reaction's repairs then reach back
+// to that source and no further, and stop widening the window once
+// nothing is missing. It starts no reaction: only reports do. A sender
+// that learns of rebuilt sources sooner than its reports come (a QUIC
+// sender reading its peer's FEC_RECOVERED frames between two loss runs)
+// so keeps its repairs from reaching back over sources already rebuilt:
+// at 1% loss a report finds a fresh loss nearly every time, and the
+// window stayed widened to about a round trip of sources, several times
+// the proactive window, each repair costing as many symbol operations to
+// encode and to decode.
+func (c *AdaptiveController) OnMissing(oldest uint32, ok bool) {
+	switch {
+	case !c.covering:
+	case !ok:
+		c.covering = false
+	case int32(oldest-c.coverFrom) > 0:
+		c.coverFrom = oldest
+	}
+}
+
 // FeedbackPolicy asks for periodic reports and a report after every loss
 // run, with losses tracked as far back as the largest window.
 func (c *AdaptiveController) FeedbackPolicy() FeedbackPolicy {

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/satquic/satquic/fec"
 )
 
 // orderRun feeds a datagramOrder sources with one datagram each (the
@@ -170,5 +172,28 @@ func TestDatagramOrderConnGivesUp(t *testing.T) {
 	}
 	if o := &p.client.fec.recv.order; o.givenUp != 1 || len(o.held) != 0 {
 		t.Errorf("%d sources given up, %d held: want 1, 0", o.givenUp, len(o.held))
+	}
+}
+
+// TestFECReactionNarrowsOnRebuilt: a lost datagram is rebuilt and the
+// peer reports it. The reaction to its loss then stops widening the
+// window: the repairs over the next, loss-free stretch cover the
+// controller's planned window rather than reaching back over the rebuilt
+// source (before, until the next report, up to MaxWindow sources each).
+func TestFECReactionNarrowsOnRebuilt(t *testing.T) {
+	p := newLossRepairPair(t, func(_ sentKind, source int) bool { return source == 2 })
+	p.sendAndSettle(t, 8)
+	p.sendAndSettle(t, 120)
+	if len(p.got) != 128 {
+		t.Fatalf("%d datagrams delivered, want 128", len(p.got))
+	}
+	ctrl := p.server.fec.send.ctrl.(*fec.AdaptiveController)
+	if c := p.client.Stats().FEC; c.SymbolsRecovered != 1 {
+		t.Fatalf("%d rebuilt, want 1", c.SymbolsRecovered)
+	}
+	plan := *ctrl
+	plan.OnMissing(0, false) // a copy without a reaction: the planned window
+	if w := ctrl.Window(); w != plan.Window() || w >= 126 {
+		t.Errorf("window %d after the rebuilt source was reported, want the planned %d (126 reaches it)", w, plan.Window())
 	}
 }
