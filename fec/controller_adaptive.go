@@ -120,7 +120,8 @@ func (c AdaptiveConfig) validate() error {
 //     the number of repairs sent after the report's last ESI (the
 //     receiver had not seen them yet), and widens the window of every
 //     repair to reach back to the oldest missing source until a report
-//     says nothing is missing (or it falls out of MaxWindow). Every later
+//     says nothing is missing (or it falls out of MaxWindow, or, between
+//     reports, OnMissing says it arrived or was rebuilt). Every later
 //     report corrects the count, so a reaction that was itself lost is
 //     repeated one round trip later.
 //
