@@ -38,12 +38,23 @@ func (c *Conn) onDatagramFrame(f *wire.DatagramFrame, rebuilt bool) error {
 // rebuilt symbol), which is reused: the application gets a copy of its
 // own.
 func (c *Conn) deliverDatagram(data []byte) {
+	if c.dgram.recvQ.len() >= c.dgram.recvLimit {
+		c.dgram.stats.ReceiveDropped++
+		return
+	}
+	c.deliverOwnDatagram(append([]byte(nil), data...))
+}
+
+// deliverOwnDatagram puts data, a copy of the connection's own (a held
+// datagram, fec_order.go), into the receive queue, or drops it if the
+// queue is full.
+func (c *Conn) deliverOwnDatagram(data []byte) {
 	d := &c.dgram
 	if d.recvQ.len() >= d.recvLimit {
 		d.stats.ReceiveDropped++
 		return
 	}
-	d.recvQ.pushBack(append([]byte(nil), data...))
+	d.recvQ.pushBack(data)
 	if !d.notified {
 		d.notified = true
 		c.events.push(Event{Kind: EventDatagramReceived})

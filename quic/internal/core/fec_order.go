@@ -159,7 +159,7 @@ func (o *datagramOrder) arrivedIn(lo, hi uint64) uint64 {
 
 // release ends the processing of a packet's frames, gives up what is due
 // at now, and hands deliver the held datagrams no missing source precedes
-// any more, in order.
+// any more, in order; deliver keeps them (they are copies).
 func (o *datagramOrder) release(now time.Duration, deliver func([]byte)) {
 	o.curOK = false
 	if len(o.held) == 0 {
@@ -221,7 +221,7 @@ func (c *Conn) releaseDatagrams(now time.Duration) {
 	if c.fec == nil {
 		return
 	}
-	c.fec.recv.order.release(now, c.deliverDatagram)
+	c.fec.recv.order.release(now, c.deliverOwnDatagram)
 }
 
 // datagramOrderTimer returns when held datagrams stop waiting for the
