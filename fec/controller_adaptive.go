@@ -120,7 +120,8 @@ func (c AdaptiveConfig) validate() error {
 //     the number of repairs sent after the report's last ESI (the
 //     receiver had not seen them yet), and widens the window of every
 //     repair to reach back to the oldest missing source until a report
-//     says nothing is missing (or it falls out of MaxWindow). Every later
+//     says nothing is missing (or it falls out of MaxWindow, or, between
+//     reports, OnMissing says it arrived or was rebuilt). Every later
 //     report corrects the count, so a reaction that was itself lost is
 //     repeated one round trip later.
 //
@@ -304,6 +305,27 @@ func (c *AdaptiveController) Window() int {
 		w = max(w, min(c.reach(c.coverFrom), c.cfg.MaxWindow))
 	}
 	return w
+}
+
+// OnMissing tells the controller, between reports, the oldest source
+// still missing (ok false: none is). A reaction's repairs then reach back
+// to that source and no further, and stop widening the window once
+// nothing is missing. It starts no reaction: only reports do. A sender
+// that learns of rebuilt sources sooner than its reports come (a QUIC
+// sender reading its peer's FEC_RECOVERED frames between two loss runs)
+// so keeps its repairs from reaching back over sources already rebuilt:
+// at 1% loss a report finds a fresh loss nearly every time, and the
+// window stayed widened to about a round trip of sources, several times
+// the proactive window, each repair costing as many symbol operations to
+// encode and to decode.
+func (c *AdaptiveController) OnMissing(oldest uint32, ok bool) {
+	switch {
+	case !c.covering:
+	case !ok:
+		c.covering = false
+	case int32(oldest-c.coverFrom) > 0:
+		c.coverFrom = oldest
+	}
 }
 
 // FeedbackPolicy asks for periodic reports and a report after every loss

@@ -246,6 +246,37 @@ func TestAdaptiveControllerGivesUpOutOfReach(t *testing.T) {
 	}
 }
 
+// TestAdaptiveControllerOnMissing: between reports, the reaction's
+// window follows the oldest source still missing, and returns to the plan
+// when none is; OnMissing never starts a reaction.
+func TestAdaptiveControllerOnMissing(t *testing.T) {
+	c, err := NewAdaptiveController(AdaptiveConfig{MinWindow: 64, MaxWindow: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	repairsAfter(c, 0, 1000)
+	c.OnMissing(700, true)
+	if c.Window() != 64 {
+		t.Fatalf("window %d after OnMissing without a reaction, want the planned 64", c.Window())
+	}
+	c.OnFeedback(Feedback{FirstESI: 999, Sources: 1, Unrecovered: 2, OldestUnrecovered: 800})
+	if c.Window() != 200 {
+		t.Fatalf("window reaching back to 800 from 999: %d, want 200", c.Window())
+	}
+	c.OnMissing(700, true) // older than the reaction's: no wider
+	if c.Window() != 200 {
+		t.Errorf("window %d after an older missing source, want 200", c.Window())
+	}
+	c.OnMissing(900, true) // 800 was rebuilt, 900 is still missing
+	if c.Window() != 100 {
+		t.Errorf("window %d reaching back to 900, want 100", c.Window())
+	}
+	c.OnMissing(0, false)
+	if c.Window() != 64 {
+		t.Errorf("window %d with nothing missing, want the planned 64", c.Window())
+	}
+}
+
 func TestAdaptiveControllerRejectsBadConfig(t *testing.T) {
 	for _, cfg := range []AdaptiveConfig{
 		{Interval: -1},

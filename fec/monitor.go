@@ -145,6 +145,16 @@ func (m *LossMonitor) Missing() int {
 	return len(m.missing)
 }
 
+// OldestMissing returns the oldest lost ESI within the horizon that is
+// still unrecovered, and false when none is.
+func (m *LossMonitor) OldestMissing() (uint32, bool) {
+	m.forgetOld()
+	if len(m.missing) == 0 {
+		return 0, false
+	}
+	return uint32(m.missing[0]), true
+}
+
 // Reports returns how many reports the monitor has produced.
 func (m *LossMonitor) Reports() int { return m.reportsOut }
 

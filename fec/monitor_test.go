@@ -136,3 +136,33 @@ func TestLossMonitorWithoutPolicyNeverReports(t *testing.T) {
 		t.Errorf("reports with no policy: %+v", got)
 	}
 }
+
+// TestMonitorOldestMissing: the oldest lost ESI not yet recovered, as the
+// losses are recovered out of order.
+func TestMonitorOldestMissing(t *testing.T) {
+	m, err := NewLossMonitor(MonitorConfig{FeedbackPolicy: FeedbackPolicy{Horizon: 100}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := m.OldestMissing(); ok {
+		t.Fatal("missing before any source")
+	}
+	for _, esi := range []uint32{0, 1, 3, 4, 6} {
+		m.OnSource(esi)
+	}
+	if e, ok := m.OldestMissing(); !ok || e != 2 {
+		t.Fatalf("oldest missing %d %v, want 2", e, ok)
+	}
+	m.OnRecovered(2)
+	if e, ok := m.OldestMissing(); !ok || e != 5 {
+		t.Fatalf("oldest missing %d %v after 2 was rebuilt, want 5", e, ok)
+	}
+	m.OnSource(5) // late
+	if e, ok := m.OldestMissing(); ok {
+		t.Fatalf("oldest missing %d after every loss arrived or was rebuilt, want none", e)
+	}
+	m.OnSource(200) // 7..199 lost: 101 and later are within 100 of the next ESI
+	if e, ok := m.OldestMissing(); !ok || e != 101 {
+		t.Errorf("oldest missing %d %v past the horizon, want 101", e, ok)
+	}
+}

@@ -437,6 +437,8 @@ func (f *FECConfig) coreFEC() (*core.FECConfig, recovery.FECPolicy, error) {
 		Fixed:            fec.FixedConfig{Sources: f.FixedSources, Repairs: f.FixedRepairs},
 		MaxOverhead:      f.MaxOverhead,
 		NoTailProtection: f.DisableTailProtection,
+		NoDatagramOrder:  f.DisableDatagramOrder,
+		DatagramHold:     f.DatagramHold,
 	}
 	switch f.Controller {
 	case "", FECAdaptive:

@@ -18,7 +18,8 @@ func TestCoreConfigMapping(t *testing.T) {
 		MaxCongestionWindow:     8 << 20,
 		DisablePacing:           true,
 		DisableLongRTTSlowStart: true,
-		FEC:                     &FECConfig{Controller: FECFixed, FixedSources: 10, FixedRepairs: 2, Policy: FECHide, DisableTailProtection: true},
+		FEC: &FECConfig{Controller: FECFixed, FixedSources: 10, FixedRepairs: 2, Policy: FECHide, DisableTailProtection: true,
+			DisableDatagramOrder: true, DatagramHold: 7 * time.Millisecond},
 	}
 	cc, err := c.coreConfig(clientTLS())
 	if err != nil {
@@ -30,7 +31,8 @@ func TestCoreConfigMapping(t *testing.T) {
 		t.Errorf("recovery config %+v", r)
 	}
 	f := cc.FEC
-	if f == nil || f.Controller != core.FECFixed || f.Fixed.Sources != 10 || f.Fixed.Repairs != 2 || !f.NoTailProtection {
+	if f == nil || f.Controller != core.FECFixed || f.Fixed.Sources != 10 || f.Fixed.Repairs != 2 || !f.NoTailProtection ||
+		!f.NoDatagramOrder || f.DatagramHold != 7*time.Millisecond {
 		t.Errorf("FEC config %+v", f)
 	}
 	for name, want := range map[string]recovery.Algorithm{"": recovery.BBR, CUBIC: recovery.CUBIC, NewReno: recovery.NewReno, BBR: recovery.BBR} {
@@ -45,6 +47,7 @@ func TestCoreConfigMapping(t *testing.T) {
 		{InitialRTT: -time.Second},
 		{FEC: &FECConfig{Policy: "ignore"}},
 		{FEC: &FECConfig{Controller: "hirt"}},
+		{FEC: &FECConfig{DatagramHold: -time.Millisecond}},
 	} {
 		if _, err := bad.coreConfig(clientTLS()); err == nil {
 			t.Errorf("%+v: accepted", *bad)

@@ -1,6 +1,10 @@
 package quic
 
-import "github.com/satquic/satquic/quic/internal/core"
+import (
+	"time"
+
+	"github.com/satquic/satquic/quic/internal/core"
+)
 
 // FEC policies for FECConfig.Policy: whether a packet the peer rebuilt
 // with FEC, and so never received, counts as congestion.
@@ -72,6 +76,15 @@ type FECConfig struct {
 	// has nothing more to send, which otherwise spare the last packets
 	// of a response a probe timeout.
 	DisableTailProtection bool
+	// DisableDatagramOrder stops holding the DATAGRAM frames that arrive
+	// behind a lost packet until FEC rebuilds it, which otherwise
+	// delivers datagrams in the order they were sent, the rebuilt ones
+	// in their place (at most DatagramHold late), so that a tunnelled
+	// TCP does not take each repaired loss for reordering.
+	DisableDatagramOrder bool
+	// DatagramHold bounds that wait (default: the smoothed RTT plus four
+	// times its variation, at least 1 ms).
+	DatagramHold time.Duration
 }
 
 // FECStats are a connection's FEC counters.
@@ -109,6 +122,10 @@ type FECStats struct {
 	// RepairsReceived counts repairs received, RepairsRejected those the
 	// decoder refused, PacketsRecovered the peer's packets rebuilt here.
 	RepairsReceived, RepairsRejected, PacketsRecovered uint64
+	// DatagramsHeld counts the DATAGRAM frames held behind a lost packet
+	// until it was rebuilt or given up, HeldPacketsGivenUp the lost
+	// packets they stopped waiting for.
+	DatagramsHeld, HeldPacketsGivenUp uint64
 }
 
 func fecStats(s *core.Stats) FECStats {
@@ -129,5 +146,7 @@ func fecStats(s *core.Stats) FECStats {
 		RepairsReceived:             f.RepairsReceived,
 		RepairsRejected:             f.RepairsRejected,
 		PacketsRecovered:            f.SymbolsRecovered,
+		DatagramsHeld:               f.DatagramsHeld,
+		HeldPacketsGivenUp:          f.HeldSourcesGivenUp,
 	}
 }

@@ -25,16 +25,38 @@ func (c *Conn) onDatagramFrame(f *wire.DatagramFrame, rebuilt bool) error {
 	if rebuilt {
 		d.stats.RebuiltByFEC++
 	}
+	// A datagram behind a source packet still missing waits for its
+	// rebuild (fec_order.go).
+	if !c.holdDatagram(f.Data) {
+		c.deliverDatagram(f.Data)
+	}
+	return nil
+}
+
+// deliverDatagram puts a copy of data into the receive queue, or drops it
+// if the queue is full. The frame's data aliases the packet (or FEC's
+// rebuilt symbol), which is reused: the application gets a copy of its
+// own.
+func (c *Conn) deliverDatagram(data []byte) {
+	if c.dgram.recvQ.len() >= c.dgram.recvLimit {
+		c.dgram.stats.ReceiveDropped++
+		return
+	}
+	c.deliverOwnDatagram(append([]byte(nil), data...))
+}
+
+// deliverOwnDatagram puts data, a copy of the connection's own (a held
+// datagram, fec_order.go), into the receive queue, or drops it if the
+// queue is full.
+func (c *Conn) deliverOwnDatagram(data []byte) {
+	d := &c.dgram
 	if d.recvQ.len() >= d.recvLimit {
 		d.stats.ReceiveDropped++
-		return nil
+		return
 	}
-	// The frame's data aliases the packet (or FEC's rebuilt symbol),
-	// which is reused: the application gets a copy of its own.
-	d.recvQ.pushBack(append([]byte(nil), f.Data...))
+	d.recvQ.pushBack(data)
 	if !d.notified {
 		d.notified = true
 		c.events.push(Event{Kind: EventDatagramReceived})
 	}
-	return nil
 }

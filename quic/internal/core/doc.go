@@ -258,7 +258,10 @@
 //     waking the connection when the pacer lets them go, shed when the
 //     sender falls behind its DATAGRAM queue (fec_overload.go). The receiver
 //     (fec_recv.go) hands the packets it rebuilds to the frame loop at
-//     once and reports them (FEC_RECOVERED); loss detection holds a covered packet until its
+//     once and reports them (FEC_RECOVERED), and holds the DATAGRAM
+//     frames that arrive behind a missing source until it is rebuilt, at
+//     most a hold, so that they are delivered in the order they were sent
+//     (fec_order.go); loss detection holds a covered packet until its
 //     repair could have been reported, and never retransmits a rebuilt
 //     one (recovery's CoverPacket and OnRecovered). The connection's
 //     fecState (fec_conn.go, nil without FEC) offers FEC in the transport

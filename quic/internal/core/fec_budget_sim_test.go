@@ -131,11 +131,16 @@ func runExchanges(t *testing.T, fc FECConfig, n int) exchangeRun {
 // allowance counted bytes, the client's repairs were 68% of its bytes:
 // a tail repair after nearly every acknowledgement); and the repairs
 // still spare exchanges a retry: with tail protection and repairs on
-// loss, 3 of 1000 are slower than one; with neither, 58.
+// loss, none of 1000 is slower than one (3 with NoDatagramOrder); with
+// neither, 60.
 func TestSimExchangesFECOverhead(t *testing.T) {
 	const n = 1000
 	slow := func(r exchangeRun) int {
-		return len(r.times) - slices.IndexFunc(slices.Sorted(slices.Values(r.times)), func(d time.Duration) bool { return d >= exRetry })
+		i := slices.IndexFunc(slices.Sorted(slices.Values(r.times)), func(d time.Duration) bool { return d >= exRetry })
+		if i < 0 {
+			return 0
+		}
+		return len(r.times) - i
 	}
 	with := runExchanges(t, FECConfig{MaxOverhead: 0.1}, n)
 	without := runExchanges(t, FECConfig{MaxOverhead: 0.1, NoTailProtection: true, NoLossRepair: true}, n)
@@ -157,7 +162,7 @@ func TestSimExchangesFECOverhead(t *testing.T) {
 		}
 		t.Logf("%s: %d exchanges, %d slower than a retry", c.name, len(c.r.times), slow(c.r))
 	}
-	if slow(with) >= slow(without) {
+	if slow(with) >= max(slow(without), 1) {
 		t.Errorf("%d exchanges slower than a retry with tail protection and repairs on loss, %d without", slow(with), slow(without))
 	}
 }

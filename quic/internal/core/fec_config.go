@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/satquic/satquic/fec"
 	"github.com/satquic/satquic/quic/internal/wire"
@@ -99,6 +100,16 @@ type FECConfig struct {
 	// and the repairs sent as probes over them (fec_lossrepair.go;
 	// default on).
 	NoLossRepair bool
+	// NoDatagramOrder turns off the in-order delivery of the DATAGRAM
+	// frames of source packets: a datagram that arrives while a source
+	// packet sent before it is missing waits for that packet's rebuild,
+	// at most DatagramHold, so that a tunnelled TCP does not see each
+	// repaired loss as reordering (fec_order.go; default on).
+	NoDatagramOrder bool
+	// DatagramHold bounds that wait. Zero: the smoothed RTT plus four
+	// times its variation (at least 1 ms), about when the repair that
+	// the sender's loss detection calls for arrives.
+	DatagramHold time.Duration
 }
 
 func (f *FECConfig) withDefaults() (FECConfig, error) {
@@ -119,6 +130,8 @@ func (f *FECConfig) withDefaults() (FECConfig, error) {
 		return d, fmt.Errorf("%w: FEC fixed rate %d:%d", ErrConfig, d.Fixed.Sources, d.Fixed.Repairs)
 	case d.Fixed.Window < 0 || d.Adaptive.MinWindow < 0 || d.Adaptive.MaxWindow < 0:
 		return d, fmt.Errorf("%w: negative FEC controller window", ErrConfig)
+	case d.DatagramHold < 0:
+		return d, fmt.Errorf("%w: negative FEC DatagramHold %v", ErrConfig, d.DatagramHold)
 	case math.IsNaN(d.MaxOverhead) || d.MaxOverhead <= 0 || d.MaxOverhead >= 1:
 		return d, fmt.Errorf("%w: FEC MaxOverhead %v out of (0, 1)", ErrConfig, d.MaxOverhead)
 	}

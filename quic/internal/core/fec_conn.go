@@ -35,6 +35,10 @@ type FECStats struct {
 	// those the decoder refused, SymbolsRecovered the lost packets the
 	// decoder rebuilt.
 	RepairsReceived, RepairsRejected, SymbolsRecovered uint64
+	// DatagramsHeld counts the DATAGRAM frames held behind a missing
+	// source packet to be delivered in order, HeldSourcesGivenUp the
+	// missing sources they stopped waiting for (fec_order.go).
+	DatagramsHeld, HeldSourcesGivenUp uint64
 }
 
 // fecState is a connection's FEC: its validated configuration, the
@@ -121,6 +125,9 @@ func (f *fecState) repairOwed() bool {
 // packet's first frame); the packets the peer reports rebuilt go to loss
 // recovery, delivered, never retransmitted.
 func (c *Conn) onFECFrame(now time.Duration, f wire.Frame, first bool) error {
+	if sid, ok := f.(*wire.FECSourceIDFrame); ok && first {
+		c.onSourceOrder(now, sid.Seq)
+	}
 	ranges, err := c.fec.onFrame(f, first, c.scratch().fecRanges[:0])
 	c.scratch().fecRanges = ranges
 	if err != nil || len(ranges) == 0 {
@@ -170,6 +177,7 @@ func (f *fecState) stats() FECStats {
 		return FECStats{}
 	}
 	s := f.recv.stats
+	s.DatagramsHeld, s.HeldSourcesGivenUp = f.recv.order.reordered, f.recv.order.givenUp
 	if fs := f.send; fs != nil {
 		s.Enabled = true
 		s.SourcesSent, s.SourceBytesSent, s.RepairsSent, s.RepairBytesSent, s.RepairsCapped =

@@ -37,9 +37,13 @@ type fecReceiver struct {
 	// pending holds rebuilt symbols (copies) until the packet being
 	// processed is done, so that their frames never nest in its own.
 	pending [][]byte
-	spare   [][]byte
-	report  wire.FECRecoveredFrame
-	stats   FECStats
+	// pendingSeq holds the sequence numbers of pending's symbols.
+	pendingSeq []uint64
+	spare      [][]byte
+	report     wire.FECRecoveredFrame
+	// order holds datagrams behind missing sources (fec_order.go).
+	order datagramOrder
+	stats FECStats
 }
 
 func newFECReceiver(window, maxSymbol int) (*fecReceiver, error) {
@@ -47,7 +51,7 @@ func newFECReceiver(window, maxSymbol int) (*fecReceiver, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &fecReceiver{dec: dec}, nil
+	return &fecReceiver{dec: dec, order: datagramOrder{window: uint64(window)}}, nil
 }
 
 // sourceID returns the sequence number and length of a FEC_SOURCE_ID frame
@@ -102,6 +106,7 @@ func (r *fecReceiver) keep(recs []fec.Recovered) {
 			buf, r.spare = r.spare[n-1][:0], r.spare[:n-1]
 		}
 		r.pending = append(r.pending, append(buf, rec.Data...))
+		r.pendingSeq = append(r.pendingSeq, seq)
 	}
 }
 
@@ -154,4 +159,5 @@ func (r *fecReceiver) recycle() {
 	r.spare = append(r.spare, r.pending...)
 	clear(r.pending)
 	r.pending = r.pending[:0]
+	r.pendingSeq = r.pendingSeq[:0]
 }

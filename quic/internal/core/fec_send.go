@@ -210,6 +210,23 @@ func (f *fecSender) onResult(res *recovery.Result) {
 			f.giveUp(f.src.extend(fb.LastESI()) + 1)
 		}
 	}
+	f.narrowReaction()
+}
+
+// missingFollower is a controller whose reaction follows, between
+// reports, which sources are still missing (fec.AdaptiveController).
+type missingFollower interface {
+	OnMissing(oldest uint32, ok bool)
+}
+
+// narrowReaction tells the controller which source is the oldest still
+// missing now that ACKs and FEC_RECOVERED frames were read: the peer
+// reports rebuilt sources one ACK after it rebuilt them, long before the
+// next report, and repairs need not reach back over them.
+func (f *fecSender) narrowReaction() {
+	if m, ok := f.ctrl.(missingFollower); ok {
+		m.OnMissing(f.mon.OldestMissing())
+	}
 }
 
 // giveUp leaves the sources before end still outstanding to loss recovery:

@@ -34,6 +34,7 @@ func (c *Conn) processPacket(now time.Duration, s recovery.Space, pt wire.Packet
 	largest := sp.acks.largestReceived()
 	c.path.rxNonProbing = false
 	eliciting, err := c.processFrames(now, s, pt, payload, dcid, false)
+	c.releaseDatagrams(now)
 	c.qlog.packetReceived(now, pt, pn, c.rxPacketLen)
 	if err == nil && eliciting && s != spaceApp && !sp.discarded && sp.cryptoRecv.received() == cryptoBefore {
 		c.speedup.onPeerProbe(&c.spaces, c.isClient)
@@ -149,7 +150,9 @@ func (c *Conn) processRebuilt(now time.Duration, rebuilt [][]byte, dcid wire.Con
 	c.qlog.symbolsRecovered(now, len(rebuilt))
 	var err error
 	for i := 0; i < len(rebuilt) && err == nil && c.state == stateActive; i++ {
+		c.onSourceOrder(now, c.fec.recv.pendingSeq[i])
 		_, err = c.processFrames(now, spaceApp, wire.PacketType1RTT, rebuilt[i], dcid, true)
+		c.releaseDatagrams(now)
 	}
 	c.fec.recv.recycle()
 	return err

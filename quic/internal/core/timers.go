@@ -33,6 +33,7 @@ func (c *Conn) NextTimer(now time.Duration) (time.Duration, bool) {
 	d.add(c.ku.discardTimer())
 	d.add(c.early.timer())
 	d.add(c.pathTimer())
+	d.add(c.datagramOrderTimer())
 	if c.datagramBudget() < minInitialDatagram {
 		// Blocked by the anti-amplification limit: only receiving helps.
 		return d.t, d.ok
@@ -94,4 +95,5 @@ func (c *Conn) HandleTimer(now time.Duration) {
 	}
 	c.pmtuUpdate(now)
 	c.onPathTimer(now)
+	c.releaseDatagrams(now)
 }
