@@ -72,13 +72,15 @@ func (d *deadline) set(t time.Time) {
 	})
 }
 
-// wait returns a channel that is closed once the deadline passed.
+// wait returns a channel that is closed once the deadline passed, or nil
+// while no deadline was ever set: a stream's Read and Write wait with no
+// deadline most of the time, and a channel each time they wait cost an
+// allocation per request. The stream wakes a call waiting without a
+// channel when a deadline is set (streamState.setReadDeadline), and the
+// call takes the channel then.
 func (d *deadline) wait() <-chan struct{} {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.ch == nil {
-		d.ch = make(chan struct{})
-	}
 	return d.ch
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"time"
 
 	"github.com/satquic/satquic/quic/internal/core"
 )
@@ -22,6 +23,16 @@ type streamState struct {
 	readErr, writeErr error
 
 	readDL, writeDL deadline
+
+	// handle is the application's *Stream of a bidirectional stream,
+	// allocated with the state rather than apart, once per request.
+	handle Stream
+}
+
+// bidiStream returns the application's handle of a bidirectional stream.
+func (s *streamState) bidiStream() *Stream {
+	s.handle.s = s
+	return &s.handle
 }
 
 // newStreamLocked tracks a stream the core opened; c.mu is held.
@@ -43,6 +54,24 @@ func (s *streamState) maybeForgetLocked() {
 		delete(s.c.streams, s.id)
 	}
 	s.stopTimers()
+}
+
+// setReadDeadline moves the read deadline and wakes a Read waiting, which
+// then waits on the deadline's channel: one that began before any
+// deadline was set waits on none (deadline.wait).
+func (s *streamState) setReadDeadline(t time.Time) {
+	s.readDL.set(t)
+	s.c.mu.Lock()
+	s.readable.fire()
+	s.c.mu.Unlock()
+}
+
+// setWriteDeadline does the same for the write deadline and a Write.
+func (s *streamState) setWriteDeadline(t time.Time) {
+	s.writeDL.set(t)
+	s.c.mu.Lock()
+	s.writable.fire()
+	s.c.mu.Unlock()
 }
 
 func (s *streamState) stopTimers() {
