@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/quic-go/qpack"
 
@@ -197,7 +198,13 @@ type clientStream struct {
 	req  *http.Request
 	stop func() bool // stops the context's cancellation
 
-	bodyDone chan struct{} // closed when the request body is sent, or abandoned
+	// bodyDone: the request body was sent, or abandoned, or there was
+	// none.
+	bodyDone atomic.Bool
+	// body and respBody are the response's Body, allocated with the
+	// request's state.
+	body     body
+	respBody responseBody
 
 	mu          sync.Mutex
 	abortErr    error // why the request was canceled
@@ -247,7 +254,7 @@ func (cc *clientConn) roundTrip(req *http.Request) (*http.Response, error) {
 		cc.release()
 		return nil, &retryableError{errors.New("http3: server sent GOAWAY")}
 	}
-	cs := &clientStream{cc: cc, st: st, req: req, bodyDone: make(chan struct{})}
+	cs := &clientStream{cc: cc, st: st, req: req}
 	cc.mu.Lock()
 	if cc.streams == nil {
 		cc.streams = make(map[*clientStream]struct{})
@@ -265,7 +272,7 @@ func (cc *clientConn) roundTrip(req *http.Request) (*http.Response, error) {
 		}
 		go cs.writeBody()
 	} else {
-		close(cs.bodyDone)
+		cs.bodyDone.Store(true)
 		if _, err := st.Write(hdr); err != nil {
 			return nil, cs.fail(err)
 		}
@@ -357,7 +364,7 @@ const uploadBufferSize = 32 << 10
 // writeBody sends the request body in DATA frames, then the trailers and
 // the FIN.
 func (cs *clientStream) writeBody() {
-	defer close(cs.bodyDone)
+	defer cs.bodyDone.Store(true)
 	defer cs.closeReqBody()
 	req := cs.req
 	buf := make([]byte, dataHeaderRoom+uploadBufferSize)
@@ -464,7 +471,7 @@ func (cs *clientStream) readResponse(gzipped bool) (*http.Response, error) {
 		return nil, err
 	}
 	resp := &http.Response{
-		Status:        strconv.Itoa(status) + " " + http.StatusText(status),
+		Status:        statusLine(status),
 		StatusCode:    status,
 		Proto:         "HTTP/3.0",
 		ProtoMajor:    3,
@@ -475,23 +482,23 @@ func (cs *clientStream) readResponse(gzipped bool) (*http.Response, error) {
 	}
 	declareTrailers(header, &resp.Trailer)
 	noBody := cs.req.Method == http.MethodHead || !bodyAllowed(status)
-	b := &body{
+	cs.body = body{
 		c:             cs.cc.conn,
 		st:            cs.st,
 		r:             r,
 		contentLength: cl,
 		maxTrailers:   limit,
 		trailer:       &resp.Trailer,
-		readErr:       cs.mapErr,
+		response:      cs,
 		pooled:        true,
 	}
 	if noBody {
 		// The content-length of a HEAD or 304 response describes a
 		// body not sent (RFC 9114 section 4.1.2).
-		b.contentLength = -1
+		cs.body.contentLength = -1
 	}
-	rb := &responseBody{cs: cs, b: b}
-	b.onEOF = rb.ended
+	cs.respBody = responseBody{cs: cs, b: &cs.body}
+	rb := &cs.respBody
 	resp.Body = rb
 	if gzipped && strings.EqualFold(header.Get("Content-Encoding"), "gzip") {
 		header.Del("Content-Encoding")
@@ -513,15 +520,13 @@ func (rb *responseBody) Read(p []byte) (int, error) { return rb.b.Read(p) }
 
 // ended runs when the whole response arrived: a request body still
 // being sent is no longer needed.
-func (rb *responseBody) ended() {
-	select {
-	case <-rb.cs.bodyDone:
-	default:
-		rb.cs.st.CancelWrite(quic.StreamErrorCode(ErrCodeRequestCancelled))
-		_ = rb.cs.st.SetWriteDeadline(aLongTimeAgo)
-		rb.cs.closeReqBody()
+func (cs *clientStream) ended() {
+	if !cs.bodyDone.Load() {
+		cs.st.CancelWrite(quic.StreamErrorCode(ErrCodeRequestCancelled))
+		_ = cs.st.SetWriteDeadline(aLongTimeAgo)
+		cs.closeReqBody()
 	}
-	rb.cs.finish()
+	cs.finish()
 }
 
 // Close cancels the stream unless the response arrived whole.
