@@ -118,9 +118,9 @@ func (cc *clientConn) watch() {
 	}
 }
 
-// encodeRequest encodes the request's HEADERS frame (RFC 9114 section
-// 4.3.1).
-func encodeRequest(req *http.Request, gzip bool) ([]byte, uint64, error) {
+// encodeRequest appends the request's HEADERS frame (RFC 9114 section
+// 4.3.1) to dst.
+func encodeRequest(dst []byte, req *http.Request, gzip bool) ([]byte, uint64, error) {
 	host := req.Host
 	if host == "" {
 		host = req.URL.Host
@@ -171,7 +171,7 @@ func encodeRequest(req *http.Request, gzip bool) ([]byte, uint64, error) {
 	if gzip {
 		fw.field("accept-encoding", "gzip")
 	}
-	return fw.frame(nil), fw.size, nil
+	return fw.frame(dst), fw.size, nil
 }
 
 // checkRequestHeader refuses header fields HTTP/3 cannot carry.
@@ -212,13 +212,19 @@ type clientStream struct {
 	reqBodyOnce sync.Once
 }
 
+// requestHeaderRoom is the room on the stack for a request's HEADERS
+// frame; a larger one grows into the heap.
+const requestHeaderRoom = 512
+
 // roundTrip sends req on the connection. Errors that leave the request
 // unprocessed by the server come as a *retryableError.
 func (cc *clientConn) roundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	addGzip := !cc.t.DisableCompression && req.Header.Get("Accept-Encoding") == "" &&
 		req.Header.Get("Range") == "" && req.Method != http.MethodHead
-	hdr, size, err := encodeRequest(req, addGzip)
+	// The frame is built on the stack: the stream copies what it writes.
+	var room [requestHeaderRoom]byte
+	hdr, size, err := encodeRequest(room[:0], req, addGzip)
 	if err != nil {
 		cc.release()
 		closeBody(req)
