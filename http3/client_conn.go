@@ -53,8 +53,15 @@ func (cc *clientConn) reserve() bool {
 
 // release counts a request out; after GOAWAY, the last one closes the
 // connection.
-func (cc *clientConn) release() {
+func (cc *clientConn) release() { cc.releaseStream(nil) }
+
+// releaseStream is release for a request whose stream cs was tracked
+// (track), forgotten under the same lock.
+func (cc *clientConn) releaseStream(cs *clientStream) {
 	cc.mu.Lock()
+	if cs != nil {
+		delete(cc.streams, cs)
+	}
 	cc.active--
 	last := cc.goAway && cc.active == 0
 	cc.mu.Unlock()
@@ -95,6 +102,22 @@ func (cc *clientConn) goAwayReceived(id uint64) {
 	if idle {
 		go cc.qc.CloseWithError(quic.ApplicationErrorCode(ErrCodeNoError), "")
 	}
+}
+
+// track records the request on stream cs.st, for a GOAWAY to come,
+// unless the server's GOAWAY excluded the stream already: one lock where
+// refusedByGoAway and the record took two.
+func (cc *clientConn) track(cs *clientStream) bool {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	if cc.goAway && uint64(cs.st.StreamID()) >= cc.goAwayID {
+		return false
+	}
+	if cc.streams == nil {
+		cc.streams = make(map[*clientStream]struct{})
+	}
+	cc.streams[cs] = struct{}{}
+	return true
 }
 
 // refusedByGoAway reports a stream the server's GOAWAY excluded.
@@ -254,19 +277,13 @@ func (cc *clientConn) roundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return nil, &retryableError{fmt.Errorf("http3: connection ended: %w", fromQUIC(err))}
 	}
-	if cc.refusedByGoAway(st.StreamID()) {
+	cs := &clientStream{cc: cc, st: st, req: req}
+	if !cc.track(cs) {
 		st.CancelWrite(quic.StreamErrorCode(ErrCodeRequestCancelled))
 		st.CancelRead(quic.StreamErrorCode(ErrCodeRequestCancelled))
 		cc.release()
 		return nil, &retryableError{errors.New("http3: server sent GOAWAY")}
 	}
-	cs := &clientStream{cc: cc, st: st, req: req}
-	cc.mu.Lock()
-	if cc.streams == nil {
-		cc.streams = make(map[*clientStream]struct{})
-	}
-	cc.streams[cs] = struct{}{}
-	cc.mu.Unlock()
 	if ctx.Done() != nil {
 		cs.stop = context.AfterFunc(ctx, func() { cs.abort(ctx.Err()) })
 	} else {
@@ -358,10 +375,7 @@ func (cs *clientStream) finish() {
 		return
 	}
 	cs.stop()
-	cs.cc.mu.Lock()
-	delete(cs.cc.streams, cs)
-	cs.cc.mu.Unlock()
-	cs.cc.release()
+	cs.cc.releaseStream(cs)
 }
 
 // uploadBufferSize is the largest DATA frame of a request body.
