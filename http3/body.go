@@ -51,10 +51,10 @@ type body struct {
 	trailer     *http.Header
 	// beforeRead runs before the first read (a server's 100 Continue).
 	beforeRead func()
-	// onEOF runs once the whole body was read.
-	onEOF func()
-	// readErr maps the errors of reads that a cancellation caused.
-	readErr func(error) error
+	// response, on a client, is the request whose response this is: it
+	// maps the errors of reads that a cancellation caused (mapErr), and
+	// learns when the whole body was read (ended).
+	response *clientStream
 	// pooled: r came from getStreamReader and goes back once the body
 	// ended, when no read can use it any more.
 	pooled bool
@@ -97,8 +97,8 @@ func (b *body) setErr(err error) error {
 		b.mu.Unlock()
 		return err
 	}
-	if b.readErr != nil && err != io.EOF {
-		err = b.readErr(err)
+	if b.response != nil && err != io.EOF {
+		err = b.response.mapErr(err)
 	}
 	b.err = err
 	b.mu.Unlock()
@@ -107,8 +107,8 @@ func (b *body) setErr(err error) error {
 			// Reads see the sticky error from now on.
 			b.putReader()
 		}
-		if b.onEOF != nil {
-			b.onEOF()
+		if b.response != nil {
+			b.response.ended()
 		}
 		return err
 	}

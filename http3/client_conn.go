@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/quic-go/qpack"
 
@@ -52,8 +53,15 @@ func (cc *clientConn) reserve() bool {
 
 // release counts a request out; after GOAWAY, the last one closes the
 // connection.
-func (cc *clientConn) release() {
+func (cc *clientConn) release() { cc.releaseStream(nil) }
+
+// releaseStream is release for a request whose stream cs was tracked
+// (track), forgotten under the same lock.
+func (cc *clientConn) releaseStream(cs *clientStream) {
 	cc.mu.Lock()
+	if cs != nil {
+		delete(cc.streams, cs)
+	}
 	cc.active--
 	last := cc.goAway && cc.active == 0
 	cc.mu.Unlock()
@@ -96,6 +104,22 @@ func (cc *clientConn) goAwayReceived(id uint64) {
 	}
 }
 
+// track records the request on stream cs.st, for a GOAWAY to come,
+// unless the server's GOAWAY excluded the stream already: one lock where
+// refusedByGoAway and the record took two.
+func (cc *clientConn) track(cs *clientStream) bool {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	if cc.goAway && uint64(cs.st.StreamID()) >= cc.goAwayID {
+		return false
+	}
+	if cc.streams == nil {
+		cc.streams = make(map[*clientStream]struct{})
+	}
+	cc.streams[cs] = struct{}{}
+	return true
+}
+
 // refusedByGoAway reports a stream the server's GOAWAY excluded.
 func (cc *clientConn) refusedByGoAway(id quic.StreamID) bool {
 	cc.mu.Lock()
@@ -117,9 +141,9 @@ func (cc *clientConn) watch() {
 	}
 }
 
-// encodeRequest encodes the request's HEADERS frame (RFC 9114 section
-// 4.3.1).
-func encodeRequest(req *http.Request, gzip bool) ([]byte, uint64, error) {
+// encodeRequest appends the request's HEADERS frame (RFC 9114 section
+// 4.3.1) to dst.
+func encodeRequest(dst []byte, req *http.Request, gzip bool) ([]byte, uint64, error) {
 	host := req.Host
 	if host == "" {
 		host = req.URL.Host
@@ -170,7 +194,7 @@ func encodeRequest(req *http.Request, gzip bool) ([]byte, uint64, error) {
 	if gzip {
 		fw.field("accept-encoding", "gzip")
 	}
-	return fw.frame(nil), fw.size, nil
+	return fw.frame(dst), fw.size, nil
 }
 
 // checkRequestHeader refuses header fields HTTP/3 cannot carry.
@@ -197,7 +221,13 @@ type clientStream struct {
 	req  *http.Request
 	stop func() bool // stops the context's cancellation
 
-	bodyDone chan struct{} // closed when the request body is sent, or abandoned
+	// bodyDone: the request body was sent, or abandoned, or there was
+	// none.
+	bodyDone atomic.Bool
+	// body and respBody are the response's Body, allocated with the
+	// request's state.
+	body     body
+	respBody responseBody
 
 	mu          sync.Mutex
 	abortErr    error // why the request was canceled
@@ -205,13 +235,19 @@ type clientStream struct {
 	reqBodyOnce sync.Once
 }
 
+// requestHeaderRoom is the room on the stack for a request's HEADERS
+// frame; a larger one grows into the heap.
+const requestHeaderRoom = 512
+
 // roundTrip sends req on the connection. Errors that leave the request
 // unprocessed by the server come as a *retryableError.
 func (cc *clientConn) roundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	addGzip := !cc.t.DisableCompression && req.Header.Get("Accept-Encoding") == "" &&
 		req.Header.Get("Range") == "" && req.Method != http.MethodHead
-	hdr, size, err := encodeRequest(req, addGzip)
+	// The frame is built on the stack: the stream copies what it writes.
+	var room [requestHeaderRoom]byte
+	hdr, size, err := encodeRequest(room[:0], req, addGzip)
 	if err != nil {
 		cc.release()
 		closeBody(req)
@@ -241,19 +277,13 @@ func (cc *clientConn) roundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return nil, &retryableError{fmt.Errorf("http3: connection ended: %w", fromQUIC(err))}
 	}
-	if cc.refusedByGoAway(st.StreamID()) {
+	cs := &clientStream{cc: cc, st: st, req: req}
+	if !cc.track(cs) {
 		st.CancelWrite(quic.StreamErrorCode(ErrCodeRequestCancelled))
 		st.CancelRead(quic.StreamErrorCode(ErrCodeRequestCancelled))
 		cc.release()
 		return nil, &retryableError{errors.New("http3: server sent GOAWAY")}
 	}
-	cs := &clientStream{cc: cc, st: st, req: req, bodyDone: make(chan struct{})}
-	cc.mu.Lock()
-	if cc.streams == nil {
-		cc.streams = make(map[*clientStream]struct{})
-	}
-	cc.streams[cs] = struct{}{}
-	cc.mu.Unlock()
 	if ctx.Done() != nil {
 		cs.stop = context.AfterFunc(ctx, func() { cs.abort(ctx.Err()) })
 	} else {
@@ -265,7 +295,7 @@ func (cc *clientConn) roundTrip(req *http.Request) (*http.Response, error) {
 		}
 		go cs.writeBody()
 	} else {
-		close(cs.bodyDone)
+		cs.bodyDone.Store(true)
 		if _, err := st.Write(hdr); err != nil {
 			return nil, cs.fail(err)
 		}
@@ -345,10 +375,7 @@ func (cs *clientStream) finish() {
 		return
 	}
 	cs.stop()
-	cs.cc.mu.Lock()
-	delete(cs.cc.streams, cs)
-	cs.cc.mu.Unlock()
-	cs.cc.release()
+	cs.cc.releaseStream(cs)
 }
 
 // uploadBufferSize is the largest DATA frame of a request body.
@@ -357,7 +384,7 @@ const uploadBufferSize = 32 << 10
 // writeBody sends the request body in DATA frames, then the trailers and
 // the FIN.
 func (cs *clientStream) writeBody() {
-	defer close(cs.bodyDone)
+	defer cs.bodyDone.Store(true)
 	defer cs.closeReqBody()
 	req := cs.req
 	buf := make([]byte, dataHeaderRoom+uploadBufferSize)
@@ -464,7 +491,7 @@ func (cs *clientStream) readResponse(gzipped bool) (*http.Response, error) {
 		return nil, err
 	}
 	resp := &http.Response{
-		Status:        strconv.Itoa(status) + " " + http.StatusText(status),
+		Status:        statusLine(status),
 		StatusCode:    status,
 		Proto:         "HTTP/3.0",
 		ProtoMajor:    3,
@@ -475,23 +502,23 @@ func (cs *clientStream) readResponse(gzipped bool) (*http.Response, error) {
 	}
 	declareTrailers(header, &resp.Trailer)
 	noBody := cs.req.Method == http.MethodHead || !bodyAllowed(status)
-	b := &body{
+	cs.body = body{
 		c:             cs.cc.conn,
 		st:            cs.st,
 		r:             r,
 		contentLength: cl,
 		maxTrailers:   limit,
 		trailer:       &resp.Trailer,
-		readErr:       cs.mapErr,
+		response:      cs,
 		pooled:        true,
 	}
 	if noBody {
 		// The content-length of a HEAD or 304 response describes a
 		// body not sent (RFC 9114 section 4.1.2).
-		b.contentLength = -1
+		cs.body.contentLength = -1
 	}
-	rb := &responseBody{cs: cs, b: b}
-	b.onEOF = rb.ended
+	cs.respBody = responseBody{cs: cs, b: &cs.body}
+	rb := &cs.respBody
 	resp.Body = rb
 	if gzipped && strings.EqualFold(header.Get("Content-Encoding"), "gzip") {
 		header.Del("Content-Encoding")
@@ -513,15 +540,13 @@ func (rb *responseBody) Read(p []byte) (int, error) { return rb.b.Read(p) }
 
 // ended runs when the whole response arrived: a request body still
 // being sent is no longer needed.
-func (rb *responseBody) ended() {
-	select {
-	case <-rb.cs.bodyDone:
-	default:
-		rb.cs.st.CancelWrite(quic.StreamErrorCode(ErrCodeRequestCancelled))
-		_ = rb.cs.st.SetWriteDeadline(aLongTimeAgo)
-		rb.cs.closeReqBody()
+func (cs *clientStream) ended() {
+	if !cs.bodyDone.Load() {
+		cs.st.CancelWrite(quic.StreamErrorCode(ErrCodeRequestCancelled))
+		_ = cs.st.SetWriteDeadline(aLongTimeAgo)
+		cs.closeReqBody()
 	}
-	rb.cs.finish()
+	cs.finish()
 }
 
 // Close cancels the stream unless the response arrived whole.

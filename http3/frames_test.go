@@ -3,6 +3,7 @@ package http3
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"strings"
@@ -236,7 +237,7 @@ func TestFieldSections(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, err := newServerRequest(rf)
+	req, err := newServerRequest(rf, context.Background)
 	if err != nil || req.Host != "example.com" || req.URL.Path != "/a" || req.URL.RawQuery != "b" ||
 		req.Header.Get("Cookie") != "a=1; b=2" || req.ContentLength != -1 {
 		t.Fatalf("%+v %v", req, err)

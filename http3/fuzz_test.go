@@ -1,6 +1,7 @@
 package http3
 
 import (
+	"context"
 	"errors"
 	"io"
 	"testing"
@@ -91,7 +92,7 @@ func FuzzRequestStream(f *testing.F) {
 					continue
 				}
 				if rf, err := parseRequestFields(fields); err == nil {
-					if _, err := newServerRequest(rf); err != nil {
+					if _, err := newServerRequest(rf, context.Background); err != nil {
 						checkParseError(t, err)
 					}
 				} else {

@@ -68,16 +68,16 @@ type streamGuard struct {
 	onReset func()
 }
 
-// newStreamGuard guards a request stream that just arrived.
-func (s *Server) newStreamGuard(st *quic.Stream) *streamGuard {
-	g := &streamGuard{
+// initStreamGuard makes *g the guard of a request stream that just
+// arrived.
+func (s *Server) initStreamGuard(g *streamGuard, st *quic.Stream) {
+	*g = streamGuard{
 		st: st, readIdle: s.idleStreamTimeout(), writeIdle: s.responseStallTimeout(), counts: &s.counters, inHeader: true,
 		writes: s.writes, handlers: s.handlers,
 	}
 	g.writeItem.g, g.handlerItem.g = g, g
 	h := s.readHeaderTimeout()
 	g.idleInHeader = g.readIdle > 0 && (h == 0 || g.readIdle < h)
-	return g
 }
 
 // expireHeader makes the reads of a header still awaited fail at once:

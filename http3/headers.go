@@ -2,6 +2,7 @@ package http3
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"net/http"
 	"net/url"
@@ -324,9 +325,11 @@ func parseContentLength(h http.Header) (int64, error) {
 	return n, nil
 }
 
-// newServerRequest makes the http.Request of a server from its fields.
-func newServerRequest(rf *requestFields) (*http.Request, error) {
-	req := &http.Request{
+// newServerRequest makes the http.Request of a server from its fields,
+// with the context newContext makes once the fields proved valid. The
+// request is built on the stack and copied once, by WithContext.
+func newServerRequest(rf *requestFields, newContext func() context.Context) (*http.Request, error) {
+	req := http.Request{
 		Method:        rf.method,
 		Proto:         "HTTP/3.0",
 		ProtoMajor:    3,
@@ -350,7 +353,7 @@ func newServerRequest(rf *requestFields) (*http.Request, error) {
 		}
 	}
 	declareTrailers(req.Header, &req.Trailer)
-	return req, nil
+	return req.WithContext(newContext()), nil
 }
 
 // declareTrailers makes the trailer map hold the names a "Trailer"

@@ -233,7 +233,7 @@ func TestEarlyUnsafeRequestHeldByServer(t *testing.T) {
 			t.Fatalf("OpenStream in 0-RTT: %v", err)
 		}
 		req, _ := http.NewRequest(http.MethodPost, memURL("/?n=5"), http.NoBody)
-		hdr, _, err := encodeRequest(req, false)
+		hdr, _, err := encodeRequest(nil, req, false)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -205,7 +205,7 @@ func TestServerStreamErrors(t *testing.T) {
 		if fin {
 			_ = st.Close()
 		}
-		cs := &clientStream{cc: &clientConn{conn: &conn{qc: qc}, t: &Transport{}}, st: st, req: &http.Request{Method: "GET"}, bodyDone: make(chan struct{}), stop: func() bool { return true }}
+		cs := &clientStream{cc: &clientConn{conn: &conn{qc: qc}, t: &Transport{}}, st: st, req: &http.Request{Method: "GET"}, stop: func() bool { return true }}
 		return cs.readResponse(false)
 	}
 	wantReset := func(name string, b []byte, code ErrCode) {

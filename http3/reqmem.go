@@ -98,7 +98,13 @@ func newRequestMemory(limit int64, headerTimeout time.Duration, stats *serverCou
 // oldest incomplete headers. The reader, if not nil, learns when the
 // header timeout passed.
 func (m *requestMemory) open(conn *connMemory, st streamCanceler, reader headerReader) (*streamCharge, bool) {
-	c := &streamCharge{m: m, conn: conn, st: st, arrival: time.Now(), reader: reader}
+	return m.openIn(new(streamCharge), conn, st, reader)
+}
+
+// openIn is open with the charge kept in c, which the caller allocated
+// with the rest of the stream's state.
+func (m *requestMemory) openIn(c *streamCharge, conn *connMemory, st streamCanceler, reader headerReader) (*streamCharge, bool) {
+	*c = streamCharge{m: m, conn: conn, st: st, arrival: time.Now(), reader: reader}
 	m.mu.Lock()
 	victims, ok := m.reserveLocked(c, readBufferCost, waitCost)
 	if ok {

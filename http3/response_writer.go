@@ -75,8 +75,9 @@ type responseWriter struct {
 	sent100 bool
 }
 
-func newResponseWriter(s *Server, g *streamGuard, req *http.Request) *responseWriter {
-	return &responseWriter{
+// initResponseWriter makes *w the writer of req's response.
+func initResponseWriter(w *responseWriter, s *Server, g *streamGuard, req *http.Request) {
+	*w = responseWriter{
 		s:        s,
 		st:       g.st,
 		g:        g,

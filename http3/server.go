@@ -430,6 +430,8 @@ type serverConn struct {
 	// remote is the client's address and its text, for the requests'
 	// RemoteAddr.
 	remote atomic.Pointer[remoteText]
+	// base is the context the requests derive from (requestBase).
+	base atomic.Pointer[baseContext]
 }
 
 // remoteText is an address with its text.
@@ -440,18 +442,14 @@ type remoteText struct {
 
 // remoteAddr is the client's address as text. It is formatted again only
 // when the address changed (a NAT rebinding or the client's migration):
-// formatting it for every request cost a server a fiftieth of its time.
+// formatting it for every request cost a server a fiftieth of its time,
+// and taking it as a net.Addr two allocations per request.
 func (sc *serverConn) remoteAddr() string {
-	a := sc.qc.RemoteAddr()
-	u, ok := a.(*net.UDPAddr)
-	if !ok {
-		return a.String()
-	}
-	ap := u.AddrPort()
+	ap := sc.qc.RemoteAddrPort()
 	if r := sc.remote.Load(); r != nil && r.addr == ap {
 		return r.text
 	}
-	r := &remoteText{addr: ap, text: u.String()}
+	r := &remoteText{addr: ap, text: net.UDPAddrFromAddrPort(ap).String()}
 	sc.remote.Store(r)
 	return r.text
 }
@@ -470,8 +468,10 @@ func (sc *serverConn) serve(draining bool) {
 		if err != nil {
 			return
 		}
-		g := sc.s.newStreamGuard(st)
-		mem, ok := sc.admit(st, g)
+		rs := &requestStream{sc: sc}
+		g := &rs.g
+		sc.s.initStreamGuard(g, st)
+		mem, ok := sc.admit(st, rs)
 		if !ok {
 			// RFC 9114 sections 4.1.1 and 5.2: the request was not
 			// processed; the client may retry it, here or elsewhere.
@@ -481,16 +481,62 @@ func (sc *serverConn) serve(draining bool) {
 		}
 		// Handlers are not waited for: one that ignores its context
 		// must not hold up Close.
-		sc.s.workers.run(func() {
-			if tunnel := sc.handleStream(g, mem); tunnel != nil {
-				// An extended CONNECT's stream outlives its handler:
-				// the request is done when the stream is.
-				context.AfterFunc(tunnel, sc.requestDone)
-				return
-			}
-			sc.requestDone()
-		})
+		rs.mem = mem
+		sc.s.workers.run(rs)
 	}
+}
+
+// requestStream is the server's state of one request stream, allocated
+// at once when the stream arrives: its guard and memory charge, and the
+// response writer and request body of its handler. Apart, they and the
+// closure that ran the stream were six allocations per request.
+type requestStream struct {
+	sc     *serverConn
+	mem    *streamCharge // &charge once admitted
+	charge streamCharge
+	g      streamGuard
+	w      responseWriter
+	b      body
+	rb     requestBody
+}
+
+// run serves the stream on a goroutine of the Server's pool.
+func (rs *requestStream) run() {
+	sc := rs.sc
+	if tunnel := sc.handleStream(rs, rs.mem); tunnel != nil {
+		// An extended CONNECT's stream outlives its handler: the
+		// request is done when the stream is.
+		context.AfterFunc(tunnel, sc.requestDone)
+		return
+	}
+	sc.requestDone()
+}
+
+// requestBase returns the context a request's context derives from: the
+// connection's, or ConnContext's, with the local address as net/http
+// gives it (http.LocalAddrContextKey). Without ConnContext it is made
+// once per local address of the connection rather than for each request.
+func (sc *serverConn) requestBase() context.Context {
+	local := sc.qc.LocalAddr()
+	if sc.s.ConnContext != nil {
+		return context.WithValue(sc.s.ConnContext(sc.qc.Context(), sc.qc), http.LocalAddrContextKey, local)
+	}
+	udp, ok := local.(*net.UDPAddr)
+	if !ok {
+		return context.WithValue(sc.qc.Context(), http.LocalAddrContextKey, local)
+	}
+	if b := sc.base.Load(); b != nil && b.local == udp {
+		return b.ctx
+	}
+	b := &baseContext{local: udp, ctx: context.WithValue(sc.qc.Context(), http.LocalAddrContextKey, local)}
+	sc.base.Store(b)
+	return b.ctx
+}
+
+// baseContext is a connection's requestBase for one local address.
+type baseContext struct {
+	local *net.UDPAddr
+	ctx   context.Context
 }
 
 // requestDone counts a request out; after GOAWAY, the last one closes
@@ -509,7 +555,7 @@ func (sc *serverConn) requestDone() {
 // excluded it, nor if its read buffer does not fit in the connection's
 // header bound or the server's memory budget. An admitted stream counts
 // as active, with its memory charge, and its header timeout runs.
-func (sc *serverConn) admit(st *quic.Stream, g *streamGuard) (*streamCharge, bool) {
+func (sc *serverConn) admit(st *quic.Stream, rs *requestStream) (*streamCharge, bool) {
 	id := int64(st.StreamID())
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
@@ -517,7 +563,7 @@ func (sc *serverConn) admit(st *quic.Stream, g *streamGuard) (*streamCharge, boo
 		return nil, false
 	}
 	sc.maxAccepted = max(sc.maxAccepted, id)
-	mem, ok := sc.s.mem.open(sc.mem, st, g)
+	mem, ok := sc.s.mem.openIn(&rs.charge, sc.mem, st, &rs.g)
 	if ok {
 		sc.active++
 	}
@@ -592,10 +638,16 @@ func (sc *serverConn) closeDrained() {
 // memory charge is freed when it returns, if not before, or, for an
 // extended CONNECT whose stream the handler took, when the stream ends,
 // whose context it then returns.
-func (sc *serverConn) handleStream(g *streamGuard, mem *streamCharge) (tunnel context.Context) {
+func (sc *serverConn) handleStream(rs *requestStream, mem *streamCharge) (tunnel context.Context) {
+	g := &rs.g
 	r := getStreamReader(g)
 	limit := sc.s.maxHeaderBytes()
-	req, protocol, err := sc.readRequest(r, limit, mem)
+	var cancel context.CancelFunc
+	req, protocol, err := sc.readRequest(r, limit, mem, func() context.Context {
+		var ctx context.Context
+		ctx, cancel = context.WithCancel(sc.requestBase())
+		return ctx
+	})
 	g.headerRead()
 	mem.headerDone()
 	if err != nil {
@@ -604,7 +656,7 @@ func (sc *serverConn) handleStream(g *streamGuard, mem *streamCharge) (tunnel co
 		sc.rejectRequest(g, err)
 		return nil
 	}
-	tunnel = sc.runHandler(g, r, req, protocol, limit, mem)
+	tunnel = sc.runHandler(rs, r, req, cancel, protocol, limit, mem)
 	if tunnel != nil {
 		context.AfterFunc(tunnel, mem.release)
 	} else {
@@ -614,10 +666,11 @@ func (sc *serverConn) handleStream(g *streamGuard, mem *streamCharge) (tunnel co
 }
 
 // readRequest reads the HEADERS frame that opens a request stream, and
-// returns the request with its :protocol, if any. A payload that cannot
-// be charged to mem rejects the request: the server did not process it
-// (RFC 9114 section 4.1.1).
-func (sc *serverConn) readRequest(r *bufio.Reader, limit uint64, mem *streamCharge) (*http.Request, string, error) {
+// returns the request with its :protocol, if any, and with the context
+// newContext makes once the request is known to be well formed. A
+// payload that cannot be charged to mem rejects the request: the server
+// did not process it (RFC 9114 section 4.1.1).
+func (sc *serverConn) readRequest(r *bufio.Reader, limit uint64, mem *streamCharge, newContext func() context.Context) (*http.Request, string, error) {
 	rf, err := sc.readRequestFields(r, limit, mem)
 	if err != nil {
 		return nil, "", err
@@ -631,7 +684,7 @@ func (sc *serverConn) readRequest(r *bufio.Reader, limit uint64, mem *streamChar
 		// RFC 8441 section 4: an upgrade token (RFC 9110 section 16.7).
 		return nil, "", streamError(ErrCodeMessageError, "invalid :protocol %q", rf.protocol)
 	}
-	req, err := newServerRequest(rf)
+	req, err := newServerRequest(rf, newContext)
 	return req, rf.protocol, err
 }
 
@@ -694,19 +747,15 @@ func (sc *serverConn) rejectRequest(g *streamGuard, err error) {
 	st.CancelWrite(quic.StreamErrorCode(e.Code))
 }
 
-// runHandler runs the handler for req and completes the response. For
-// an extended CONNECT (protocol set) whose handler took the stream, it
-// returns the stream's context and leaves the stream to its owner.
-func (sc *serverConn) runHandler(g *streamGuard, r *bufio.Reader, req *http.Request, protocol string, limit uint64, mem *streamCharge) (tunnel context.Context) {
+// runHandler runs the handler for req, whose context cancel ends, and
+// completes the response. For an extended CONNECT (protocol set) whose
+// handler took the stream, it returns the stream's context and leaves
+// the stream to its owner.
+func (sc *serverConn) runHandler(rs *requestStream, r *bufio.Reader, req *http.Request, cancel context.CancelFunc, protocol string, limit uint64, mem *streamCharge) (tunnel context.Context) {
+	g := &rs.g
 	st := g.st
-	ctx := sc.qc.Context()
-	if sc.s.ConnContext != nil {
-		ctx = sc.s.ConnContext(ctx, sc.qc)
-	}
-	ctx = context.WithValue(ctx, http.LocalAddrContextKey, sc.qc.LocalAddr())
-	ctx, cancel := context.WithCancel(ctx)
+	ctx := req.Context()
 	defer cancel()
-	req = req.WithContext(ctx)
 	req.RemoteAddr = sc.remoteAddr()
 	if !safeMethod(req.Method) && !waitHandshake(ctx, sc.qc) {
 		// A request that came in 0-RTT and is not safe to replay runs
@@ -719,9 +768,11 @@ func (sc *serverConn) runHandler(g *streamGuard, r *bufio.Reader, req *http.Requ
 	req.TLS = sc.tls()
 
 	g.setOnReset(cancel)
-	w := newResponseWriter(sc.s, g, req)
+	w := &rs.w
+	initResponseWriter(w, sc.s, g, req)
 	w.sc = sc.conn
-	b := &body{
+	b := &rs.b
+	*b = body{
 		c:             sc.conn,
 		st:            st,
 		r:             r,
@@ -737,8 +788,8 @@ func (sc *serverConn) runHandler(g *streamGuard, r *bufio.Reader, req *http.Requ
 	if req.Header.Get("Expect") == "100-continue" {
 		b.beforeRead = w.send100Continue
 	}
-	rb := &requestBody{b: b}
-	req.Body = rb
+	rs.rb = requestBody{b: b}
+	req.Body = &rs.rb
 
 	handler := sc.s.Handler
 	if handler == nil {

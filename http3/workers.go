@@ -12,9 +12,14 @@ import "time"
 // Idle goroutines wait at most workerIdle for work, so that a burst
 // leaves none behind for long, and end at once when the server closes.
 type workerPool struct {
-	work chan func()
+	work chan task
 	quit <-chan struct{}
 }
+
+// task is a piece of work for the pool: a request stream to serve. An
+// interface rather than a func, so that handing a stream over allocates
+// no closure.
+type task interface{ run() }
 
 // workerIdle is how long a goroutine waits for the next request before
 // it ends.
@@ -22,12 +27,12 @@ const workerIdle = 5 * time.Second
 
 // newWorkerPool makes a pool whose idle goroutines end when quit closes.
 func newWorkerPool(quit <-chan struct{}) *workerPool {
-	return &workerPool{work: make(chan func()), quit: quit}
+	return &workerPool{work: make(chan task), quit: quit}
 }
 
 // run runs f on an idle goroutine of the pool, or on a new one when none
 // is idle; it never waits.
-func (p *workerPool) run(f func()) {
+func (p *workerPool) run(f task) {
 	select {
 	case p.work <- f:
 	default:
@@ -36,10 +41,10 @@ func (p *workerPool) run(f func()) {
 }
 
 // loop runs f, then whatever run hands it, until it idled for workerIdle.
-func (p *workerPool) loop(f func()) {
+func (p *workerPool) loop(f task) {
 	var idle *time.Timer
 	for {
-		f()
+		f.run()
 		f = nil
 		if idle == nil {
 			idle = time.NewTimer(workerIdle)

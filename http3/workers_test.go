@@ -23,14 +23,14 @@ func TestWorkerPoolReusesGoroutines(t *testing.T) {
 	quit := make(chan struct{})
 	p := newWorkerPool(quit)
 	ids := make(chan string, 1)
-	p.run(func() { ids <- goroutineID() })
+	p.run(taskFunc(func() { ids <- goroutineID() }))
 	first := <-ids
 	// The worker is idle once its function returned; wait for it to
 	// reach the select, then hand it the next one.
 	deadline := time.Now().Add(5 * time.Second)
 	var second string
 	for time.Now().Before(deadline) {
-		p.run(func() { ids <- goroutineID() })
+		p.run(taskFunc(func() { ids <- goroutineID() }))
 		if second = <-ids; second == first {
 			break
 		}
@@ -45,10 +45,10 @@ func TestWorkerPoolReusesGoroutines(t *testing.T) {
 	release := make(chan struct{})
 	started := make(chan struct{}, 2)
 	for range 2 {
-		p.run(func() {
+		p.run(taskFunc(func() {
 			started <- struct{}{}
 			<-release
-		})
+		}))
 	}
 	for range 2 {
 		select {
@@ -68,3 +68,8 @@ func TestWorkerPoolReusesGoroutines(t *testing.T) {
 		}
 	}
 }
+
+// taskFunc runs a function as the pool's task.
+type taskFunc func()
+
+func (f taskFunc) run() { f() }

@@ -232,7 +232,7 @@ func (c *Conn) OpenStream() (*Stream, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Stream{s: s}, nil
+	return s.bidiStream(), nil
 }
 
 // OpenStreamSync opens a bidirectional stream, waiting for the peer to
@@ -242,7 +242,7 @@ func (c *Conn) OpenStreamSync(ctx context.Context) (*Stream, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Stream{s: s}, nil
+	return s.bidiStream(), nil
 }
 
 // OpenUniStream opens a unidirectional stream without waiting.
@@ -317,7 +317,7 @@ func (c *Conn) AcceptStream(ctx context.Context) (*Stream, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Stream{s: s}, nil
+	return s.bidiStream(), nil
 }
 
 // AcceptUniStream returns the next unidirectional stream the peer opened.

@@ -48,6 +48,9 @@ func TestHandshake(t *testing.T) {
 		if c.RemoteAddr().String() != memServerAddr.String() || s.RemoteAddr().String() != memClientAddr.String() {
 			t.Errorf("addresses: client's remote %v, server's remote %v", c.RemoteAddr(), s.RemoteAddr())
 		}
+		if c.RemoteAddrPort() != memServerAddr || s.RemoteAddrPort() != memClientAddr {
+			t.Errorf("addresses as values: client's remote %v, server's remote %v", c.RemoteAddrPort(), s.RemoteAddrPort())
+		}
 		if c.LocalAddr().String() != memClientAddr.String() {
 			t.Errorf("client's local address %v", c.LocalAddr())
 		}

@@ -2,6 +2,7 @@ package quic
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -32,11 +33,13 @@ func (b *broadcast) fire() {
 // passes, so that a blocked Read or Write can select on it and a new
 // deadline applies to calls already waiting (as net.Conn requires).
 type deadline struct {
-	mu      sync.Mutex
-	timer   *time.Timer
-	gen     uint64 // which set armed the timer
-	ch      chan struct{}
-	expired bool // ch is closed
+	mu    sync.Mutex
+	timer *time.Timer
+	gen   uint64 // which set armed the timer
+	ch    chan struct{}
+	// expired: ch is closed. Written under mu, read without it by
+	// passed, which every Read and Write calls.
+	expired atomic.Bool
 }
 
 // set moves the deadline; the zero time means none.
@@ -48,8 +51,9 @@ func (d *deadline) set(t time.Time) {
 		d.timer = nil
 	}
 	d.gen++
-	if d.ch == nil || d.expired {
-		d.ch, d.expired = make(chan struct{}), false
+	if d.ch == nil || d.expired.Load() {
+		d.ch = make(chan struct{})
+		d.expired.Store(false)
 	}
 	if t.IsZero() {
 		return
@@ -57,7 +61,7 @@ func (d *deadline) set(t time.Time) {
 	wait := time.Until(t)
 	if wait <= 0 {
 		close(d.ch)
-		d.expired = true
+		d.expired.Store(true)
 		return
 	}
 	gen := d.gen
@@ -65,29 +69,27 @@ func (d *deadline) set(t time.Time) {
 		d.mu.Lock()
 		defer d.mu.Unlock()
 		// A later set has replaced this timer if gen moved on.
-		if d.gen == gen && !d.expired {
+		if d.gen == gen && !d.expired.Load() {
 			close(d.ch)
-			d.expired = true
+			d.expired.Store(true)
 		}
 	})
 }
 
-// wait returns a channel that is closed once the deadline passed.
+// wait returns a channel that is closed once the deadline passed, or nil
+// while no deadline was ever set: a stream's Read and Write wait with no
+// deadline most of the time, and a channel each time they wait cost an
+// allocation per request. The stream wakes a call waiting without a
+// channel when a deadline is set (streamState.setReadDeadline), and the
+// call takes the channel then.
 func (d *deadline) wait() <-chan struct{} {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.ch == nil {
-		d.ch = make(chan struct{})
-	}
 	return d.ch
 }
 
 // passed reports whether the deadline passed.
-func (d *deadline) passed() bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.expired
-}
+func (d *deadline) passed() bool { return d.expired.Load() }
 
 // stop disarms the timer of a stream side that is finished.
 func (d *deadline) stop() {

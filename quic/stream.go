@@ -55,15 +55,15 @@ func (s *Stream) CancelRead(code StreamErrorCode) { s.s.cancelRead(code) }
 // SetReadDeadline makes a Read waiting after t fail with an error for which
 // errors.Is(err, os.ErrDeadlineExceeded) holds; zero means no deadline. It
 // applies to a Read already waiting.
-func (s *Stream) SetReadDeadline(t time.Time) error { s.s.readDL.set(t); return nil }
+func (s *Stream) SetReadDeadline(t time.Time) error { s.s.setReadDeadline(t); return nil }
 
 // SetWriteDeadline does the same for Write.
-func (s *Stream) SetWriteDeadline(t time.Time) error { s.s.writeDL.set(t); return nil }
+func (s *Stream) SetWriteDeadline(t time.Time) error { s.s.setWriteDeadline(t); return nil }
 
 // SetDeadline sets both deadlines.
 func (s *Stream) SetDeadline(t time.Time) error {
-	s.s.readDL.set(t)
-	s.s.writeDL.set(t)
+	s.s.setReadDeadline(t)
+	s.s.setWriteDeadline(t)
 	return nil
 }
 
@@ -77,7 +77,7 @@ func (s *ReceiveStream) Read(p []byte) (int, error) { return s.s.read(p) }
 func (s *ReceiveStream) CancelRead(code StreamErrorCode) { s.s.cancelRead(code) }
 
 // SetReadDeadline sets the deadline of Read.
-func (s *ReceiveStream) SetReadDeadline(t time.Time) error { s.s.readDL.set(t); return nil }
+func (s *ReceiveStream) SetReadDeadline(t time.Time) error { s.s.setReadDeadline(t); return nil }
 
 // StreamID is the stream's ID.
 func (s *SendStream) StreamID() StreamID { return StreamID(s.s.id) }
@@ -92,4 +92,4 @@ func (s *SendStream) Close() error { return s.s.closeWrite() }
 func (s *SendStream) CancelWrite(code StreamErrorCode) { s.s.cancelWrite(code) }
 
 // SetWriteDeadline sets the deadline of Write.
-func (s *SendStream) SetWriteDeadline(t time.Time) error { s.s.writeDL.set(t); return nil }
+func (s *SendStream) SetWriteDeadline(t time.Time) error { s.s.setWriteDeadline(t); return nil }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"time"
 
 	"github.com/satquic/satquic/quic/internal/core"
 )
@@ -22,6 +23,16 @@ type streamState struct {
 	readErr, writeErr error
 
 	readDL, writeDL deadline
+
+	// handle is the application's *Stream of a bidirectional stream,
+	// allocated with the state rather than apart, once per request.
+	handle Stream
+}
+
+// bidiStream returns the application's handle of a bidirectional stream.
+func (s *streamState) bidiStream() *Stream {
+	s.handle.s = s
+	return &s.handle
 }
 
 // newStreamLocked tracks a stream the core opened; c.mu is held.
@@ -43,6 +54,42 @@ func (s *streamState) maybeForgetLocked() {
 		delete(s.c.streams, s.id)
 	}
 	s.stopTimers()
+}
+
+// setReadDeadline moves the read deadline and wakes a Read waiting, which
+// then waits on the deadline's channel: one that began before any
+// deadline was set waits on none (deadline.wait).
+func (s *streamState) setReadDeadline(t time.Time) {
+	s.readDL.set(t)
+	s.c.mu.Lock()
+	s.readable.fire()
+	s.c.mu.Unlock()
+}
+
+// setWriteDeadline does the same for the write deadline and a Write.
+func (s *streamState) setWriteDeadline(t time.Time) {
+	s.writeDL.set(t)
+	s.c.mu.Lock()
+	s.writable.fire()
+	s.c.mu.Unlock()
+}
+
+// waitOrDeadline waits until wait or closed is closed, or deadline when
+// there is one: most waits have none, and a select of two cases costs
+// less than one of three.
+func waitOrDeadline(wait, deadline, closed <-chan struct{}) {
+	if deadline == nil {
+		select {
+		case <-wait:
+		case <-closed:
+		}
+		return
+	}
+	select {
+	case <-wait:
+	case <-deadline:
+	case <-closed:
+	}
 }
 
 func (s *streamState) stopTimers() {
@@ -101,11 +148,7 @@ func (s *streamState) read(p []byte) (int, error) {
 		if n > 0 || err != nil {
 			return n, err
 		}
-		select {
-		case <-wait:
-		case <-s.readDL.wait():
-		case <-c.closed:
-		}
+		waitOrDeadline(wait, s.readDL.wait(), c.closed)
 	}
 }
 
@@ -146,11 +189,7 @@ func (s *streamState) write(p []byte) (int, error) {
 		if err != nil || total == len(p) {
 			return total, err
 		}
-		select {
-		case <-wait:
-		case <-s.writeDL.wait():
-		case <-c.closed:
-		}
+		waitOrDeadline(wait, s.writeDL.wait(), c.closed)
 	}
 }
 

@@ -199,6 +199,7 @@ func writeBenchLoadFiles(o *benchLoadOptions, doc loadcmp.Document) error {
 }
 
 const benchLoadServerSynopsis = `bench load-server --addr HOST:PORT --cert FILE --key FILE [--cpuprofile FILE]
+       [--memprofile FILE]
 
 The satquic side of "satquic bench load": serves GET ` + payload.Prefix + `N with N
 bytes over satquic's HTTP/3 until SIGINT or SIGTERM: the default configuration,
@@ -210,7 +211,8 @@ generator holds -c handshakes at once and the closed connections linger).
 Port 0 picks a free port. Once the socket is bound it prints one JSON line
 to stdout, {"listening":"HOST:PORT"}, as quicgo-peer load-server does.
 --cpuprofile writes the server's CPU profile, for "go tool pprof", when it
-stops.`
+stops; --memprofile its allocation profile ("go tool pprof
+-sample_index=alloc_space", or alloc_objects for the count).`
 
 // benchLoadServerConfig is satquic's default configuration with the
 // server's limits (quic.Config.MaxHandshakes and the others) far above
@@ -228,12 +230,13 @@ func benchLoadServerConfig() *quic.Config {
 }
 
 func runBenchLoadServer(args []string, stdout, stderr io.Writer) error {
-	var addr, certFile, keyFile, profile string
+	var addr, certFile, keyFile, profile, memProfile string
 	fs := newFlagSet("bench load-server", benchLoadServerSynopsis, stderr)
 	fs.StringVar(&addr, "addr", "", "UDP address to listen on (HOST:PORT)")
 	fs.StringVar(&certFile, "cert", "", "PEM certificate chain")
 	fs.StringVar(&keyFile, "key", "", "PEM private key")
 	fs.StringVar(&profile, "cpuprofile", "", "write a CPU profile to FILE when the server stops")
+	fs.StringVar(&memProfile, "memprofile", "", "write an allocation profile to FILE when the server stops")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -260,6 +263,12 @@ func runBenchLoadServer(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer stopProfile()
+	stopMemProfile, err := startMemProfile(memProfile)
+	if err != nil {
+		udp.Close()
+		return err
+	}
+	defer stopMemProfile()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	srv := &http3.Server{

@@ -116,3 +116,21 @@ func TestBenchLoadServerRefusesNoOne(t *testing.T) {
 		t.Fatalf("%d connections, %d errors: %v", res.Connections, res.Errors, res.ErrorExamples)
 	}
 }
+
+// A profile that cannot be written is a usage error before the server
+// listens.
+func TestBenchLoadServerProfilePaths(t *testing.T) {
+	certs, err := loadcmp.WriteCerts(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, flag := range []string{"--cpuprofile", "--memprofile"} {
+		var stdout, stderr bytes.Buffer
+		args := []string{"bench", "load-server", "--addr", "127.0.0.1:0", "--cert", certs.CertFile, "--key", certs.KeyFile,
+			flag, filepath.Join(t.TempDir(), "missing", "p.prof")}
+		code := runMain(args, &stdout, &stderr)
+		if code != 2 || !strings.Contains(stderr.String(), flag) || stdout.Len() != 0 {
+			t.Errorf("%s into a missing directory: status %d, stderr %q; want status 2 naming the flag", flag, code, stderr.String())
+		}
+	}
+}

@@ -29,7 +29,8 @@ func init() {
 }
 
 const loadSynopsis = `load -u URL [-c WORKERS] [-n REQUESTS | -d DURATION] [--new-conn | --conns K]
-       [--no-resume] [--insecure | --pin SHA256] [--json] [QUIC flags]
+       [--no-resume] [--insecure | --pin SHA256] [--json] [--cpuprofile FILE]
+       [--memprofile FILE] [QUIC flags]
 
 Sends GET URL from WORKERS workers at once, each sending its next request
 when its last one ended, N requests each (-n) or for a duration (-d, the
@@ -68,6 +69,7 @@ type loadOptions struct {
 	checkPayload bool
 	jsonOut      bool
 	cpuProfile   string
+	memProfile   string
 	quic         quicOptions
 }
 
@@ -91,6 +93,7 @@ func parseLoadFlags(args []string, stderr io.Writer) (*loadOptions, error) {
 	fs.BoolVar(&o.checkPayload, "check-payload", false, "the URL is "+payload.Prefix+"N of a satquic load server: check every body byte for byte")
 	fs.BoolVar(&o.jsonOut, "json", false, "print the result as one JSON object on stdout")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write the load generator's CPU profile to FILE, for \"go tool pprof\"")
+	fs.StringVar(&o.memProfile, "memprofile", "", "write the load generator's allocation profile to FILE at the end, for \"go tool pprof -sample_index=alloc_space\"")
 	o.quic.register(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return nil, err
@@ -188,6 +191,11 @@ func runLoad(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer stopProfile()
+	stopMemProfile, err := startMemProfile(o.memProfile)
+	if err != nil {
+		return err
+	}
+	defer stopMemProfile()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	opts := load.Options{

@@ -48,3 +48,22 @@ func startCPUProfile(path string) (stop func(), err error) {
 		f.Close()
 	}, nil
 }
+
+// startMemProfile writes the allocation profile (pprof's "allocs":
+// alloc_space and alloc_objects since the program started, inuse_space
+// at the end) to path (--memprofile) when the returned function is
+// called; an empty path writes nothing. The file is created at once, so
+// that a path that cannot be written fails before the work.
+func startMemProfile(path string) (stop func(), err error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("%w: --memprofile: %v", errUsage, err)
+	}
+	return func() {
+		_ = pprof.Lookup("allocs").WriteTo(f, 0)
+		f.Close()
+	}, nil
+}
