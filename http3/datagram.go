@@ -10,21 +10,21 @@ import (
 )
 
 // datagramQueueLen is how many HTTP datagrams a stream holds that its
-// reader has not taken: a burst of 1024 IP packets of a tunnel, about
-// 12 ms of 1 Gbit/s and at most 1.5 MB per stream, the size of the QUIC
-// connection's own receive queue in front of it, so that the burst a
-// full-rate tunnel delivers between two of its reader's turns fits.
+// reader has not taken: a burst of 4096 IP packets of a tunnel, about
+// 24 ms of 2 Gbit/s and at most 6 MB per stream, the size of a tunnel's
+// QUIC receive queue in front of it, so that the burst a full-rate tunnel
+// delivers while its reader waits for a core on a busy machine fits.
 // Beyond it datagrams are dropped and counted, as a router drops packets
 // its queue has no room for; HTTP datagrams are unreliable anyway (RFC
 // 9297 section 2).
-const datagramQueueLen = 1024
+const datagramQueueLen = 4096
 
 // maxQueuedDatagramBytes bounds the bytes of HTTP datagrams a
 // connection's streams hold for their readers together: without it a
 // client that opens its 100 streams and sends datagrams nobody reads makes
-// the server hold 100 x 1024 of them, some 140 MB. 4 MiB is about four
-// streams' full queues of tunnel packets, or 34 ms of 1 Gbit/s.
-const maxQueuedDatagramBytes = 4 << 20
+// the server hold 100 x 4096 of them, some 560 MB. 16 MiB is about three
+// streams' full queues of tunnel packets, or 67 ms of 2 Gbit/s.
+const maxQueuedDatagramBytes = 16 << 20
 
 // maxQuarterStreamID is the largest Quarter Stream ID: stream IDs end at
 // 2^62-1 (RFC 9297 section 2.1).
