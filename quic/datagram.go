@@ -199,6 +199,55 @@ func (c *Conn) ReceiveDatagram(ctx context.Context) ([]byte, error) {
 	}
 }
 
+// ReceiveDatagrams gives back the buffers of done, datagrams this
+// connection returned earlier that the caller no longer uses (it must not
+// touch them afterwards), for datagrams to come; then it waits for a
+// datagram as ReceiveDatagram does and appends it and those waiting
+// behind it, up to cap(got) of them (at least one), to got. One call, one lock: how a
+// reader keeps up with a tunnel's packet rate, and without an allocation
+// per datagram once buffers circulate.
+func (c *Conn) ReceiveDatagrams(ctx context.Context, done, got [][]byte) ([][]byte, error) {
+	recycled := false
+	for {
+		c.mu.Lock()
+		if !recycled {
+			for _, b := range done {
+				c.core.RecycleDatagram(b)
+			}
+			recycled = true
+		}
+		if !c.core.DatagramsEnabled() {
+			c.mu.Unlock()
+			return got, ErrDatagramsNotNegotiated
+		}
+		start, limit := len(got), max(cap(got), len(got)+1)
+		for len(got) < limit {
+			b, ok := c.core.ReceiveDatagram()
+			if !ok {
+				break
+			}
+			got = append(got, b)
+		}
+		if len(got) > start {
+			c.mu.Unlock()
+			return got, nil
+		}
+		if c.err != nil {
+			err := c.err
+			c.mu.Unlock()
+			return got, err
+		}
+		wait := c.datagramReady.wait()
+		c.mu.Unlock()
+		select {
+		case <-wait:
+		case <-c.closed:
+		case <-ctx.Done():
+			return got, ctx.Err()
+		}
+	}
+}
+
 // MaxDatagramPayloadSize is the largest payload SendDatagram takes now:
 // what fits in a DATAGRAM frame of one packet of the path's current
 // datagram size (which path MTU discovery raises) within the peer's

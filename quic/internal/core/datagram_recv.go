@@ -30,11 +30,26 @@ func (c *Conn) onDatagramFrame(f *wire.DatagramFrame, rebuilt bool) error {
 		return nil
 	}
 	// The frame's data aliases the packet (or FEC's rebuilt symbol),
-	// which is reused: the application gets a copy of its own.
-	d.recvQ.pushBack(append([]byte(nil), f.Data...))
+	// which is reused: the application gets a copy of its own, in a
+	// buffer it gave back if one is large enough.
+	d.recvQ.pushBack(append(d.takeRecvBuffer(len(f.Data)), f.Data...))
 	if !d.notified {
 		d.notified = true
 		c.events.push(Event{Kind: EventDatagramReceived})
 	}
 	return nil
+}
+
+// takeRecvBuffer returns an empty buffer for a received datagram of n
+// bytes: a recycled one (RecycleDatagram) when the newest fits, else nil,
+// which append allocates.
+func (d *datagramState) takeRecvBuffer(n int) []byte {
+	last := len(d.recvSpare) - 1
+	if last < 0 || cap(d.recvSpare[last]) < n {
+		return nil
+	}
+	b := d.recvSpare[last]
+	d.recvSpare[last] = nil
+	d.recvSpare = d.recvSpare[:last]
+	return b
 }
