@@ -235,8 +235,8 @@ func (s *Stream) TryReceiveDatagram() ([]byte, bool) {
 	}
 	select {
 	case b := <-s.datagrams:
-		s.c.datagrams.taken(b)
-		return b, true
+		s.c.datagrams.taken(b, false)
+		return datagramPayload(b), true
 	default:
 		return nil, false
 	}
@@ -245,18 +245,66 @@ func (s *Stream) TryReceiveDatagram() ([]byte, bool) {
 // ReceiveDatagram returns the payload of the next HTTP datagram of this
 // stream. It waits until one arrives, ctx ends or the stream does.
 func (s *Stream) ReceiveDatagram(ctx context.Context) ([]byte, error) {
+	b, err := s.nextDatagram(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s.c.datagrams.taken(b, false)
+	return datagramPayload(b), nil
+}
+
+// ReadDatagram is ReceiveDatagram that copies the payload into p and
+// returns its length, so that the connection reuses the datagram's
+// buffer: a tunnel's reader allocates nothing per packet. A p too short
+// gives io.ErrShortBuffer with p filled.
+func (s *Stream) ReadDatagram(ctx context.Context, p []byte) (int, error) {
+	b, err := s.nextDatagram(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return s.copyOut(p, b)
+}
+
+// TryReadDatagram is ReadDatagram when a datagram is waiting, and false at
+// once otherwise.
+func (s *Stream) TryReadDatagram(p []byte) (int, bool, error) {
+	if s.datagrams == nil {
+		return 0, false, nil
+	}
+	select {
+	case b := <-s.datagrams:
+		n, err := s.copyOut(p, b)
+		return n, true, err
+	default:
+		return 0, false, nil
+	}
+}
+
+// copyOut copies the payload of a datagram taken from the queue into p
+// and gives its buffer back.
+func (s *Stream) copyOut(p, b []byte) (int, error) {
+	payload := datagramPayload(b)
+	n := copy(p, payload)
+	short := n < len(payload)
+	s.c.datagrams.taken(b, true)
+	if short {
+		return n, io.ErrShortBuffer
+	}
+	return n, nil
+}
+
+// nextDatagram waits for the stream's next queued HTTP datagram, whole.
+func (s *Stream) nextDatagram(ctx context.Context) ([]byte, error) {
 	if s.datagrams == nil {
 		return nil, ErrDatagramsDisabled
 	}
 	select {
 	case b := <-s.datagrams:
-		s.c.datagrams.taken(b)
 		return b, nil
 	default:
 	}
 	select {
 	case b := <-s.datagrams:
-		s.c.datagrams.taken(b)
 		return b, nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
