@@ -39,8 +39,8 @@ func TestExtendedConnectQUICDatagrams(t *testing.T) {
 	})
 }
 
-// TestReadDatagramQUIC: over real QUIC DATAGRAM frames, ReadDatagram and
-// TryReadDatagram copy each payload out intact and in order, a buffer too
+// TestReadDatagramQUIC: over real QUIC DATAGRAM frames, sent one by one
+// and in batches, ReadDatagram and TryReadDatagram copy each payload out intact and in order, a buffer too
 // short gives io.ErrShortBuffer with what fits, and the buffers they give
 // back carry the datagrams that follow.
 func TestReadDatagramQUIC(t *testing.T) {
@@ -64,10 +64,23 @@ func TestReadDatagramQUIC(t *testing.T) {
 		msg := func(i int) []byte { return bytes.Repeat([]byte{byte(i)}, 100+i) }
 		const total = 150
 		buf := make([]byte, 1500)
-		for i := range total {
+		// One at a time, in a batch, and in a batch that waits for room:
+		// the last two have the QUIC connection put the Quarter Stream
+		// ID in front.
+		for i := range 50 {
 			if err := s.SendDatagram(msg(i)); err != nil {
 				t.Fatal(err)
 			}
+		}
+		var batch [][]byte
+		for i := 50; i < total; i++ {
+			batch = append(batch, msg(i))
+		}
+		if n, err := s.SendDatagrams(batch[:50]); n != 50 || err != nil {
+			t.Fatalf("SendDatagrams: %d, %v", n, err)
+		}
+		if n, err := s.SendDatagramsWait(context.Background(), batch[50:]); n != 50 || err != nil {
+			t.Fatalf("SendDatagramsWait: %d, %v", n, err)
 		}
 		tried := 0
 		for i := range total {

@@ -184,6 +184,14 @@ type waitingDatagramConn interface {
 	SendDatagramsWait(ctx context.Context, bs [][]byte) (int, error)
 }
 
+// prefixedDatagramConn is a datagramConn that puts a prefix in front of
+// each datagram of a batch as it queues them
+// (quic.Conn.SendPrefixedDatagrams and SendPrefixedDatagramsWait).
+type prefixedDatagramConn interface {
+	SendPrefixedDatagrams(prefix []byte, bs [][]byte) (int, error)
+	SendPrefixedDatagramsWait(ctx context.Context, prefix []byte, bs [][]byte) (int, error)
+}
+
 // sendDatagrams frames payloads and hands them over in one call, waiting
 // for room until ctx ends when asked to and the connection can.
 func (s *Stream) sendDatagrams(ctx context.Context, payloads [][]byte, wait bool) (int, error) {
@@ -207,6 +215,15 @@ func (s *Stream) sendDatagrams(ctx context.Context, payloads [][]byte, wait bool
 			}
 		}
 		return len(payloads), nil
+	}
+	// The connection copies each datagram into its queue: one that
+	// puts the Quarter Stream ID in front as it does needs no other copy.
+	prefix := appendVarint(make([]byte, 0, 8), uint64(s.st.StreamID())/4)
+	if pc, ok := dc.(prefixedDatagramConn); ok {
+		if waits {
+			return pc.SendPrefixedDatagramsWait(ctx, prefix, payloads)
+		}
+		return pc.SendPrefixedDatagrams(prefix, payloads)
 	}
 	// One buffer for the batch: the connection copies each datagram.
 	size := 0

@@ -87,6 +87,15 @@ func (c *Conn) SendDatagram(b []byte) error {
 // stops at the first datagram refused and returns how many it queued,
 // and that refusal (a *DatagramTooLargeError concerns bs[n] alone).
 func (c *Conn) SendDatagrams(bs [][]byte) (int, error) {
+	return c.SendPrefixedDatagrams(nil, bs)
+}
+
+// SendPrefixedDatagrams is SendDatagrams of datagrams that each begin with
+// prefix, then hold bs[i]: the connection copies the two once into its
+// queue, so that a layer above that frames its datagrams with a header
+// of its own (HTTP/3's Quarter Stream ID) needs no copy of its own. A
+// *DatagramTooLargeError gives the largest size prefix included.
+func (c *Conn) SendPrefixedDatagrams(prefix []byte, bs [][]byte) (int, error) {
 	c.mu.Lock()
 	if c.err != nil {
 		err := c.err
@@ -97,7 +106,7 @@ func (c *Conn) SendDatagrams(bs [][]byte) (int, error) {
 	n := 0
 	var err error
 	for _, b := range bs {
-		if err = c.mapDatagramErr(c.core.SendDatagram(now, b)); err != nil {
+		if err = c.mapDatagramErr(c.core.SendPrefixedDatagram(now, prefix, b)); err != nil {
 			break
 		}
 		n++
@@ -115,6 +124,12 @@ func (c *Conn) SendDatagrams(bs [][]byte) (int, error) {
 // returns how many of bs it queued, and ctx's error, the connection's, or
 // the refusal of bs[n] (as SendDatagrams).
 func (c *Conn) SendDatagramsWait(ctx context.Context, bs [][]byte) (int, error) {
+	return c.SendPrefixedDatagramsWait(ctx, nil, bs)
+}
+
+// SendPrefixedDatagramsWait is SendPrefixedDatagrams that waits for room
+// as SendDatagramsWait does.
+func (c *Conn) SendPrefixedDatagramsWait(ctx context.Context, prefix []byte, bs [][]byte) (int, error) {
 	sent := 0
 	for sent < len(bs) {
 		c.mu.Lock()
@@ -138,7 +153,7 @@ func (c *Conn) SendDatagramsWait(ctx context.Context, bs [][]byte) (int, error) 
 		now := c.t.now()
 		var err error
 		for _, b := range bs[sent:min(sent+room, len(bs))] {
-			if err = c.mapDatagramErr(c.core.SendDatagram(now, b)); err != nil {
+			if err = c.mapDatagramErr(c.core.SendPrefixedDatagram(now, prefix, b)); err != nil {
 				break
 			}
 			sent++

@@ -350,3 +350,29 @@ func TestReceiveDatagrams(t *testing.T) {
 		}
 	})
 }
+
+// TestSendPrefixedDatagrams: each datagram of a batch arrives as the
+// prefix followed by its payload, and the size limit counts the prefix.
+func TestSendPrefixedDatagrams(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newMemEnv(t, link10ms, &Config{EnableDatagrams: true})
+		c, s := e.connect(&Config{EnableDatagrams: true})
+		prefix := []byte{0x40, 0x25}
+		limit := c.MaxDatagramPayloadSize()
+		batch := [][]byte{[]byte("one"), []byte("two"), make([]byte, limit-len(prefix)+1)}
+		n, err := c.SendPrefixedDatagrams(prefix, batch)
+		var tooLarge *DatagramTooLargeError
+		if n != 2 || !errors.As(err, &tooLarge) || tooLarge.MaxDataLen != int64(limit) {
+			t.Fatalf("SendPrefixedDatagrams: %d, %v; want 2 and the third too large", n, err)
+		}
+		if n, err := c.SendPrefixedDatagramsWait(context.Background(), prefix, [][]byte{[]byte("three")}); n != 1 || err != nil {
+			t.Fatalf("SendPrefixedDatagramsWait: %d, %v", n, err)
+		}
+		for _, want := range []string{"one", "two", "three"} {
+			b, err := s.ReceiveDatagram(context.Background())
+			if err != nil || string(b) != string(prefix)+want {
+				t.Fatalf("got %q, %v; want %q after the prefix", b, err, want)
+			}
+		}
+	})
+}

@@ -139,9 +139,9 @@ func (d *datagramState) recycle(b []byte) {
 	}
 }
 
-// queue copies b into the send queue, dropping the oldest datagram when
-// the queue is full, which it reports.
-func (d *datagramState) queue(b []byte) (dropped bool) {
+// queue copies prefix and b, one datagram, into the send queue, dropping
+// the oldest datagram when the queue is full, which it reports.
+func (d *datagramState) queue(prefix, b []byte) (dropped bool) {
 	if d.sendQ.len() >= d.sendLimit {
 		d.recycle(d.sendQ.popFront())
 		d.stats.SendDropped++
@@ -151,7 +151,7 @@ func (d *datagramState) queue(b []byte) (dropped bool) {
 	if n := len(d.spare); n > 0 {
 		buf, d.spare = d.spare[n-1], d.spare[:n-1]
 	}
-	d.sendQ.pushBack(append(buf, b...))
+	d.sendQ.pushBack(append(append(buf, prefix...), b...))
 	d.stats.Queued++
 	return dropped
 }
@@ -180,16 +180,23 @@ func (c *Conn) DatagramSendRoom() int { return max(c.dgram.sendLimit-c.dgram.sen
 // ErrClosed once the connection closes. A full queue drops its oldest
 // datagram.
 func (c *Conn) SendDatagram(now time.Duration, b []byte) error {
+	return c.SendPrefixedDatagram(now, nil, b)
+}
+
+// SendPrefixedDatagram is SendDatagram of prefix and b joined, copied once
+// into the queue: how a layer above frames its datagrams (HTTP/3's
+// Quarter Stream ID, RFC 9297 section 2.1) without a copy of its own.
+func (c *Conn) SendPrefixedDatagram(now time.Duration, prefix, b []byte) error {
 	if err := c.state.checkOpen(); err != nil {
 		return err
 	}
 	if !c.dgram.negotiated() {
 		return ErrDatagramsNotNegotiated
 	}
-	if limit := c.maxDatagramPayload(); len(b) > limit {
+	if limit := c.maxDatagramPayload(); len(prefix)+len(b) > limit {
 		return &DatagramTooLargeError{MaxDataLen: limit}
 	}
-	if c.dgram.queue(b) {
+	if c.dgram.queue(prefix, b) {
 		c.onSendQueueOverflow(now)
 	}
 	return nil
