@@ -79,6 +79,11 @@ type GoodputResult struct {
 	ServerDatagramsDropped     uint64 `json:"server_datagrams_dropped"`
 	ServerHTTPDatagramsDropped uint64 `json:"server_http_datagrams_dropped"`
 	ServerSessionDrops         uint64 `json:"server_session_drops"`
+	// ServerDeviceWrites counts the server end's writes into its TUN
+	// device: ServerDelivered over it is how many packets a write joins
+	// (tunnel.OffloadStats), each write costing a system call and a pass
+	// of the kernel's receive path.
+	ServerDeviceWrites uint64 `json:"server_device_writes"`
 	// Client is the client end's counters (datagram drops above all).
 	Client tunnelCounts `json:"client_end"`
 	// CPUSeconds is the CPU time (user and system) of both tunnel ends'
@@ -139,8 +144,8 @@ func RunGoodput(ctx context.Context, cfg GoodputConfig) ([]GoodputResult, error)
 
 func (cfg GoodputConfig) progress(r GoodputResult) {
 	if cfg.Progress != nil {
-		fmt.Fprintf(cfg.Progress, "%s over %s, %g%% loss, %d flows: %.2f Gbit/s, inner TCP retransmitted %.4f%%, CPU %.2f ns/byte, server end dropped %d+%d+%d\n",
-			r.Stack, r.Link, r.LossPercent, r.Flows, r.GoodputGbps, 100*r.RetransRate, r.CPUNsPerByte, r.ServerDatagramsDropped, r.ServerHTTPDatagramsDropped, r.ServerSessionDrops)
+		fmt.Fprintf(cfg.Progress, "%s over %s, %g%% loss, %d flows: %.2f Gbit/s, inner TCP retransmitted %.4f%%, CPU %.2f ns/byte, server end dropped %d+%d+%d, %.1f packets per device write\n",
+			r.Stack, r.Link, r.LossPercent, r.Flows, r.GoodputGbps, 100*r.RetransRate, r.CPUNsPerByte, r.ServerDatagramsDropped, r.ServerHTTPDatagramsDropped, r.ServerSessionDrops, r.packetsPerWrite())
 	}
 }
 
@@ -286,6 +291,7 @@ func measureFlows(ctx context.Context, cfg GoodputConfig, p goodputPath, tun *li
 		ServerDatagramsDropped:     srvAllAfter.Transport.DatagramsDropped - srvAll.Transport.DatagramsDropped,
 		ServerHTTPDatagramsDropped: srvAllAfter.Transport.HTTPDatagramsDropped - srvAll.Transport.HTTPDatagramsDropped,
 		ServerSessionDrops:         receivedDrops(srvAllAfter.Sessions) - receivedDrops(srvAll.Sessions),
+		ServerDeviceWrites:         deviceWrites(srvAfter) - deviceWrites(srvBefore),
 		Client:                     f,
 		CPUSeconds:                 cpu.Seconds() + f.CPUSeconds,
 	}
@@ -298,6 +304,15 @@ func measureFlows(ctx context.Context, cfg GoodputConfig, p goodputPath, tun *li
 		r.RetransRate = float64(r.RetransSegs) / float64(sent)
 	}
 	return r, nil
+}
+
+// packetsPerWrite is how many packets the server end's device writes
+// joined on average.
+func (r GoodputResult) packetsPerWrite() float64 {
+	if r.ServerDeviceWrites == 0 {
+		return 0
+	}
+	return float64(r.ServerDelivered) / float64(r.ServerDeviceWrites)
 }
 
 // processCPU is this process's CPU time so far, user and system.
@@ -468,6 +483,14 @@ func GoodputTable(rs []GoodputResult) *report.Table {
 			strconv.FormatUint(r.ServerDatagramsDropped+r.ServerHTTPDatagramsDropped+r.ServerSessionDrops, 10))
 	}
 	return t
+}
+
+// deviceWrites counts the writes into a TUN device with offloads.
+func deviceWrites(s tunnel.Stats) uint64 {
+	if s.Offload == nil {
+		return 0
+	}
+	return s.Offload.PlainWrites + s.Offload.CoalescedWrites
 }
 
 // receivedDrops counts the packets sessions refused on receipt.
