@@ -72,6 +72,9 @@ func (s *Session) WritePackets(pkts [][]byte, refused func(i int, icmp []byte, e
 	for _, p := range pkts {
 		size += 1 + len(p)
 	}
+	if pc, ok := s.c.(prefixedCarrier); ok {
+		return s.writePrefixed(pc, pkts, refused)
+	}
 	bp := s.bufs.Get().(*[]byte)
 	buf := (*bp)[:0]
 	if cap(buf) < size {
@@ -91,6 +94,48 @@ func (s *Session) WritePackets(pkts [][]byte, refused func(i int, icmp []byte, e
 	*bp = buf[:0]
 	s.bufs.Put(bp)
 	return err
+}
+
+// prefixedCarrier is a Carrier that puts a prefix in front of each
+// datagram of a batch as its connection queues them
+// (http3.Stream.SendPrefixedDatagrams): the packets then go with their
+// Context ID without a copy here.
+type prefixedCarrier interface {
+	SendPrefixedDatagrams(prefix []byte, bs [][]byte) (int, error)
+	SendPrefixedDatagramsWait(ctx context.Context, prefix []byte, bs [][]byte) (int, error)
+}
+
+// ipContextPrefix is the Context ID of IP packets (0, RFC 9484 section
+// 6) as a varint.
+var ipContextPrefix = AppendDatagram(nil, ContextIDIP, nil)
+
+// writePrefixed is WritePackets over a prefixedCarrier.
+func (s *Session) writePrefixed(pc prefixedCarrier, pkts [][]byte, refused func(i int, icmp []byte, err error)) error {
+	ok := make([][]byte, 0, len(pkts))
+	for i, p := range pkts {
+		if icmp, err := s.check(p); err != nil {
+			refused(i, icmp, err)
+			continue
+		}
+		ok = append(ok, p)
+	}
+	for len(ok) > 0 {
+		var n int
+		var err error
+		if s.waits {
+			n, err = pc.SendPrefixedDatagramsWait(s.ctx, ipContextPrefix, ok)
+		} else {
+			n, err = pc.SendPrefixedDatagrams(ipContextPrefix, ok)
+		}
+		if err != nil {
+			return s.sessionErr(fmt.Errorf("connectip: sending a datagram: %w", err))
+		}
+		for _, p := range ok[:n] {
+			s.stats.sent.forwarded(len(p))
+		}
+		ok = ok[n:]
+	}
+	return nil
 }
 
 // sendDatagrams sends IP packets framed as HTTP datagram payloads and

@@ -168,14 +168,28 @@ func (s *Stream) SendDatagram(b []byte) error {
 // returns how many it sent, and that refusal, which concerns
 // payloads[n] alone when it is a *quic.DatagramTooLargeError.
 func (s *Stream) SendDatagrams(payloads [][]byte) (int, error) {
-	return s.sendDatagrams(context.Background(), payloads, false)
+	return s.sendDatagrams(context.Background(), nil, payloads, false)
 }
 
 // SendDatagramsWait is SendDatagrams that waits for room in the QUIC
 // connection's send queue, until ctx ends, rather than have it drop its
 // oldest datagrams (quic.Conn.SendDatagramsWait).
 func (s *Stream) SendDatagramsWait(ctx context.Context, payloads [][]byte) (int, error) {
-	return s.sendDatagrams(ctx, payloads, true)
+	return s.sendDatagrams(ctx, nil, payloads, true)
+}
+
+// SendPrefixedDatagrams is SendDatagrams of payloads that each begin with
+// prefix, then hold bs[i]: a protocol over HTTP datagrams puts its own
+// header in front (CONNECT-IP's Context ID, RFC 9484 section 6) without a
+// copy, since the QUIC connection joins the parts as it queues them.
+func (s *Stream) SendPrefixedDatagrams(prefix []byte, bs [][]byte) (int, error) {
+	return s.sendDatagrams(context.Background(), prefix, bs, false)
+}
+
+// SendPrefixedDatagramsWait is SendPrefixedDatagrams that waits for room
+// as SendDatagramsWait does.
+func (s *Stream) SendPrefixedDatagramsWait(ctx context.Context, prefix []byte, bs [][]byte) (int, error) {
+	return s.sendDatagrams(ctx, prefix, bs, true)
 }
 
 // waitingDatagramConn is a datagramConn that waits for room
@@ -192,9 +206,10 @@ type prefixedDatagramConn interface {
 	SendPrefixedDatagramsWait(ctx context.Context, prefix []byte, bs [][]byte) (int, error)
 }
 
-// sendDatagrams frames payloads and hands them over in one call, waiting
-// for room until ctx ends when asked to and the connection can.
-func (s *Stream) sendDatagrams(ctx context.Context, payloads [][]byte, wait bool) (int, error) {
+// sendDatagrams frames payloads, each after inner (nil: none), and hands
+// them over in one call, waiting for room until ctx ends when asked to
+// and the connection can.
+func (s *Stream) sendDatagrams(ctx context.Context, inner []byte, payloads [][]byte, wait bool) (int, error) {
 	if s.c.datagrams == nil {
 		return 0, ErrDatagramsDisabled
 	}
@@ -208,17 +223,18 @@ func (s *Stream) sendDatagrams(ctx context.Context, payloads [][]byte, wait bool
 	wc, waits := dc.(waitingDatagramConn)
 	waits = waits && wait
 	bc, batches := dc.(batchDatagramConn)
+	// The connection copies each datagram into its queue: one that
+	// puts the Quarter Stream ID (and inner) in front as it does needs no
+	// other copy.
+	prefix := append(appendVarint(make([]byte, 0, 8+len(inner)), uint64(s.st.StreamID())/4), inner...)
 	if !batches && !waits {
 		for i, b := range payloads {
-			if err := s.SendDatagram(b); err != nil {
+			if err := dc.SendDatagram(append(prefix[:len(prefix):len(prefix)], b...)); err != nil {
 				return i, err
 			}
 		}
 		return len(payloads), nil
 	}
-	// The connection copies each datagram into its queue: one that
-	// puts the Quarter Stream ID in front as it does needs no other copy.
-	prefix := appendVarint(make([]byte, 0, 8), uint64(s.st.StreamID())/4)
 	if pc, ok := dc.(prefixedDatagramConn); ok {
 		if waits {
 			return pc.SendPrefixedDatagramsWait(ctx, prefix, payloads)
@@ -228,13 +244,13 @@ func (s *Stream) sendDatagrams(ctx context.Context, payloads [][]byte, wait bool
 	// One buffer for the batch: the connection copies each datagram.
 	size := 0
 	for _, b := range payloads {
-		size += 8 + len(b)
+		size += len(prefix) + len(b)
 	}
 	buf := make([]byte, 0, size)
 	dgrams := make([][]byte, len(payloads))
 	for i, b := range payloads {
 		start := len(buf)
-		buf = appendHTTPDatagram(buf, s.st.StreamID(), b)
+		buf = append(append(buf, prefix...), b...)
 		dgrams[i] = buf[start:]
 	}
 	if waits {

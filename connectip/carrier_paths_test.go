@@ -89,3 +89,69 @@ func TestReadPacketCopyingCarrier(t *testing.T) {
 		t.Fatalf("received %+v, want 3 packets of 600 bytes and drops %+v", st, want)
 	}
 }
+
+// prefixingCarrier is an in-memory carrier that joins a prefix and each
+// datagram of a batch, as an HTTP/3 stream's SendPrefixedDatagrams has
+// its QUIC connection do; waits counts the batches sent with
+// SendPrefixedDatagramsWait.
+type prefixingCarrier struct {
+	*connectiptest.End
+	waits *int
+}
+
+func (c prefixingCarrier) SendPrefixedDatagrams(prefix []byte, bs [][]byte) (int, error) {
+	for i, b := range bs {
+		if err := c.SendDatagram(append(append([]byte(nil), prefix...), b...)); err != nil {
+			return i, err
+		}
+	}
+	return len(bs), nil
+}
+
+func (c prefixingCarrier) SendPrefixedDatagramsWait(_ context.Context, prefix []byte, bs [][]byte) (int, error) {
+	*c.waits++
+	return c.SendPrefixedDatagrams(prefix, bs)
+}
+
+// TestWritePacketsPrefixedCarrier: over a carrier that puts the Context
+// ID in front of each packet itself, WritePackets applies the same checks
+// and counters, a client waits for room, and the peer, reading through a
+// copying carrier, gets each packet that passed.
+func TestWritePacketsPrefixedCarrier(t *testing.T) {
+	a, b := connectiptest.Pipe(connectiptest.Config{})
+	proxy, err := connectip.NewProxy(copyingCarrier{b}, nil, everywhere, connectip.ProxyConfig{Pool: newPool(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waits := 0
+	client, err := connectip.NewClient(prefixingCarrier{a, &waits}, connectip.ClientConfig{
+		RequestAddresses: []netip.Prefix{netip.MustParsePrefix("0.0.0.0/32")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { client.Close(); proxy.Close() })
+	pkts := [][]byte{
+		connectip.TestPacket(t, "10.8.0.1", "203.0.113.5", 17, 500, 64),
+		connectip.TestPacket(t, "10.8.0.99", "203.0.113.5", 17, 100, 64), // spoofed
+		connectip.TestPacket(t, "10.8.0.1", "203.0.113.6", 17, 600, 64),
+	}
+	var refused []int
+	if err := client.WritePackets(pkts, func(i int, _ []byte, _ error) { refused = append(refused, i) }); err != nil {
+		t.Fatal(err)
+	}
+	if len(refused) != 1 || refused[0] != 1 || waits != 1 {
+		t.Fatalf("refused %v, %d batches waited for; want [1] and 1", refused, waits)
+	}
+	buf := make([]byte, 2000)
+	for _, want := range [][]byte{pkts[0], pkts[2]} {
+		n, err := proxy.ReadPacket(buf)
+		if err != nil || string(buf[:n]) != string(want) {
+			t.Fatalf("proxy read %d bytes, %v; want the %d-byte packet", n, err, len(want))
+		}
+	}
+	st := client.Stats().Sent
+	if st.Packets != 2 || st.Bytes != 1100 || st.Dropped != (connectip.Drops{SourceNotAllowed: 1}) {
+		t.Fatalf("client sent %+v", st)
+	}
+}
