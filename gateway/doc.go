@@ -44,7 +44,7 @@
 // its stream closed or reset, or its connection gone. Each tunnel holds
 // two goroutines here (the session's capsule reader and the mux's
 // reader) besides its connection's; its datagrams wait in bounded queues:
-// the connection's DATAGRAM queues (4096 each way), HTTP/3's 16 MiB of
+// the connection's DATAGRAM queues (1024 to send, 4096 received), HTTP/3's 16 MiB of
 // HTTP datagrams per connection, and the mux's 64 batches (of up to 64
 // packets of one client each, read together and handed to the device's
 // reader at once) shared by all clients, where a client that sends faster
