@@ -21,9 +21,9 @@ const datagramQueueLen = 4096
 
 // maxQueuedDatagramBytes bounds the bytes of HTTP datagrams (whole,
 // Quarter Stream ID included) a connection's streams hold for their
-// readers together: without it a
-// client that opens its 100 streams and sends datagrams nobody reads makes
-// the server hold 100 x 4096 of them, some 560 MB. 16 MiB is about three
+// readers together: without it a client that opens its 100 streams and
+// sends datagrams nobody reads makes the server hold 100 x 4096 of them,
+// some 560 MB. 16 MiB is about three
 // streams' full queues of tunnel packets, or 67 ms of 2 Gbit/s.
 const maxQueuedDatagramBytes = 16 << 20
 

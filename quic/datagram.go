@@ -218,9 +218,9 @@ func (c *Conn) ReceiveDatagram(ctx context.Context) ([]byte, error) {
 // connection returned earlier that the caller no longer uses (it must not
 // touch them afterwards), for datagrams to come; then it waits for a
 // datagram as ReceiveDatagram does and appends it and those waiting
-// behind it, up to cap(got) of them (at least one), to got. One call, one lock: how a
-// reader keeps up with a tunnel's packet rate, and without an allocation
-// per datagram once buffers circulate.
+// behind it, up to cap(got) of them (at least one), to got. One call,
+// one lock: how a reader keeps up with a tunnel's packet rate, and
+// without an allocation per datagram once buffers circulate.
 func (c *Conn) ReceiveDatagrams(ctx context.Context, done, got [][]byte) ([][]byte, error) {
 	recycled := false
 	for {
