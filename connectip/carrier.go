@@ -14,7 +14,10 @@ import (
 // SendDatagram must not keep b after it returns. ReceiveDatagram returns
 // one datagram payload, blocking until one arrives, ctx is done or the
 // carrier is closed. Close ends the stream and unblocks Read and
-// ReceiveDatagram.
+// ReceiveDatagram. A carrier that also copies datagrams out into the
+// reader's buffer, ReadDatagram(ctx, b) and TryReadDatagram(b) as
+// http3.Stream has them, is read through those, so that its buffers are
+// reused rather than one allocated per datagram.
 type Carrier interface {
 	io.Reader
 	io.Writer

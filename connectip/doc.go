@@ -34,7 +34,8 @@
 //     (section 7.2): the TTL or Hop Limit is decremented before
 //     encapsulation, and a packet out of hops is dropped and answered
 //     with ICMP Time Exceeded. WritePackets sends a batch in one call
-//     of the carrier where it takes several; a client's waits for room
+//     of the carrier where it takes several (with the Context ID as a
+//     prefix the carrier joins to each packet, where it can); a client's waits for room
 //     in the carrier's send queue where the carrier can, a proxy's (one
 //     of many clients behind one device) never does. A malformed capsule ends the session (RFC
 //     9297 section 3.3); a malformed datagram or IP packet is dropped and

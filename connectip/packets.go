@@ -2,6 +2,7 @@ package connectip
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/netip"
@@ -71,6 +72,9 @@ func (s *Session) WritePackets(pkts [][]byte, refused func(i int, icmp []byte, e
 	for _, p := range pkts {
 		size += 1 + len(p)
 	}
+	if pc, ok := s.c.(prefixedCarrier); ok {
+		return s.writePrefixed(pc, pkts, refused)
+	}
 	bp := s.bufs.Get().(*[]byte)
 	buf := (*bp)[:0]
 	if cap(buf) < size {
@@ -91,6 +95,49 @@ func (s *Session) WritePackets(pkts [][]byte, refused func(i int, icmp []byte, e
 	*bp = buf[:0]
 	s.bufs.Put(bp)
 	return err
+}
+
+// prefixedCarrier is a Carrier that puts a prefix in front of each
+// datagram of a batch as its connection queues them
+// (http3.Stream.SendPrefixedDatagrams): the packets then go with their
+// Context ID without a copy here.
+type prefixedCarrier interface {
+	SendPrefixedDatagrams(prefix []byte, bs [][]byte) (int, error)
+	SendPrefixedDatagramsWait(ctx context.Context, prefix []byte, bs [][]byte) (int, error)
+}
+
+// ipContextPrefix is the Context ID of IP packets (0, RFC 9484 section
+// 6) as a varint.
+var ipContextPrefix = AppendDatagram(nil, ContextIDIP, nil)
+
+// writePrefixed is WritePackets over a prefixedCarrier.
+func (s *Session) writePrefixed(pc prefixedCarrier, pkts [][]byte, refused func(i int, icmp []byte, err error)) error {
+	ok := make([][]byte, 0, len(pkts))
+	limit := s.pathLimit()
+	for i, p := range pkts {
+		if icmp, err := s.check(p, limit); err != nil {
+			refused(i, icmp, err)
+			continue
+		}
+		ok = append(ok, p)
+	}
+	for len(ok) > 0 {
+		var n int
+		var err error
+		if s.waits {
+			n, err = pc.SendPrefixedDatagramsWait(s.ctx, ipContextPrefix, ok)
+		} else {
+			n, err = pc.SendPrefixedDatagrams(ipContextPrefix, ok)
+		}
+		if err != nil {
+			return s.sessionErr(fmt.Errorf("connectip: sending a datagram: %w", err))
+		}
+		for _, p := range ok[:n] {
+			s.stats.sent.forwarded(len(p))
+		}
+		ok = ok[n:]
+	}
+	return nil
 }
 
 // sendDatagrams sends IP packets framed as HTTP datagram payloads and
@@ -164,10 +211,13 @@ func (s *Session) icmpSource(h IPHeader) netip.Addr {
 }
 
 // TryReadPacket is ReadPacket without the wait: false when no datagram
-// is waiting now, or when the carrier cannot tell (it has no
-// TryReceiveDatagram). A datagram that is not forwarded is skipped as
-// ReadPacket skips it.
+// is waiting now, or when the carrier cannot tell (it has neither
+// TryReadDatagram nor TryReceiveDatagram). A datagram that is not
+// forwarded is skipped as ReadPacket skips it.
 func (s *Session) TryReadPacket(b []byte) (int, bool, error) {
+	if dr, ok := s.c.(datagramReader); ok {
+		return s.tryReadCopied(dr, b)
+	}
 	tr, ok := s.c.(interface{ TryReceiveDatagram() ([]byte, bool) })
 	if !ok {
 		return 0, false, nil
@@ -177,16 +227,9 @@ func (s *Session) TryReadPacket(b []byte) (int, bool, error) {
 		if !ok {
 			return 0, false, nil
 		}
-		p, ok := s.admit(dgram)
-		if !ok {
-			continue
+		if n, ok, err := s.deliver(dgram, b); ok {
+			return n, true, err
 		}
-		n := copy(b, p)
-		s.stats.received.forwarded(len(p))
-		if n < len(p) {
-			return n, true, io.ErrShortBuffer
-		}
-		return n, true, nil
 	}
 }
 
@@ -200,23 +243,87 @@ func (s *Session) TryReadPacket(b []byte) (int, bool, error) {
 // too short for the packet gives io.ErrShortBuffer with b filled. Any
 // other error means the session has ended.
 func (s *Session) ReadPacket(b []byte) (int, error) {
-	d := &s.stats.received
+	if dr, ok := s.c.(datagramReader); ok {
+		return s.readCopied(dr, b)
+	}
 	for {
 		dgram, err := s.c.ReceiveDatagram(s.ctx)
 		if err != nil {
 			return 0, s.sessionErr(fmt.Errorf("connectip: receiving a datagram: %w", err))
 		}
-		p, ok := s.admit(dgram)
-		if !ok {
+		if n, ok, err := s.deliver(dgram, b); ok {
+			return n, err
+		}
+	}
+}
+
+// datagramReader is a Carrier that copies each datagram's payload into a
+// buffer of the caller's (http3.Stream.ReadDatagram), so that its own
+// buffer is reused rather than a new one allocated per datagram. A buffer
+// too short gives io.ErrShortBuffer with the buffer filled.
+type datagramReader interface {
+	ReadDatagram(ctx context.Context, b []byte) (int, error)
+	TryReadDatagram(b []byte) (int, bool, error)
+}
+
+// maxDatagram bounds the HTTP datagrams a session reads whole: a QUIC
+// DATAGRAM frame fits in one UDP datagram.
+const maxDatagram = 65535
+
+// readCopied is ReadPacket over a datagramReader.
+func (s *Session) readCopied(dr datagramReader, b []byte) (int, error) {
+	bp := s.readBufs.Get().(*[]byte)
+	defer s.readBufs.Put(bp)
+	for {
+		n, err := dr.ReadDatagram(s.ctx, *bp)
+		if errors.Is(err, io.ErrShortBuffer) {
+			s.stats.received.malformed.Add(1) // no IP packet is that long
 			continue
 		}
-		n := copy(b, p)
-		d.forwarded(len(p))
-		if n < len(p) {
-			return n, io.ErrShortBuffer
+		if err != nil {
+			return 0, s.sessionErr(fmt.Errorf("connectip: receiving a datagram: %w", err))
 		}
-		return n, nil
+		if n, ok, err := s.deliver((*bp)[:n], b); ok {
+			return n, err
+		}
 	}
+}
+
+// tryReadCopied is TryReadPacket over a datagramReader.
+func (s *Session) tryReadCopied(dr datagramReader, b []byte) (int, bool, error) {
+	bp := s.readBufs.Get().(*[]byte)
+	defer s.readBufs.Put(bp)
+	for {
+		n, ok, err := dr.TryReadDatagram(*bp)
+		if !ok {
+			return 0, false, nil
+		}
+		if errors.Is(err, io.ErrShortBuffer) {
+			s.stats.received.malformed.Add(1)
+			continue
+		}
+		if err != nil {
+			return 0, true, s.sessionErr(fmt.Errorf("connectip: receiving a datagram: %w", err))
+		}
+		if n, ok, err := s.deliver((*bp)[:n], b); ok {
+			return n, true, err
+		}
+	}
+}
+
+// deliver copies the IP packet of a datagram from the peer into b if it
+// passes the checks (admit): ok false when it did not.
+func (s *Session) deliver(dgram, b []byte) (n int, ok bool, err error) {
+	p, ok := s.admit(dgram)
+	if !ok {
+		return 0, false, nil
+	}
+	n = copy(b, p)
+	s.stats.received.forwarded(len(p))
+	if n < len(p) {
+		return n, true, io.ErrShortBuffer
+	}
+	return n, true, nil
 }
 
 // destinationAllowed reports whether a packet from the peer may go to h's

@@ -93,6 +93,9 @@ type Session struct {
 	closeOnce sync.Once
 	closeErr  error // why the session ended; ErrClosed after Close
 	bufs      sync.Pool
+	// readBufs hold whole received datagrams, for a carrier that copies
+	// them out (datagramReader).
+	readBufs sync.Pool
 }
 
 func newSession(c Carrier, cfg Config) *Session {
@@ -107,6 +110,7 @@ func newSession(c Carrier, cfg Config) *Session {
 		pooled: make(map[byte]netip.Prefix), done: make(chan struct{}),
 	}
 	s.bufs.New = func() any { b := make([]byte, 0, cfg.MTU+8); return &b }
+	s.readBufs.New = func() any { b := make([]byte, maxDatagram); return &b }
 	return s
 }
 

@@ -105,6 +105,19 @@ func (c carrier) SendDatagramsWait(ctx context.Context, bs [][]byte) (int, error
 	return c.sendSkippingTooLarge(bs, func(bs [][]byte) (int, error) { return c.Stream.SendDatagramsWait(ctx, bs) })
 }
 
+// SendPrefixedDatagrams sends bs, each after prefix, through the stream
+// in one call, dropping and counting those too large for the QUIC packet
+// as SendDatagram does.
+func (c carrier) SendPrefixedDatagrams(prefix []byte, bs [][]byte) (int, error) {
+	return c.sendSkippingTooLarge(bs, func(bs [][]byte) (int, error) { return c.Stream.SendPrefixedDatagrams(prefix, bs) })
+}
+
+// SendPrefixedDatagramsWait is SendPrefixedDatagrams waiting for room in
+// the QUIC connection's send queue until ctx ends.
+func (c carrier) SendPrefixedDatagramsWait(ctx context.Context, prefix []byte, bs [][]byte) (int, error) {
+	return c.sendSkippingTooLarge(bs, func(bs [][]byte) (int, error) { return c.Stream.SendPrefixedDatagramsWait(ctx, prefix, bs) })
+}
+
 // sendSkippingTooLarge sends bs with send, and drops and counts each
 // datagram send refuses as too large, going on with the rest.
 func (c carrier) sendSkippingTooLarge(bs [][]byte, send func([][]byte) (int, error)) (int, error) {

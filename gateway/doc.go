@@ -44,10 +44,12 @@
 // its stream closed or reset, or its connection gone. Each tunnel holds
 // two goroutines here (the session's capsule reader and the mux's
 // reader) besides its connection's; its datagrams wait in bounded queues:
-// the connection's DATAGRAM queues (1024 each way), HTTP/3's 4 MiB of
-// HTTP datagrams per connection, and the mux's 1024 packets shared by
-// all clients, where a client that sends faster than the device takes
-// blocks its own reader and its QUIC receive queue drops.
+// the connection's DATAGRAM queues (1024 to send, 4096 received), HTTP/3's 16 MiB of
+// HTTP datagrams per connection, and the mux's 64 batches (of up to 64
+// packets of one client each, read together and handed to the device's
+// reader at once) shared by all clients, where a client that sends faster
+// than the device takes blocks its own reader and its HTTP/3 and QUIC
+// receive queues drop.
 //
 // A datagram that no longer fits the QUIC packet (the path's MTU fell
 // after a black hole) is dropped and counted rather than ending the

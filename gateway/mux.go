@@ -28,10 +28,13 @@ type mux struct {
 	// retiredConns holds the QUIC counters of the clients that left.
 	retiredConns TransportStats
 
-	in     chan []byte // packets from the clients, to the device
-	bufs   sync.Pool
+	in     chan *packetBatch // packets from the clients, to the device
+	bufs   sync.Pool         // of *packetBatch
 	closed chan struct{}
-	once   sync.Once
+	// cur is the batch the device's reader takes packets from now.
+	curMu sync.Mutex
+	cur   *packetBatch
+	once  sync.Once
 
 	noClient  atomic.Uint64 // device packets to no client's address
 	clientEnd atomic.Uint64 // device packets to a client whose session just ended
@@ -47,17 +50,32 @@ type client struct {
 	conn  *quic.Conn // nil when the handler runs on another server
 }
 
-// muxQueue is how many packets from the clients wait for the device: a
-// client's reader blocks beyond it, and its QUIC receive queue then drops.
-const muxQueue = 1024
+// muxQueue is how many batches of packets from the clients wait for the
+// device: a client's reader blocks beyond it, and the packets wait in its
+// tunnel's HTTP/3 and QUIC queues, which drop when full.
+const muxQueue = 64
+
+// muxBatch is how many packets of one client a batch holds at most: what
+// arrived together goes to the device's reader in one hand-off, one
+// channel operation and one wake-up rather than one per packet.
+const muxBatch = 64
+
+// packetBatch is packets of one client, read together, in one buffer.
+type packetBatch struct {
+	buf  []byte   // muxBatch slots of the device's MTU
+	pkts [][]byte // the packets, in buf
+	next int      // the first packet the device's reader has not taken
+}
 
 func newMux(bufSize int) *mux {
 	m := &mux{
 		clients: make(map[netip.Addr]*client),
-		in:      make(chan []byte, muxQueue),
+		in:      make(chan *packetBatch, muxQueue),
 		closed:  make(chan struct{}),
 	}
-	m.bufs.New = func() any { b := make([]byte, bufSize); return &b }
+	m.bufs.New = func() any {
+		return &packetBatch{buf: make([]byte, muxBatch*bufSize), pkts: make([][]byte, 0, muxBatch)}
+	}
 	return m
 }
 
@@ -83,28 +101,55 @@ func (m *mux) add(c *client, done func()) error {
 	return nil
 }
 
-// receive moves c's packets into the device queue until its session ends.
+// receive moves c's packets into the device queue until its session
+// ends: each batch holds the packet it waited for and those that had
+// arrived with it.
 func (m *mux) receive(c *client) {
 	for {
-		bp := m.bufs.Get().(*[]byte)
-		n, err := c.sess.ReadPacket(*bp)
-		if errors.Is(err, io.ErrShortBuffer) {
-			// Larger than the device's MTU: the device could not take
-			// it either.
-			m.bufs.Put(bp)
-			continue
-		}
-		if err != nil {
-			m.bufs.Put(bp)
+		b := m.bufs.Get().(*packetBatch)
+		if err := m.fill(c, b); err != nil {
+			m.bufs.Put(b)
 			return
 		}
 		select {
-		case m.in <- (*bp)[:n]:
+		case m.in <- b:
 		case <-m.closed:
-			m.bufs.Put(bp)
+			m.bufs.Put(b)
 			return
 		}
 	}
+}
+
+// fill reads into b a packet of c's, waiting for it, and then those
+// waiting behind it, as many as b holds. A packet longer than the
+// device's MTU is skipped: the device could not take it either.
+func (m *mux) fill(c *client, b *packetBatch) error {
+	b.pkts, b.next = b.pkts[:0], 0
+	slot := len(b.buf) / muxBatch
+	for {
+		n, err := c.sess.ReadPacket(b.buf[:slot])
+		if errors.Is(err, io.ErrShortBuffer) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		b.pkts = append(b.pkts, b.buf[:n])
+		break
+	}
+	for len(b.pkts) < muxBatch {
+		off := len(b.pkts) * slot
+		n, ok, err := c.sess.TryReadPacket(b.buf[off : off+slot])
+		if !ok || err != nil && !errors.Is(err, io.ErrShortBuffer) {
+			// A failure ends the session, which the next ReadPacket
+			// reports; what was read goes to the device first.
+			return nil
+		}
+		if err == nil {
+			b.pkts = append(b.pkts, b.buf[off:off+n])
+		}
+	}
+	return nil
 }
 
 // remove takes c out of the table and keeps its counters.
@@ -125,35 +170,48 @@ func (m *mux) remove(c *client) {
 
 // ReadPacket returns the next packet a client sent, for the device.
 func (m *mux) ReadPacket(b []byte) (int, error) {
-	select {
-	case p := <-m.in:
-		n := copy(b, p)
-		full := p[:cap(p)]
-		m.bufs.Put(&full)
-		if n < len(p) {
-			return n, io.ErrShortBuffer
+	m.curMu.Lock()
+	defer m.curMu.Unlock()
+	if m.cur == nil {
+		select {
+		case m.cur = <-m.in:
+		case <-m.closed:
+			return 0, connectip.ErrClosed
 		}
-		return n, nil
-	case <-m.closed:
-		return 0, connectip.ErrClosed
 	}
+	return m.takeLocked(b)
 }
 
 // TryReadPacket is ReadPacket when a packet is waiting, and false at
 // once otherwise.
 func (m *mux) TryReadPacket(b []byte) (int, bool, error) {
-	select {
-	case p := <-m.in:
-		n := copy(b, p)
-		full := p[:cap(p)]
-		m.bufs.Put(&full)
-		if n < len(p) {
-			return n, true, io.ErrShortBuffer
+	m.curMu.Lock()
+	defer m.curMu.Unlock()
+	if m.cur == nil {
+		select {
+		case m.cur = <-m.in:
+		default:
+			return 0, false, nil
 		}
-		return n, true, nil
-	default:
-		return 0, false, nil
 	}
+	n, err := m.takeLocked(b)
+	return n, true, err
+}
+
+// takeLocked copies the next packet of the current batch into b, and
+// gives the batch back once it is all taken; m.curMu is held.
+func (m *mux) takeLocked(b []byte) (int, error) {
+	p := m.cur.pkts[m.cur.next]
+	m.cur.next++
+	if m.cur.next == len(m.cur.pkts) {
+		defer m.bufs.Put(m.cur)
+		m.cur = nil
+	}
+	n := copy(b, p)
+	if n < len(p) {
+		return n, io.ErrShortBuffer
+	}
+	return n, nil
 }
 
 // WritePacket sends a packet from the device to the client that owns its

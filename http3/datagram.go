@@ -10,21 +10,22 @@ import (
 )
 
 // datagramQueueLen is how many HTTP datagrams a stream holds that its
-// reader has not taken: a burst of 1024 IP packets of a tunnel, about
-// 12 ms of 1 Gbit/s and at most 1.5 MB per stream, the size of the QUIC
-// connection's own receive queue in front of it, so that the burst a
-// full-rate tunnel delivers between two of its reader's turns fits.
+// reader has not taken: a burst of 4096 IP packets of a tunnel, about
+// 24 ms of 2 Gbit/s and at most 6 MB per stream, the size of a tunnel's
+// QUIC receive queue in front of it, so that the burst a full-rate tunnel
+// delivers while its reader waits for a core on a busy machine fits.
 // Beyond it datagrams are dropped and counted, as a router drops packets
 // its queue has no room for; HTTP datagrams are unreliable anyway (RFC
 // 9297 section 2).
-const datagramQueueLen = 1024
+const datagramQueueLen = 4096
 
-// maxQueuedDatagramBytes bounds the bytes of HTTP datagrams a
-// connection's streams hold for their readers together: without it a
-// client that opens its 100 streams and sends datagrams nobody reads makes
-// the server hold 100 x 1024 of them, some 140 MB. 4 MiB is about four
-// streams' full queues of tunnel packets, or 34 ms of 1 Gbit/s.
-const maxQueuedDatagramBytes = 4 << 20
+// maxQueuedDatagramBytes bounds the bytes of HTTP datagrams (whole,
+// Quarter Stream ID included) a connection's streams hold for their
+// readers together: without it a client that opens its 100 streams and
+// sends datagrams nobody reads makes the server hold 100 x 4096 of them,
+// some 560 MB. 16 MiB is about three
+// streams' full queues of tunnel packets, or 67 ms of 2 Gbit/s.
+const maxQueuedDatagramBytes = 16 << 20
 
 // maxQuarterStreamID is the largest Quarter Stream ID: stream IDs end at
 // 2^62-1 (RFC 9297 section 2.1).
@@ -52,7 +53,15 @@ type datagramMux struct {
 	mu     sync.Mutex
 	queues map[uint64]chan []byte
 	queued int // bytes in the queues (maxQueuedDatagramBytes)
+	// spare holds the buffers of datagrams that were read out
+	// (Stream.ReadDatagram) or dropped, for the QUIC connection to reuse
+	// (quic.Conn.ReceiveDatagrams), when it takes them back.
+	spare [][]byte
 }
+
+// receiveBatch is how many datagrams the mux takes from a QUIC
+// connection at once.
+const receiveBatch = 64
 
 func newDatagramMux(dc datagramConn, counts *datagramCounters) *datagramMux {
 	return &datagramMux{dc: dc, counts: counts, queues: make(map[uint64]chan []byte)}
@@ -81,22 +90,45 @@ func (m *datagramMux) unregister(id quic.StreamID) {
 		select {
 		case b := <-q:
 			m.queued -= len(b)
+			m.recycleLocked(b)
 		default:
 			return
 		}
 	}
 }
 
-// taken tells the mux that a stream's reader took b from its queue.
-func (m *datagramMux) taken(b []byte) {
+// taken tells the mux that a stream's reader took b from its queue;
+// recycle: the reader is done with b, which the connection may reuse.
+func (m *datagramMux) taken(b []byte, recycle bool) {
 	m.mu.Lock()
 	m.queued -= len(b)
+	if recycle {
+		m.recycleLocked(b)
+	}
 	m.mu.Unlock()
+}
+
+// recycleLocked keeps b for the connection to reuse, up to a queue's
+// worth of buffers; m.mu is held.
+func (m *datagramMux) recycleLocked(b []byte) {
+	if len(m.spare) < datagramQueueLen {
+		m.spare = append(m.spare, b)
+	}
+}
+
+// batchDatagramReceiver is a datagramConn that returns the datagrams
+// waiting in one call and takes back the buffers of earlier ones
+// (quic.Conn.ReceiveDatagrams).
+type batchDatagramReceiver interface {
+	ReceiveDatagrams(ctx context.Context, done, got [][]byte) ([][]byte, error)
 }
 
 // run reads the connection's datagrams until ctx ends or the connection
 // does, and returns the H3_DATAGRAM_ERROR of a malformed one.
 func (m *datagramMux) run(ctx context.Context) error {
+	if br, ok := m.dc.(batchDatagramReceiver); ok {
+		return m.runBatches(ctx, br)
+	}
 	for {
 		b, err := m.dc.ReceiveDatagram(ctx)
 		if err != nil {
@@ -108,9 +140,35 @@ func (m *datagramMux) run(ctx context.Context) error {
 	}
 }
 
-// dispatch queues one HTTP datagram for its stream.
+// runBatches is run over a connection that returns datagrams in
+// batches: one call per batch, which also gives back the buffers the
+// streams' readers are done with.
+func (m *datagramMux) runBatches(ctx context.Context, br batchDatagramReceiver) error {
+	got := make([][]byte, 0, receiveBatch)
+	var done [][]byte
+	for {
+		m.mu.Lock()
+		done, m.spare = m.spare, done[:0]
+		m.mu.Unlock()
+		var err error
+		got, err = br.ReceiveDatagrams(ctx, done, got[:0])
+		clear(done) // the connection owns them again
+		for _, b := range got {
+			if derr := m.dispatch(b); derr != nil {
+				return derr
+			}
+		}
+		clear(got)
+		if err != nil {
+			return nil
+		}
+	}
+}
+
+// dispatch queues one HTTP datagram, whole, for its stream (whose reader
+// takes the payload out), or drops it and keeps its buffer for reuse.
 func (m *datagramMux) dispatch(b []byte) error {
-	qsid, payload, err := parseHTTPDatagram(b)
+	qsid, _, err := parseHTTPDatagram(b)
 	if err != nil {
 		return err
 	}
@@ -119,19 +177,29 @@ func (m *datagramMux) dispatch(b []byte) error {
 	q, ok := m.queues[qsid]
 	if !ok {
 		m.counts.unknown.Add(1)
+		m.recycleLocked(b)
 		return nil
 	}
-	if m.queued+len(payload) > maxQueuedDatagramBytes {
+	if m.queued+len(b) > maxQueuedDatagramBytes {
 		m.counts.full.Add(1)
+		m.recycleLocked(b)
 		return nil
 	}
 	select {
-	case q <- payload:
-		m.queued += len(payload)
+	case q <- b:
+		m.queued += len(b)
 	default:
 		m.counts.full.Add(1)
+		m.recycleLocked(b)
 	}
 	return nil
+}
+
+// datagramPayload is the payload of an HTTP datagram dispatch queued,
+// whose Quarter Stream ID it checked.
+func datagramPayload(b []byte) []byte {
+	_, n := parseVarint(b)
+	return b[n:]
 }
 
 // parseHTTPDatagram splits an HTTP/3 datagram into its Quarter Stream ID

@@ -47,10 +47,14 @@
 // WriteCapsule, each capsule's payload bounded), and, with
 // EnableDatagrams at both ends and QUIC DATAGRAM frames negotiated, the
 // HTTP datagrams bound to it (RFC 9297 section 2). One goroutine per
-// connection hands datagrams to their streams by Quarter Stream ID, into
-// a bounded queue each; the ones for no open stream or a full queue are
-// dropped and counted, and a malformed one closes the connection with
-// H3_DATAGRAM_ERROR. A tunnel outlives its handler and the idle timeout
+// connection takes the waiting datagrams in batches and hands them to
+// their streams by Quarter Stream ID, into a bounded queue each; the ones
+// for no open stream or a full queue are dropped and counted, and a
+// malformed one closes the connection with H3_DATAGRAM_ERROR. A tunnel's
+// reader copies them out (ReadDatagram) so that their buffers go back to
+// the QUIC connection, and its sender hands a batch over with a prefix
+// of its own (SendPrefixedDatagrams) that the connection joins to each as
+// it queues them: no allocation or copy per packet in this package. A tunnel outlives its handler and the idle timeout
 // of request streams, and counts against MaxIncomingStreams until it is
 // closed.
 //

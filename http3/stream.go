@@ -183,14 +183,28 @@ func (s *Stream) MaxDatagramPayloadSize() int {
 // returns how many it sent, and that refusal, which concerns
 // payloads[n] alone when it is a *quic.DatagramTooLargeError.
 func (s *Stream) SendDatagrams(payloads [][]byte) (int, error) {
-	return s.sendDatagrams(context.Background(), payloads, false)
+	return s.sendDatagrams(context.Background(), nil, payloads, false)
 }
 
 // SendDatagramsWait is SendDatagrams that waits for room in the QUIC
 // connection's send queue, until ctx ends, rather than have it drop its
 // oldest datagrams (quic.Conn.SendDatagramsWait).
 func (s *Stream) SendDatagramsWait(ctx context.Context, payloads [][]byte) (int, error) {
-	return s.sendDatagrams(ctx, payloads, true)
+	return s.sendDatagrams(ctx, nil, payloads, true)
+}
+
+// SendPrefixedDatagrams is SendDatagrams of payloads that each begin with
+// prefix, then hold bs[i]: a protocol over HTTP datagrams puts its own
+// header in front (CONNECT-IP's Context ID, RFC 9484 section 6) without a
+// copy, since the QUIC connection joins the parts as it queues them.
+func (s *Stream) SendPrefixedDatagrams(prefix []byte, bs [][]byte) (int, error) {
+	return s.sendDatagrams(context.Background(), prefix, bs, false)
+}
+
+// SendPrefixedDatagramsWait is SendPrefixedDatagrams that waits for room
+// as SendDatagramsWait does.
+func (s *Stream) SendPrefixedDatagramsWait(ctx context.Context, prefix []byte, bs [][]byte) (int, error) {
+	return s.sendDatagrams(ctx, prefix, bs, true)
 }
 
 // waitingDatagramConn is a datagramConn that waits for room
@@ -199,9 +213,18 @@ type waitingDatagramConn interface {
 	SendDatagramsWait(ctx context.Context, bs [][]byte) (int, error)
 }
 
-// sendDatagrams frames payloads and hands them over in one call, waiting
-// for room until ctx ends when asked to and the connection can.
-func (s *Stream) sendDatagrams(ctx context.Context, payloads [][]byte, wait bool) (int, error) {
+// prefixedDatagramConn is a datagramConn that puts a prefix in front of
+// each datagram of a batch as it queues them
+// (quic.Conn.SendPrefixedDatagrams and SendPrefixedDatagramsWait).
+type prefixedDatagramConn interface {
+	SendPrefixedDatagrams(prefix []byte, bs [][]byte) (int, error)
+	SendPrefixedDatagramsWait(ctx context.Context, prefix []byte, bs [][]byte) (int, error)
+}
+
+// sendDatagrams frames payloads, each after inner (nil: none), and hands
+// them over in one call, waiting for room until ctx ends when asked to
+// and the connection can.
+func (s *Stream) sendDatagrams(ctx context.Context, inner []byte, payloads [][]byte, wait bool) (int, error) {
 	if s.c.datagrams == nil {
 		return 0, ErrDatagramsDisabled
 	}
@@ -215,24 +238,34 @@ func (s *Stream) sendDatagrams(ctx context.Context, payloads [][]byte, wait bool
 	wc, waits := dc.(waitingDatagramConn)
 	waits = waits && wait
 	bc, batches := dc.(batchDatagramConn)
+	// The connection copies each datagram into its queue: one that
+	// puts the Quarter Stream ID (and inner) in front as it does needs no
+	// other copy.
+	prefix := append(appendVarint(make([]byte, 0, 8+len(inner)), uint64(s.st.StreamID())/4), inner...)
 	if !batches && !waits {
 		for i, b := range payloads {
-			if err := s.SendDatagram(b); err != nil {
+			if err := dc.SendDatagram(append(prefix[:len(prefix):len(prefix)], b...)); err != nil {
 				return i, err
 			}
 		}
 		return len(payloads), nil
 	}
+	if pc, ok := dc.(prefixedDatagramConn); ok {
+		if waits {
+			return pc.SendPrefixedDatagramsWait(ctx, prefix, payloads)
+		}
+		return pc.SendPrefixedDatagrams(prefix, payloads)
+	}
 	// One buffer for the batch: the connection copies each datagram.
 	size := 0
 	for _, b := range payloads {
-		size += 8 + len(b)
+		size += len(prefix) + len(b)
 	}
 	buf := make([]byte, 0, size)
 	dgrams := make([][]byte, len(payloads))
 	for i, b := range payloads {
 		start := len(buf)
-		buf = appendHTTPDatagram(buf, s.st.StreamID(), b)
+		buf = append(append(buf, prefix...), b...)
 		dgrams[i] = buf[start:]
 	}
 	if waits {
@@ -250,8 +283,8 @@ func (s *Stream) TryReceiveDatagram() ([]byte, bool) {
 	}
 	select {
 	case b := <-s.datagrams:
-		s.c.datagrams.taken(b)
-		return b, true
+		s.c.datagrams.taken(b, false)
+		return datagramPayload(b), true
 	default:
 		return nil, false
 	}
@@ -260,18 +293,66 @@ func (s *Stream) TryReceiveDatagram() ([]byte, bool) {
 // ReceiveDatagram returns the payload of the next HTTP datagram of this
 // stream. It waits until one arrives, ctx ends or the stream does.
 func (s *Stream) ReceiveDatagram(ctx context.Context) ([]byte, error) {
+	b, err := s.nextDatagram(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s.c.datagrams.taken(b, false)
+	return datagramPayload(b), nil
+}
+
+// ReadDatagram is ReceiveDatagram that copies the payload into p and
+// returns its length, so that the connection reuses the datagram's
+// buffer: a tunnel's reader allocates nothing per packet. A p too short
+// gives io.ErrShortBuffer with p filled.
+func (s *Stream) ReadDatagram(ctx context.Context, p []byte) (int, error) {
+	b, err := s.nextDatagram(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return s.copyOut(p, b)
+}
+
+// TryReadDatagram is ReadDatagram when a datagram is waiting, and false at
+// once otherwise.
+func (s *Stream) TryReadDatagram(p []byte) (int, bool, error) {
+	if s.datagrams == nil {
+		return 0, false, nil
+	}
+	select {
+	case b := <-s.datagrams:
+		n, err := s.copyOut(p, b)
+		return n, true, err
+	default:
+		return 0, false, nil
+	}
+}
+
+// copyOut copies the payload of a datagram taken from the queue into p
+// and gives its buffer back.
+func (s *Stream) copyOut(p, b []byte) (int, error) {
+	payload := datagramPayload(b)
+	n := copy(p, payload)
+	short := n < len(payload)
+	s.c.datagrams.taken(b, true)
+	if short {
+		return n, io.ErrShortBuffer
+	}
+	return n, nil
+}
+
+// nextDatagram waits for the stream's next queued HTTP datagram, whole.
+func (s *Stream) nextDatagram(ctx context.Context) ([]byte, error) {
 	if s.datagrams == nil {
 		return nil, ErrDatagramsDisabled
 	}
 	select {
 	case b := <-s.datagrams:
-		s.c.datagrams.taken(b)
 		return b, nil
 	default:
 	}
 	select {
 	case b := <-s.datagrams:
-		s.c.datagrams.taken(b)
 		return b, nil
 	case <-ctx.Done():
 		return nil, ctx.Err()

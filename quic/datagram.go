@@ -87,6 +87,15 @@ func (c *Conn) SendDatagram(b []byte) error {
 // stops at the first datagram refused and returns how many it queued,
 // and that refusal (a *DatagramTooLargeError concerns bs[n] alone).
 func (c *Conn) SendDatagrams(bs [][]byte) (int, error) {
+	return c.SendPrefixedDatagrams(nil, bs)
+}
+
+// SendPrefixedDatagrams is SendDatagrams of datagrams that each begin with
+// prefix, then hold bs[i]: the connection copies the two once into its
+// queue, so that a layer above that frames its datagrams with a header
+// of its own (HTTP/3's Quarter Stream ID) needs no copy of its own. A
+// *DatagramTooLargeError gives the largest size prefix included.
+func (c *Conn) SendPrefixedDatagrams(prefix []byte, bs [][]byte) (int, error) {
 	c.mu.Lock()
 	if c.err != nil {
 		err := c.err
@@ -97,7 +106,7 @@ func (c *Conn) SendDatagrams(bs [][]byte) (int, error) {
 	n := 0
 	var err error
 	for _, b := range bs {
-		if err = c.mapDatagramErr(c.core.SendDatagram(now, b)); err != nil {
+		if err = c.mapDatagramErr(c.core.SendPrefixedDatagram(now, prefix, b)); err != nil {
 			break
 		}
 		n++
@@ -115,6 +124,12 @@ func (c *Conn) SendDatagrams(bs [][]byte) (int, error) {
 // returns how many of bs it queued, and ctx's error, the connection's, or
 // the refusal of bs[n] (as SendDatagrams).
 func (c *Conn) SendDatagramsWait(ctx context.Context, bs [][]byte) (int, error) {
+	return c.SendPrefixedDatagramsWait(ctx, nil, bs)
+}
+
+// SendPrefixedDatagramsWait is SendPrefixedDatagrams that waits for room
+// as SendDatagramsWait does.
+func (c *Conn) SendPrefixedDatagramsWait(ctx context.Context, prefix []byte, bs [][]byte) (int, error) {
 	sent := 0
 	for sent < len(bs) {
 		c.mu.Lock()
@@ -138,7 +153,7 @@ func (c *Conn) SendDatagramsWait(ctx context.Context, bs [][]byte) (int, error) 
 		now := c.t.now()
 		var err error
 		for _, b := range bs[sent:min(sent+room, len(bs))] {
-			if err = c.mapDatagramErr(c.core.SendDatagram(now, b)); err != nil {
+			if err = c.mapDatagramErr(c.core.SendPrefixedDatagram(now, prefix, b)); err != nil {
 				break
 			}
 			sent++
@@ -195,6 +210,55 @@ func (c *Conn) ReceiveDatagram(ctx context.Context) ([]byte, error) {
 		case <-c.closed:
 		case <-ctx.Done():
 			return nil, ctx.Err()
+		}
+	}
+}
+
+// ReceiveDatagrams gives back the buffers of done, datagrams this
+// connection returned earlier that the caller no longer uses (it must not
+// touch them afterwards), for datagrams to come; then it waits for a
+// datagram as ReceiveDatagram does and appends it and those waiting
+// behind it, up to cap(got) of them (at least one), to got. One call,
+// one lock: how a reader keeps up with a tunnel's packet rate, and
+// without an allocation per datagram once buffers circulate.
+func (c *Conn) ReceiveDatagrams(ctx context.Context, done, got [][]byte) ([][]byte, error) {
+	recycled := false
+	for {
+		c.mu.Lock()
+		if !recycled {
+			for _, b := range done {
+				c.core.RecycleDatagram(b)
+			}
+			recycled = true
+		}
+		if !c.core.DatagramsEnabled() {
+			c.mu.Unlock()
+			return got, ErrDatagramsNotNegotiated
+		}
+		start, limit := len(got), max(cap(got), len(got)+1)
+		for len(got) < limit {
+			b, ok := c.core.ReceiveDatagram()
+			if !ok {
+				break
+			}
+			got = append(got, b)
+		}
+		if len(got) > start {
+			c.mu.Unlock()
+			return got, nil
+		}
+		if c.err != nil {
+			err := c.err
+			c.mu.Unlock()
+			return got, err
+		}
+		wait := c.datagramReady.wait()
+		c.mu.Unlock()
+		select {
+		case <-wait:
+		case <-c.closed:
+		case <-ctx.Done():
+			return got, ctx.Err()
 		}
 	}
 }

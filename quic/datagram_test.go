@@ -290,3 +290,89 @@ func TestSendDatagramsWait(t *testing.T) {
 		}
 	})
 }
+
+// TestReceiveDatagrams: a batch read returns what waits, up to the
+// capacity given, in order and intact, while the buffers given back carry
+// later datagrams; it waits when none is there, ends with its context, and
+// returns the connection's error once it closed.
+func TestReceiveDatagrams(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newMemEnv(t, link10ms, &Config{EnableDatagrams: true, DatagramReceiveQueue: 1024})
+		c, s := e.connect(&Config{EnableDatagrams: true})
+		const total, size = 100, 300
+		for i := range total {
+			if err := c.SendDatagram(datagramMsg(i, size)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		synctest.Wait()
+		next := 0
+		var done [][]byte
+		got := make([][]byte, 0, 16)
+		for next < total {
+			var err error
+			got, err = s.ReceiveDatagrams(context.Background(), done, got[:0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) == 0 || len(got) > 16 {
+				t.Fatalf("a batch of %d", len(got))
+			}
+			for _, b := range got {
+				if i, err := checkDatagramMsg(b, size); err != nil || i != next {
+					t.Fatalf("datagram %d: got %d, %v", next, i, err)
+				}
+				next++
+			}
+			// The caller gives them back and keeps no reference.
+			done = append(done[:0], got...)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		if got, err := s.ReceiveDatagrams(ctx, done, got[:0]); len(got) != 0 || !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("with none waiting: %d, %v", len(got), err)
+		}
+		// The recycled buffers carry the next ones.
+		if err := c.SendDatagram(datagramMsg(total, size)); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.ReceiveDatagrams(context.Background(), nil, got[:0])
+		if err != nil || len(got) != 1 {
+			t.Fatalf("after recycling: %d, %v", len(got), err)
+		}
+		if i, err := checkDatagramMsg(got[0], size); err != nil || i != total {
+			t.Fatalf("after recycling: got %d, %v", i, err)
+		}
+		_ = c.CloseWithError(0, "")
+		<-s.Context().Done()
+		if _, err := s.ReceiveDatagrams(context.Background(), nil, got[:0]); err == nil {
+			t.Error("no error after the connection closed")
+		}
+	})
+}
+
+// TestSendPrefixedDatagrams: each datagram of a batch arrives as the
+// prefix followed by its payload, and the size limit counts the prefix.
+func TestSendPrefixedDatagrams(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newMemEnv(t, link10ms, &Config{EnableDatagrams: true})
+		c, s := e.connect(&Config{EnableDatagrams: true})
+		prefix := []byte{0x40, 0x25}
+		limit := c.MaxDatagramPayloadSize()
+		batch := [][]byte{[]byte("one"), []byte("two"), make([]byte, limit-len(prefix)+1)}
+		n, err := c.SendPrefixedDatagrams(prefix, batch)
+		var tooLarge *DatagramTooLargeError
+		if n != 2 || !errors.As(err, &tooLarge) || tooLarge.MaxDataLen != int64(limit) {
+			t.Fatalf("SendPrefixedDatagrams: %d, %v; want 2 and the third too large", n, err)
+		}
+		if n, err := c.SendPrefixedDatagramsWait(context.Background(), prefix, [][]byte{[]byte("three")}); n != 1 || err != nil {
+			t.Fatalf("SendPrefixedDatagramsWait: %d, %v", n, err)
+		}
+		for _, want := range []string{"one", "two", "three"} {
+			b, err := s.ReceiveDatagram(context.Background())
+			if err != nil || string(b) != string(prefix)+want {
+				t.Fatalf("got %q, %v; want %q after the prefix", b, err, want)
+			}
+		}
+	})
+}

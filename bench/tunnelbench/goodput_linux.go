@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/satquic/satquic/bench"
+	"github.com/satquic/satquic/connectip"
 	"github.com/satquic/satquic/internal/report"
 	"github.com/satquic/satquic/tunnel"
 	"golang.org/x/sys/unix"
@@ -70,6 +71,19 @@ type GoodputResult struct {
 	// device, ServerWriteErrors those the device refused.
 	ServerDelivered   uint64 `json:"server_delivered"`
 	ServerWriteErrors uint64 `json:"server_device_write_errors"`
+	// ServerDatagramsDropped counts the datagrams the server end's QUIC
+	// connections dropped from their queues, ServerHTTPDatagramsDropped
+	// those its HTTP/3 layer dropped, ServerSessionDrops those its
+	// CONNECT-IP sessions refused on receipt: all packets the client
+	// end sent that the server's device never saw.
+	ServerDatagramsDropped     uint64 `json:"server_datagrams_dropped"`
+	ServerHTTPDatagramsDropped uint64 `json:"server_http_datagrams_dropped"`
+	ServerSessionDrops         uint64 `json:"server_session_drops"`
+	// ServerDeviceWrites counts the server end's writes into its TUN
+	// device: ServerDelivered over it is how many packets a write joins
+	// (tunnel.OffloadStats), each write costing a system call and a pass
+	// of the kernel's receive path.
+	ServerDeviceWrites uint64 `json:"server_device_writes"`
 	// Client is the client end's counters (datagram drops above all).
 	Client tunnelCounts `json:"client_end"`
 	// CPUSeconds is the CPU time (user and system) of both tunnel ends'
@@ -130,8 +144,8 @@ func RunGoodput(ctx context.Context, cfg GoodputConfig) ([]GoodputResult, error)
 
 func (cfg GoodputConfig) progress(r GoodputResult) {
 	if cfg.Progress != nil {
-		fmt.Fprintf(cfg.Progress, "%s over %s, %g%% loss, %d flows: %.2f Gbit/s, inner TCP retransmitted %.4f%%, CPU %.2f ns/byte\n",
-			r.Stack, r.Link, r.LossPercent, r.Flows, r.GoodputGbps, 100*r.RetransRate, r.CPUNsPerByte)
+		fmt.Fprintf(cfg.Progress, "%s over %s, %g%% loss, %d flows: %.2f Gbit/s, inner TCP retransmitted %.4f%%, CPU %.2f ns/byte, server end dropped %d+%d+%d, %.1f packets per device write\n",
+			r.Stack, r.Link, r.LossPercent, r.Flows, r.GoodputGbps, 100*r.RetransRate, r.CPUNsPerByte, r.ServerDatagramsDropped, r.ServerHTTPDatagramsDropped, r.ServerSessionDrops, r.packetsPerWrite())
 	}
 }
 
@@ -243,7 +257,8 @@ func measureFlows(ctx context.Context, cfg GoodputConfig, p goodputPath, tun *li
 	if err != nil {
 		return r, err
 	}
-	srvBefore := tun.srv.Stats().Tunnel
+	srvAll := tun.srv.Stats()
+	srvBefore := srvAll.Tunnel
 	cpuBefore := processCPU()
 	n, secs, err := pushTCP(ctx, p.cli, sink.addr, flows, cfg.Duration)
 	if err != nil {
@@ -257,7 +272,8 @@ func measureFlows(ctx context.Context, cfg GoodputConfig, p goodputPath, tun *li
 	if err != nil {
 		return r, err
 	}
-	srvAfter := tun.srv.Stats().Tunnel
+	srvAllAfter := tun.srv.Stats()
+	srvAfter := srvAllAfter.Tunnel
 	fecAfter, err := tun.fec()
 	if err != nil {
 		return r, err
@@ -267,13 +283,17 @@ func measureFlows(ctx context.Context, cfg GoodputConfig, p goodputPath, tun *li
 		Link: p.link, LossMethod: p.lossMethod, Flows: flows, Bytes: n, Seconds: secs,
 		GoodputGbps: float64(n) * 8 / secs / 1e9,
 		OutSegs:     after.out - before.out, RetransSegs: after.retrans - before.retrans,
-		Rebuilt:           f.Recovered + f.RecoveredByPeer,
-		OverloadDrops:     srvAfter.OverloadDrops - srvBefore.OverloadDrops + f.OverloadDrops,
-		ServerReceived:    received(srvAfter) - received(srvBefore),
-		ServerWriteErrors: srvAfter.DeviceWriteErrors - srvBefore.DeviceWriteErrors,
-		ServerDelivered:   srvAfter.Delivered.Packets - srvBefore.Delivered.Packets,
-		Client:            f,
-		CPUSeconds:        cpu.Seconds() + f.CPUSeconds,
+		Rebuilt:                    f.Recovered + f.RecoveredByPeer,
+		OverloadDrops:              srvAfter.OverloadDrops - srvBefore.OverloadDrops + f.OverloadDrops,
+		ServerReceived:             received(srvAfter) - received(srvBefore),
+		ServerWriteErrors:          srvAfter.DeviceWriteErrors - srvBefore.DeviceWriteErrors,
+		ServerDelivered:            srvAfter.Delivered.Packets - srvBefore.Delivered.Packets,
+		ServerDatagramsDropped:     srvAllAfter.Transport.DatagramsDropped - srvAll.Transport.DatagramsDropped,
+		ServerHTTPDatagramsDropped: srvAllAfter.Transport.HTTPDatagramsDropped - srvAll.Transport.HTTPDatagramsDropped,
+		ServerSessionDrops:         receivedDrops(srvAllAfter.Sessions) - receivedDrops(srvAll.Sessions),
+		ServerDeviceWrites:         deviceWrites(srvAfter) - deviceWrites(srvBefore),
+		Client:                     f,
+		CPUSeconds:                 cpu.Seconds() + f.CPUSeconds,
 	}
 	if n > 0 {
 		r.CPUNsPerByte = r.CPUSeconds * 1e9 / float64(n)
@@ -284,6 +304,15 @@ func measureFlows(ctx context.Context, cfg GoodputConfig, p goodputPath, tun *li
 		r.RetransRate = float64(r.RetransSegs) / float64(sent)
 	}
 	return r, nil
+}
+
+// packetsPerWrite is how many packets the server end's device writes
+// joined on average.
+func (r GoodputResult) packetsPerWrite() float64 {
+	if r.ServerDeviceWrites == 0 {
+		return 0
+	}
+	return float64(r.ServerDelivered) / float64(r.ServerDeviceWrites)
 }
 
 // processCPU is this process's CPU time so far, user and system.
@@ -439,7 +468,7 @@ func plainSatquic(ctx context.Context, flows int, d time.Duration) (GoodputResul
 func GoodputTable(rs []GoodputResult) *report.Table {
 	t := &report.Table{
 		Title:   "TCP goodput through the tunnel (plain satquic on loopback for reference)",
-		Columns: []string{"stack", "link", "loss", "flows", "Gbit/s", "CPU ns/B", "inner TCP retrans", "rebuilt", "overload drops", "dgram lost", "dgram queue drops"},
+		Columns: []string{"stack", "link", "loss", "flows", "Gbit/s", "CPU ns/B", "inner TCP retrans", "rebuilt", "overload drops", "dgram lost", "dgram queue drops", "server end drops"},
 	}
 	for _, r := range rs {
 		retrans, rebuilt, cpu := "-", "-", "-"
@@ -450,9 +479,24 @@ func GoodputTable(rs []GoodputResult) *report.Table {
 		}
 		_ = t.AddRow(r.Stack, r.Link, fmt.Sprintf("%g%%", r.LossPercent), strconv.Itoa(r.Flows),
 			fmt.Sprintf("%.2f", r.GoodputGbps), cpu, retrans, rebuilt, strconv.FormatUint(r.OverloadDrops, 10),
-			strconv.FormatUint(r.Client.DatagramsLost, 10), strconv.FormatUint(r.Client.SendDropped+r.Client.ReceiveDropped, 10))
+			strconv.FormatUint(r.Client.DatagramsLost, 10), strconv.FormatUint(r.Client.SendDropped+r.Client.ReceiveDropped, 10),
+			strconv.FormatUint(r.ServerDatagramsDropped+r.ServerHTTPDatagramsDropped+r.ServerSessionDrops, 10))
 	}
 	return t
+}
+
+// deviceWrites counts the writes into a TUN device with offloads.
+func deviceWrites(s tunnel.Stats) uint64 {
+	if s.Offload == nil {
+		return 0
+	}
+	return s.Offload.PlainWrites + s.Offload.CoalescedWrites
+}
+
+// receivedDrops counts the packets sessions refused on receipt.
+func receivedDrops(s connectip.Stats) uint64 {
+	d := s.Received.Dropped
+	return d.Malformed + d.SourceNotAllowed + d.DestinationNotRouted + d.HopLimit + d.TooBig + d.UnknownContext
 }
 
 func received(s tunnel.Stats) uint64 {

@@ -36,13 +36,14 @@ func (c *Conn) onDatagramFrame(f *wire.DatagramFrame, rebuilt bool) error {
 // deliverDatagram puts a copy of data into the receive queue, or drops it
 // if the queue is full. The frame's data aliases the packet (or FEC's
 // rebuilt symbol), which is reused: the application gets a copy of its
-// own.
+// own, in a buffer it gave back if one is large enough.
 func (c *Conn) deliverDatagram(data []byte) {
-	if c.dgram.recvQ.len() >= c.dgram.recvLimit {
-		c.dgram.stats.ReceiveDropped++
+	d := &c.dgram
+	if d.recvQ.len() >= d.recvLimit {
+		d.stats.ReceiveDropped++
 		return
 	}
-	c.deliverOwnDatagram(append([]byte(nil), data...))
+	c.deliverOwnDatagram(append(d.takeRecvBuffer(len(data)), data...))
 }
 
 // deliverOwnDatagram puts data, a copy of the connection's own (a held
@@ -59,4 +60,18 @@ func (c *Conn) deliverOwnDatagram(data []byte) {
 		d.notified = true
 		c.events.push(Event{Kind: EventDatagramReceived})
 	}
+}
+
+// takeRecvBuffer returns an empty buffer for a received datagram of n
+// bytes: a recycled one (RecycleDatagram) when the newest fits, else nil,
+// which append allocates.
+func (d *datagramState) takeRecvBuffer(n int) []byte {
+	last := len(d.recvSpare) - 1
+	if last < 0 || cap(d.recvSpare[last]) < n {
+		return nil
+	}
+	b := d.recvSpare[last]
+	d.recvSpare[last] = nil
+	d.recvSpare = d.recvSpare[:last]
+	return b
 }
