@@ -3,7 +3,6 @@ package gateway
 import (
 	"encoding/binary"
 	"testing"
-	"time"
 )
 
 // TestPathTooSmallAnsweredWithICMP: the server's device takes packets
@@ -23,7 +22,7 @@ func TestPathTooSmallAnsweredWithICMP(t *testing.T) {
 
 	big := ct.MTU + 500
 	g.dev.inject <- udpPacket(testServer, me, big, 1)
-	waitFor(t, func() bool { return g.srv.Stats().PathTooSmall == 1 }, "the first packet too large for the path to be dropped")
+	eventually(t, "the first packet too large for the path to be dropped", func() bool { return g.srv.Stats().PathTooSmall == 1 })
 
 	g.dev.inject <- udpPacket(testServer, me, big, 2)
 	icmp := g.dev.expect(t)
@@ -54,16 +53,4 @@ func fragmentationNeeded(p []byte) (int, bool) {
 		return 0, false
 	}
 	return int(binary.BigEndian.Uint16(icmp[6:8])), true
-}
-
-// waitFor waits up to 10 seconds for cond.
-func waitFor(t *testing.T, cond func() bool, what string) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }

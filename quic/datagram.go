@@ -188,30 +188,12 @@ func (c *Conn) mapDatagramErr(err error) error {
 // received, waiting for one until ctx ends. Datagrams received before
 // the connection closed are returned first, then the connection's error.
 func (c *Conn) ReceiveDatagram(ctx context.Context) ([]byte, error) {
-	for {
-		c.mu.Lock()
-		if !c.core.DatagramsEnabled() {
-			c.mu.Unlock()
-			return nil, ErrDatagramsNotNegotiated
-		}
-		if b, ok := c.core.ReceiveDatagram(); ok {
-			c.mu.Unlock()
-			return b, nil
-		}
-		if c.err != nil {
-			err := c.err
-			c.mu.Unlock()
-			return nil, err
-		}
-		wait := c.datagramReady.wait()
-		c.mu.Unlock()
-		select {
-		case <-wait:
-		case <-c.closed:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
+	var one [1][]byte
+	got, err := c.ReceiveDatagrams(ctx, nil, one[:0])
+	if len(got) == 0 {
+		return nil, err
 	}
+	return got[0], nil
 }
 
 // ReceiveDatagrams gives back the buffers of done, datagrams this
