@@ -135,7 +135,11 @@ func runExchanges(t *testing.T, fc FECConfig, n int) exchangeRun {
 func TestSimExchangesFECOverhead(t *testing.T) {
 	const n = 1000
 	slow := func(r exchangeRun) int {
-		return len(r.times) - slices.IndexFunc(slices.Sorted(slices.Values(r.times)), func(d time.Duration) bool { return d >= exRetry })
+		i := slices.IndexFunc(slices.Sorted(slices.Values(r.times)), func(d time.Duration) bool { return d >= exRetry })
+		if i < 0 {
+			return 0
+		}
+		return len(r.times) - i
 	}
 	with := runExchanges(t, FECConfig{MaxOverhead: 0.1}, n)
 	without := runExchanges(t, FECConfig{MaxOverhead: 0.1, NoTailProtection: true, NoLossRepair: true}, n)
