@@ -158,3 +158,30 @@ func TestSimLossRepairAfterOutageFullBurst(t *testing.T) {
 		t.Errorf("longest delivery delay %v, want 126.48696ms", worst)
 	}
 }
+
+// TestSimExchangesOverOutages: small exchanges (a request, a 10 kB
+// response in eight datagrams) one after the other over the starlink
+// profile, its bursts of loss and its 40 ms outage every 15 s included.
+// The exchanges an outage hits end before the client would ask again
+// (exRetry, 200 ms, as an inner TCP's retransmission timeout): the probe
+// timeout takes the burst the outage took for lost and repairs it at
+// once. Before, they waited for the probes' ACK to declare the burst lost
+// and took up to 249 ms. The run is deterministic in virtual time.
+func TestSimExchangesOverOutages(t *testing.T) {
+	r := runExchangesOver(t, FECConfig{MaxOverhead: 0.1}, 1400, profile(t, "starlink"))
+	var hit []time.Duration
+	for i, start := range r.starts {
+		// An exchange started up to 50 ms before an outage, or during it.
+		if at := (start + 50*time.Millisecond) % (15 * time.Second); at < 90*time.Millisecond && start > time.Second {
+			hit = append(hit, r.times[i])
+		}
+	}
+	slices.Sort(hit)
+	t.Logf("%d exchanges hit by an outage, taking %v", len(hit), hit)
+	if len(hit) < 5 {
+		t.Fatalf("%d exchanges hit by an outage, want at least 5", len(hit))
+	}
+	if worst := hit[len(hit)-1]; worst >= exRetry {
+		t.Errorf("an exchange hit by an outage took %v, want less than %v", worst, exRetry)
+	}
+}
