@@ -48,6 +48,7 @@ type direction struct {
 	last   time.Duration // latest time given to the model: it never goes back
 	woke   time.Duration // when the sender last delivered
 	closed bool
+	drops  dropLog
 
 	batch []netsim.Delivery // sender goroutine only
 	done  chan struct{}
@@ -99,7 +100,9 @@ func (d *direction) offer(pkts [][]byte) {
 	}
 	now := d.advance()
 	for _, p := range pkts {
+		was := countsOfLink(d.link)
 		d.link.Offer(now, p)
+		d.drops.noteOffer(now, d.name == "uplink", len(p), was, countsOfLink(d.link))
 	}
 	// Wake the sender early only if a packet is now due before the time it
 	// sleeps to; otherwise it will find the packet when it wakes.
@@ -176,6 +179,14 @@ func (d *direction) linkStats() netsim.LinkStats {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.link.Stats()
+}
+
+// dropsSoFar returns a copy of the drops recorded, and whether some were
+// not for want of room.
+func (d *direction) dropsSoFar() ([]Drop, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]Drop(nil), d.drops.drops...), d.drops.full
 }
 
 // close stops the sender goroutine and waits for it. Packets still in the

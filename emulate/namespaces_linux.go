@@ -242,6 +242,15 @@ func (n *Namespaces) Stats() Stats {
 	}
 }
 
+// Drops returns the packets the link model dropped so far in both
+// directions, in order of time within each, and whether the log filled
+// and left later drops out.
+func (n *Namespaces) Drops() ([]Drop, bool) {
+	up, upFull := n.up.dropsSoFar()
+	down, downFull := n.down.dropsSoFar()
+	return append(up, down...), upFull || downFull
+}
+
 // Close stops forwarding and removes the namespaces, the devices and the
 // lock. It is safe to call more than once.
 func (n *Namespaces) Close() error {

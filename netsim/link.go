@@ -267,6 +267,13 @@ func (l *Link) Backlog() (packets, bytes int) {
 // QueueLimitBytes is the drop-tail byte limit in force (0 = none).
 func (l *Link) QueueLimitBytes() int { return l.queueBytes }
 
+// DropCounts returns the packets dropped so far by the loss model, an
+// outage and the full queue: Stats' counters, without the cost of its
+// quantiles, for a caller that checks them after every packet.
+func (l *Link) DropCounts() (loss, outage, queue int64) {
+	return l.stats.DroppedLoss, l.stats.DroppedOutage, l.stats.DroppedQueue
+}
+
 // Stats returns the counters and the queue delay percentiles so far.
 func (l *Link) Stats() LinkStats {
 	s := l.stats

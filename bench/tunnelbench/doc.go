@@ -16,7 +16,11 @@
 // wrk clients do), and times each request from its first byte sent to
 // the response's last byte received. Overhead is what the emulated link
 // carried in both directions beyond the response bodies, as a fraction of
-// them, from the emulator's counters.
+// them, from the emulator's counters. Each result details its slowest
+// requests with the packets the link dropped while they ran (the
+// emulator's drop log) and the cause they name, and the inner TCP's
+// retransmissions in both namespaces (requests_detail.go,
+// requests_tcp.go): what the tail waited for.
 //
 // docs/architecture.md places the package: above gateway, which it
 // drives, and bench, whose certificate, sizes and statistics it shares;

@@ -5,6 +5,7 @@ import (
 	"io"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/satquic/satquic/bench"
 	"github.com/satquic/satquic/internal/report"
@@ -87,4 +88,23 @@ func Figure(rs []Result, title string) (report.Figure, error) {
 		return f, fmt.Errorf("no result to plot")
 	}
 	return f, nil
+}
+
+// TailSummary is one line on what the slowest requests of r met on the
+// link, and the inner TCP's and the tunnel's recoveries during the run.
+func TailSummary(r Result) string {
+	causes := make([]string, 0, len(r.TailCauses))
+	for _, c := range []string{"outage", "loss", "queue", "none"} {
+		if n := r.TailCauses[c]; n > 0 {
+			causes = append(causes, fmt.Sprintf("%d %s", n, c))
+		}
+	}
+	line := fmt.Sprintf("slowest %d: %s; inner TCP timeouts %d/%d, retransmitted segments %d/%d (client/server)",
+		len(r.Slowest), strings.Join(causes, ", "), r.ClientTCP.Timeouts, r.ServerTCP.Timeouts,
+		r.ClientTCP.RetransSegs, r.ServerTCP.RetransSegs)
+	if r.Stack != Direct {
+		line += fmt.Sprintf("; tunnel repairs on loss %d (client probes %d), given up %d",
+			r.FEC.LossRepairsSent+r.FEC.ServerLossRepairsSent, r.FEC.RepairProbesSent, r.FEC.LostSourcesGivenUp)
+	}
+	return line
 }

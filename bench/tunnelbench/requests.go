@@ -95,23 +95,33 @@ func newFlow(ns side) *flow {
 	return &flow{client: &http.Client{Transport: tr}, tr: tr}
 }
 
-// get fetches size bytes from addr and returns the time it took.
-func (f *flow) get(ctx context.Context, addr string, size int64) (time.Duration, error) {
+// get fetches size bytes from addr and returns when it started and the
+// time it took.
+func (f *flow) get(ctx context.Context, addr string, size int64) (time.Time, time.Duration, error) {
 	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
 	defer cancel()
 	u := "http://" + addr + bench.BytesPath + fmt.Sprintf("?n=%d", size)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
-		return 0, err
+		return time.Time{}, 0, err
 	}
 	start := time.Now()
 	_, err = bench.FetchBytes(f.client, req, size)
-	return time.Since(start), err
+	return start, time.Since(start), err
+}
+
+// request is one recorded request: its connection, when it started and
+// how long it took.
+type request struct {
+	flow  int
+	start time.Time
+	took  time.Duration
 }
 
 // batch is the outcome of the requests of one size.
 type batch struct {
 	times    []float64 // seconds, failed requests at requestTimeout
+	requests []request // the same requests, in the order they ended
 	failed   int
 	payload  int64 // response bytes received, warm-up included
 	firstErr error
@@ -134,7 +144,7 @@ func runBatch(ctx context.Context, ns side, addr string, size int64, n, parallel
 	)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	record := func(d time.Duration, err error) {
+	record := func(flow int, start time.Time, d time.Duration, err error) {
 		mu.Lock()
 		defer mu.Unlock()
 		if err != nil {
@@ -154,6 +164,7 @@ func runBatch(ctx context.Context, ns side, addr string, size int64, n, parallel
 			b.payload += size
 		}
 		b.times = append(b.times, d.Seconds())
+		b.requests = append(b.requests, request{flow: flow, start: start, took: d})
 		if progress != nil {
 			progress(len(b.times))
 		}
@@ -167,17 +178,18 @@ func runBatch(ctx context.Context, ns side, addr string, size int64, n, parallel
 		next++
 		return true
 	}
-	for range parallel {
+	for i := range parallel {
 		wg.Go(func() {
 			f := newFlow(ns)
 			defer f.tr.CloseIdleConnections()
-			if _, err := f.get(ctx, addr, size); err == nil {
+			if _, _, err := f.get(ctx, addr, size); err == nil {
 				mu.Lock()
 				b.payload += size
 				mu.Unlock()
 			}
 			for take() {
-				record(f.get(ctx, addr, size))
+				start, d, err := f.get(ctx, addr, size)
+				record(i, start, d, err)
 				if gap > 0 {
 					select {
 					case <-time.After(gap):

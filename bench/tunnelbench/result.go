@@ -41,7 +41,16 @@ type Result struct {
 	LinkDrops   int64        `json:"link_drops"`
 	LatePackets uint64       `json:"late_packets"`
 	FEC         tunnelCounts `json:"fec"`
-	TimesS      []float64    `json:"times_s"`
+	// ClientTCP and ServerTCP are the inner TCP's loss recovery in the
+	// client's and the server's namespace during the requests.
+	ClientTCP InnerTCP `json:"client_tcp"`
+	ServerTCP InnerTCP `json:"server_tcp"`
+	// Slowest are the slowest requests (1%, at least 10), slowest first,
+	// with the link's drops while each ran; TailCauses counts their
+	// causes (SlowRequest.Cause).
+	Slowest    []SlowRequest  `json:"slowest,omitempty"`
+	TailCauses map[string]int `json:"tail_causes,omitempty"`
+	TimesS     []float64      `json:"times_s"`
 }
 
 // tunnelCounts are the counters of the tunnel's client end: its
@@ -63,8 +72,18 @@ type tunnelCounts struct {
 	ServerRepairBytesSent uint64 `json:"server_repair_bytes_sent"`
 	ServerSourceBytesSent uint64 `json:"server_source_bytes_sent"`
 	// PacketsLost are the client's packets its loss detection declared
-	// lost.
-	PacketsLost uint64 `json:"packets_lost"`
+	// lost, ServerPacketsLost the server end's.
+	PacketsLost       uint64 `json:"packets_lost"`
+	ServerPacketsLost uint64 `json:"server_packets_lost"`
+	// LossRepairsSent, RepairProbesSent and LostSourcesGivenUp are the
+	// client's repairs over IP packets declared lost, its probe timeout
+	// probes sent as repairs, and the lost packets it left unrepaired
+	// (quic.FECStats); ServerLossRepairsSent the server end's repairs of
+	// both kinds.
+	LossRepairsSent       uint64 `json:"loss_repairs_sent"`
+	RepairProbesSent      uint64 `json:"repair_probes_sent"`
+	LostSourcesGivenUp    uint64 `json:"lost_sources_given_up"`
+	ServerLossRepairsSent uint64 `json:"server_loss_repairs_sent"`
 	// DatagramsLost were in packets declared lost; SendDropped were
 	// dropped from the full send queue before they were sent;
 	// ReceiveDropped arrived while the receive queue was full.
@@ -92,7 +111,8 @@ func countsOf(s quic.ConnectionStats) tunnelCounts {
 		RepairsReceived: s.FEC.RepairsReceived, Recovered: s.FEC.PacketsRecovered,
 		RepairsSent: s.FEC.RepairsSent, RecoveredByPeer: s.FEC.PacketsRecoveredByPeer,
 		RepairBytesSent: s.FEC.RepairBytesSent, SourceBytesSent: s.FEC.SourceBytesSent,
-		PacketsLost: s.PacketsLost, DatagramsSent: s.Datagrams.Sent, DatagramsLost: s.Datagrams.Lost,
+		PacketsLost: s.PacketsLost, LossRepairsSent: s.FEC.LossRepairsSent, RepairProbesSent: s.FEC.RepairProbesSent,
+		LostSourcesGivenUp: s.FEC.LostSourcesGivenUp, DatagramsSent: s.Datagrams.Sent, DatagramsLost: s.Datagrams.Lost,
 		SendDropped: s.Datagrams.SendDropped, ReceiveDropped: s.Datagrams.ReceiveDropped,
 		MaxDatagramSize: s.MaxDatagramSize, MTUBlackHole: s.MTUBlackHole,
 	}
@@ -106,8 +126,13 @@ func (a tunnelCounts) minus(b tunnelCounts) tunnelCounts {
 		ServerRepairBytesSent: a.ServerRepairBytesSent - b.ServerRepairBytesSent,
 		ServerSourceBytesSent: a.ServerSourceBytesSent - b.ServerSourceBytesSent,
 		PacketsLost:           a.PacketsLost - b.PacketsLost, DatagramsLost: a.DatagramsLost - b.DatagramsLost,
-		DatagramsSent: a.DatagramsSent - b.DatagramsSent,
-		SendDropped:   a.SendDropped - b.SendDropped, ReceiveDropped: a.ReceiveDropped - b.ReceiveDropped,
+		ServerPacketsLost:     a.ServerPacketsLost - b.ServerPacketsLost,
+		LossRepairsSent:       a.LossRepairsSent - b.LossRepairsSent,
+		RepairProbesSent:      a.RepairProbesSent - b.RepairProbesSent,
+		LostSourcesGivenUp:    a.LostSourcesGivenUp - b.LostSourcesGivenUp,
+		ServerLossRepairsSent: a.ServerLossRepairsSent - b.ServerLossRepairsSent,
+		DatagramsSent:         a.DatagramsSent - b.DatagramsSent,
+		SendDropped:           a.SendDropped - b.SendDropped, ReceiveDropped: a.ReceiveDropped - b.ReceiveDropped,
 		OverloadDrops: a.OverloadDrops - b.OverloadDrops,
 		CPUSeconds:    a.CPUSeconds - b.CPUSeconds,
 		PathTooSmall:  a.PathTooSmall - b.PathTooSmall,

@@ -154,9 +154,20 @@ func measure(ctx context.Context, cfg Config, n *emulate.Namespaces, tun *liveTu
 		}
 	}
 	before := n.Stats()
+	// The emulator's clock, which the profile's outages count from,
+	// started ElapsedS ago.
+	epoch := time.Now().Add(-time.Duration(before.ElapsedS * float64(time.Second)))
+	srv := func(fn func() error) error { return n.Do(n.Server(), fn) }
+	cliTCP, err := readInnerTCP(cli)
+	if err != nil {
+		return Result{}, err
+	}
+	srvTCP, err := readInnerTCP(srv)
+	if err != nil {
+		return Result{}, err
+	}
 	var fecBefore tunnelCounts
 	if tun != nil {
-		var err error
 		if fecBefore, err = tun.fec(); err != nil {
 			return Result{}, err
 		}
@@ -179,6 +190,15 @@ func measure(ctx context.Context, cfg Config, n *emulate.Namespaces, tun *liveTu
 	}
 	r.LatePackets = (after.Up.Late + after.Down.Late) - (before.Up.Late + before.Down.Late)
 	r.LinkDrops = drops(after) - drops(before)
+	if err := innerTCPDuring(&r, cli, srv, cliTCP, srvTCP); err != nil {
+		return r, err
+	}
+	linkDrops, full := n.Drops()
+	r.Slowest = slowest(b.requests, linkDrops, epoch)
+	r.TailCauses = tailCauses(r.Slowest)
+	if full && cfg.Progress != nil {
+		fmt.Fprintf(cfg.Progress, "%s: the emulator's drop log filled; the slowest requests' drops are partial\n", label)
+	}
 	if tun != nil {
 		fecAfter, err := tun.fec()
 		if err != nil {
@@ -187,10 +207,28 @@ func measure(ctx context.Context, cfg Config, n *emulate.Namespaces, tun *liveTu
 		r.FEC = fecAfter.minus(fecBefore)
 		r.FECOverhead = r.FEC.fecOverhead(b.payload)
 	}
+	if cfg.Progress != nil {
+		fmt.Fprintf(cfg.Progress, "%s: %s\n", label, TailSummary(r))
+	}
 	if b.failed > 0 && cfg.Progress != nil {
 		fmt.Fprintf(cfg.Progress, "%s: %d requests failed, the first: %v\n", label, b.failed, b.firstErr)
 	}
 	return r, nil
+}
+
+// innerTCPDuring sets r's inner TCP counters from those read before the
+// requests in each namespace.
+func innerTCPDuring(r *Result, cli, srv side, cliBefore, srvBefore InnerTCP) error {
+	c, err := readInnerTCP(cli)
+	if err != nil {
+		return err
+	}
+	s, err := readInnerTCP(srv)
+	if err != nil {
+		return err
+	}
+	r.ClientTCP, r.ServerTCP = c.minus(cliBefore), s.minus(srvBefore)
+	return nil
 }
 
 // linkBytes are the bytes offered to the link model in both directions.

@@ -116,6 +116,7 @@ func (t *liveTunnel) fec() (tunnelCounts, error) {
 	c, err := t.client.stats()
 	tr := t.srv.Stats().Transport
 	c.ServerRepairBytesSent, c.ServerSourceBytesSent = tr.RepairBytesSent, tr.SourceBytesSent
+	c.ServerPacketsLost, c.ServerLossRepairsSent = tr.PacketsLost, tr.LossRepairsSent
 	return c, err
 }
 

@@ -13,8 +13,9 @@ import (
 // exchangeRun is what a run of small request-response exchanges over
 // DATAGRAM frames measured.
 type exchangeRun struct {
-	done           int
-	times          []time.Duration
+	done int
+	// times are the exchanges' durations, starts when each began.
+	times, starts  []time.Duration
 	client, server FECStats
 }
 
@@ -34,6 +35,16 @@ const (
 // loss of 1% each way instead of its bursts and outages, in virtual time.
 func runExchanges(t *testing.T, fc FECConfig, n int) exchangeRun {
 	t.Helper()
+	prof := profile(t, "starlink")
+	for _, l := range []*netsim.LinkConfig{&prof.Up, &prof.Down} {
+		l.Loss, l.Outages = "uniform:0.01", nil
+	}
+	return runExchangesOver(t, fc, n, prof)
+}
+
+// runExchangesOver is runExchanges over the links of prof.
+func runExchangesOver(t *testing.T, fc FECConfig, n int, prof netsim.Profile) exchangeRun {
+	t.Helper()
 	ccfg, scfg := testConfigs(t, 21)
 	for _, c := range []*Config{ccfg, scfg} {
 		f := fc
@@ -47,10 +58,6 @@ func runExchanges(t *testing.T, fc FECConfig, n int) exchangeRun {
 		got      [exPackets]bool
 		received int
 	)
-	prof := profile(t, "starlink")
-	for _, l := range []*netsim.LinkConfig{&prof.Up, &prof.Down} {
-		l.Loss, l.Outages = "uniform:0.01", nil
-	}
 	sp := newSimPair(t, prof, 5, ccfg, scfg, nil)
 	request := func(now time.Duration, c *Conn, fresh bool) {
 		b := make([]byte, exRequest)
@@ -112,6 +119,7 @@ func runExchanges(t *testing.T, fc FECConfig, n int) exchangeRun {
 		switch {
 		case received == exPackets:
 			r.times = append(r.times, now-begun)
+			r.starts = append(r.starts, begun)
 			if r.done++; r.done < n {
 				request(now, c, true)
 			}

@@ -19,12 +19,14 @@ import (
 // them, in flight or received without having rebuilt anything yet (a
 // repair is one equation, RFC 8681 section 3.7.2, which the peer's decoder
 // holds until it can solve; the lost sources whose data was sent again
-// count too, since the peer's decoder still misses them). The repairs are congestion controlled and
-// paced like any packet (the send permit), and a probe timeout with only
-// such sources unacknowledged sends repairs over them as its probes
-// rather than a PING (RFC 9002 section 6.2.4 lets a probe carry any
-// ack-eliciting frame): the ACK of the probe then shows which are
-// missing.
+// count too, since the peer's decoder still misses them). The repairs are
+// congestion controlled and paced like any packet (the send permit). A
+// probe timeout with only such sources unacknowledged (an outage took the
+// tail of a burst and its repairs) takes every one of them outstanding
+// for lost (onProbeTimeout) and sends repairs over them at once, the
+// first as its probes rather than PINGs (RFC 9002 section 6.2.4 lets a
+// probe carry any ack-eliciting frame) when they fit the probes' base
+// size: the ACK of the probes then shows which are still missing.
 //
 // How far back: a repair's window is at most the sending window, the
 // smaller of FECConfig.MaxWindow and the peer's (1024 sources by
@@ -57,8 +59,15 @@ const (
 	// lossRepairMaxDebt is how far below zero the overhead allowance may
 	// go for repairs of sources known lost, in full repairs: with the
 	// allowance saved up (fecMaxCredit), the repairs of an outage that
-	// took about a dozen packets.
-	lossRepairMaxDebt = 8
+	// took about fifty packets, such as starlink's 40 ms outage in the
+	// middle of the responses of five HTTP connections through a tunnel
+	// (forty full packets). With a debt of 8 most of such a burst was
+	// given up and left to the tunnelled TCP's recovery, which took
+	// several round trips more. Proactive and tail repairs wait while the
+	// sources sent pay the debt back (at MaxOverhead 10%, 480 full
+	// sources: about a second of five such connections), so MaxOverhead
+	// still bounds the repairs over time.
+	lossRepairMaxDebt = 48
 	// lossRepairMaxFlights bounds the repairs remembered; past it the
 	// oldest is forgotten, and a count of what is needed may ask for a
 	// repair more than strictly needed.
@@ -98,7 +107,9 @@ type lossRepair struct {
 	// reach is the sending window: how far back a repair reaches.
 	reach uint64
 	// waiting are the sequence numbers, ascending, of the lost sources
-	// whose content is not sent again and that may still be rebuilt.
+	// whose content is not sent again and that may still be rebuilt:
+	// declared lost, or still outstanding when a probe timeout took them
+	// for lost (onProbeTimeout).
 	waiting []uint64
 	// flights are the repairs in flight, or received and not known to
 	// have gone into a rebuild, oldest first.
@@ -125,6 +136,12 @@ func (l *lossRepair) onSourceLost(seq uint64) {
 		l.waiting = slices.Insert(l.waiting, i, seq)
 	}
 	l.dirty = true
+}
+
+// isWaiting reports whether seq waits for a repair.
+func (l *lossRepair) isWaiting(seq uint64) bool {
+	_, found := slices.BinarySearch(l.waiting, seq)
+	return found
 }
 
 // oldest returns the oldest source waiting for a repair.
@@ -245,7 +262,7 @@ func (f *fecSender) countNeeded(first uint64) int {
 	l := &f.loss
 	l.unknowns = l.unknowns[:0]
 	for seq := first; seq < f.src.next; seq++ {
-		if e := f.src.at(seq); e != nil && e.state == sourceLost {
+		if e := f.src.at(seq); e != nil && (e.state == sourceLost || e.state == sourceOutstanding && l.isWaiting(seq)) {
 			l.unknowns = append(l.unknowns, seq)
 		}
 	}
@@ -260,4 +277,29 @@ func (f *fecSender) countNeeded(first uint64) int {
 		}
 	}
 	return max(need, 0)
+}
+
+// onProbeTimeout takes for lost, when a probe timeout fires with only
+// sources whose content is not sent again, repairs and PINGs in flight,
+// every such source outstanding and every repair still in flight: the
+// last packets of a burst and all their repairs went unanswered for
+// longer than their acknowledgement could take, which on a satellite
+// path is an outage (starlink's 40 ms every 15 s). Repairs over them then
+// go at once, with the probes, rather than a round trip later when the
+// probes' acknowledgement declares the sources lost: by then the
+// congestion controller answers the loss of the whole burst with packet
+// conservation and lets the repairs out one per ACK, while a tunnelled
+// TCP's retransmission timer (200 ms) runs. A source that arrived after
+// all is acknowledged and leaves the list (pruneWaiting); what the
+// repairs sent for it cost is bounded by the allowance, as for any
+// repair on loss.
+func (f *fecSender) onProbeTimeout(inFlight func(pn uint64) bool) {
+	l := &f.loss
+	for seq := f.src.oldestOutstanding(); seq < f.src.next; seq++ {
+		if e := f.src.at(seq); e != nil && e.state == sourceOutstanding && e.unresent {
+			l.onSourceLost(seq)
+		}
+	}
+	l.flights = slices.DeleteFunc(l.flights, func(r repairFlight) bool { return inFlight(r.pn) })
+	l.dirty = true
 }

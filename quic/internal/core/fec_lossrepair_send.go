@@ -76,13 +76,17 @@ func (f *fecSender) onPickedRepairSent(pn uint64, id fec.RepairID, bytes int, ki
 
 // onPickedRepairDropped undoes the pick of a repair that did not fit its
 // packet: an owed one is dropped (the next covers the same); the others
-// are picked again, but not due before the next result (stalled).
-func (f *fecSender) onPickedRepairDropped(kind repairKind) {
-	if kind == repairOwed {
+// are picked again, but not due before the next result (stalled), unless
+// the packet was a probe timeout's: probes are held to the base size
+// (pmtuState.budget), and the full-size packets after them carry the
+// repair.
+func (f *fecSender) onPickedRepairDropped(kind repairKind, probe bool) {
+	switch {
+	case kind == repairOwed:
 		f.owed--
-		return
+	case !probe:
+		f.loss.stalled = true
 	}
-	f.loss.stalled = true
 }
 
 // lossRepairDue reports whether repairs over sources known lost wait to
@@ -165,6 +169,11 @@ func (c *Conn) probeWithRepairs(n int) bool {
 	})
 	if only {
 		c.fec.send.loss.probes = n
+		sent := &c.spaces[spaceApp].sent
+		c.fec.send.onProbeTimeout(func(pn uint64) bool {
+			rec := sent.at(pn)
+			return rec != nil && rec.live
+		})
 	}
 	return only
 }

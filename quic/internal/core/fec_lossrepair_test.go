@@ -148,9 +148,11 @@ func TestLossRepairNoneForRebuiltSource(t *testing.T) {
 }
 
 // TestLossRepairProbe: a burst of three datagrams and its tail repair are
-// all lost, so no ACK comes. The probe timeout's probes are repairs over
-// the burst rather than PINGs; their ACK shows the burst lost, and the
-// one more repair needed rebuilds it with them.
+// all lost, so no ACK comes. The probe timeout takes the burst and the
+// repair for lost (onProbeTimeout): its probes are repairs over the burst
+// rather than PINGs, counted as repairs on loss, and one more follows at
+// once, without waiting for the probes' ACK to declare the burst lost:
+// three repairs for three unknowns rebuild it.
 func TestLossRepairProbe(t *testing.T) {
 	p := newLossRepairPair(t, func(kind sentKind, source int) bool {
 		return (source >= 0 && source < 3) || kind == sentOwedRepair
@@ -160,11 +162,11 @@ func TestLossRepairProbe(t *testing.T) {
 	p.checkAllDelivered(t, 3)
 	st := p.server.Stats()
 	s, c := st.FEC, p.client.Stats().FEC
-	if n := st.ProbesSent - probes; n != 2 || s.RepairProbesSent != n {
-		t.Errorf("%d probes, %d of them repairs: want 2 repairs", n, s.RepairProbesSent)
+	if n := st.ProbesSent - probes; n != 2 || s.RepairProbesSent != 0 {
+		t.Errorf("%d probes, %d probe repairs: want 2 probes, which are repairs on loss", n, s.RepairProbesSent)
 	}
-	if s.LossRepairsSent != 1 || c.SymbolsRecovered != 3 {
-		t.Errorf("%d repairs on loss, %d rebuilt: want 1 and 3", s.LossRepairsSent, c.SymbolsRecovered)
+	if s.LossRepairsSent != 3 || c.SymbolsRecovered != 3 {
+		t.Errorf("%d repairs on loss, %d rebuilt: want 3 and 3", s.LossRepairsSent, c.SymbolsRecovered)
 	}
 }
 
@@ -251,7 +253,7 @@ func TestLossRepairsNeeded(t *testing.T) {
 func TestLossRepairsWithinAllowance(t *testing.T) {
 	f := testFECSender(t)
 	f.cfg.NoTailProtection = true
-	const n = 40
+	const n = 80
 	res := &recovery.Result{}
 	for pn := range uint64(n) {
 		if err := f.onSourceSent(pn, bytes.Repeat([]byte{1}, 1000)); err != nil {
@@ -293,7 +295,7 @@ func TestLossRepairStalledWaits(t *testing.T) {
 	if _, _, kind, ok := f.pickRepair(false); !ok || kind != repairOnLoss {
 		t.Fatalf("picked kind %d ok %v, want a repair on loss", kind, ok)
 	}
-	f.onPickedRepairDropped(repairOnLoss)
+	f.onPickedRepairDropped(repairOnLoss, false)
 	if fs.lossRepairDue() {
 		t.Error("a repair is due again right after one could not be sent")
 	}

@@ -319,7 +319,7 @@ func (c *Conn) appendRepair(now time.Duration, w *packetWriter, sp *pnSpace, wan
 	if need > w.room() {
 		// A source grew past the reserve (a longer packet number):
 		// this repair cannot be sent, the next one covers the same.
-		fs.onPickedRepairDropped(kind)
+		fs.onPickedRepairDropped(kind, probe)
 		return false
 	}
 	// FEC_REPAIR runs to the end of the packet: an ACK and a report go
