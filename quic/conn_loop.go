@@ -106,7 +106,7 @@ func (c *Conn) run() {
 		}
 		c.spins = 0
 		c.timer.Reset(wait)
-		if wait >= c.t.parkWait() {
+		if wait >= c.t.parkWait() && c.handshakeConfirmed() {
 			if c.park() {
 				return
 			}
@@ -186,7 +186,7 @@ func (c *Conn) sendBatch(now time.Duration) (int, bool) {
 	b := c.t.getSendBatch()
 	n := 0
 	for n < len(b.msgs) {
-		d, ok := c.core.NextDatagram(now, b.bufs[n])
+		d, ok := c.core.NextDatagram(now, b.buf(n))
 		if !ok {
 			break
 		}

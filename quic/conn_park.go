@@ -43,6 +43,24 @@ const (
 // would otherwise start again at once.
 const parkAfter = 100 * time.Millisecond
 
+// handshakeConfirmed reports whether the handshake is confirmed; before
+// that the goroutine waits rather than parks, however far its timer. The
+// handshake's next datagrams come within a round trip, which on most paths
+// is much shorter than the probe timeout of the first RTT estimate (a
+// second) it waits for: parking would end the goroutine only to start it
+// again at once, its stack growing anew, and drop the core's scratch, its
+// 1-RTT ciphers among them, only for the next step to make them again.
+// Connections in their handshake are few and short: the Listener bounds
+// them (Config.MaxHandshakes), and HandshakeTimeout ends them.
+func (c *Conn) handshakeConfirmed() bool {
+	select {
+	case <-c.confirmed:
+		return true
+	default:
+		return false
+	}
+}
+
 // parkWait is the shortest wait for which the Transport's connections
 // park: parkAfter, unless a test set parkAfterOverride (a tiny value
 // parks at every wait, which puts every wake-up through the race between
