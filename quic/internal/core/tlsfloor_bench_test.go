@@ -30,7 +30,7 @@ import (
 
 // floorCert is a fresh self-signed ECDSA P-256 certificate, as
 // bench/loadcmp makes for bench load.
-func floorCert(b *testing.B) tls.Certificate {
+func floorCert(b testing.TB) tls.Certificate {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		b.Fatal(err)
