@@ -162,9 +162,9 @@ func (b *sendBatch) buf(i int) []byte {
 	return b.bufs[i]
 }
 
-func (t *Transport) putSendBatch(b *sendBatch) {
-	for i := range b.msgs {
-		b.msgs[i] = udp.Message{}
-	}
+// putSendBatch returns a batch whose first n messages were used: only
+// those hold references to clear.
+func (t *Transport) putSendBatch(b *sendBatch, n int) {
+	clear(b.msgs[:n])
 	sendBatches.Put(b)
 }

@@ -237,7 +237,7 @@ func (c *Conn) sendBatch(now time.Duration) (int, bool) {
 		}
 		c.mu.Lock()
 	}
-	c.t.putSendBatch(b)
+	c.t.putSendBatch(b, n)
 	return n, n == len(b.msgs)
 }
 
