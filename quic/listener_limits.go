@@ -31,12 +31,20 @@ const (
 	// DefaultMaxConnectionsPerIP lets a NAT carry many users, and keeps
 	// one source to an eighth of the connections.
 	DefaultMaxConnectionsPerIP = 512
+	// DefaultMaxUnvalidatedHandshakes is the handshakes with clients
+	// whose address is not validated (forged Initials among them) a
+	// server holds before it asks new ones to prove their address with
+	// a Retry: 4.4 MiB of handshakes.
+	DefaultMaxUnvalidatedHandshakes = 128
 )
 
 // serverLimits are a Listener's limits, defaults filled in.
 type serverLimits struct {
 	handshakes, handshakesPerIP int
 	conns, connsPerIP           int
+	// unvalidated bounds the handshakes with unvalidated clients,
+	// beyond which they get a Retry.
+	unvalidated int
 	// handshakeSilence is how long a handshake must have been silent
 	// before a new client may replace it: a probe timeout before the
 	// first RTT sample (about 3 InitialRTTs, RFC 9002 section 6.2.1), in
@@ -65,6 +73,7 @@ func (c *Config) serverLimits() (serverLimits, error) {
 		handshakesPerIP: c.MaxHandshakesPerIP,
 		conns:           c.MaxConnections,
 		connsPerIP:      c.MaxConnectionsPerIP,
+		unvalidated:     c.MaxUnvalidatedHandshakes,
 	}
 	for _, f := range []struct {
 		v    *int
@@ -75,6 +84,7 @@ func (c *Config) serverLimits() (serverLimits, error) {
 		{&lim.handshakesPerIP, DefaultMaxHandshakesPerIP, "MaxHandshakesPerIP"},
 		{&lim.conns, DefaultMaxConnections, "MaxConnections"},
 		{&lim.connsPerIP, DefaultMaxConnectionsPerIP, "MaxConnectionsPerIP"},
+		{&lim.unvalidated, DefaultMaxUnvalidatedHandshakes, "MaxUnvalidatedHandshakes"},
 	} {
 		if *f.v < 0 {
 			return lim, fmt.Errorf("%w: negative %s", errConfig, f.name)

@@ -206,7 +206,8 @@ but for the server's limits on connections and handshakes, which are lifted
 so that the one address of the load generator is never refused (the
 defaults hold a source to 32 handshakes and 512 connections at once, a guard
 that would refuse most of a new-connections measurement, where the
-generator holds -c handshakes at once and the closed connections linger).
+generator holds -c handshakes at once and the closed connections linger),
+and which would send a Retry beyond 128 handshakes with unvalidated clients.
 Port 0 picks a free port. Once the socket is bound it prints one JSON line
 to stdout, {"listening":"HOST:PORT"}, as quicgo-peer load-server does.
 --cpuprofile writes the server's CPU profile, for "go tool pprof", when it
@@ -215,15 +216,19 @@ stops.`
 // benchLoadServerConfig is satquic's default configuration with the
 // server's limits (quic.Config.MaxHandshakes and the others) far above
 // what one load generator, a single source, holds at once, so that no
-// measured figure includes refusals: the limits guard a server against
-// clients taking its places, which is not what bench load measures.
-// quic-go's server, with its default configuration, has no such limits.
+// measured figure includes refusals, nor Retry packets for the handshakes
+// beyond MaxUnvalidatedHandshakes: the limits guard a server against
+// clients taking its places, which is not what bench load measures, and
+// with them every new connection makes the same handshake with both
+// servers. quic-go's server, with its default configuration, has no such
+// limits and sends no Retry.
 func benchLoadServerConfig() *quic.Config {
 	return &quic.Config{
-		MaxHandshakes:       1 << 20,
-		MaxHandshakesPerIP:  1 << 20,
-		MaxConnections:      1 << 20,
-		MaxConnectionsPerIP: 1 << 20,
+		MaxHandshakes:            1 << 20,
+		MaxHandshakesPerIP:       1 << 20,
+		MaxConnections:           1 << 20,
+		MaxConnectionsPerIP:      1 << 20,
+		MaxUnvalidatedHandshakes: 1 << 20,
 	}
 }
 
