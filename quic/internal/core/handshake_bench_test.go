@@ -238,7 +238,9 @@ func (bc *benchConn) drain() {
 
 // BenchmarkConnection measures a whole connection in the core, each side
 // (client-us/op, server-us/op: the time in that side's calls, TLS
-// included), the heap both sides allocate (B/op, allocs/op), and
+// included), the process's CPU for both (cpu-us/op, garbage collection
+// included, which a busy machine disturbs less than the time in the
+// calls), the heap both sides allocate (B/op, allocs/op), and
 // server-create-B, the heap a server allocates when a client's first
 // Initial creates it and it answers (the cost an unvalidated client can
 // impose on a server, measured once before the timed runs).
@@ -251,10 +253,13 @@ func BenchmarkConnection(b *testing.B) {
 	probe.run(ccfg)
 	bc := newBenchConn(b, scfg)
 	b.ReportAllocs()
+	cpu := processCPU()
 	for b.Loop() {
 		bc.run(ccfg)
 	}
+	cpu = processCPU() - cpu
 	n := float64(b.N)
+	b.ReportMetric(float64(cpu.Microseconds())/n, "cpu-us/op")
 	b.ReportMetric(float64(bc.client.spent.Microseconds())/n, "client-us/op")
 	b.ReportMetric(float64(bc.server.spent.Microseconds())/n, "server-us/op")
 	b.ReportMetric(float64(probe.created), "server-create-B")
