@@ -106,13 +106,19 @@ func (c *Conn) run() {
 			wait = spinPause
 		}
 		c.spins = 0
-		c.timer.Reset(wait)
-		if wait >= c.t.parkWait() && c.handshakeConfirmed() {
-			if c.park() {
-				return
+		if wait >= c.t.parkWait() {
+			awake, ok := c.awakeFor()
+			if ok {
+				c.timer.Reset(wait)
+				if c.park() {
+					return
+				}
+				continue
 			}
-			continue
+			// A handshake waits, and looks again when it may park.
+			wait = min(wait, awake)
 		}
+		c.timer.Reset(wait)
 		if !c.loop.CompareAndSwap(loopRunning, loopWaiting) {
 			// Signalled since the step began: step again at once.
 			continue

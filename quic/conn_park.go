@@ -43,21 +43,28 @@ const (
 // would otherwise start again at once.
 const parkAfter = 100 * time.Millisecond
 
-// handshakeConfirmed reports whether the handshake is confirmed; before
-// that the goroutine waits rather than parks, however far its timer. The
+// handshakeAwake is how long a connection whose handshake is not confirmed
+// keeps its goroutine however far its timer: about the first probe timeout
+// of the default initial RTT (3 x 333 ms, RFC 9002 section 6.2.1).
+const handshakeAwake = time.Second
+
+// awakeFor reports whether the goroutine may park, and if not, for how
+// much longer it may not: it may once the handshake is confirmed, or once
+// it has lasted handshakeAwake. Until then the
 // handshake's next datagrams come within a round trip, which on most paths
-// is much shorter than the probe timeout of the first RTT estimate (a
-// second) it waits for: parking would end the goroutine only to start it
-// again at once, its stack growing anew, and drop the core's scratch, its
-// 1-RTT ciphers among them, only for the next step to make them again.
-// Connections in their handshake are few and short: the Listener bounds
-// them (Config.MaxHandshakes), and HandshakeTimeout ends them.
-func (c *Conn) handshakeConfirmed() bool {
+// is much shorter than the probe timeout it waits for: parking would end
+// the goroutine only to start it again at once, its stack growing anew,
+// and drop the core's scratch, its 1-RTT ciphers among them, only for the
+// next step to make them again. A handshake still going after a probe
+// timeout is a slow or a silent one, and parks as an idle connection
+// does, so that handshakes left silent cost the server little.
+func (c *Conn) awakeFor() (time.Duration, bool) {
 	select {
 	case <-c.confirmed:
-		return true
+		return 0, true
 	default:
-		return false
+		left := c.start + handshakeAwake - c.t.now()
+		return left, left <= 0
 	}
 }
 

@@ -11,14 +11,15 @@ import (
 
 // Defaults of the server limits (Config.MaxHandshakes and the others),
 // from what a connection costs (TestServerCostPerConnection): a handshake
-// about 35 KiB and two goroutines (its own and crypto/tls's), an
+// about 38 KiB and two goroutines (its own and crypto/tls's) in its first
+// second, 31 KiB and crypto/tls's goroutine after, an
 // established idle connection about 46 KiB and one goroutine, besides the
 // application's; FEC's decoder adds about 48 KiB to either. Streams in use
 // add their buffers, which flow control bounds.
 const (
 	// DefaultMaxHandshakes is far above what legitimate clients need at
-	// once (a handshake lasts a few round trips) and holds 35 MiB, or
-	// 82 MiB with FEC.
+	// once (a handshake lasts a few round trips) and holds 38 MiB at
+	// most, or 85 MiB with FEC.
 	DefaultMaxHandshakes = 1024
 	// DefaultMaxHandshakesPerIP leaves room for the clients behind one
 	// carrier-grade NAT, common on satellite access, while one source
