@@ -260,6 +260,13 @@ type Config struct {
 	// MaxConnectionsPerIP bounds the connections of one source,
 	// handshakes included.
 	MaxConnectionsPerIP int
+	// MaxUnvalidatedHandshakes bounds the handshakes in progress with
+	// clients whose address no token proved, which may be forged (RFC
+	// 9000 section 8.1): beyond it, such clients get a Retry, which
+	// costs the server no state, and come back with its token at the
+	// cost of a round trip. Zero selects
+	// DefaultMaxUnvalidatedHandshakes (128).
+	MaxUnvalidatedHandshakes int
 
 	// KeyUpdateInterval, if set, updates the 1-RTT keys after this many
 	// packets sent with one key (RFC 9001 section 6), which exercises a

@@ -43,6 +43,31 @@ const (
 // would otherwise start again at once.
 const parkAfter = 100 * time.Millisecond
 
+// handshakeAwake is how long a connection whose handshake is not confirmed
+// keeps its goroutine however far its timer: about the first probe timeout
+// of the default initial RTT (3 x 333 ms, RFC 9002 section 6.2.1).
+const handshakeAwake = time.Second
+
+// awakeFor reports whether the goroutine may park, and if not, for how
+// much longer it may not: it may once the handshake is confirmed, or once
+// it has lasted handshakeAwake. Until then the
+// handshake's next datagrams come within a round trip, which on most paths
+// is much shorter than the probe timeout it waits for: parking would end
+// the goroutine only to start it again at once, its stack growing anew,
+// and drop the core's scratch, its 1-RTT ciphers among them, only for the
+// next step to make them again. A handshake still going after a probe
+// timeout is a slow or a silent one, and parks as an idle connection
+// does, so that handshakes left silent cost the server little.
+func (c *Conn) awakeFor() (time.Duration, bool) {
+	select {
+	case <-c.confirmed:
+		return 0, true
+	default:
+		left := c.start + handshakeAwake - c.t.now()
+		return left, left <= 0
+	}
+}
+
 // parkWait is the shortest wait for which the Transport's connections
 // park: parkAfter, unless a test set parkAfterOverride (a tiny value
 // parks at every wait, which puts every wake-up through the race between

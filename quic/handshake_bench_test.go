@@ -240,3 +240,23 @@ func BenchmarkHandshake(b *testing.B) {
 	b.ReportMetric(float64(sq.cpu.Microseconds())/float64(n), "satquic-cpu-us/conn")
 	b.ReportMetric(float64(qg.cpu.Microseconds())/float64(n), "quic-go-cpu-us/conn")
 }
+
+// BenchmarkHandshakeSatquic is BenchmarkHandshake's satquic half alone,
+// one connection per iteration, handshakeClients at a time: both ends'
+// heap per connection (B/op, allocs/op, the driver's and the core's with
+// crypto/tls's) and the process's CPU per connection, both ends together.
+func BenchmarkHandshakeSatquic(b *testing.B) {
+	ctx, cancel := context.WithCancel(context.Background())
+	b.Cleanup(cancel)
+	addr := satquicEchoServer(b, ctx)
+	if err := runRounds(ctx, satquicRound, addr, handshakeClients); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu := processCPU()
+	if err := runRounds(ctx, satquicRound, addr, b.N); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64((processCPU()-cpu).Microseconds())/float64(b.N), "cpu-us/conn")
+}

@@ -13,12 +13,6 @@ import (
 	"github.com/satquic/satquic/quic/internal/wire"
 )
 
-// maxUnvalidatedHandshakes bounds the handshakes in progress with clients
-// whose address is not validated, which may be spoofed (RFC 9000 section
-// 8.1): beyond it, such clients get a Retry packet, which costs the server
-// no state, until they prove their address with its token.
-const maxUnvalidatedHandshakes = 128
-
 // Listener accepts the connections clients open to a Transport.
 type Listener struct {
 	t   *Transport
@@ -204,7 +198,7 @@ func (l *Listener) wantsRetry(addr netip.AddrPort) bool {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.unvalidated >= maxUnvalidatedHandshakes
+	return l.unvalidated >= l.limits.unvalidated
 }
 
 // handshakeOver returns the place of an unvalidated handshake that ended

@@ -86,7 +86,7 @@ func (l *Listener) refusal(src netip.Prefix, validated bool) (admission, refusal
 			return admitFull, refusedConnsPerIP
 		}
 	}
-	if !validated && l.unvalidated >= maxUnvalidatedHandshakes {
+	if !validated && l.unvalidated >= l.limits.unvalidated {
 		return admitRetry, refusedNone
 	}
 	return admitted, refusedNone

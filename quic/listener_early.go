@@ -27,10 +27,10 @@ import (
 // connections, at most twice MaxHandshakesPerIP connections that never
 // complete (with and without an address validation token), each for at
 // most the handshake timeout, and all sources together, with forged
-// addresses, at most 128 without a token (beyond, clients get a Retry,
-// which a forged address never answers); what the application does with
-// them meanwhile (the requests they carried in 0-RTT) is its own to
-// bound.
+// addresses, at most Config.MaxUnvalidatedHandshakes (128 by default)
+// without a token (beyond, clients get a Retry, which a forged address
+// never answers); what the application does with them meanwhile (the
+// requests they carried in 0-RTT) is its own to bound.
 //
 // Replay (RFC 9001 section 9.2, RFC 8446 section 8): 0-RTT data is not
 // protected against replay. An attacker who captured a client's first

@@ -11,14 +11,15 @@ import (
 
 // Defaults of the server limits (Config.MaxHandshakes and the others),
 // from what a connection costs (TestServerCostPerConnection): a handshake
-// about 35 KiB and two goroutines (its own and crypto/tls's), an
+// about 38 KiB and two goroutines (its own and crypto/tls's) in its first
+// second, 31 KiB and crypto/tls's goroutine after, an
 // established idle connection about 46 KiB and one goroutine, besides the
 // application's; FEC's decoder adds about 48 KiB to either. Streams in use
 // add their buffers, which flow control bounds.
 const (
 	// DefaultMaxHandshakes is far above what legitimate clients need at
-	// once (a handshake lasts a few round trips) and holds 35 MiB, or
-	// 82 MiB with FEC.
+	// once (a handshake lasts a few round trips) and holds 38 MiB at
+	// most, or 85 MiB with FEC.
 	DefaultMaxHandshakes = 1024
 	// DefaultMaxHandshakesPerIP leaves room for the clients behind one
 	// carrier-grade NAT, common on satellite access, while one source
@@ -31,12 +32,20 @@ const (
 	// DefaultMaxConnectionsPerIP lets a NAT carry many users, and keeps
 	// one source to an eighth of the connections.
 	DefaultMaxConnectionsPerIP = 512
+	// DefaultMaxUnvalidatedHandshakes is the handshakes with clients
+	// whose address is not validated (forged Initials among them) a
+	// server holds before it asks new ones to prove their address with
+	// a Retry: 4.4 MiB of handshakes.
+	DefaultMaxUnvalidatedHandshakes = 128
 )
 
 // serverLimits are a Listener's limits, defaults filled in.
 type serverLimits struct {
 	handshakes, handshakesPerIP int
 	conns, connsPerIP           int
+	// unvalidated bounds the handshakes with unvalidated clients,
+	// beyond which they get a Retry.
+	unvalidated int
 	// handshakeSilence is how long a handshake must have been silent
 	// before a new client may replace it: a probe timeout before the
 	// first RTT sample (about 3 InitialRTTs, RFC 9002 section 6.2.1), in
@@ -65,6 +74,7 @@ func (c *Config) serverLimits() (serverLimits, error) {
 		handshakesPerIP: c.MaxHandshakesPerIP,
 		conns:           c.MaxConnections,
 		connsPerIP:      c.MaxConnectionsPerIP,
+		unvalidated:     c.MaxUnvalidatedHandshakes,
 	}
 	for _, f := range []struct {
 		v    *int
@@ -75,6 +85,7 @@ func (c *Config) serverLimits() (serverLimits, error) {
 		{&lim.handshakesPerIP, DefaultMaxHandshakesPerIP, "MaxHandshakesPerIP"},
 		{&lim.conns, DefaultMaxConnections, "MaxConnections"},
 		{&lim.connsPerIP, DefaultMaxConnectionsPerIP, "MaxConnectionsPerIP"},
+		{&lim.unvalidated, DefaultMaxUnvalidatedHandshakes, "MaxUnvalidatedHandshakes"},
 	} {
 		if *f.v < 0 {
 			return lim, fmt.Errorf("%w: negative %s", errConfig, f.name)

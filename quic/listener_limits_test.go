@@ -42,6 +42,7 @@ func TestServerLimits(t *testing.T) {
 	want := serverLimits{
 		handshakes: DefaultMaxHandshakes, handshakesPerIP: DefaultMaxHandshakesPerIP,
 		conns: DefaultMaxConnections, connsPerIP: DefaultMaxConnectionsPerIP,
+		unvalidated:      DefaultMaxUnvalidatedHandshakes,
 		handshakeSilence: 999 * time.Millisecond, idleEviction: 15 * time.Second,
 		handshakeBusyAge: 3996 * time.Millisecond,
 	}
@@ -52,8 +53,13 @@ func TestServerLimits(t *testing.T) {
 	if err != nil || lim.conns != 5 || lim.handshakeSilence != 1800*time.Millisecond || lim.idleEviction != 30*time.Second {
 		t.Errorf("set: %+v, %v", lim, err)
 	}
-	if _, err := (&Config{MaxHandshakesPerIP: -1}).serverLimits(); !errors.Is(err, errConfig) {
-		t.Errorf("a negative limit: %v, want errConfig", err)
+	if lim, err = (&Config{MaxUnvalidatedHandshakes: 7}).serverLimits(); err != nil || lim.unvalidated != 7 {
+		t.Errorf("MaxUnvalidatedHandshakes 7: %+v, %v", lim, err)
+	}
+	for _, c := range []*Config{{MaxHandshakesPerIP: -1}, {MaxUnvalidatedHandshakes: -1}} {
+		if _, err := c.serverLimits(); !errors.Is(err, errConfig) {
+			t.Errorf("a negative limit: %v, want errConfig", err)
+		}
 	}
 }
 

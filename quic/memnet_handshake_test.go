@@ -431,38 +431,16 @@ func mustConnID(t *testing.T, b ...byte) wire.ConnectionID {
 	return id
 }
 
-// TestUnvalidatedHandshakesBounded: once maxUnvalidatedHandshakes
+// TestUnvalidatedHandshakesBounded: once DefaultMaxUnvalidatedHandshakes
 // handshakes with unvalidated clients are in progress, further clients
 // get a Retry, which costs the server no state; a real client still
 // connects, with the Retry's round trip. The Initials come from one
 // address, whose own bound is lifted here.
 func TestUnvalidatedHandshakesBounded(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		e := newMemEnv(t, link10msOnly, &Config{MaxHandshakesPerIP: 1000})
-		raw, err := e.n.Listen(netip.AddrPortFrom(memClientAddr.Addr(), 9999))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer raw.Close()
 		const extra = 3
-		for i := range maxUnvalidatedHandshakes + extra {
-			if _, err := raw.WriteToUDPAddrPort(fakeInitial(t, byte(i)), memServerAddr); err != nil {
-				t.Fatal(err)
-			}
-		}
-		retries := 0
-		buf := make([]byte, 1500)
-		for {
-			_ = raw.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
-			n, _, err := raw.ReadFromUDPAddrPort(buf)
-			if err != nil {
-				break
-			}
-			if h, _, err := wire.ParseLongHeader(buf[:n]); err == nil && h.Type == wire.PacketTypeRetry {
-				retries++
-			}
-		}
-		if retries != extra {
+		e := newMemEnv(t, link10msOnly, &Config{MaxHandshakesPerIP: 1000})
+		if retries := sendFakeInitials(t, e, DefaultMaxUnvalidatedHandshakes+extra); retries != extra {
 			t.Errorf("%d Retry packets for %d Initials beyond the bound, want one each", retries, extra)
 		}
 		c, accepted := e.dialMem(clientTLS(), nil, false)
@@ -472,6 +450,50 @@ func TestUnvalidatedHandshakesBounded(t *testing.T) {
 		echoOnce(t, c, <-accepted, 100)
 		_ = c.CloseWithError(0, "")
 	})
+}
+
+// TestUnvalidatedHandshakesLifted: with MaxUnvalidatedHandshakes above
+// the handshakes in progress, no client gets a Retry, and a real client's
+// handshake takes one round trip.
+func TestUnvalidatedHandshakesLifted(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newMemEnv(t, link10msOnly, &Config{MaxHandshakesPerIP: 1000, MaxUnvalidatedHandshakes: 1000})
+		if retries := sendFakeInitials(t, e, DefaultMaxUnvalidatedHandshakes+3); retries != 0 {
+			t.Errorf("%d Retry packets under a lifted bound, want none", retries)
+		}
+		c, accepted := e.dialMem(clientTLS(), nil, false)
+		if hs := c.Stats().HandshakeDuration; hs != 20*time.Millisecond {
+			t.Errorf("handshake took %v, want one round trip", hs)
+		}
+		echoOnce(t, c, <-accepted, 100)
+		_ = c.CloseWithError(0, "")
+	})
+}
+
+// sendFakeInitials sends n first Initials of n clients from one address
+// to the server and counts the Retry packets that answer them.
+func sendFakeInitials(t *testing.T, e *memEnv, n int) (retries int) {
+	raw, err := e.n.Listen(netip.AddrPortFrom(memClientAddr.Addr(), 9999))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	for i := range n {
+		if _, err := raw.WriteToUDPAddrPort(fakeInitial(t, byte(i)), memServerAddr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	buf := make([]byte, 1500)
+	for {
+		_ = raw.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+		n, _, err := raw.ReadFromUDPAddrPort(buf)
+		if err != nil {
+			return retries
+		}
+		if h, _, err := wire.ParseLongHeader(buf[:n]); err == nil && h.Type == wire.PacketTypeRetry {
+			retries++
+		}
+	}
 }
 
 // TestResumeRTT: over a 600 ms round trip, a connection that resumes a

@@ -87,6 +87,11 @@ func testServerCost(t *testing.T, sconf *Config) {
 		heap, stack, g := handshakes.per(base, costClients)
 		t.Logf("per silent handshake: %.1f KiB heap, %.1f KiB stacks, %.2f goroutines", heap, stack, g)
 		checkCost(t, "handshake", heap+stack, g, maxCostKiB, 2)
+		// Past handshakeAwake, the silent handshakes park.
+		time.Sleep(handshakeAwake)
+		heap, stack, g = measureHeld().per(base, costClients)
+		t.Logf("per silent handshake after %v: %.1f KiB heap, %.1f KiB stacks, %.2f goroutines", handshakeAwake, heap, stack, g)
+		checkCost(t, "handshake", heap+stack, g, maxCostKiB, 1)
 
 		// The handshakes time out (20 s) before the connections come.
 		time.Sleep(25 * time.Second)

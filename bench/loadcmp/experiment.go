@@ -31,6 +31,9 @@ type Config struct {
 	// NewConn adds the measurement of new connections per second, with
 	// the first payload.
 	NewConn bool
+	// ConnectionsOnly leaves out the requests measure: only new
+	// connections per second are measured (NewConn must be set).
+	ConnectionsOnly bool
 	// Progress, if set, receives a line per measurement.
 	Progress io.Writer
 }
@@ -92,6 +95,8 @@ func (c *Config) check() error {
 		return errors.New("loadcmp: the warm-up must not be negative")
 	case c.Runs < 1:
 		return fmt.Errorf("loadcmp: runs must be at least 1, not %d", c.Runs)
+	case c.ConnectionsOnly && !c.NewConn:
+		return errors.New("loadcmp: connections only, but no new-connections measure")
 	}
 	seen := map[string]bool{}
 	for _, s := range c.Servers {
@@ -124,7 +129,9 @@ func Run(ctx context.Context, cfg Config, certs Certs) ([]Sample, error) {
 	}
 	var plan []measurement
 	for _, p := range cfg.Payloads {
-		plan = append(plan, measurement{MeasureRequests, p})
+		if !cfg.ConnectionsOnly {
+			plan = append(plan, measurement{MeasureRequests, p})
+		}
 	}
 	if cfg.NewConn {
 		plan = append(plan, measurement{MeasureConnections, cfg.Payloads[0]})

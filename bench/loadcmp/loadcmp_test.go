@@ -373,3 +373,26 @@ func TestDocumentErrorsPerStack(t *testing.T) {
 		t.Errorf("text lacks %q or lists quic-go:\n%s", want, text.String())
 	}
 }
+
+// ConnectionsOnly measures new connections alone, and needs NewConn.
+func TestRunConnectionsOnly(t *testing.T) {
+	certs, err := WriteCerts(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{
+		Servers:  []Server{quicgoServer{}},
+		Payloads: []int64{30}, Workers: 2, Duration: 100 * time.Millisecond, Runs: 1, ConnectionsOnly: true,
+	}
+	if _, err := Run(context.Background(), cfg, certs); err == nil {
+		t.Fatal("ConnectionsOnly without NewConn ran")
+	}
+	cfg.NewConn = true
+	samples, err := Run(context.Background(), cfg, certs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(samples) != 1 || samples[0].Measure != MeasureConnections {
+		t.Fatalf("samples %+v, want one of new connections", samples)
+	}
+}

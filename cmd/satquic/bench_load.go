@@ -29,13 +29,14 @@ import (
 // the satquic server it starts as a child process.
 
 const benchLoadSynopsis = `bench load [--payloads 30,1024,5120,10240] [-c 200] [--conns 1] [-d 10s] [--warmup 1s]
-       [--runs N] [--stacks satquic,quic-go] [--cps=false] [--quicgo-peer FILE]
+       [--runs N] [--stacks satquic,quic-go] [--cps=false | --connections-only] [--quicgo-peer FILE]
        [--json FILE] [--csv FILE]
 
 Seed 001's load experiment on loopback: for each payload, requests/s of
 satquic's HTTP/3 server and of quic-go's with -c requests under way at once
 over one connection (or --conns), then new connections/s (a connection per request,
-first payload), with the ratio of the two. The load generator is "satquic
+first payload), with the ratio of the two; --connections-only measures
+new connections/s alone. The load generator is "satquic
 load"'s, in this process; each server is a fresh child process per
 measurement ("satquic bench load-server", and quic-go's built from
 internal/cmd/quicgo-peer with the go command, so run from the source tree
@@ -51,6 +52,7 @@ type benchLoadOptions struct {
 	runs              int
 	stacks            []string
 	cps               bool
+	connectionsOnly   bool
 	peer              string
 	jsonPath, csvPath string
 }
@@ -70,6 +72,7 @@ func parseBenchLoadFlags(args []string, stderr io.Writer) (*benchLoadOptions, er
 	fs.IntVar(&o.runs, "runs", 1, "repetitions of every measurement; the table gives medians")
 	fs.StringVar(&stacks, "stacks", strings.Join(benchLoadStacks, ","), "comma-separated servers to measure, in table order")
 	fs.BoolVar(&o.cps, "cps", true, "measure new connections/s too")
+	fs.BoolVar(&o.connectionsOnly, "connections-only", false, "measure new connections/s only, with the first payload")
 	fs.StringVar(&o.peer, "quicgo-peer", "", "a built internal/cmd/quicgo-peer program (default: build it from the source tree)")
 	fs.StringVar(&o.jsonPath, "json", "", "write the summaries, every measurement and the metadata to FILE as JSON")
 	fs.StringVar(&o.csvPath, "csv", "", "write every measurement to FILE as CSV")
@@ -99,6 +102,8 @@ func parseBenchLoadFlags(args []string, stderr io.Writer) (*benchLoadOptions, er
 		return nil, usage("--warmup must not be negative")
 	case o.runs < 1:
 		return nil, usage("--runs must be at least 1, not %d", o.runs)
+	case o.connectionsOnly && !o.cps:
+		return nil, usage("--connections-only and --cps=false exclude each other")
 	}
 	if o.stacks, err = stackList(stacks, benchLoadStacks); err != nil {
 		return nil, usage("%v", err)
@@ -141,12 +146,15 @@ func runBenchLoad(args []string, stdout, stderr io.Writer) error {
 	defer stop()
 	cfg := loadcmp.Config{
 		Servers: servers, Payloads: o.payloads, Workers: o.workers, Conns: o.conns, Duration: o.duration, Warmup: o.warmup,
-		Runs: o.runs, NewConn: o.cps, Progress: stderr,
+		Runs: o.runs, NewConn: o.cps, ConnectionsOnly: o.connectionsOnly, Progress: stderr,
 	}
 	meta := loadcmp.NewMetadata(cfg, version(), versions, append([]string{"satquic", "bench", "load"}, args...))
 	measurements := len(o.payloads)
 	if o.cps {
 		measurements++
+	}
+	if o.connectionsOnly {
+		measurements = 1
 	}
 	fmt.Fprintf(stderr, "satquic bench load: %d measurements of %v (+%v warm-up) each, -c %d\n",
 		measurements*len(servers)*o.runs, o.duration, o.warmup, o.workers)
@@ -207,7 +215,8 @@ but for the server's limits on connections and handshakes, which are lifted
 so that the one address of the load generator is never refused (the
 defaults hold a source to 32 handshakes and 512 connections at once, a guard
 that would refuse most of a new-connections measurement, where the
-generator holds -c handshakes at once and the closed connections linger).
+generator holds -c handshakes at once and the closed connections linger),
+and which would send a Retry beyond 128 handshakes with unvalidated clients.
 Port 0 picks a free port. Once the socket is bound it prints one JSON line
 to stdout, {"listening":"HOST:PORT"}, as quicgo-peer load-server does.
 --cpuprofile writes the server's CPU profile, for "go tool pprof", when it
@@ -217,15 +226,19 @@ stops; --memprofile its allocation profile ("go tool pprof
 // benchLoadServerConfig is satquic's default configuration with the
 // server's limits (quic.Config.MaxHandshakes and the others) far above
 // what one load generator, a single source, holds at once, so that no
-// measured figure includes refusals: the limits guard a server against
-// clients taking its places, which is not what bench load measures.
-// quic-go's server, with its default configuration, has no such limits.
+// measured figure includes refusals, nor Retry packets for the handshakes
+// beyond MaxUnvalidatedHandshakes: the limits guard a server against
+// clients taking its places, which is not what bench load measures, and
+// with them every new connection makes the same handshake with both
+// servers. quic-go's server, with its default configuration, has no such
+// limits and sends no Retry.
 func benchLoadServerConfig() *quic.Config {
 	return &quic.Config{
-		MaxHandshakes:       1 << 20,
-		MaxHandshakesPerIP:  1 << 20,
-		MaxConnections:      1 << 20,
-		MaxConnectionsPerIP: 1 << 20,
+		MaxHandshakes:            1 << 20,
+		MaxHandshakesPerIP:       1 << 20,
+		MaxConnections:           1 << 20,
+		MaxConnectionsPerIP:      1 << 20,
+		MaxUnvalidatedHandshakes: 1 << 20,
 	}
 }
 

@@ -33,6 +33,7 @@ func TestBenchLoadBadFlags(t *testing.T) {
 		{[]string{"-d", "0s"}, "-d must be positive"},
 		{[]string{"--warmup", "-1s"}, "--warmup"},
 		{[]string{"--runs", "0"}, "--runs must be at least 1"},
+		{[]string{"--connections-only", "--cps=false"}, "exclude each other"},
 		{[]string{"--stacks", "satquic,lsquic"}, `unknown stack "lsquic"`},
 		{[]string{"--stacks", "quic-go,quic-go"}, "given twice"},
 		{[]string{"--quicgo-peer", filepath.Join(t.TempDir(), "nothing")}, "is not a program"},

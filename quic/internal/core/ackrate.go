@@ -49,7 +49,9 @@ func (r *ackRate) onPacket(now, rtt time.Duration) {
 		r.start = now
 		return
 	}
-	if elapsed >= rtt/8 {
+	if elapsed > 0 && elapsed >= rtt/8 {
+		// elapsed > 0: an RTT under 8 ns (two ends back to back in
+		// virtual time) would otherwise divide by zero.
 		r.perRTT = max(r.perRTT, int(int64(r.count)*int64(rtt)/int64(elapsed)))
 	}
 }

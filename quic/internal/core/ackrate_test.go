@@ -51,3 +51,15 @@ func TestAckRateThreshold(t *testing.T) {
 		t.Errorf("without an RTT: threshold %d", got)
 	}
 }
+
+// An RTT of a few nanoseconds, as two ends back to back in virtual time
+// measure, counts packets without dividing by a zero elapsed time.
+func TestAckRateTinyRTT(t *testing.T) {
+	var r ackRate
+	for range 3 {
+		r.onPacket(0, 5)
+	}
+	if r.count != 3 || r.perRTT != 0 {
+		t.Errorf("count %d, perRTT %d; want 3 and 0", r.count, r.perRTT)
+	}
+}

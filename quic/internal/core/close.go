@@ -158,11 +158,32 @@ func (c *Conn) onPeerClose(f *wire.ConnectionCloseFrame) {
 func (c *Conn) end(next connState, err error) {
 	c.closing.err = err
 	c.events.push(Event{Kind: EventClosed, Err: err})
+	c.releaseSendData()
 	if next == stateClosed {
 		c.setClosed()
 		return
 	}
 	c.state = next
+}
+
+// releaseSendData gives the pools back the blocks of the data that will
+// never be sent again once the connection left the active state: the
+// streams' unacknowledged bytes and the CRYPTO data of every space, sent
+// or received. Most connections end with some of it unacknowledged (a
+// response whose ACK rode on the peer's CONNECTION_CLOSE, a session
+// ticket), and blocks left to the garbage collector are blocks the next
+// connections allocate again. Received stream data stays: the
+// application may still read it.
+func (c *Conn) releaseSendData() {
+	for _, sp := range c.spaces {
+		sp.cryptoSend.release()
+		sp.cryptoRecv.releaseBlocks()
+	}
+	for _, s := range c.streams.m {
+		if s.send != nil {
+			s.send.buf.release()
+		}
+	}
 }
 
 // closingDatagram returns the CONNECTION_CLOSE datagram if it is due.

@@ -1,7 +1,7 @@
 package crypto
 
 import (
-	"crypto/hkdf"
+	"crypto/sha256"
 	"crypto/tls"
 	"fmt"
 )
@@ -36,7 +36,7 @@ func newKeys(s *suite, p *versionParams, secret []byte) (*Keys, error) {
 	if err := checkSecret(s, secret); err != nil {
 		return nil, err
 	}
-	return newKeysFrom(s, p, newExpander(s.hash, secret))
+	return newKeysFrom(s, p, s.newExpander(secret))
 }
 
 // newKeysFrom derives the keys through the expander of their secret.
@@ -55,7 +55,11 @@ func newKeysFrom(s *suite, p *versionParams, secret *expander) (*Keys, error) {
 // checkSecret rejects a secret whose length is not the suite's hash length,
 // which TLS 1.3 traffic secrets always have (RFC 8446 section 7.1).
 func checkSecret(s *suite, secret []byte) error {
-	if want := s.hash().Size(); len(secret) != want {
+	want := sha256.Size
+	if !s.sha256 {
+		want = s.hash().Size()
+	}
+	if len(secret) != want {
 		return fmt.Errorf("%w: %d bytes, suite %#04x needs %d", ErrSecretLength, len(secret), s.id, want)
 	}
 	return nil
@@ -101,17 +105,14 @@ func InitialSecrets(dcid []byte, v Version) (client, server []byte, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	initial, err := hkdf.Extract(newSHA256, dcid, p.initialSalt)
-	if err != nil {
-		return nil, nil, fmt.Errorf("quic crypto: initial secret: %w", err)
-	}
-	h := suiteAES128GCM.hash
-	e := newExpander(h, initial)
-	client, err = e.expandLabel("client in", h().Size())
+	// Initial secrets use SHA-256 whatever the suite (RFC 9001 section
+	// 5.2).
+	e := newSHA256Expander(extractSHA256(p.initialSalt, dcid))
+	client, err = e.expandLabel("client in", sha256.Size)
 	if err != nil {
 		return nil, nil, err
 	}
-	server, err = e.expandLabel("server in", h().Size())
+	server, err = e.expandLabel("server in", sha256.Size)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -107,7 +107,7 @@ func newAppKeys(suiteID uint16, secret []byte, v Version, lazyNext bool) (*AppKe
 	}
 	// One expander of the secret derives the keys of this phase and the
 	// secret of the next.
-	e := newExpander(s.hash, secret)
+	e := s.newExpander(secret)
 	k, err := newKeysFrom(s, p, e)
 	if err != nil {
 		return nil, err
@@ -127,7 +127,7 @@ func newAppKeys(suiteID uint16, secret []byte, v Version, lazyNext bool) (*AppKe
 // secret_<n+1> = HKDF-Expand-Label(secret_<n>, "quic ku", "", Hash.length)
 // (section 6.1), with a fresh key and IV and the same header key.
 func (a *AppKeys) derive(secret []byte) (*generation, error) {
-	return a.deriveFrom(newExpander(a.suite.hash, secret), len(secret))
+	return a.deriveFrom(a.suite.newExpander(secret), len(secret))
 }
 
 // deriveFrom is derive through the expander of the secret, of size bytes.
@@ -151,7 +151,7 @@ func (a *AppKeys) ensureKey(g *generation) error {
 	if g.key != nil {
 		return nil
 	}
-	pk, err := newPacketKey(a.suite, a.params, newExpander(a.suite.hash, g.secret))
+	pk, err := newPacketKey(a.suite, a.params, a.suite.newExpander(g.secret))
 	if err != nil {
 		return fmt.Errorf("quic crypto: key update: %w", err)
 	}

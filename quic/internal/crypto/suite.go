@@ -45,8 +45,11 @@ const (
 // suite is what packet protection needs to know about a TLS 1.3 cipher
 // suite.
 type suite struct {
-	id     uint16
-	hash   func() hash.Hash
+	id   uint16
+	hash func() hash.Hash
+	// sha256: hash is SHA-256, which the expander computes itself
+	// (hmac256.go).
+	sha256 bool
 	keyLen int // AEAD key length, also the header protection key length
 	// newAEAD builds the packet protection AEAD from a key of keyLen bytes.
 	newAEAD func(key []byte) (cipher.AEAD, error)
@@ -85,7 +88,7 @@ func newSHA384() hash.Hash { return sha512.New384() }
 // header protection scheme (RFC 9001 section 5.3).
 var (
 	suiteAES128GCM = suite{
-		id: tls.TLS_AES_128_GCM_SHA256, hash: newSHA256, keyLen: 16, newAEAD: newAESGCM,
+		id: tls.TLS_AES_128_GCM_SHA256, hash: newSHA256, sha256: true, keyLen: 16, newAEAD: newAESGCM,
 		confidentialityLimit: AESGCMConfidentialityLimit, integrityLimit: AESGCMIntegrityLimit,
 	}
 	suiteAES256GCM = suite{
@@ -93,7 +96,7 @@ var (
 		confidentialityLimit: AESGCMConfidentialityLimit, integrityLimit: AESGCMIntegrityLimit,
 	}
 	suiteChaCha20 = suite{
-		id: tls.TLS_CHACHA20_POLY1305_SHA256, hash: newSHA256, keyLen: 32, newAEAD: newChaCha20Poly1305,
+		id: tls.TLS_CHACHA20_POLY1305_SHA256, hash: newSHA256, sha256: true, keyLen: 32, newAEAD: newChaCha20Poly1305,
 		chachaHP:             true,
 		confidentialityLimit: ChaCha20ConfidentialityLimit, integrityLimit: ChaCha20IntegrityLimit,
 	}

@@ -140,9 +140,9 @@ func (b BBRConfig) withDefaults() BBRConfig {
 	return b
 }
 
-// checks lists BBRConfig's ranges for Config.Validate.
-func (b *BBRConfig) checks() []check {
-	return []check{
+// checks appends BBRConfig's ranges to dst, for Config.Validate.
+func (b *BBRConfig) checks(dst []check) []check {
+	return append(dst, []check{
 		{b.StartupPacingGain >= 1 && b.StartupCwndGain >= 1, "BBR Startup gains must be at least 1"},
 		{b.DrainPacingGain > 0 && b.DrainPacingGain < 1, "BBR.DrainPacingGain must be in (0, 1)"},
 		{b.CwndGain >= 1 && b.ProbeUpCwndGain >= 1 && b.ProbeUpPacingGain >= 1, "BBR cwnd and ProbeBW_UP gains must be at least 1"},
@@ -156,5 +156,5 @@ func (b *BBRConfig) checks() []check {
 		{b.ProbeRTTCwndGain > 0 && b.ProbeRTTCwndGain <= 1, "BBR.ProbeRTTCwndGain must be in (0, 1]"},
 		{b.ProbeRTTSlack >= 0 && b.ProbeRTTSlack < 1, "BBR.ProbeRTTSlack must be in [0, 1)"},
 		{b.ProbeWaitBase > 0 && b.ProbeWaitRand >= 0, "BBR probe wait must be positive"},
-	}
+	}...)
 }

@@ -408,9 +408,12 @@ const maxDatagramSizeLimit = 65527
 
 // Validate reports the first field out of range, wrapping ErrInvalidConfig.
 func (c *Config) Validate() error {
-	chks := c.checks()
+	// Every new connection validates its configuration: the checks go
+	// into an array on the stack rather than a slice on the heap.
+	var room [64]check
+	chks := c.checks(room[:0])
 	if c.Algorithm == BBR && c.Custom == nil {
-		chks = append(chks, c.BBR.checks()...)
+		chks = c.BBR.checks(chks)
 	}
 	for _, chk := range chks {
 		if !chk.ok {
@@ -425,9 +428,10 @@ type check struct {
 	msg string
 }
 
-func (c *Config) checks() []check {
+// checks appends Config's ranges to dst.
+func (c *Config) checks(dst []check) []check {
 	h, p := &c.HyStart, &c.Pacing
-	return []check{
+	return append(dst, []check{
 		{c.InitialRTT > 0, "InitialRTT must be positive"},
 		{c.MaxAckDelay >= 0, "MaxAckDelay must not be negative"},
 		{c.Granularity > 0, "Granularity must be positive"},
@@ -457,7 +461,7 @@ func (c *Config) checks() []check {
 		{c.FECPolicy != FECAuto || c.FECAuto.valid(), "FECAuto needs QueueDelayFraction in [0, 10], MinQueueDelay not negative, UnrepairedLosses at least 1 and UnrepairedRate in [0, 1]"},
 		{c.FECMaxHold >= 0, "FECMaxHold must not be negative"},
 		{c.CarefulResume.MaxJump >= 0, "CarefulResume.MaxJump must not be negative"},
-	}
+	}...)
 }
 
 // initialWindow is RFC 9002 section 7.2's initial congestion window.

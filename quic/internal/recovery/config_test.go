@@ -23,3 +23,19 @@ func TestConfigWithDefaults(t *testing.T) {
 		t.Error("WithDefaults of a filled Config changed it")
 	}
 }
+
+// TestValidateAllocatesNothing: every new connection validates its
+// recovery configuration, twice (the core's configuration and the
+// Sender's); a valid one costs no heap.
+func TestValidateAllocatesNothing(t *testing.T) {
+	for _, alg := range []Algorithm{CUBIC, BBR} {
+		cfg := Config{Algorithm: alg}.WithDefaults()
+		if allocs := testing.AllocsPerRun(100, func() {
+			if err := cfg.Validate(); err != nil {
+				t.Fatal(err)
+			}
+		}); allocs != 0 {
+			t.Errorf("%v: Validate made %v allocations, want 0", alg, allocs)
+		}
+	}
+}
