@@ -27,6 +27,15 @@ import (
 // arrival cannot be told from the jitter of the timers.
 const fecOrderGranularity = time.Millisecond
 
+// orderMaxRepairableGap is the longest run of missing sources datagrams
+// wait for: the most repairs a sender gives sources it knows lost at once
+// (its allowance saved up and the debt it may run, fec_lossrepair.go).
+// A longer run, such as the packets sent to a client's old address
+// before a NAT rebinding was noticed, is not rebuilt by them (fewer
+// equations than unknowns); waiting for it would only add the hold to
+// every datagram behind it.
+const orderMaxRepairableGap = lossRepairMaxDebt + fecMaxCredit
+
 // orderGap is a run [lo, hi) of source sequence numbers found missing at
 // once, and when the datagrams behind it stop waiting for it.
 type orderGap struct {
@@ -84,7 +93,11 @@ func (o *datagramOrder) onSource(now time.Duration, seq uint64, hold time.Durati
 		o.next = max(o.next, o.frontier)
 	default:
 		if seq > o.next {
-			o.gaps.pushBack(orderGap{lo: o.next, hi: seq, deadline: now + hold})
+			deadline := now + hold
+			if seq-o.next > orderMaxRepairableGap {
+				deadline = now // nothing will rebuild it: do not wait
+			}
+			o.gaps.pushBack(orderGap{lo: o.next, hi: seq, deadline: deadline})
 		}
 		o.next = max(o.next, seq+1)
 		o.arrived.add(seq, seq+1)

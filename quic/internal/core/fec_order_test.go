@@ -87,6 +87,25 @@ func TestDatagramOrderGivesUp(t *testing.T) {
 	}
 }
 
+// TestDatagramOrderLongGap: datagrams do not wait behind a run of missing
+// sources longer than any repairs on loss rebuild; they still wait behind
+// a shorter one.
+func TestDatagramOrderLongGap(t *testing.T) {
+	const hold = 10 * time.Millisecond
+	r := newOrderRun(1024)
+	r.source(0, 0, hold)
+	long := uint64(orderMaxRepairableGap + 2)
+	r.source(time.Millisecond, long, hold)
+	r.release(time.Millisecond)
+	r.want(t, 0, byte(long))
+	short := long + orderMaxRepairableGap + 1
+	r.source(2*time.Millisecond, short, hold)
+	r.release(2 * time.Millisecond)
+	r.want(t, 0, byte(long))
+	r.release(2*time.Millisecond + hold)
+	r.want(t, 0, byte(long), byte(short))
+}
+
 // TestDatagramOrderWindow: datagrams never wait for a source older than
 // the window behind the newest, nor more of them than the window holds.
 func TestDatagramOrderWindow(t *testing.T) {
