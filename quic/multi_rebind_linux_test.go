@@ -26,6 +26,7 @@ type portHoppingRelay struct {
 	mu     sync.Mutex
 	client net.Addr
 	backs  []net.PacketConn
+	closed bool // no new port opens: close has closed them
 	wg     sync.WaitGroup
 }
 
@@ -78,6 +79,13 @@ func (r *portHoppingRelay) rebind() bool {
 		return false
 	}
 	r.mu.Lock()
+	if r.closed {
+		// close ran while the port opened: its reader would wait for
+		// ever on a socket nobody closes.
+		r.mu.Unlock()
+		_ = back.Close()
+		return false
+	}
 	r.backs = append(r.backs, back)
 	r.mu.Unlock()
 	r.wg.Go(func() {
@@ -99,6 +107,7 @@ func (r *portHoppingRelay) rebind() bool {
 func (r *portHoppingRelay) close() {
 	_ = r.front.Close()
 	r.mu.Lock()
+	r.closed = true
 	for _, b := range r.backs {
 		_ = b.Close()
 	}
