@@ -108,10 +108,15 @@ func (m *datagramMux) taken(b []byte, recycle bool) {
 	m.mu.Unlock()
 }
 
-// recycleLocked keeps b for the connection to reuse, up to a queue's
-// worth of buffers; m.mu is held.
+// maxSpareDatagrams bounds the buffers the mux keeps to give back to the
+// connection: a few of its batches. A queue's worth would keep the peak
+// of a burst (up to 6 MB) for as long as the connection lives.
+const maxSpareDatagrams = 4 * receiveBatch
+
+// recycleLocked keeps b for the connection to reuse, up to
+// maxSpareDatagrams buffers; m.mu is held.
 func (m *datagramMux) recycleLocked(b []byte) {
-	if len(m.spare) < datagramQueueLen {
+	if len(m.spare) < maxSpareDatagrams {
 		m.spare = append(m.spare, b)
 	}
 }

@@ -202,12 +202,21 @@ func (c *Conn) SendPrefixedDatagram(now time.Duration, prefix, b []byte) error {
 	return nil
 }
 
+// maxRecycledDatagrams bounds the buffers RecycleDatagram keeps: a few
+// batches of a reader that gives back each batch's buffers with the next
+// call (http3 reads 64 at a time). More would only keep the peak of a
+// burst allocated for the connection's life: up to a receive queue's
+// worth (4096 full-size packets on a tunnel, 6 MB) for each connection a
+// client once flooded.
+const maxRecycledDatagrams = 256
+
 // RecycleDatagram takes back the buffer of a datagram ReceiveDatagram
 // returned, which the caller no longer uses, for a datagram to come; it
-// keeps at most as many as the receive queue holds.
+// keeps at most as many as the receive queue holds, and at most
+// maxRecycledDatagrams. ReleaseIdle drops them.
 func (c *Conn) RecycleDatagram(b []byte) {
 	d := &c.dgram
-	if len(d.recvSpare) < d.recvLimit && cap(b) > 0 {
+	if len(d.recvSpare) < min(d.recvLimit, maxRecycledDatagrams) && cap(b) > 0 {
 		d.recvSpare = append(d.recvSpare, b[:0])
 	}
 }

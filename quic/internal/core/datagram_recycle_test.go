@@ -53,3 +53,24 @@ func TestDatagramRecycledBuffers(t *testing.T) {
 		t.Error("the datagram did not arrive in the recycled buffer with its bytes")
 	}
 }
+
+// TestDatagramRecycledBuffersBounded: with a tunnel's deep receive queue,
+// a burst's buffers given back are kept only up to maxRecycledDatagrams,
+// and an idle connection drops them.
+func TestDatagramRecycledBuffersBounded(t *testing.T) {
+	ccfg, scfg := testConfigs(t, 308)
+	ccfg.EnableDatagrams, scfg.EnableDatagrams = true, true
+	scfg.DatagramReceiveQueue = 4096
+	p := newPair(t, ccfg, scfg, 5*time.Millisecond)
+	p.mustRun(p.confirmed, 5*time.Second)
+	for range 4096 {
+		p.server.RecycleDatagram(make([]byte, 0, 1452))
+	}
+	if n := len(p.server.dgram.recvSpare); n != maxRecycledDatagrams {
+		t.Fatalf("kept %d buffers of a burst, want %d", n, maxRecycledDatagrams)
+	}
+	p.server.ReleaseIdle()
+	if n := len(p.server.dgram.recvSpare); n != 0 {
+		t.Fatalf("an idle connection keeps %d buffers", n)
+	}
+}

@@ -25,8 +25,9 @@ func (c *Conn) setClosed() {
 // more than its state: the expanded ciphers of its 1-RTT keys (about 3 kB
 // for AES-GCM; the keys themselves stay, crypto.AppKeys.DropCiphers), the
 // storage of its sent-packet logs and of the recovery Sender's records
-// beyond what they hold, the packet builder's scratch, the frame parser
-// and an empty event queue. A driver calls it when it expects no call for
+// beyond what they hold, the packet builder's scratch, the frame parser,
+// the buffers of received datagrams kept for reuse and an empty event
+// queue. A driver calls it when it expects no call for
 // a while (package quic's when the connection's goroutine parks); the next
 // calls allocate again what they use. It changes nothing the connection
 // does.
@@ -42,6 +43,8 @@ func (c *Conn) ReleaseIdle() {
 	}
 	c.sender.ReleaseIdle()
 	c.build, c.parser = nil, nil
+	clear(c.dgram.recvSpare)
+	c.dgram.recvSpare = nil
 	c.events.releaseIfEmpty()
 }
 
