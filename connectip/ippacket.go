@@ -2,6 +2,7 @@ package connectip
 
 import (
 	"encoding/binary"
+	"github.com/satquic/satquic/internal/inetsum"
 	"net/netip"
 )
 
@@ -155,17 +156,4 @@ func decrementHopLimit(p []byte) bool {
 // checksum adds b to the one's complement sum initial and returns the
 // complemented, folded result (RFC 1071): 0 over data that includes a
 // correct checksum.
-func checksum(initial uint32, b []byte) uint16 {
-	sum := initial
-	for len(b) >= 2 {
-		sum += uint32(binary.BigEndian.Uint16(b))
-		b = b[2:]
-	}
-	if len(b) == 1 {
-		sum += uint32(b[0]) << 8
-	}
-	for sum > 0xffff {
-		sum = sum&0xffff + sum>>16
-	}
-	return ^uint16(sum)
-}
+func checksum(initial uint32, b []byte) uint16 { return inetsum.Checksum(uint64(initial), b) }

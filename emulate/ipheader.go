@@ -2,6 +2,7 @@ package emulate
 
 import (
 	"encoding/binary"
+	"github.com/satquic/satquic/internal/inetsum"
 	"net/netip"
 )
 
@@ -28,23 +29,23 @@ func udpOverhead(v6 bool) int {
 func appendIPUDPHeader(b []byte, src, dst netip.AddrPort, payload []byte) []byte {
 	s, d := src.Addr().Unmap(), dst.Addr().Unmap()
 	udpLen := udpHeaderLen + len(payload)
-	var pseudo uint32
+	var pseudo uint64
 	if s.Is4() && d.Is4() {
 		b = appendIPv4Header(b, s, d, udpLen)
-		pseudo = sumBytes(0, s.AsSlice()) + sumBytes(0, d.AsSlice())
+		pseudo = inetsum.Sum(0, s.AsSlice()) + inetsum.Sum(0, d.AsSlice())
 	} else {
 		s, d = netip.AddrFrom16(s.As16()), netip.AddrFrom16(d.As16())
 		b = appendIPv6Header(b, s, d, udpLen)
-		pseudo = sumBytes(0, s.AsSlice()) + sumBytes(0, d.AsSlice())
+		pseudo = inetsum.Sum(0, s.AsSlice()) + inetsum.Sum(0, d.AsSlice())
 	}
 	// RFC 768 pseudo-header: addresses, protocol, UDP length.
-	pseudo += protoUDP + uint32(udpLen)
+	pseudo += protoUDP + uint64(udpLen)
 	udp := len(b)
 	b = binary.BigEndian.AppendUint16(b, src.Port())
 	b = binary.BigEndian.AppendUint16(b, dst.Port())
 	b = binary.BigEndian.AppendUint16(b, uint16(udpLen))
 	b = append(b, 0, 0)
-	sum := fold(sumBytes(sumBytes(pseudo, b[udp:]), payload))
+	sum := fold(inetsum.Sum(inetsum.Sum(pseudo, b[udp:]), payload))
 	if sum == 0 {
 		sum = 0xffff // RFC 768: a computed zero is sent as all ones
 	}
@@ -59,7 +60,7 @@ func appendIPv4Header(b []byte, src, dst netip.Addr, payloadLen int) []byte {
 	b = append(b, 0, 0, 0x40, 0, 64, protoUDP, 0, 0) // id 0, DF, TTL 64
 	b = append(b, src.AsSlice()...)
 	b = append(b, dst.AsSlice()...)
-	binary.BigEndian.PutUint16(b[h+10:], fold(sumBytes(0, b[h:])))
+	binary.BigEndian.PutUint16(b[h+10:], fold(inetsum.Sum(0, b[h:])))
 	return b
 }
 
@@ -71,26 +72,9 @@ func appendIPv6Header(b []byte, src, dst netip.Addr, payloadLen int) []byte {
 	return append(b, dst.AsSlice()...)
 }
 
-// sumBytes adds b to the running ones'-complement sum (RFC 1071), treating
-// an odd final byte as padded with zero.
-func sumBytes(sum uint32, b []byte) uint32 {
-	for len(b) >= 2 {
-		sum += uint32(b[0])<<8 | uint32(b[1])
-		b = b[2:]
-	}
-	if len(b) == 1 {
-		sum += uint32(b[0]) << 8
-	}
-	return sum
-}
-
-// fold finishes an RFC 1071 checksum: carries folded in, complemented.
-func fold(sum uint32) uint16 {
-	for sum > 0xffff {
-		sum = sum&0xffff + sum>>16
-	}
-	return ^uint16(sum)
-}
+// fold finishes an RFC 1071 checksum of the sum acc: carries folded in,
+// complemented.
+func fold(acc uint64) uint16 { return ^inetsum.Fold(acc) }
 
 // markCE sets the ECN field of an IP packet to Congestion Experienced
 // (RFC 3168 section 5) and reports whether it could: a packet whose sender
@@ -110,7 +94,7 @@ func markCE(pkt []byte) bool {
 		}
 		pkt[1] |= 3
 		pkt[10], pkt[11] = 0, 0
-		binary.BigEndian.PutUint16(pkt[10:], fold(sumBytes(0, pkt[:ihl])))
+		binary.BigEndian.PutUint16(pkt[10:], fold(inetsum.Sum(0, pkt[:ihl])))
 		return true
 	case 6:
 		// The traffic class straddles bytes 0 and 1; ECN is its low two bits.

@@ -1,6 +1,7 @@
 package emulate
 
 import (
+	"github.com/satquic/satquic/internal/inetsum"
 	"net/netip"
 	"testing"
 )
@@ -20,7 +21,7 @@ func TestFakeHeadersCarryValidChecksums(t *testing.T) {
 		if len(pkt) != c.hdr+udpHeaderLen {
 			t.Fatalf("%s: header of %d bytes, want %d", c.src, len(pkt), c.hdr+udpHeaderLen)
 		}
-		if c.hdr == ipv4HeaderLen && fold(sumBytes(0, pkt[:ipv4HeaderLen])) != 0 {
+		if c.hdr == ipv4HeaderLen && fold(inetsum.Sum(0, pkt[:ipv4HeaderLen])) != 0 {
 			t.Errorf("%s: bad IPv4 header checksum", c.src)
 		}
 		// The UDP checksum over pseudo-header, header and payload folds to
@@ -30,8 +31,8 @@ func TestFakeHeadersCarryValidChecksums(t *testing.T) {
 			s, d = netip.AddrFrom16(s.As16()), netip.AddrFrom16(d.As16())
 		}
 		udp := pkt[c.hdr:]
-		sum := sumBytes(0, s.AsSlice()) + sumBytes(0, d.AsSlice()) + protoUDP + uint32(len(udp)+len(payload))
-		if fold(sumBytes(sumBytes(sum, udp), payload)) != 0 {
+		sum := inetsum.Sum(0, s.AsSlice()) + inetsum.Sum(0, d.AsSlice()) + protoUDP + uint64(len(udp)+len(payload))
+		if fold(inetsum.Sum(inetsum.Sum(sum, udp), payload)) != 0 {
 			t.Errorf("%s: bad UDP checksum", c.src)
 		}
 	}
@@ -44,8 +45,8 @@ func TestMarkCE(t *testing.T) {
 	}
 	v4[1] |= 2 // ECT(0)
 	v4[10], v4[11] = 0, 0
-	copy(v4[10:], []byte{byte(fold(sumBytes(0, v4[:20])) >> 8), byte(fold(sumBytes(0, v4[:20])))})
-	if !markCE(v4) || v4[1]&3 != 3 || fold(sumBytes(0, v4[:20])) != 0 {
+	copy(v4[10:], []byte{byte(fold(inetsum.Sum(0, v4[:20])) >> 8), byte(fold(inetsum.Sum(0, v4[:20])))})
+	if !markCE(v4) || v4[1]&3 != 3 || fold(inetsum.Sum(0, v4[:20])) != 0 {
 		t.Errorf("IPv4 ECT(0) packet not marked with a valid checksum: % x", v4[:20])
 	}
 	v6 := appendIPUDPHeader(nil, netip.MustParseAddrPort("[fd00::1]:1"), netip.MustParseAddrPort("[fd00::2]:2"), nil)

@@ -3,6 +3,7 @@ package tunnel
 import (
 	"bytes"
 	"encoding/binary"
+	"github.com/satquic/satquic/internal/inetsum"
 )
 
 // Receive-side coalescing (what GRO does in a NIC driver): the TCP
@@ -184,6 +185,6 @@ func appendGRO(dst []byte, pkts [][]byte, segs []groSegment, g *groGroup) []byte
 	// NEEDS_CSUM: the field holds the pseudo-header's sum, which the
 	// checksum over the TCP bytes completes.
 	src, dstAddr := l.addrs(p)
-	binary.BigEndian.PutUint16(tcp[16:], fold(pseudoHeaderSum(src, dstAddr, protoTCP, len(tcp))))
+	binary.BigEndian.PutUint16(tcp[16:], inetsum.Fold(pseudoHeaderSum(src, dstAddr, protoTCP, len(tcp))))
 	return dst
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/satquic/satquic/internal/inetsum"
 )
 
 // IP protocol numbers the offloads handle.
@@ -127,7 +128,7 @@ func (l l4Packet) l4Checksum(p []byte) {
 	seg := p[l.ipLen:]
 	field := l.checksumField()
 	seg[field], seg[field+1] = 0, 0
-	c := ^fold(sum16(pseudoHeaderSum(src, dst, l.proto, len(seg)), seg))
+	c := inetsum.Checksum(pseudoHeaderSum(src, dst, l.proto, len(seg)), seg)
 	if c == 0 && l.proto == protoUDP {
 		c = 0xffff // zero means "no checksum" in UDP (RFC 768)
 	}
@@ -146,7 +147,7 @@ func (l l4Packet) checksumField() int {
 func (l l4Packet) l4ChecksumValid(p []byte) bool {
 	src, dst := l.addrs(p)
 	seg := p[l.ipLen:]
-	return fold(sum16(pseudoHeaderSum(src, dst, l.proto, len(seg)), seg)) == 0xffff
+	return inetsum.Fold(inetsum.Sum(pseudoHeaderSum(src, dst, l.proto, len(seg)), seg)) == 0xffff
 }
 
 // completeChecksum finishes the checksum the kernel left to the device
@@ -158,7 +159,7 @@ func completeChecksum(p []byte, h vnetHdr) error {
 	if start >= len(p) || at+2 > len(p) || at < start {
 		return fmt.Errorf("tunnel: checksum to complete at %d+%d in a %d-byte packet", h.csumStart, h.csumOffset, len(p))
 	}
-	c := ^fold(sum16(0, p[start:]))
+	c := inetsum.Checksum(0, p[start:])
 	if c == 0 {
 		c = 0xffff // the same in ones' complement, and UDP's only choice
 	}

@@ -20,7 +20,7 @@ const module = "github.com/satquic/satquic/"
 // the test, so that a new package is placed on purpose.
 var layers = map[string]int{
 	// Leaves.
-	"internal/ecn": 0, "internal/varint": 0, "internal/report": 0, "internal/testkit": 0, "internal/archtest": 0,
+	"internal/ecn": 0, "internal/varint": 0, "internal/inetsum": 0, "internal/report": 0, "internal/testkit": 0, "internal/archtest": 0,
 	"bench/load/payload": 0, "bench/bulkproto": 0, "emulate/internal": 0,
 	// The public congestion controller interface: the standard library
 	// only, so that loss recovery can wrap what applications write.
