@@ -294,20 +294,9 @@ func mustOpen(t *testing.T, c *Conn) *Stream {
 	return s
 }
 
-// writtenEarly reports, right after a request was written, whether the
-// handshake was still in progress.
-func writtenEarly(done <-chan struct{}) bool {
-	select {
-	case <-done:
-		return false
-	default:
-		return true
-	}
-}
-
-// serverTraces keeps the qlog of each connection a server accepts, in
-// order (Config.Tracer).
-type serverTraces struct {
+// connTraces keeps the qlog of each connection an endpoint opens or
+// accepts, in order (Config.Tracer).
+type connTraces struct {
 	mu   sync.Mutex
 	logs []*traceLog
 }
@@ -333,7 +322,7 @@ func (l *traceLog) Close() error {
 	return nil
 }
 
-func (st *serverTraces) open(TraceInfo) io.WriteCloser {
+func (st *connTraces) open(TraceInfo) io.WriteCloser {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	l := &traceLog{closed: make(chan struct{})}
@@ -342,8 +331,9 @@ func (st *serverTraces) open(TraceInfo) io.WriteCloser {
 }
 
 // streamIn0RTT reports whether the i-th connection's qlog, once the
-// connection has ended, shows a 0-RTT packet received with a STREAM frame.
-func (st *serverTraces) streamIn0RTT(t *testing.T, i int) bool {
+// connection has ended, shows a 0-RTT packet with a STREAM frame in an
+// event of name ("transport:packet_received" or "transport:packet_sent").
+func (st *connTraces) streamIn0RTT(t *testing.T, i int, name string) bool {
 	t.Helper()
 	st.mu.Lock()
 	if i >= len(st.logs) {
@@ -360,7 +350,7 @@ func (st *serverTraces) streamIn0RTT(t *testing.T, i int) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, ev := range strings.Split(l.buf.String(), "\n") {
-		if strings.Contains(ev, `"transport:packet_received"`) && strings.Contains(ev, `"packet_type":"0RTT"`) &&
+		if strings.Contains(ev, `"`+name+`"`) && strings.Contains(ev, `"packet_type":"0RTT"`) &&
 			strings.Contains(ev, `"frame_type":"stream"`) {
 			return true
 		}
@@ -395,8 +385,9 @@ func TestInteropZeroRTT(t *testing.T) {
 			}
 		})
 		tc := resumingTLS()
+		var traces connTraces
 		for i := range 2 {
-			c, err := DialAddrEarly(ctx, ln.Addr().String(), tc, nil)
+			c, err := DialAddrEarly(ctx, ln.Addr().String(), tc, &Config{Tracer: traces.open})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -404,7 +395,6 @@ func TestInteropZeroRTT(t *testing.T) {
 			if err := sendHQ(s, "size-5000"); err != nil {
 				t.Fatal(err)
 			}
-			early := writtenEarly(c.HandshakeComplete())
 			if err := recvHQ(s, "size-5000"); err != nil {
 				t.Fatal(err)
 			}
@@ -412,21 +402,24 @@ func TestInteropZeroRTT(t *testing.T) {
 			cs := c.ConnectionState()
 			ss := (<-serverConns).ConnectionState()
 			want := i == 1
-			if early != want || cs.TLS.DidResume != want || cs.Used0RTT != want || ss.Used0RTT != want {
-				t.Errorf("connection %d: request early %v, resumed %v, 0-RTT %v (quic-go: %v); want %v",
-					i, early, cs.TLS.DidResume, cs.Used0RTT, ss.Used0RTT, want)
-			}
 			if i == 0 {
 				waitTicket(t, tc)
 			}
 			_ = c.CloseWithError(0, "")
+			// Whether the request went in 0-RTT packets, as the client
+			// logged them.
+			early := traces.streamIn0RTT(t, i, "transport:packet_sent")
+			if early != want || cs.TLS.DidResume != want || cs.Used0RTT != want || ss.Used0RTT != want {
+				t.Errorf("connection %d: request in 0-RTT packets %v, resumed %v, 0-RTT %v (quic-go: %v); want %v",
+					i, early, cs.TLS.DidResume, cs.Used0RTT, ss.Used0RTT, want)
+			}
 		}
 	})
 	t.Run("quic-go to satquic", func(t *testing.T) {
 		testkit.CheckGoroutines(t)
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
-		var traces serverTraces
+		var traces connTraces
 		l, err := ListenAddr("127.0.0.1:0", serverTLS(), &Config{Allow0RTT: true, Tracer: traces.open})
 		if err != nil {
 			t.Fatal(err)
@@ -472,7 +465,7 @@ func TestInteropZeroRTT(t *testing.T) {
 			// Whether the request came in 0-RTT packets, as the server
 			// logged them: a look at quic-go's handshake right after the
 			// write depends on how soon this goroutine runs again.
-			early := traces.streamIn0RTT(t, i)
+			early := traces.streamIn0RTT(t, i, "transport:packet_received")
 			if early != want || cs.TLS.DidResume != want || cs.Used0RTT != want || ss.Used0RTT != want || ss.TLS.DidResume != want {
 				t.Errorf("connection %d: request in 0-RTT packets %v, resumed %v/%v, 0-RTT %v (satquic: %v); want %v",
 					i, early, cs.TLS.DidResume, ss.TLS.DidResume, cs.Used0RTT, ss.Used0RTT, want)
