@@ -3,10 +3,12 @@ package emulate
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -122,7 +124,33 @@ func pingRTTs(t *testing.T, c *net.UDPConn, n int, gap, wait time.Duration) map[
 	return got
 }
 
+// timingAttempts is how many times TestRelayAddsConfiguredDelay measures
+// the emulator's lateness before it fails: the test process's own
+// goroutines, the garbage collector and the tests of other packages share
+// the machine's cores, and a measurement they disturbed is taken again
+// rather than judged. The threshold stays LateThreshold.
+const timingAttempts = 3
+
 func TestRelayAddsConfiguredDelay(t *testing.T) {
+	for attempt := 1; ; attempt++ {
+		problems := relayDelayRun(t)
+		if len(problems) == 0 {
+			return
+		}
+		if attempt == timingAttempts {
+			for _, p := range problems {
+				t.Error(p)
+			}
+			return
+		}
+		t.Logf("attempt %d: %s; measuring again", attempt, strings.Join(problems, "; "))
+	}
+}
+
+// relayDelayRun sends 100 echoes through a relay of 20 ms up and 30 ms
+// down, fails t on a model error, and returns what the emulator's own
+// timing missed (emulatorTiming).
+func relayDelayRun(t *testing.T) []string {
 	echo := startEcho(t)
 	up, down := 20*time.Millisecond, 30*time.Millisecond
 	r := startTestRelay(t, RelayConfig{
@@ -157,20 +185,22 @@ func TestRelayAddsConfiguredDelay(t *testing.T) {
 	if st.Up.Delivered != n || st.Down.Delivered != n || st.Up.Sent != n || st.Down.Sent != n {
 		t.Errorf("stats up %+v down %+v, want %d delivered and sent each way", st.Up, st.Down, n)
 	}
-	checkEmulatorTiming(t, r, up, down)
+	return emulatorTiming(t, r, up, down)
 }
 
-// checkEmulatorTiming checks the relay's own view of each packet: from
+// emulatorTiming checks the relay's own view of each packet: from
 // arrival at the relay to departure takes the configured delay (within the
-// histogram's 1.6%), and 90% of packets leave within LateThreshold of
-// their due time. The tail is left to the accuracy measurement (satquic
-// probe against a separate emulator process): here the test's own
-// goroutines share the process and, on a busy machine, can hold up the
-// emulator's threads when the garbage collector stops the world.
-// Without high priority (not root) only the lower bound is checked.
-func checkEmulatorTiming(t *testing.T, r *Relay, up, down time.Duration) {
+// histogram's 1.6%; t fails otherwise), and 90% of packets leave within
+// LateThreshold of their due time (returned as problems otherwise). The
+// tail is left to the accuracy measurement (satquic probe against a
+// separate emulator process): here the test's own goroutines share the
+// process and, on a busy machine, can hold up the emulator's threads when
+// the garbage collector stops the world. Without high priority (not root)
+// only the lower bound is checked.
+func emulatorTiming(t *testing.T, r *Relay, up, down time.Duration) []string {
 	t.Helper()
 	st := r.Stats()
+	var problems []string
 	for _, c := range []struct {
 		name  string
 		d     *direction
@@ -184,12 +214,13 @@ func checkEmulatorTiming(t *testing.T, r *Relay, up, down time.Duration) {
 			t.Errorf("%s: median sojourn %v is below the delay %v", c.name, sojourn, c.delay)
 		}
 		if st.HighPriority && late90 > LateThreshold {
-			t.Errorf("%s: 90th percentile lateness %v, want at most %v", c.name, late90, LateThreshold)
+			problems = append(problems, fmt.Sprintf("%s: 90th percentile lateness %v, want at most %v", c.name, late90, LateThreshold))
 		}
 	}
 	if !st.HighPriority {
 		t.Log("no high priority: emulator timing checked loosely")
 	}
+	return problems
 }
 
 func TestRelayLossFollowsTheModel(t *testing.T) {
