@@ -35,7 +35,11 @@ type ethtoolIfreq struct {
 
 // disableDeviceFeature turns one offload feature of dev off in the calling
 // thread's network namespace, as `ethtool -K dev feature off` does.
-func disableDeviceFeature(dev, feature string) error {
+func disableDeviceFeature(dev, feature string) error { return setDeviceFeature(dev, feature, false) }
+
+// setDeviceFeature turns one offload feature of dev on or off in the
+// calling thread's network namespace, as `ethtool -K dev feature on|off`.
+func setDeviceFeature(dev, feature string, on bool) error {
 	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return err
@@ -58,10 +62,15 @@ func disableDeviceFeature(dev, feature string) error {
 	buf := make([]byte, sfeaturesHead+8*blocks)
 	binary.NativeEndian.PutUint32(buf, unix.ETHTOOL_SFEATURES)
 	binary.NativeEndian.PutUint32(buf[4:], uint32(blocks))
-	// valid marks the one bit to change; requested stays 0: off.
+	// valid marks the one bit to change, requested its new value.
 	binary.NativeEndian.PutUint32(buf[sfeaturesHead+8*(bit/32):], 1<<(bit%32))
+	state := "off"
+	if on {
+		binary.NativeEndian.PutUint32(buf[sfeaturesHead+8*(bit/32)+4:], 1<<(bit%32))
+		state = "on"
+	}
 	if err := ethtool(fd, dev, buf); err != nil {
-		return fmt.Errorf("ethtool %s: setting %s off: %w", dev, feature, err)
+		return fmt.Errorf("ethtool %s: setting %s %s: %w", dev, feature, state, err)
 	}
 	return nil
 }

@@ -176,13 +176,23 @@ func startGoodputPath(cfg GoodputConfig, loss float64, kl kernelLoss) (goodputPa
 	if loss == 0 {
 		return p, nil
 	}
+	var removers []func()
+	p.close = func() {
+		for _, r := range removers {
+			r()
+		}
+		v.close()
+	}
 	for _, ns := range []string{v.client, v.server} {
 		err := inNamespace(ns, func() error { return disableDeviceFeature(vethDevice, udpSegmentationFeature) })
 		if err == nil {
-			err = kl.apply(ns, vethDevice, loss)
+			var remove func()
+			if remove, err = kl.apply(ns, vethDevice, loss); err == nil {
+				removers = append(removers, remove)
+			}
 		}
 		if err != nil {
-			v.close()
+			p.close()
 			return goodputPath{}, err
 		}
 	}

@@ -1,14 +1,20 @@
 package tunnelbench
 
 import (
+	"encoding/binary"
 	"net"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestKernelLossRules: the rules drop the asked share, in nft's steps of
-// a millionth and as iptables' probability.
+// a millionth, as iptables' probability and as the XDP program's share of
+// 2^32.
 func TestKernelLossRules(t *testing.T) {
 	for _, tc := range []struct {
 		percent   float64
@@ -25,6 +31,11 @@ func TestKernelLossRules(t *testing.T) {
 		}
 		if got := iptablesProbability(tc.percent); got != tc.prob {
 			t.Errorf("%g%%: iptables probability %s, want %s", tc.percent, got, tc.prob)
+		}
+	}
+	for percent, want := range map[float64]uint64{1: 42_949_673, 0: 0, 100: 1 << 32, 0.0001: 4_295} {
+		if got := xdpThreshold(percent); got != want {
+			t.Errorf("%g%%: XDP threshold %d, want %d", percent, got, want)
 		}
 	}
 	rs := nftRuleset("sqv0", 1)
@@ -53,9 +64,17 @@ func TestKernelLossOnVeth(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := kl.apply(v.server, vethDevice, 99.9999); err != nil {
+	if kl.tool == "xdp" {
+		kl = kernelLoss{tool: "nft"} // TestXDPLossOnVeth tests the program
+		if kl.path, err = exec.LookPath("nft"); err != nil {
+			t.Skip(err)
+		}
+	}
+	remove, err := kl.apply(v.server, vethDevice, 99.9999)
+	if err != nil {
 		t.Fatal(err)
 	}
+	defer remove()
 	if got := udpArrivals(t, v.do(v.client), v.do(v.server), v.serverAddr); got != 0 {
 		t.Errorf("%d of 20 datagrams crossed a veth that drops them all", got)
 	}
@@ -97,4 +116,122 @@ func udpArrivals(t *testing.T, from, to side, addr string) int {
 		}
 		n++
 	}
+}
+
+// TestXDPLossOnVeth: with the XDP program at 100% on the server's end, UDP
+// datagrams from the client do not arrive; the other way they do; and at
+// 0% they all cross.
+func TestXDPLossOnVeth(t *testing.T) {
+	needRoot(t)
+	if err := xdpAvailable(); err != nil {
+		t.Skip(err)
+	}
+	v, err := startVeth(testPrefix("x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.close()
+	var a *xdpAttachment
+	if err := inNamespace(v.server, func() (err error) { a, err = attachXDPLoss(vethDevice, 100); return err }); err != nil {
+		t.Fatal(err)
+	}
+	if got := udpArrivals(t, v.do(v.client), v.do(v.server), v.serverAddr); got != 0 {
+		t.Errorf("%d of 20 datagrams crossed a veth that drops them all", got)
+	}
+	if got := udpArrivals(t, v.do(v.server), v.do(v.client), v.clientAddr); got != 20 {
+		t.Errorf("%d of 20 datagrams crossed the veth's lossless direction", got)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := inNamespace(v.server, func() (err error) { a, err = attachXDPLoss(vethDevice, 0); return err }); err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if got := udpArrivals(t, v.do(v.client), v.do(v.server), v.serverAddr); got != 20 {
+		t.Errorf("%d of 20 datagrams crossed a veth that drops none", got)
+	}
+}
+
+// TestXDPLossKeepsGRO: behind the XDP program (at 0%), the datagrams of a
+// GSO send, cut apart by the sending veth, arrive coalesced again at a
+// UDP_GRO socket: more than one datagram per read.
+func TestXDPLossKeepsGRO(t *testing.T) {
+	needRoot(t)
+	if err := xdpAvailable(); err != nil {
+		t.Skip(err)
+	}
+	v, err := startVeth(testPrefix("g"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.close()
+	var a *xdpAttachment
+	if err := inNamespace(v.server, func() (err error) { a, err = attachXDPLoss(vethDevice, 0); return err }); err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	var rx *net.UDPConn
+	if err := v.do(v.server)(func() error {
+		pc, err := net.ListenPacket("udp4", v.serverAddr+":0")
+		if err != nil {
+			return err
+		}
+		rx = pc.(*net.UDPConn)
+		return setSockopt(rx, unix.IPPROTO_UDP, unix.UDP_GRO, 1)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	defer rx.Close()
+	const segment, segments, sends = 1200, 10, 8
+	if err := v.do(v.client)(func() error {
+		c, err := net.Dial("udp4", rx.LocalAddr().String())
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		oob := make([]byte, unix.CmsgSpace(2))
+		h := (*unix.Cmsghdr)(unsafe.Pointer(&oob[0]))
+		h.Level, h.Type = unix.SOL_UDP, unix.UDP_SEGMENT
+		h.SetLen(unix.CmsgLen(2))
+		binary.NativeEndian.PutUint16(oob[unix.CmsgLen(0):], segment)
+		for range sends {
+			if _, _, err := c.(*net.UDPConn).WriteMsgUDP(make([]byte, segment*segments), oob, nil); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Skipf("no UDP GSO send: %v", err)
+	}
+	buf := make([]byte, 1<<16)
+	oob := make([]byte, 64)
+	reads, bytes := 0, 0
+	_ = rx.SetReadDeadline(time.Now().Add(time.Second))
+	for bytes < segment*segments*sends {
+		n, _, _, _, err := rx.ReadMsgUDP(buf, oob)
+		if err != nil {
+			break
+		}
+		reads++
+		bytes += n
+	}
+	if bytes != segment*segments*sends {
+		t.Fatalf("%d of %d bytes arrived", bytes, segment*segments*sends)
+	}
+	if reads > sends*segments/2 {
+		t.Errorf("%d reads for %d datagrams: the veth does not coalesce them", reads, sends*segments)
+	}
+}
+
+func setSockopt(c *net.UDPConn, level, opt, value int) error {
+	raw, err := c.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var serr error
+	if err := raw.Control(func(fd uintptr) { serr = unix.SetsockoptInt(int(fd), level, opt, value) }); err != nil {
+		return err
+	}
+	return serr
 }

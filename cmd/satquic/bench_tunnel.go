@@ -47,9 +47,12 @@ without FEC, at each --loss percentage, beside a plain satquic download on
 loopback; goodput, CPU time of both tunnel ends per byte, and the inner
 TCP's retransmitted segments (/proc/net/snmp of the client's namespace).
 Loss is dropped by the kernel on the veth, uniformly at random in both
-directions (nft's numgen, else iptables' statistic match; unseeded), with
-UDP GSO off on the veth so that each datagram is drawn alone; a loss above
-0 is skipped with a message where neither tool is installed.
+directions and unseeded: an XDP program on each end draws every datagram
+before the receiving end's GRO coalesces those that survive, as a NIC
+does after a lossy link (the sending end cuts GSO batches apart); where
+the kernel refuses the program, nft's numgen, else iptables' statistic
+match, both after GRO, so with UDP GSO off on the veth and each datagram
+received alone; a loss above 0 is skipped with a message where none works.
 --cpuprofile-dir writes a CPU profile of each tunnel end per stack and loss.
 
 Needs root. Progress goes to stderr, the table to stdout.`
