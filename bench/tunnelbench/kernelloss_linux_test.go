@@ -1,8 +1,10 @@
 package tunnelbench
 
 import (
+	"context"
 	"encoding/binary"
 	"net"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -234,4 +236,37 @@ func setSockopt(c *net.UDPConn, level, opt, value int) error {
 		return err
 	}
 	return serr
+}
+
+// TestGoodputLossShort: a second of one flow through the FEC tunnel over
+// the veth with 1% loss: data moves, and the client end's QUIC declares
+// lost about the share the kernel drops.
+func TestGoodputLossShort(t *testing.T) {
+	needRoot(t)
+	kl, err := findLossTool()
+	if err != nil {
+		t.Skip(err)
+	}
+	cfg := GoodputConfig{
+		Flows: []int{1}, LossPercents: []float64{1}, Duration: time.Second,
+		Prefix: testPrefix("p"), ClientEnd: []string{os.Args[0], clientEndArg},
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	rs, err := tunnelGoodput(ctx, cfg, TunnelFEC, 1, kl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 1 {
+		t.Fatalf("%d results, want 1", len(rs))
+	}
+	r := rs[0]
+	if r.Bytes <= 0 || r.LossMethod != kl.describe(1) {
+		t.Fatalf("%d bytes, loss method %q", r.Bytes, r.LossMethod)
+	}
+	// About 1%: the draws of a second's packets stay well within these.
+	sent := r.Client.DatagramsSent
+	if lost := r.Client.PacketsLost; sent < 1000 || lost*333 < sent || lost*33 > sent {
+		t.Errorf("%d of %d packets declared lost at 1%% loss", lost, sent)
+	}
 }
