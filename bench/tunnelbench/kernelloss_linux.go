@@ -36,6 +36,11 @@ func findLossTool() (kernelLoss, error) {
 	if xdpAvailable() == nil {
 		return kernelLoss{tool: "xdp"}, nil
 	}
+	return findRuleTool()
+}
+
+// findRuleTool finds nft, else iptables.
+func findRuleTool() (kernelLoss, error) {
 	for _, tool := range []string{"nft", "iptables"} {
 		if p, err := exec.LookPath(tool); err == nil {
 			return kernelLoss{tool: tool, path: p}, nil

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"net"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -48,11 +47,12 @@ func TestKernelLossRules(t *testing.T) {
 	}
 }
 
-// TestKernelLossOnVeth: with the loss at 100% on the server's end, UDP
-// datagrams from the client do not arrive; the other way they do.
+// TestKernelLossOnVeth: with nft's or iptables' loss at 100% on the
+// server's end, UDP datagrams from the client do not arrive; the other way
+// they do. TestXDPLossOnVeth tests the XDP program.
 func TestKernelLossOnVeth(t *testing.T) {
 	needRoot(t)
-	kl, err := findLossTool()
+	kl, err := findRuleTool()
 	if err != nil {
 		t.Skip(err)
 	}
@@ -64,12 +64,6 @@ func TestKernelLossOnVeth(t *testing.T) {
 	for _, ns := range []string{v.client, v.server} {
 		if err := inNamespace(ns, func() error { return disableDeviceFeature(vethDevice, udpSegmentationFeature) }); err != nil {
 			t.Fatal(err)
-		}
-	}
-	if kl.tool == "xdp" {
-		kl = kernelLoss{tool: "nft"} // TestXDPLossOnVeth tests the program
-		if kl.path, err = exec.LookPath("nft"); err != nil {
-			t.Skip(err)
 		}
 	}
 	remove, err := kl.apply(v.server, vethDevice, 99.9999)
