@@ -35,7 +35,7 @@ func Table(rs []Result) *report.Table {
 	t := &report.Table{
 		Title: "Request completion time (s) through the emulated link",
 		Columns: []string{"link", "stack", "size", "requests", "failed", "p25", "p50", "p75", "p99", "p99.9", "max",
-			"p99 excess", "overhead", "fec overhead", "rebuilt", "drops", "late"},
+			"p99 excess", "overhead", "fec overhead", "rebuilt", "drops (queue)", "late"},
 	}
 	for _, r := range rs {
 		excess := "-"
@@ -50,7 +50,7 @@ func Table(rs []Result) *report.Table {
 		_ = t.AddRow(r.Link, r.Stack, bench.FormatSize(r.SizeBytes), strconv.Itoa(r.Requests), strconv.Itoa(r.Failed),
 			secs(r.P25S), secs(r.P50S), secs(r.P75S), secs(r.P99S), secs(r.P999S), secs(r.MaxS), excess,
 			fmt.Sprintf("%.1f%%", 100*r.Overhead), fecOverhead, rebuilt,
-			strconv.FormatInt(r.LinkDrops, 10), strconv.FormatUint(r.LatePackets, 10))
+			fmt.Sprintf("%d (%d)", r.LinkDrops, r.QueueDrops), strconv.FormatUint(r.LatePackets, 10))
 	}
 	return t
 }

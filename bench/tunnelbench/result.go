@@ -43,7 +43,11 @@ type Result struct {
 	// LinkDrops counts the packets the link model dropped (loss, outage,
 	// full queue) during the requests; LatePackets those the emulator
 	// delivered late (the machine, not the model).
-	LinkDrops   int64        `json:"link_drops"`
+	LinkDrops int64 `json:"link_drops"`
+	// QueueDrops are those of LinkDrops the full queue took: the
+	// senders (the tunnel's outer connection, or the direct TCP) sent
+	// faster than the link drained, not the loss model.
+	QueueDrops  int64        `json:"queue_drops"`
 	LatePackets uint64       `json:"late_packets"`
 	FEC         tunnelCounts `json:"fec"`
 	// ClientTCP and ServerTCP are the inner TCP's loss recovery in the

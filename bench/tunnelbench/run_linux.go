@@ -190,6 +190,7 @@ func measure(ctx context.Context, cfg Config, n *emulate.Namespaces, tun *liveTu
 	}
 	r.LatePackets = (after.Up.Late + after.Down.Late) - (before.Up.Late + before.Down.Late)
 	r.LinkDrops = drops(after) - drops(before)
+	r.QueueDrops = queueDrops(after) - queueDrops(before)
 	if err := innerTCPDuring(&r, cli, srv, cliTCP, srvTCP); err != nil {
 		return r, err
 	}
@@ -233,6 +234,8 @@ func innerTCPDuring(r *Result, cli, srv side, cliBefore, srvBefore InnerTCP) err
 
 // linkBytes are the bytes offered to the link model in both directions.
 func linkBytes(s emulate.Stats) int64 { return s.Up.OfferedBytes + s.Down.OfferedBytes }
+
+func queueDrops(s emulate.Stats) int64 { return s.Up.DroppedQueue + s.Down.DroppedQueue }
 
 func drops(s emulate.Stats) int64 {
 	return s.Up.DroppedLoss + s.Down.DroppedLoss + s.Up.DroppedOutage + s.Down.DroppedOutage +
