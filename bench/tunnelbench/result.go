@@ -29,6 +29,9 @@ type Result struct {
 	P99S  float64 `json:"p99_s"`
 	P999S float64 `json:"p999_s"`
 	MaxS  float64 `json:"max_s"`
+	// WarmUpBytes is the response the tunnel carried before the first
+	// request was timed (Config.WarmUp); zero for direct.
+	WarmUpBytes int64 `json:"warm_up_bytes"`
 	// ExcessP99S is the p99 beyond the same stack's p99 over the
 	// lossless link, when that was run (Config.Lossless).
 	ExcessP99S *float64 `json:"p99_excess_s,omitempty"`
