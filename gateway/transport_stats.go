@@ -35,6 +35,12 @@ type TransportStats struct {
 	LossRepairsSent uint64 `json:"fec_loss_repairs_sent"`
 	RecoveredByPeer uint64 `json:"fec_recovered_by_peer"`
 	Recovered       uint64 `json:"fec_recovered"`
+	// DatagramsHeld counts the peer's IP packets held behind a missing
+	// one until it was rebuilt or given up, HeldPacketsGivenUp the
+	// missing packets given up, after which an inner TCP sees the gap
+	// (quic.FECStats).
+	DatagramsHeld      uint64 `json:"fec_datagrams_held"`
+	HeldPacketsGivenUp uint64 `json:"fec_held_packets_given_up"`
 	// DatagramsDropped counts IP packets the QUIC connection dropped
 	// from its send queue (the path could not take them as fast) or its
 	// receive queue (the tunnel could not read them as fast).
@@ -58,6 +64,8 @@ func (t *TransportStats) add(s quic.ConnectionStats) {
 	t.LossRepairsSent += s.FEC.LossRepairsSent + s.FEC.RepairProbesSent
 	t.RecoveredByPeer += s.FEC.PacketsRecoveredByPeer
 	t.Recovered += s.FEC.PacketsRecovered
+	t.DatagramsHeld += s.FEC.DatagramsHeld
+	t.HeldPacketsGivenUp += s.FEC.HeldPacketsGivenUp
 	t.DatagramsDropped += s.Datagrams.SendDropped + s.Datagrams.ReceiveDropped
 }
 

@@ -11,7 +11,10 @@
 // afterwards, so that one binary, with no child process to start and
 // stop, drives the whole experiment.
 //
-// A request run keeps --parallel HTTP/1.1 connections alive, each asking
+// A tunnel carries one 16 MB response before any request is timed
+// (warmTunnel), so that the requests meet a tunnel in its steady state,
+// not its outer connection's startup. A request run keeps --parallel
+// HTTP/1.1 connections alive, each asking
 // for one response after another with a pause between them (as HIRT's
 // wrk clients do), and times each request from its first byte sent to
 // the response's last byte received. Overhead is what the emulated link

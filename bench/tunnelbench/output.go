@@ -34,8 +34,8 @@ func secs(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
 func Table(rs []Result) *report.Table {
 	t := &report.Table{
 		Title: "Request completion time (s) through the emulated link",
-		Columns: []string{"link", "stack", "size", "requests", "failed", "p50", "p99", "p99.9", "max",
-			"p99 excess", "overhead", "fec overhead", "rebuilt", "drops", "late"},
+		Columns: []string{"link", "stack", "size", "requests", "failed", "p25", "p50", "p75", "p99", "p99.9", "max",
+			"p99 excess", "overhead", "fec overhead", "rebuilt", "drops (queue)", "late"},
 	}
 	for _, r := range rs {
 		excess := "-"
@@ -48,9 +48,9 @@ func Table(rs []Result) *report.Table {
 			fecOverhead = fmt.Sprintf("%.1f%%", 100*r.FECOverhead)
 		}
 		_ = t.AddRow(r.Link, r.Stack, bench.FormatSize(r.SizeBytes), strconv.Itoa(r.Requests), strconv.Itoa(r.Failed),
-			secs(r.P50S), secs(r.P99S), secs(r.P999S), secs(r.MaxS), excess,
+			secs(r.P25S), secs(r.P50S), secs(r.P75S), secs(r.P99S), secs(r.P999S), secs(r.MaxS), excess,
 			fmt.Sprintf("%.1f%%", 100*r.Overhead), fecOverhead, rebuilt,
-			strconv.FormatInt(r.LinkDrops, 10), strconv.FormatUint(r.LatePackets, 10))
+			fmt.Sprintf("%d (%d)", r.LinkDrops, r.QueueDrops), strconv.FormatUint(r.LatePackets, 10))
 	}
 	return t
 }

@@ -15,15 +15,23 @@ const (
 
 // Result is one stack's requests of one size over one link.
 type Result struct {
-	Stack     string  `json:"stack"`
-	Link      string  `json:"link"` // LinkLossy, or LinkLossless for the reference run
-	SizeBytes int64   `json:"size_bytes"`
-	Requests  int     `json:"requests"`
-	Failed    int     `json:"failed"`
-	P50S      float64 `json:"p50_s"`
-	P99S      float64 `json:"p99_s"`
-	P999S     float64 `json:"p999_s"`
-	MaxS      float64 `json:"max_s"`
+	Stack     string `json:"stack"`
+	Link      string `json:"link"` // LinkLossy, or LinkLossless for the reference run
+	SizeBytes int64  `json:"size_bytes"`
+	Requests  int    `json:"requests"`
+	Failed    int    `json:"failed"`
+	// P25S and P75S bound the middle half of the completion times:
+	// the median's spread, where a change of the median alone may be
+	// the noise of a run.
+	P25S  float64 `json:"p25_s"`
+	P50S  float64 `json:"p50_s"`
+	P75S  float64 `json:"p75_s"`
+	P99S  float64 `json:"p99_s"`
+	P999S float64 `json:"p999_s"`
+	MaxS  float64 `json:"max_s"`
+	// WarmUpBytes is the response the tunnel carried before the first
+	// request was timed (Config.WarmUp); zero for direct.
+	WarmUpBytes int64 `json:"warm_up_bytes"`
 	// ExcessP99S is the p99 beyond the same stack's p99 over the
 	// lossless link, when that was run (Config.Lossless).
 	ExcessP99S *float64 `json:"p99_excess_s,omitempty"`
@@ -38,7 +46,11 @@ type Result struct {
 	// LinkDrops counts the packets the link model dropped (loss, outage,
 	// full queue) during the requests; LatePackets those the emulator
 	// delivered late (the machine, not the model).
-	LinkDrops   int64        `json:"link_drops"`
+	LinkDrops int64 `json:"link_drops"`
+	// QueueDrops are those of LinkDrops the full queue took: the
+	// senders (the tunnel's outer connection, or the direct TCP) sent
+	// faster than the link drained, not the loss model.
+	QueueDrops  int64        `json:"queue_drops"`
 	LatePackets uint64       `json:"late_packets"`
 	FEC         tunnelCounts `json:"fec"`
 	// ClientTCP and ServerTCP are the inner TCP's loss recovery in the
@@ -84,6 +96,17 @@ type tunnelCounts struct {
 	RepairProbesSent      uint64 `json:"repair_probes_sent"`
 	LostSourcesGivenUp    uint64 `json:"lost_sources_given_up"`
 	ServerLossRepairsSent uint64 `json:"server_loss_repairs_sent"`
+	// DatagramsHeld are the server's datagrams the client end held
+	// behind a missing packet until it was rebuilt or given up
+	// (quic.FECStats.DatagramsHeld), HeldGivenUp the missing packets it
+	// stopped waiting for: each lets the inner TCP see a gap, which it
+	// answers with a retransmission. ServerDatagramsHeld and
+	// ServerHeldGivenUp are the same at the server end, for the client's
+	// datagrams.
+	DatagramsHeld       uint64 `json:"datagrams_held"`
+	HeldGivenUp         uint64 `json:"held_given_up"`
+	ServerDatagramsHeld uint64 `json:"server_datagrams_held"`
+	ServerHeldGivenUp   uint64 `json:"server_held_given_up"`
 	// DatagramsLost were in packets declared lost; SendDropped were
 	// dropped from the full send queue before they were sent;
 	// ReceiveDropped arrived while the receive queue was full.
@@ -114,6 +137,7 @@ func countsOf(s quic.ConnectionStats) tunnelCounts {
 		PacketsLost: s.PacketsLost, LossRepairsSent: s.FEC.LossRepairsSent, RepairProbesSent: s.FEC.RepairProbesSent,
 		LostSourcesGivenUp: s.FEC.LostSourcesGivenUp, DatagramsSent: s.Datagrams.Sent, DatagramsLost: s.Datagrams.Lost,
 		SendDropped: s.Datagrams.SendDropped, ReceiveDropped: s.Datagrams.ReceiveDropped,
+		DatagramsHeld: s.FEC.DatagramsHeld, HeldGivenUp: s.FEC.HeldPacketsGivenUp,
 		MaxDatagramSize: s.MaxDatagramSize, MTUBlackHole: s.MTUBlackHole,
 	}
 }
@@ -131,8 +155,11 @@ func (a tunnelCounts) minus(b tunnelCounts) tunnelCounts {
 		RepairProbesSent:      a.RepairProbesSent - b.RepairProbesSent,
 		LostSourcesGivenUp:    a.LostSourcesGivenUp - b.LostSourcesGivenUp,
 		ServerLossRepairsSent: a.ServerLossRepairsSent - b.ServerLossRepairsSent,
-		DatagramsSent:         a.DatagramsSent - b.DatagramsSent,
-		SendDropped:           a.SendDropped - b.SendDropped, ReceiveDropped: a.ReceiveDropped - b.ReceiveDropped,
+		DatagramsHeld:         a.DatagramsHeld - b.DatagramsHeld, HeldGivenUp: a.HeldGivenUp - b.HeldGivenUp,
+		ServerDatagramsHeld: a.ServerDatagramsHeld - b.ServerDatagramsHeld,
+		ServerHeldGivenUp:   a.ServerHeldGivenUp - b.ServerHeldGivenUp,
+		DatagramsSent:       a.DatagramsSent - b.DatagramsSent,
+		SendDropped:         a.SendDropped - b.SendDropped, ReceiveDropped: a.ReceiveDropped - b.ReceiveDropped,
 		OverloadDrops: a.OverloadDrops - b.OverloadDrops,
 		CPUSeconds:    a.CPUSeconds - b.CPUSeconds,
 		PathTooSmall:  a.PathTooSmall - b.PathTooSmall,
@@ -146,7 +173,9 @@ func newResult(stack, link string, size int64, b batch) Result {
 	slices.Sort(t)
 	return Result{
 		Stack: stack, Link: link, SizeBytes: size, Requests: len(t), Failed: b.failed,
+		P25S:   bench.Percentile(t, 0.25),
 		P50S:   bench.Percentile(t, 0.5),
+		P75S:   bench.Percentile(t, 0.75),
 		P99S:   bench.Percentile(t, 0.99),
 		P999S:  bench.Percentile(t, 0.999),
 		MaxS:   t[len(t)-1],

@@ -39,6 +39,9 @@ func TestResultsAndExcess(t *testing.T) {
 	if !near(r.P50S, 0.5005) || !near(r.P99S, 0.99001) || !near(r.P999S, 0.999001) || r.MaxS != 1 {
 		t.Errorf("percentiles %v %v %v %v", r.P50S, r.P99S, r.P999S, r.MaxS)
 	}
+	if !near(r.P25S, 0.25075) || !near(r.P75S, 0.75025) {
+		t.Errorf("quartiles %v %v, want 0.25075 0.75025", r.P25S, r.P75S)
+	}
 	setExcess(rs)
 	if rs[0].ExcessP99S == nil || !near(*rs[0].ExcessP99S, 0.99001-0.199) {
 		t.Errorf("excess %v", rs[0].ExcessP99S)
@@ -61,7 +64,7 @@ func TestResultsAndExcess(t *testing.T) {
 	if err := json.Unmarshal(b, &doc); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{"stack", "size_bytes", "requests", "p50_s", "p99_s", "p999_s", "overhead", "fec_overhead"} {
+	for _, k := range []string{"stack", "size_bytes", "requests", "p25_s", "p50_s", "p75_s", "p99_s", "p999_s", "overhead", "fec_overhead"} {
 		if _, ok := doc.Results[0][k]; !ok {
 			t.Errorf("no %q in %s", k, b)
 		}

@@ -51,7 +51,7 @@ func TestRequestsSmall(t *testing.T) {
 	cfg := Config{
 		Profile: p, Sizes: []int64{10_000}, Requests: 12, Parallel: 3, Gap: 5 * time.Millisecond,
 		Seed: 7, Stacks: AllStacks, Lossless: true, Prefix: testPrefix("r"),
-		ClientEnd: []string{os.Args[0], clientEndArg},
+		ClientEnd: []string{os.Args[0], clientEndArg}, WarmUp: 1 << 20,
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -66,6 +66,15 @@ func TestRequestsSmall(t *testing.T) {
 		name := r.Link + " " + r.Stack
 		if r.Requests != cfg.Requests || r.Failed != 0 {
 			t.Errorf("%s: %d requests, %d failed", name, r.Requests, r.Failed)
+		}
+		// Each tunnel carried the warm-up before the requests were
+		// timed, and the link's counters of the requests leave it out.
+		want := int64(0)
+		if r.Stack != Direct {
+			want = cfg.WarmUp
+		}
+		if r.WarmUpBytes != want || r.LinkBytes >= cfg.WarmUp {
+			t.Errorf("%s: warm-up of %d bytes (want %d), %d bytes on the link during the requests", name, r.WarmUpBytes, want, r.LinkBytes)
 		}
 		if !(r.P50S > 0 && r.P50S <= r.P99S && r.P99S <= r.P999S && r.P999S <= r.MaxS) {
 			t.Errorf("%s: percentiles out of order: %+v", name, r)
