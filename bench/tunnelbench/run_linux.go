@@ -38,7 +38,8 @@ type Config struct {
 	// the source bytes sent (zero: the tunnel's default, 0.1).
 	FECMaxOverhead float64
 	// WarmUp is the size of the response each new tunnel carries before
-	// its requests are timed (zero: TunnelWarmUp).
+	// its requests are timed (zero: TunnelWarmUp; NoWarmUp: none, to
+	// measure a tunnel's first requests).
 	WarmUp   int64
 	Progress io.Writer
 }
@@ -57,7 +58,7 @@ func (c Config) check() error {
 		return errors.New("no stack")
 	case len(c.ClientEnd) == 0:
 		return errors.New("no command for the tunnel's client end")
-	case c.WarmUp < 0:
+	case c.WarmUp < 0 && c.WarmUp != NoWarmUp:
 		return fmt.Errorf("warm-up of %d bytes", c.WarmUp)
 	}
 	for _, s := range c.Stacks {
@@ -140,7 +141,7 @@ func runStack(ctx context.Context, cfg Config, p netsim.Profile, link, stack str
 	}
 	defer hs.close()
 	var warmed int64
-	if tun != nil {
+	if tun != nil && cfg.WarmUp != NoWarmUp {
 		warmed = cmp.Or(cfg.WarmUp, TunnelWarmUp)
 		if err := warmTunnel(ctx, cli, hs.addr, warmed); err != nil {
 			return nil, fmt.Errorf("warming the tunnel up: %w", err)
@@ -175,6 +176,9 @@ func runStack(ctx context.Context, cfg Config, p netsim.Profile, link, stack str
 // and never answered a loss as a tunnel in its steady state does (qlog of
 // the server end).
 const TunnelWarmUp = 16 << 20
+
+// NoWarmUp as Config.WarmUp times a new tunnel's requests from its start.
+const NoWarmUp = -1
 
 // warmTunnel fetches size bytes from addr through the tunnel, on a
 // connection of its own.

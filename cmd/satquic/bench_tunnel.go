@@ -22,7 +22,7 @@ import (
 
 const benchTunnelSynopsis = `bench tunnel [--profile P] [--sizes 10kB,1MB] [--requests N] [--parallel N] [--gap D]
        [--seed S] [--stacks direct,tunnel-nofec,tunnel-fec,tunnel-fixed] [--lossless]
-       [--json FILE] [--plot FILE.png]
+       [--warm-up SIZE] [--json FILE] [--plot FILE.png]
 bench tunnel --mode goodput [--flows 1,4] [--duration D] [--loss 0,1] [--json FILE]
        [--cpuprofile-dir DIR]
 
@@ -36,7 +36,9 @@ tail protection). Each stack runs in fresh namespaces; --parallel
 kept-alive connections send --requests requests per size, one after the
 other with --gap between a response and the next request (HIRT's wrk).
 --lossless adds every stack over the same profile with loss and outages
-off, the reference of the "p99 excess" column. Overhead is the link's
+off, the reference of the "p99 excess" column. Each new tunnel first
+carries one --warm-up response (16MiB; 0 for none), untimed, so that the
+requests meet it in its steady state, as between gateways. Overhead is the link's
 bytes (both directions) beyond the response bodies, as a fraction of
 them; fec overhead the repair bytes both tunnel ends sent, as a fraction
 of the response bodies.
@@ -63,7 +65,7 @@ func runBenchTunnel(args []string, stdout, stderr io.Writer) error {
 		gcfg                              tunnelbench.GoodputConfig
 		mode, profile, sizes, stacks      string
 		flows, losses, jsonPath, plotPath string
-		seed                              string
+		seed, warmUp                      string
 	)
 	fs := newFlagSet("bench tunnel", benchTunnelSynopsis, stderr)
 	fs.StringVar(&mode, "mode", "requests", "requests or goodput")
@@ -75,6 +77,7 @@ func runBenchTunnel(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&seed, "seed", "", "seed of the link model's draws (default: random, printed)")
 	fs.StringVar(&stacks, "stacks", strings.Join(tunnelbench.AllStacks, ","), "comma-separated stacks")
 	fs.BoolVar(&cfg.Lossless, "lossless", false, "also run every stack with the profile's loss and outages off")
+	fs.StringVar(&warmUp, "warm-up", "16MiB", "requests: response each new tunnel carries before requests are timed (0: none)")
 	fs.StringVar(&flows, "flows", "1,4", "goodput: comma-separated numbers of parallel TCP flows")
 	fs.DurationVar(&gcfg.Duration, "duration", 10*time.Second, "goodput: length of each measurement")
 	fs.StringVar(&losses, "loss", "0,1", "goodput: comma-separated uniform loss percentages on the veth")
@@ -98,6 +101,11 @@ func runBenchTunnel(args []string, stdout, stderr io.Writer) error {
 		return usageErr("--fec-max-overhead %v: want a share in (0, 1)", cfg.FECMaxOverhead)
 	}
 	gcfg.FECMaxOverhead = cfg.FECMaxOverhead
+	warm, err := parseWarmUp(warmUp)
+	if err != nil {
+		return err
+	}
+	cfg.WarmUp = warm
 	if os.Geteuid() != 0 {
 		return fmt.Errorf("%w: %v", errUsage, tunnelbench.ErrNeedsRoot)
 	}
@@ -223,4 +231,16 @@ func runTunnelGoodput(ctx context.Context, cfg tunnelbench.GoodputConfig, jsonPa
 // in the client's namespace.
 func runBenchTunnelClient(args []string, stdout, _ io.Writer) error {
 	return tunnelbench.RunClientEnd(args, os.Stdin, stdout)
+}
+
+// parseWarmUp reads --warm-up: a size, or 0 for none.
+func parseWarmUp(s string) (int64, error) {
+	if strings.TrimSpace(s) == "0" {
+		return tunnelbench.NoWarmUp, nil
+	}
+	n, err := bench.ParseSize(s)
+	if err != nil {
+		return 0, usageErr("--warm-up: %v (0 for none)", err)
+	}
+	return n, nil
 }
