@@ -111,7 +111,10 @@ func (c AdaptiveConfig) validate() error {
 //     that the repairs covering each source outnumber a long burst:
 //     w*rate >= Coverage*B90, B90 the burst length that 90% of bursts do
 //     not exceed, within MinWindow..MaxWindow. The two equations are
-//     solved together by a few fixed-point steps.
+//     solved together by a few fixed-point steps. On a clean path, where
+//     that rate gives less than one repair per MaxWindow sources, the
+//     window is MinWindow: the repairs sent are then a sender's tail
+//     repairs, over its newest sources.
 //
 //  2. Reactive repairs: the receiver reports as soon as a loss run ends
 //     (and every Interval sources), with how many lost sources it still
@@ -214,6 +217,17 @@ func (c *AdaptiveController) plan() {
 		w = min(max(w, float64(c.cfg.MinWindow)), float64(c.cfg.MaxWindow))
 	}
 	c.window = int(w)
+	if c.rate*float64(c.cfg.MaxWindow) < 1 {
+		// A clean path: proactive repairs come less than once per
+		// largest window, and the repairs that go out are those of tails
+		// (and reactions, which widen the window themselves). A tail
+		// repair is for the newest sources, which no later packet
+		// reveals lost; older ones are revealed by the ACKs of later
+		// ones and repaired then. The largest window only made each
+		// tail repair cost up to four times the symbol work (a bulk
+		// flow through a tunnel goes idle every few hundred packets).
+		c.window = c.cfg.MinWindow
+	}
 }
 
 // farFeedback reports whether the feedback round trip is too long, in

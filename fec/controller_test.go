@@ -186,6 +186,30 @@ func TestAdaptiveControllerLearnsLossAndBursts(t *testing.T) {
 	}
 }
 
+// TestAdaptiveControllerCleanPathWindow: once clean reports wash out the
+// prior, proactive repairs come less than once per largest window, and the
+// window of the tail repairs that remain falls to the minimum; a little
+// loss brings the coverage window back.
+func TestAdaptiveControllerCleanPathWindow(t *testing.T) {
+	c, err := NewAdaptiveController(AdaptiveConfig{MaxWindow: 1024})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 200 {
+		c.OnFeedback(Feedback{Sources: 200})
+	}
+	if c.Rate()*1024 >= 1 || c.Window() != 256 {
+		t.Fatalf("clean path: rate %v window %d, want fewer than one repair per 1024 sources and the minimum 256", c.Rate(), c.Window())
+	}
+	// 0.1% loss: about 1.5 repairs per window of some 400 sources.
+	for range 200 {
+		c.OnFeedback(Feedback{Sources: 1000, Lost: 1, Bursts: 1, MaxBurst: 1})
+	}
+	if w := c.Window(); w <= 256 || float64(w)*c.Rate() < 1.5-0.05 {
+		t.Errorf("0.1%% loss: window %d rate %v, want a window above the minimum covering 1.5 losses", w, c.Rate())
+	}
+}
+
 func TestAdaptiveControllerReactsToWhatIsMissing(t *testing.T) {
 	c, err := NewAdaptiveController(AdaptiveConfig{})
 	if err != nil {

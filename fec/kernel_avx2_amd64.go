@@ -6,12 +6,14 @@ package fec
 // without AVX-512BW: nibble-table VPSHUFB on 32-byte registers, four
 // blocks per loop iteration, and the last partial block redone as an
 // overlapping, masked 32-byte window. Regions shorter than one window go
-// to the portable code.
+// to the portable code. The fused variant (kernel_multi_avx2_amd64.go)
+// adds four inputs in one pass over out.
 var avx2Kernel = &kernel{
-	name:   "avx2",
-	mulAdd: mulAddSliceAVX2,
-	mul:    mulSliceAVX2,
-	xor:    xorSliceAVX2,
+	name:        "avx2",
+	mulAdd:      mulAddSliceAVX2,
+	mul:         mulSliceAVX2,
+	xor:         xorSliceAVX2,
+	mulAddMulti: mulAddSlicesAVX2,
 }
 
 // avx2Window is the register width of the AVX2 kernels and the shortest

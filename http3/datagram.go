@@ -114,11 +114,28 @@ func (m *datagramMux) taken(b []byte, recycle bool) {
 const maxSpareDatagrams = 4 * receiveBatch
 
 // recycleLocked keeps b for the connection to reuse, up to
-// maxSpareDatagrams buffers; m.mu is held.
+// maxSpareDatagrams buffers; m.mu is held. When they are full and the
+// connection takes buffers back at once (quic.Conn.RecycleDatagrams), they
+// go to it and b starts a new batch: the readers of a tunnel's burst give
+// back thousands while the mux waits for the next datagram, and those
+// beyond the spares were garbage that the next burst allocated again.
 func (m *datagramMux) recycleLocked(b []byte) {
-	if len(m.spare) < maxSpareDatagrams {
-		m.spare = append(m.spare, b)
+	if len(m.spare) == maxSpareDatagrams {
+		r, ok := m.dc.(datagramRecycler)
+		if !ok {
+			return
+		}
+		r.RecycleDatagrams(m.spare)
+		clear(m.spare)
+		m.spare = m.spare[:0]
 	}
+	m.spare = append(m.spare, b)
+}
+
+// datagramRecycler is a datagramConn that takes back buffers of datagrams
+// it returned without a receive (quic.Conn.RecycleDatagrams).
+type datagramRecycler interface {
+	RecycleDatagrams(bs [][]byte)
 }
 
 // batchDatagramReceiver is a datagramConn that returns the datagrams

@@ -245,6 +245,21 @@ func (c *Conn) ReceiveDatagrams(ctx context.Context, done, got [][]byte) ([][]by
 	}
 }
 
+// RecycleDatagrams gives back the buffers of bs, datagrams this connection
+// returned earlier that the caller no longer uses (it must not touch them
+// afterwards), without waiting for new ones, as ReceiveDatagrams does
+// with its done: for a reader that has more of them than it wants to hold
+// until its next call. The connection keeps a few batches of them and
+// puts the rest of a packet's size in a pool the process's connections
+// share, so that the next burst reuses them rather than allocate.
+func (c *Conn) RecycleDatagrams(bs [][]byte) {
+	c.mu.Lock()
+	for _, b := range bs {
+		c.core.RecycleDatagram(b)
+	}
+	c.mu.Unlock()
+}
+
 // MaxDatagramPayloadSize is the largest payload SendDatagram takes now:
 // what fits in a DATAGRAM frame of one packet of the path's current
 // datagram size (which path MTU discovery raises) within the peer's

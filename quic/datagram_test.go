@@ -376,3 +376,35 @@ func TestSendPrefixedDatagrams(t *testing.T) {
 		}
 	})
 }
+
+// TestRecycleDatagrams: a buffer given back without a receive carries a
+// later datagram, intact.
+func TestRecycleDatagrams(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newMemEnv(t, link10ms, &Config{EnableDatagrams: true})
+		c, s := e.connect(&Config{EnableDatagrams: true})
+		const size = 1000
+		if err := c.SendDatagram(datagramMsg(0, size)); err != nil {
+			t.Fatal(err)
+		}
+		first, err := s.ReceiveDatagram(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.RecycleDatagrams([][]byte{first})
+		if err := c.SendDatagram(datagramMsg(1, size)); err != nil {
+			t.Fatal(err)
+		}
+		second, err := s.ReceiveDatagram(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i, err := checkDatagramMsg(second, size); err != nil || i != 1 {
+			t.Fatalf("got %d, %v", i, err)
+		}
+		if &second[0] != &first[:1][0] {
+			t.Error("the datagram did not arrive in the buffer given back")
+		}
+		_ = c.CloseWithError(0, "")
+	})
+}

@@ -84,6 +84,10 @@ type GoodputResult struct {
 	// (tunnel.OffloadStats), each write costing a system call and a pass
 	// of the kernel's receive path.
 	ServerDeviceWrites uint64 `json:"server_device_writes"`
+	// ServerPacketsSent counts the QUIC packets the server end sent: its
+	// ACKs and the inner TCP's acknowledgements. Over ServerReceived it
+	// is what each packet of data cost the way back.
+	ServerPacketsSent uint64 `json:"server_packets_sent"`
 	// Client is the client end's counters (datagram drops above all).
 	Client tunnelCounts `json:"client_end"`
 	// CPUSeconds is the CPU time (user and system) of both tunnel ends'
@@ -144,8 +148,8 @@ func RunGoodput(ctx context.Context, cfg GoodputConfig) ([]GoodputResult, error)
 
 func (cfg GoodputConfig) progress(r GoodputResult) {
 	if cfg.Progress != nil {
-		fmt.Fprintf(cfg.Progress, "%s over %s, %g%% loss, %d flows: %.2f Gbit/s, inner TCP retransmitted %.4f%%, CPU %.2f ns/byte, server end dropped %d+%d+%d, %.1f packets per device write\n",
-			r.Stack, r.Link, r.LossPercent, r.Flows, r.GoodputGbps, 100*r.RetransRate, r.CPUNsPerByte, r.ServerDatagramsDropped, r.ServerHTTPDatagramsDropped, r.ServerSessionDrops, r.packetsPerWrite())
+		fmt.Fprintf(cfg.Progress, "%s over %s, %g%% loss, %d flows: %.2f Gbit/s, inner TCP retransmitted %.4f%%, CPU %.2f ns/byte, server end dropped %d+%d+%d, %.1f packets per device write, %.3f packets back per packet received\n",
+			r.Stack, r.Link, r.LossPercent, r.Flows, r.GoodputGbps, 100*r.RetransRate, r.CPUNsPerByte, r.ServerDatagramsDropped, r.ServerHTTPDatagramsDropped, r.ServerSessionDrops, r.packetsPerWrite(), r.packetsBack())
 	}
 }
 
@@ -302,6 +306,7 @@ func measureFlows(ctx context.Context, cfg GoodputConfig, p goodputPath, tun *li
 		ServerHTTPDatagramsDropped: srvAllAfter.Transport.HTTPDatagramsDropped - srvAll.Transport.HTTPDatagramsDropped,
 		ServerSessionDrops:         receivedDrops(srvAllAfter.Sessions) - receivedDrops(srvAll.Sessions),
 		ServerDeviceWrites:         deviceWrites(srvAfter) - deviceWrites(srvBefore),
+		ServerPacketsSent:          srvAllAfter.Transport.PacketsSent - srvAll.Transport.PacketsSent,
 		Client:                     f,
 		CPUSeconds:                 cpu.Seconds() + f.CPUSeconds,
 	}
@@ -323,6 +328,15 @@ func (r GoodputResult) packetsPerWrite() float64 {
 		return 0
 	}
 	return float64(r.ServerDelivered) / float64(r.ServerDeviceWrites)
+}
+
+// packetsBack is how many packets the server end sent for each packet it
+// received from the client end.
+func (r GoodputResult) packetsBack() float64 {
+	if r.ServerReceived == 0 {
+		return 0
+	}
+	return float64(r.ServerPacketsSent) / float64(r.ServerReceived)
 }
 
 // processCPU is this process's CPU time so far, user and system.

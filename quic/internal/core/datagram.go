@@ -213,11 +213,16 @@ const maxRecycledDatagrams = 256
 // RecycleDatagram takes back the buffer of a datagram ReceiveDatagram
 // returned, which the caller no longer uses, for a datagram to come; it
 // keeps at most as many as the receive queue holds, and at most
-// maxRecycledDatagrams. ReleaseIdle drops them.
+// maxRecycledDatagrams. ReleaseIdle drops them. A datagram block beyond
+// those goes back to the process's pool (pool.go).
 func (c *Conn) RecycleDatagram(b []byte) {
 	d := &c.dgram
-	if len(d.recvSpare) < min(d.recvLimit, maxRecycledDatagrams) && cap(b) > 0 {
+	switch {
+	case cap(b) == 0:
+	case len(d.recvSpare) < min(d.recvLimit, maxRecycledDatagrams):
 		d.recvSpare = append(d.recvSpare, b[:0])
+	case cap(b) == datagramBlockSize:
+		putDatagramBlock((*datagramBlock)(b[:datagramBlockSize]))
 	}
 }
 

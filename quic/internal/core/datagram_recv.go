@@ -63,11 +63,15 @@ func (c *Conn) deliverOwnDatagram(data []byte) {
 }
 
 // takeRecvBuffer returns an empty buffer for a received datagram of n
-// bytes: a recycled one (RecycleDatagram) when the newest fits, else nil,
-// which append allocates.
+// bytes: a recycled one (RecycleDatagram) when the newest fits, else one
+// of the process's datagram blocks for a datagram of a packet's size,
+// else nil, which append allocates.
 func (d *datagramState) takeRecvBuffer(n int) []byte {
 	last := len(d.recvSpare) - 1
 	if last < 0 || cap(d.recvSpare[last]) < n {
+		if n > smallDatagram && n <= datagramBlockSize {
+			return getDatagramBlock()[:0]
+		}
 		return nil
 	}
 	b := d.recvSpare[last]

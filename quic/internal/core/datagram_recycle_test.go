@@ -74,3 +74,39 @@ func TestDatagramRecycledBuffersBounded(t *testing.T) {
 		t.Fatalf("an idle connection keeps %d buffers", n)
 	}
 }
+
+// TestDatagramBlocks: with no buffer given back, a datagram of a packet's
+// size arrives in a block of the process's pool, which the connection
+// takes back into that pool once its own spares are full, and a small one
+// in a buffer of its own size.
+func TestDatagramBlocks(t *testing.T) {
+	ccfg, scfg := testConfigs(t, 309)
+	ccfg.EnableDatagrams, scfg.EnableDatagrams = true, true
+	scfg.DatagramReceiveQueue = 4
+	p := newPair(t, ccfg, scfg, 5*time.Millisecond)
+	p.mustRun(p.confirmed, 5*time.Second)
+	for i, size := range []int{1000, 100} {
+		if err := p.client.SendDatagram(p.now, numbered(i, size)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p.mustRun(func() bool { return p.server.Stats().Datagrams.Received == 2 }, p.now+time.Second)
+	large, _ := p.server.ReceiveDatagram()
+	small, _ := p.server.ReceiveDatagram()
+	if !bytes.Equal(large, numbered(0, 1000)) || !bytes.Equal(small, numbered(1, 100)) {
+		t.Fatal("datagrams changed on the way")
+	}
+	if cap(large) != datagramBlockSize {
+		t.Errorf("a 1000-byte datagram came in a buffer of %d bytes, want a %d-byte block", cap(large), datagramBlockSize)
+	}
+	if cap(small) > smallDatagram {
+		t.Errorf("a 100-byte datagram came in a buffer of %d bytes", cap(small))
+	}
+	for range 4 {
+		p.server.RecycleDatagram(make([]byte, 0, 64))
+	}
+	p.server.RecycleDatagram(large) // beyond the spares: to the pool
+	if n := len(p.server.dgram.recvSpare); n != 4 {
+		t.Fatalf("kept %d buffers, want the receive queue's 4", n)
+	}
+}
