@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -36,6 +37,8 @@ type GoodputConfig struct {
 	// stack and loss: server-STACK-LOSS.pprof (this process: the server
 	// end and the inner TCP ends) and client-STACK-LOSS.pprof.
 	ProfileDir string
+	// Stacks are the rows to measure, of GoodputStacks (none: all).
+	Stacks []string
 }
 
 // GoodputResult is one measurement.
@@ -112,8 +115,15 @@ func RunGoodput(ctx context.Context, cfg GoodputConfig) ([]GoodputResult, error)
 	if len(cfg.Flows) == 0 || len(cfg.LossPercents) == 0 || cfg.Duration <= 0 || len(cfg.ClientEnd) == 0 {
 		return nil, errors.New("goodput: want flows, losses, a positive duration and the client end's command")
 	}
+	stacks := cfg.Stacks
+	if len(stacks) == 0 {
+		stacks = GoodputStacks
+	}
 	var out []GoodputResult
 	for _, flows := range cfg.Flows {
+		if !slices.Contains(stacks, PlainSatquic) {
+			break
+		}
 		r, err := plainSatquic(ctx, flows, cfg.Duration)
 		if err != nil {
 			return out, fmt.Errorf("plain satquic: %w", err)
@@ -136,6 +146,9 @@ func RunGoodput(ctx context.Context, cfg GoodputConfig) ([]GoodputResult, error)
 			}
 		}
 		for _, stack := range []string{TunnelFEC, TunnelNoFEC} {
+			if !slices.Contains(stacks, stack) {
+				continue
+			}
 			rs, err := tunnelGoodput(ctx, cfg, stack, loss, kl)
 			out = append(out, rs...)
 			if err != nil {
@@ -484,7 +497,7 @@ func plainSatquic(ctx context.Context, flows int, d time.Duration) (GoodputResul
 		return GoodputResult{}, err
 	}
 	n := size * int64(flows)
-	return GoodputResult{Stack: "satquic", Link: "loopback", Flows: flows, Bytes: n, Seconds: secs,
+	return GoodputResult{Stack: PlainSatquic, Link: "loopback", Flows: flows, Bytes: n, Seconds: secs,
 		GoodputGbps: float64(n) * 8 / secs / 1e9}, nil
 }
 

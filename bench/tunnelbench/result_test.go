@@ -22,6 +22,18 @@ func TestParseStacks(t *testing.T) {
 	}
 }
 
+func TestParseGoodputStacks(t *testing.T) {
+	got, err := ParseGoodputStacks("tunnel-nofec,satquic")
+	if err != nil || len(got) != 2 || got[0] != TunnelNoFEC || got[1] != PlainSatquic {
+		t.Errorf("got %v, %v", got, err)
+	}
+	for _, bad := range []string{"", "direct", "tunnel-fixed", "satquic,satquic"} {
+		if _, err := ParseGoodputStacks(bad); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}
+
 // TestResultsAndExcess: the percentiles of a batch, and the p99 excess of
 // a lossy result over the lossless one of the same stack and size only.
 func TestResultsAndExcess(t *testing.T) {

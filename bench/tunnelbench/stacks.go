@@ -2,6 +2,7 @@ package tunnelbench
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/satquic/satquic/quic"
@@ -47,7 +48,22 @@ const (
 var AllStacks = []string{Direct, TunnelNoFEC, TunnelFEC, TunnelFixed}
 
 // ParseStacks checks a comma-separated list of stack names.
-func ParseStacks(list string) ([]string, error) {
+func ParseStacks(list string) ([]string, error) { return parseStackList(list, AllStacks) }
+
+// PlainSatquic is the goodput mode's reference row: a satquic download
+// on loopback, no tunnel.
+const PlainSatquic = "satquic"
+
+// GoodputStacks lists the rows of the goodput mode in their order.
+var GoodputStacks = []string{PlainSatquic, TunnelFEC, TunnelNoFEC}
+
+// ParseGoodputStacks checks a comma-separated list of the goodput mode's
+// stacks.
+func ParseGoodputStacks(list string) ([]string, error) {
+	return parseStackList(list, GoodputStacks)
+}
+
+func parseStackList(list string, known []string) ([]string, error) {
 	var out []string
 	seen := map[string]bool{}
 	for _, s := range strings.Split(list, ",") {
@@ -55,8 +71,8 @@ func ParseStacks(list string) ([]string, error) {
 		if s == "" {
 			continue
 		}
-		if !isStack(s) {
-			return nil, fmt.Errorf("unknown stack %q (known: %s)", s, strings.Join(AllStacks, ", "))
+		if !slices.Contains(known, s) {
+			return nil, fmt.Errorf("unknown stack %q (known: %s)", s, strings.Join(known, ", "))
 		}
 		if seen[s] {
 			return nil, fmt.Errorf("stack %s given twice", s)
@@ -70,14 +86,7 @@ func ParseStacks(list string) ([]string, error) {
 	return out, nil
 }
 
-func isStack(s string) bool {
-	for _, k := range AllStacks {
-		if k == s {
-			return true
-		}
-	}
-	return false
-}
+func isStack(s string) bool { return slices.Contains(AllStacks, s) }
 
 // quicConfig is the QUIC configuration of a tunnel stack's two ends;
 // maxOverhead caps the FEC stacks' repair bytes as a share of the source

@@ -24,7 +24,7 @@ const benchTunnelSynopsis = `bench tunnel [--profile P] [--sizes 10kB,1MB] [--re
        [--seed S] [--stacks direct,tunnel-nofec,tunnel-fec,tunnel-fixed] [--lossless]
        [--warm-up SIZE] [--json FILE] [--plot FILE.png]
 bench tunnel --mode goodput [--flows 1,4] [--duration D] [--loss 0,1] [--json FILE]
-       [--cpuprofile-dir DIR]
+       [--stacks satquic,tunnel-fec,tunnel-nofec] [--cpuprofile-dir DIR]
 
 --mode requests (default): HTTP requests of unmodified kernel-TCP programs
 (Go's net/http client and server, HTTP/1.1, in two network namespaces)
@@ -46,7 +46,8 @@ of the response bodies.
 --mode goodput: bulk TCP through the tunnel over a veth pair with no
 emulated delay, with --flows parallel flows for --duration each, with and
 without FEC, at each --loss percentage, beside a plain satquic download on
-loopback; goodput, CPU time of both tunnel ends per byte, and the inner
+loopback (--stacks chooses among satquic, tunnel-fec and tunnel-nofec;
+default all); goodput, CPU time of both tunnel ends per byte, and the inner
 TCP's retransmitted segments (/proc/net/snmp of the client's namespace).
 Loss is dropped by the kernel on the veth, uniformly at random in both
 directions and unseeded: an XDP program on each end draws every datagram
@@ -132,6 +133,11 @@ func runBenchTunnel(args []string, stdout, stderr io.Writer) error {
 		}
 		if gcfg.ProfileDir != "" && !isDir(gcfg.ProfileDir) {
 			return usageErr("--cpuprofile-dir %s is not a directory", gcfg.ProfileDir)
+		}
+		if flagWasSet(fs, "stacks") {
+			if gcfg.Stacks, err = tunnelbench.ParseGoodputStacks(stacks); err != nil {
+				return usageErr("--stacks: %v", err)
+			}
 		}
 		gcfg.Progress, gcfg.Seed = stderr, cfg.Seed
 		gcfg.Prefix = fmt.Sprintf("sqg%d", os.Getpid()%100000)

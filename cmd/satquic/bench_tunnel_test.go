@@ -16,6 +16,7 @@ func TestBenchTunnelBadFlags(t *testing.T) {
 		{"--stacks", "direct,quic"}, {"--stacks", ","}, {"--sizes", "ten"}, {"--seed", "x"},
 		{"--fec-max-overhead", "1"}, {"--mode", "iperf"}, {"--warm-up", "-1MB"}, {"--warm-up", "x"},
 		{"--mode", "goodput", "--flows", "0"}, {"--mode", "goodput", "--loss", "100"},
+		{"--mode", "goodput", "--stacks", "direct"}, {"--mode", "goodput", "--stacks", "tunnel-fec,tunnel-fec"},
 	} {
 		var stdout, stderr bytes.Buffer
 		if code := runMain(append([]string{"bench", "tunnel"}, args...), &stdout, &stderr); code != 2 {
