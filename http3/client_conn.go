@@ -13,8 +13,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/quic-go/qpack"
-
 	"github.com/satquic/satquic/quic"
 )
 
@@ -457,7 +455,7 @@ func readFinalHeader(r *bufio.Reader, limit uint64) (int, http.Header, error) {
 		case f.typ == framePushPromise:
 			return 0, nil, connError(ErrCodeIDError, "PUSH_PROMISE without MAX_PUSH_ID")
 		}
-		var room [maxFieldsOnStack]qpack.HeaderField
+		var room [maxFieldsOnStack]headerField
 		fields, err := appendFieldSection(room[:0], f.payload, limit)
 		if errors.Is(err, errFieldSectionTooLarge) {
 			return 0, nil, fmt.Errorf("http3: response header above the limit of %d bytes", limit)

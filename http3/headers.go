@@ -1,16 +1,12 @@
 package http3
 
 import (
-	"bytes"
 	"context"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 	"sync"
-
-	"github.com/quic-go/qpack"
 )
 
 // fieldOverhead is what RFC 9114 section 4.2.2 adds to each field's name
@@ -18,30 +14,24 @@ import (
 const fieldOverhead = 32
 
 // fieldWriter encodes one field section with QPACK's static table (no
-// dynamic table: this endpoint offers none and uses none of the peer's)
-// and sizes it as RFC 9114 section 4.2.2 does.
+// dynamic table: this endpoint offers none and uses none of the peer's,
+// qpack.go) and sizes it as RFC 9114 section 4.2.2 does.
 type fieldWriter struct {
-	buf  bytes.Buffer
-	enc  *qpack.Encoder
+	buf  []byte
 	size uint64
 }
 
-var fieldWriters = sync.Pool{New: func() any {
-	w := new(fieldWriter)
-	w.enc = qpack.NewEncoder(&w.buf)
-	return w
-}}
+var fieldWriters = sync.Pool{New: func() any { return new(fieldWriter) }}
 
 func getFieldWriter() *fieldWriter {
 	w := fieldWriters.Get().(*fieldWriter)
-	w.buf.Reset()
+	w.buf = appendFieldSectionPrefix(w.buf[:0])
 	w.size = 0
 	return w
 }
 
 func putFieldWriter(w *fieldWriter) {
-	_ = w.enc.Close()
-	if w.buf.Cap() <= 64<<10 {
+	if cap(w.buf) <= 64<<10 {
 		fieldWriters.Put(w)
 	}
 }
@@ -49,8 +39,7 @@ func putFieldWriter(w *fieldWriter) {
 // field adds a field whose name is already lowercase.
 func (w *fieldWriter) field(name, value string) {
 	w.size += uint64(len(name)+len(value)) + fieldOverhead
-	// Writes to a bytes.Buffer do not fail.
-	_ = w.enc.WriteField(qpack.HeaderField{Name: name, Value: value})
+	w.buf = appendFieldLine(w.buf, name, value)
 }
 
 // header adds the fields of h with lowercase names, leaving out the
@@ -73,7 +62,7 @@ func (w *fieldWriter) header(h http.Header, skip func(lower string) bool) {
 
 // frame returns the field section as a HEADERS frame, appended to b.
 func (w *fieldWriter) frame(b []byte) []byte {
-	return appendHeadersFrame(b, w.buf.Bytes())
+	return appendHeadersFrame(b, w.buf)
 }
 
 // commonNames maps the canonical form of frequent header names to their
@@ -142,41 +131,40 @@ func validFieldValue(v string) bool {
 // decode (including any reference to a dynamic table it never offered,
 // RFC 9204 section 2.2), and a stream error H3_MESSAGE_ERROR for names
 // and values HTTP/3 forbids.
-func decodeFieldSection(p []byte, limit uint64) ([]qpack.HeaderField, error) {
+func decodeFieldSection(p []byte, limit uint64) ([]headerField, error) {
 	return appendFieldSection(nil, p, limit)
 }
 
 // appendFieldSection is decodeFieldSection appending the fields to dst,
 // so that a caller may decode into room of its own.
-func appendFieldSection(dst []qpack.HeaderField, p []byte, limit uint64) ([]qpack.HeaderField, error) {
-	dec := qpack.NewDecoder().Decode(p)
+func appendFieldSection(dst []headerField, p []byte, limit uint64) ([]headerField, error) {
 	fields := dst
 	var size uint64
-	for {
-		f, err := dec()
-		if err != nil {
-			if err == io.EOF {
-				break
-			}
-			return nil, connError(ErrCodeQPACKDecompressionFailed, "%v", err)
-		}
+	err := decodeFieldLines(p, func(f headerField) error {
 		size += uint64(len(f.Name)+len(f.Value)) + fieldOverhead
 		if size > limit {
-			return nil, errFieldSectionTooLarge
+			return errFieldSectionTooLarge
 		}
 		name := f.Name
 		if f.IsPseudo() {
 			name = name[1:]
 		}
 		if !validFieldName(name) {
-			return nil, streamError(ErrCodeMessageError, "invalid field name %q", f.Name)
+			return streamError(ErrCodeMessageError, "invalid field name %q", f.Name)
 		}
 		if !validFieldValue(f.Value) {
-			return nil, streamError(ErrCodeMessageError, "invalid value of field %q", f.Name)
+			return streamError(ErrCodeMessageError, "invalid value of field %q", f.Name)
 		}
 		fields = append(fields, f)
+		return nil
+	})
+	if _, ours := err.(*Error); err == nil || ours || err == errFieldSectionTooLarge {
+		if err != nil {
+			return nil, err
+		}
+		return fields, nil
 	}
-	return fields, nil
+	return nil, connError(ErrCodeQPACKDecompressionFailed, "%v", err)
 }
 
 // requestFields are a request's pseudo-header fields and header.
@@ -188,7 +176,7 @@ type requestFields struct {
 
 // parseRequestFields checks a request's field section (RFC 9114 section
 // 4.3.1); a malformed request is a stream error H3_MESSAGE_ERROR.
-func parseRequestFields(fields []qpack.HeaderField) (*requestFields, error) {
+func parseRequestFields(fields []headerField) (*requestFields, error) {
 	values := regularValues(fields)
 	r := &requestFields{header: make(http.Header, len(values))}
 	seen := 0
@@ -264,7 +252,7 @@ func parseRequestFields(fields []qpack.HeaderField) (*requestFields, error) {
 // regularValues returns room for the values of the regular fields among
 // fields, which addField hands out a value at a time: one allocation
 // for a header rather than one per field, as http.Header.Clone does.
-func regularValues(fields []qpack.HeaderField) []string {
+func regularValues(fields []headerField) []string {
 	n := 0
 	for _, f := range fields {
 		if !f.IsPseudo() {
@@ -283,7 +271,7 @@ func regularValues(fields []qpack.HeaderField) []string {
 // takes its value's place from the front of *room (regularValues), as
 // a slice of capacity one, which a second value of the field outgrows
 // without touching the next field's.
-func addField(h http.Header, f qpack.HeaderField, room *[]string) error {
+func addField(h http.Header, f headerField, room *[]string) error {
 	if isConnectionSpecific(f.Name) || (f.Name == "te" && f.Value != "trailers") {
 		return streamError(ErrCodeMessageError, "connection-specific field %q", f.Name)
 	}
@@ -377,7 +365,7 @@ func declareTrailers(h http.Header, trailer *http.Header) {
 
 // parseResponseFields checks a response's field section (RFC 9114
 // section 4.3.2) and returns its status and header.
-func parseResponseFields(fields []qpack.HeaderField) (int, http.Header, error) {
+func parseResponseFields(fields []headerField) (int, http.Header, error) {
 	values := regularValues(fields)
 	h := make(http.Header, len(values))
 	status := -1
@@ -407,7 +395,7 @@ func parseResponseFields(fields []qpack.HeaderField) (int, http.Header, error) {
 
 // parseTrailerFields checks a trailer section: no pseudo-headers (RFC
 // 9114 section 4.3).
-func parseTrailerFields(fields []qpack.HeaderField) (http.Header, error) {
+func parseTrailerFields(fields []headerField) (http.Header, error) {
 	values := regularValues(fields)
 	h := make(http.Header, len(values))
 	for _, f := range fields {

@@ -4,8 +4,6 @@ import (
 	"net/http"
 	"reflect"
 	"testing"
-
-	"github.com/quic-go/qpack"
 )
 
 // TestHeaderValuesShareRoom: the values of a header's fields share one
@@ -13,7 +11,7 @@ import (
 // its capacity-one slice, leaves the next field's value alone; cookies
 // are joined.
 func TestHeaderValuesShareRoom(t *testing.T) {
-	fields := []qpack.HeaderField{
+	fields := []headerField{
 		{Name: ":status", Value: "200"},
 		{Name: "x-a", Value: "1"},
 		{Name: "x-b", Value: "2"},

@@ -17,8 +17,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/quic-go/qpack"
-
 	"github.com/satquic/satquic/quic"
 )
 
@@ -708,7 +706,7 @@ func (sc *serverConn) readRequestFields(r *bufio.Reader, limit uint64, mem *stre
 		return nil, connError(ErrCodeFrameUnexpected, "PUSH_PROMISE from a client")
 	}
 	// Decoded into room on the stack: a request's fields are few.
-	var room [maxFieldsOnStack]qpack.HeaderField
+	var room [maxFieldsOnStack]headerField
 	fields, err := appendFieldSection(room[:0], f.payload, limit)
 	if err != nil {
 		return nil, err
