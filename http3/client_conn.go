@@ -153,7 +153,7 @@ func encodeRequest(dst []byte, req *http.Request, gzip bool) ([]byte, uint64, er
 	if method == "" {
 		method = http.MethodGet
 	}
-	if !validFieldName(strings.ToLower(method)) {
+	if !validToken(method) {
 		return nil, 0, fmt.Errorf("http3: invalid method %q", method)
 	}
 	if err := checkRequestHeader(req.Header); err != nil {
@@ -198,7 +198,7 @@ func encodeRequest(dst []byte, req *http.Request, gzip bool) ([]byte, uint64, er
 // checkRequestHeader refuses header fields HTTP/3 cannot carry.
 func checkRequestHeader(h http.Header) error {
 	for k, vs := range h {
-		if !validFieldName(strings.ToLower(k)) {
+		if !validToken(k) {
 			return fmt.Errorf("http3: invalid header field name %q", k)
 		}
 		for _, v := range vs {

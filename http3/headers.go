@@ -101,18 +101,44 @@ func isConnectionSpecific(name string) bool {
 	return false
 }
 
+// tokenChars classes the octets of a token (RFC 9110 section 5.6.2):
+// tokenLower for those a field name may hold, tokenUpper for the
+// uppercase letters, which RFC 9114 section 4.2 makes a field name's
+// malformation but a method or upgrade token may hold.
+var tokenChars = func() (t [256]uint8) {
+	for c := 'a'; c <= 'z'; c++ {
+		t[c] = tokenLower
+		t[c-'a'+'A'] = tokenUpper
+	}
+	for c := '0'; c <= '9'; c++ {
+		t[c] = tokenLower
+	}
+	for _, c := range []byte("!#$%&'*+-.^_`|~") {
+		t[c] = tokenLower
+	}
+	return t
+}()
+
+const (
+	tokenLower = 1
+	tokenUpper = 2
+)
+
 // validFieldName reports a nonempty lowercase token (RFC 9110 section
 // 5.1; RFC 9114 section 4.2 makes uppercase malformed).
-func validFieldName(name string) bool {
-	if name == "" {
+func validFieldName(name string) bool { return isToken(name, tokenLower) }
+
+// validToken reports a nonempty token of any case: a method (RFC 9110
+// section 9.1) or an upgrade token, the form of :protocol (RFC 8441
+// section 4, RFC 9110 section 16.7).
+func validToken(s string) bool { return isToken(s, tokenLower|tokenUpper) }
+
+func isToken(s string, classes uint8) bool {
+	if s == "" {
 		return false
 	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
-		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
-		default:
+	for i := 0; i < len(s); i++ {
+		if tokenChars[s[i]]&classes == 0 {
 			return false
 		}
 	}
@@ -214,7 +240,7 @@ func parseRequestFields(fields []headerField) (*requestFields, error) {
 			return nil, err
 		}
 	}
-	if r.method == "" || !validFieldName(strings.ToLower(r.method)) {
+	if !validToken(r.method) {
 		return nil, streamError(ErrCodeMessageError, "missing or invalid :method")
 	}
 	if r.method == http.MethodConnect && r.protocol == "" {

@@ -3,6 +3,7 @@ package http3
 import (
 	"net/http"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -51,5 +52,29 @@ func TestAuthority(t *testing.T) {
 		if got := authority(c.in, "443"); got != c.want {
 			t.Errorf("authority(%q) = %q, want %q", c.in, got, c.want)
 		}
+	}
+}
+
+// TestTokens: field names are lowercase tokens, methods and upgrade
+// tokens tokens of any case (RFC 9110 section 5.6.2), and every octet
+// outside the token set, non-ASCII included, fails both.
+func TestTokens(t *testing.T) {
+	const special = "!#$%&'*+-.^_`|~"
+	for c := 0; c < 256; c++ {
+		s := string([]byte{'a', byte(c)})
+		lower := c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || strings.IndexByte(special, byte(c)) >= 0
+		upper := c >= 'A' && c <= 'Z'
+		if validFieldName(s) != lower {
+			t.Errorf("validFieldName(%q) = %v", s, !lower)
+		}
+		if validToken(s) != (lower || upper) {
+			t.Errorf("validToken(%q) = %v", s, !(lower || upper))
+		}
+	}
+	if validFieldName("") || validToken("") {
+		t.Error("the empty string is a token")
+	}
+	if !validToken("GET") || !validToken("connect-udp") || validToken("G ET") || validToken("\u212a") {
+		t.Error("methods and upgrade tokens")
 	}
 }
