@@ -25,6 +25,7 @@ type clientConn struct {
 	mu       sync.Mutex
 	active   int // requests reserved or under way
 	streams  map[*clientStream]struct{}
+	watches  watchSet // the requests' contexts (client_watch.go)
 	goAway   bool
 	goAwayID uint64
 
@@ -59,6 +60,7 @@ func (cc *clientConn) releaseStream(cs *clientStream) {
 	cc.mu.Lock()
 	if cs != nil {
 		delete(cc.streams, cs)
+		cc.unwatchLocked(cs)
 	}
 	cc.active--
 	last := cc.goAway && cc.active == 0
@@ -102,10 +104,11 @@ func (cc *clientConn) goAwayReceived(id uint64) {
 	}
 }
 
-// track records the request on stream cs.st, for a GOAWAY to come,
-// unless the server's GOAWAY excluded the stream already: one lock where
-// refusedByGoAway and the record took two.
-func (cc *clientConn) track(cs *clientStream) bool {
+// track records the request on stream cs.st, for a GOAWAY to come, and
+// makes the end of ctx cancel it, unless the server's GOAWAY excluded
+// the stream already: one lock where refusedByGoAway, the record and the
+// watch of the context took three.
+func (cc *clientConn) track(cs *clientStream, ctx context.Context) bool {
 	cc.mu.Lock()
 	defer cc.mu.Unlock()
 	if cc.goAway && uint64(cs.st.StreamID()) >= cc.goAwayID {
@@ -115,6 +118,9 @@ func (cc *clientConn) track(cs *clientStream) bool {
 		cc.streams = make(map[*clientStream]struct{})
 	}
 	cc.streams[cs] = struct{}{}
+	if ctx.Done() != nil {
+		cc.watchLocked(cs, ctx)
+	}
 	return true
 }
 
@@ -129,6 +135,7 @@ func (cc *clientConn) refusedByGoAway(id quic.StreamID) bool {
 // bidirectional stream (RFC 9114 section 6.1).
 func (cc *clientConn) watch() {
 	defer cc.wg.Wait()
+	defer cc.closeWatches()
 	for {
 		st, err := cc.qc.AcceptStream(context.Background())
 		if err != nil {
@@ -214,10 +221,15 @@ func hasBody(req *http.Request) bool { return req.Body != nil && req.Body != htt
 
 // clientStream is one request on a clientConn.
 type clientStream struct {
-	cc   *clientConn
-	st   *quic.Stream
-	req  *http.Request
-	stop func() bool // stops the context's cancellation
+	cc  *clientConn
+	st  *quic.Stream
+	req *http.Request
+	// The watch of the request's context (client_watch.go), and the
+	// other requests it watches; stop instead for a context that has
+	// an AfterFunc of its own.
+	watch                *ctxWatch
+	watchPrev, watchNext *clientStream
+	stop                 func() bool
 
 	// bodyDone: the request body was sent, or abandoned, or there was
 	// none.
@@ -276,16 +288,11 @@ func (cc *clientConn) roundTrip(req *http.Request) (*http.Response, error) {
 		return nil, &retryableError{fmt.Errorf("http3: connection ended: %w", fromQUIC(err))}
 	}
 	cs := &clientStream{cc: cc, st: st, req: req}
-	if !cc.track(cs) {
+	if !cc.track(cs, ctx) {
 		st.CancelWrite(quic.StreamErrorCode(ErrCodeRequestCancelled))
 		st.CancelRead(quic.StreamErrorCode(ErrCodeRequestCancelled))
 		cc.release()
 		return nil, &retryableError{errors.New("http3: server sent GOAWAY")}
-	}
-	if ctx.Done() != nil {
-		cs.stop = context.AfterFunc(ctx, func() { cs.abort(ctx.Err()) })
-	} else {
-		cs.stop = func() bool { return true }
 	}
 	if hasBody(req) {
 		if _, err := st.Write(hdr); err != nil {
@@ -372,7 +379,6 @@ func (cs *clientStream) finish() {
 	if done {
 		return
 	}
-	cs.stop()
 	cs.cc.releaseStream(cs)
 }
 
