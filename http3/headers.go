@@ -193,24 +193,27 @@ func appendFieldSection(dst []headerField, p []byte, limit uint64) ([]headerFiel
 	return nil, connError(ErrCodeQPACKDecompressionFailed, "%v", err)
 }
 
-// requestFields are a request's pseudo-header fields and header.
+// requestFields are a request's pseudo-header fields and header, and
+// room for its URL.
 type requestFields struct {
 	method, scheme, authority, path, protocol string
 	header                                    http.Header
 	contentLength                             int64
+	url                                       url.URL
 }
 
 // parseRequestFields checks a request's field section (RFC 9114 section
-// 4.3.1); a malformed request is a stream error H3_MESSAGE_ERROR.
-func parseRequestFields(fields []headerField) (*requestFields, error) {
+// 4.3.1) and fills r, which the caller keeps with the stream's state; a
+// malformed request is a stream error H3_MESSAGE_ERROR.
+func parseRequestFields(fields []headerField, r *requestFields) error {
 	values := regularValues(fields)
-	r := &requestFields{header: make(http.Header, len(values))}
+	*r = requestFields{header: make(http.Header, len(values))}
 	seen := 0
 	regular := false
 	for _, f := range fields {
 		if f.IsPseudo() {
 			if regular {
-				return nil, streamError(ErrCodeMessageError, "pseudo-header %s after a regular field", f.Name)
+				return streamError(ErrCodeMessageError, "pseudo-header %s after a regular field", f.Name)
 			}
 			var p *string
 			var bit int
@@ -226,10 +229,10 @@ func parseRequestFields(fields []headerField) (*requestFields, error) {
 			case ":protocol":
 				p, bit = &r.protocol, 16
 			default:
-				return nil, streamError(ErrCodeMessageError, "pseudo-header %s in a request", f.Name)
+				return streamError(ErrCodeMessageError, "pseudo-header %s in a request", f.Name)
 			}
 			if seen&bit != 0 {
-				return nil, streamError(ErrCodeMessageError, "pseudo-header %s repeated", f.Name)
+				return streamError(ErrCodeMessageError, "pseudo-header %s repeated", f.Name)
 			}
 			seen |= bit
 			*p = f.Value
@@ -237,42 +240,42 @@ func parseRequestFields(fields []headerField) (*requestFields, error) {
 		}
 		regular = true
 		if err := addField(r.header, f, &values); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if !validToken(r.method) {
-		return nil, streamError(ErrCodeMessageError, "missing or invalid :method")
+		return streamError(ErrCodeMessageError, "missing or invalid :method")
 	}
 	if r.method == http.MethodConnect && r.protocol == "" {
 		// RFC 9114 section 4.4: only :method and :authority.
 		if seen&(2|8) != 0 || r.authority == "" {
-			return nil, streamError(ErrCodeMessageError, "malformed CONNECT request")
+			return streamError(ErrCodeMessageError, "malformed CONNECT request")
 		}
 	} else {
 		if r.protocol != "" && r.method != http.MethodConnect {
-			return nil, streamError(ErrCodeMessageError, ":protocol without CONNECT")
+			return streamError(ErrCodeMessageError, ":protocol without CONNECT")
 		}
 		if r.scheme == "" || r.path == "" {
-			return nil, streamError(ErrCodeMessageError, "missing :scheme or :path")
+			return streamError(ErrCodeMessageError, "missing :scheme or :path")
 		}
 		host := r.header.Get("Host")
 		if r.authority == "" {
 			r.authority = host
 		} else if host != "" && host != r.authority {
 			// RFC 9114 section 4.3.1: both present must be equal.
-			return nil, streamError(ErrCodeMessageError, ":authority and host differ")
+			return streamError(ErrCodeMessageError, ":authority and host differ")
 		}
 		if (r.scheme == "https" || r.scheme == "http") && r.authority == "" {
-			return nil, streamError(ErrCodeMessageError, "missing :authority")
+			return streamError(ErrCodeMessageError, "missing :authority")
 		}
 	}
 	r.header.Del("Host")
 	cl, err := parseContentLength(r.header)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	r.contentLength = cl
-	return r, nil
+	return nil
 }
 
 // regularValues returns room for the values of the regular fields among
@@ -339,10 +342,11 @@ func parseContentLength(h http.Header) (int64, error) {
 	return n, nil
 }
 
-// newServerRequest makes the http.Request of a server from its fields,
-// with the context newContext makes once the fields proved valid. The
-// request is built on the stack and copied once, by WithContext.
-func newServerRequest(rf *requestFields, newContext func() context.Context) (*http.Request, error) {
+// newServerRequest makes the http.Request of a server from its fields in
+// dst, which the caller keeps with the stream's state, with the context
+// newContext makes once the fields proved valid. The request is built on
+// the stack and copied into dst with its context.
+func newServerRequest(dst *http.Request, rf *requestFields, newContext func() context.Context) error {
 	req := http.Request{
 		Method:        rf.method,
 		Proto:         "HTTP/3.0",
@@ -355,9 +359,9 @@ func newServerRequest(rf *requestFields, newContext func() context.Context) (*ht
 		req.URL = &url.URL{Host: rf.authority}
 		req.RequestURI = rf.authority
 	} else {
-		u, err := url.ParseRequestURI(rf.path)
+		u, err := parseRequestPath(rf.path, &rf.url)
 		if err != nil {
-			return nil, streamError(ErrCodeMessageError, "invalid :path %q", rf.path)
+			return streamError(ErrCodeMessageError, "invalid :path %q", rf.path)
 		}
 		req.URL = u
 		req.RequestURI = rf.path
@@ -367,7 +371,58 @@ func newServerRequest(rf *requestFields, newContext func() context.Context) (*ht
 		}
 	}
 	declareTrailers(req.Header, &req.Trailer)
-	return req.WithContext(newContext()), nil
+	// WithContext, inlined, copies req on the stack: dst is the one
+	// place the request takes on the heap.
+	*dst = *req.WithContext(newContext())
+	return nil
+}
+
+// parseRequestPath is url.ParseRequestURI for a request's :path. The
+// usual path, an absolute path of characters a path holds unescaped with
+// perhaps a query, is parsed here into room, as url.ParseRequestURI
+// would parse it (a test holds the two equal); any other goes to
+// url.ParseRequestURI, which allocates its result.
+func parseRequestPath(p string, room *url.URL) (*url.URL, error) {
+	path, query, hasQuery := strings.Cut(p, "?")
+	if !plainPath(path) || hasQuery && !plainQuery(query) {
+		return url.ParseRequestURI(p)
+	}
+	*room = url.URL{Path: path, RawQuery: query}
+	return room, nil
+}
+
+// plainPath reports an absolute path that url.URL keeps as it is: no
+// percent-encoding, nothing that EscapedPath would escape (RFC 3986
+// section 3.3: unreserved characters, sub-delimiters other than those
+// net/url escapes, ':', '@' and '/').
+func plainPath(p string) bool {
+	if p == "" || p[0] != '/' {
+		return false
+	}
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case strings.IndexByte("-_.~$&+,/:;=@", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// plainQuery reports a nonempty query of visible ASCII characters, which
+// url.URL keeps as its RawQuery ("?" alone sets ForceQuery instead).
+func plainQuery(q string) bool {
+	if q == "" {
+		return false
+	}
+	for i := 0; i < len(q); i++ {
+		if q[i] <= ' ' || q[i] >= 0x7f {
+			return false
+		}
+	}
+	return true
 }
 
 // declareTrailers makes the trailer map hold the names a "Trailer"

@@ -2,6 +2,7 @@ package http3
 
 import (
 	"net/http"
+	"net/url"
 	"reflect"
 	"strings"
 	"testing"
@@ -77,4 +78,44 @@ func TestTokens(t *testing.T) {
 	if !validToken("GET") || !validToken("connect-udp") || validToken("G ET") || validToken("\u212a") {
 		t.Error("methods and upgrade tokens")
 	}
+}
+
+// requestPaths are :path values of every kind parseRequestPath meets.
+var requestPaths = []string{
+	"/", "/bytes/1024", "/a?b", "/a?b?c", "/a?", "/a?b c", "/a%20b", "/a b", "//x/y",
+	"/caf\xc3\xa9", "*", "", "a/b", "/a!b", "/$&+,;=:@-_.~", "/?q=1&r=2", "/a#frag", "/a?\x7f",
+}
+
+// TestParseRequestPath: the paths parsed without url.ParseRequestURI
+// come out as it parses them, and the others go to it.
+func TestParseRequestPath(t *testing.T) {
+	plain := 0
+	for _, p := range requestPaths {
+		checkRequestPath(t, p)
+		var room url.URL
+		if u, err := parseRequestPath(p, &room); err == nil && u == &room {
+			plain++
+		}
+	}
+	if plain < 5 {
+		t.Errorf("%d paths parsed in place, want the usual ones", plain)
+	}
+}
+
+func checkRequestPath(t *testing.T, p string) {
+	t.Helper()
+	var room url.URL
+	got, err := parseRequestPath(p, &room)
+	want, wantErr := url.ParseRequestURI(p)
+	if (err == nil) != (wantErr == nil) || err == nil && !reflect.DeepEqual(got, want) {
+		t.Fatalf("%q: parsed %#v, %v; url.ParseRequestURI %#v, %v", p, got, err, want, wantErr)
+	}
+}
+
+// FuzzRequestPath holds parseRequestPath equal to url.ParseRequestURI.
+func FuzzRequestPath(f *testing.F) {
+	for _, p := range requestPaths {
+		f.Add(p)
+	}
+	f.Fuzz(checkRequestPath)
 }

@@ -485,9 +485,10 @@ func (sc *serverConn) serve(draining bool) {
 }
 
 // requestStream is the server's state of one request stream, allocated
-// at once when the stream arrives: its guard and memory charge, and the
-// response writer and request body of its handler. Apart, they and the
-// closure that ran the stream were six allocations per request.
+// at once when the stream arrives: its guard and memory charge, the
+// request's fields and http.Request, and the response writer and request
+// body of its handler. Apart, they and the closure that ran the stream
+// were eight allocations per request.
 type requestStream struct {
 	sc     *serverConn
 	mem    *streamCharge // &charge once admitted
@@ -496,6 +497,8 @@ type requestStream struct {
 	w      responseWriter
 	b      body
 	rb     requestBody
+	fields requestFields
+	req    http.Request
 }
 
 // run serves the stream on a goroutine of the Server's pool.
@@ -641,7 +644,7 @@ func (sc *serverConn) handleStream(rs *requestStream, mem *streamCharge) (tunnel
 	r := getStreamReader(g)
 	limit := sc.s.maxHeaderBytes()
 	var cancel context.CancelFunc
-	req, protocol, err := sc.readRequest(r, limit, mem, func() context.Context {
+	protocol, err := sc.readRequest(rs, r, limit, mem, func() context.Context {
 		var ctx context.Context
 		ctx, cancel = context.WithCancel(sc.requestBase())
 		return ctx
@@ -654,7 +657,7 @@ func (sc *serverConn) handleStream(rs *requestStream, mem *streamCharge) (tunnel
 		sc.rejectRequest(g, err)
 		return nil
 	}
-	tunnel = sc.runHandler(rs, r, req, cancel, protocol, limit, mem)
+	tunnel = sc.runHandler(rs, r, &rs.req, cancel, protocol, limit, mem)
 	if tunnel != nil {
 		context.AfterFunc(tunnel, mem.release)
 	} else {
@@ -663,55 +666,54 @@ func (sc *serverConn) handleStream(rs *requestStream, mem *streamCharge) (tunnel
 	return tunnel
 }
 
-// readRequest reads the HEADERS frame that opens a request stream, and
-// returns the request with its :protocol, if any, and with the context
-// newContext makes once the request is known to be well formed. A
-// payload that cannot be charged to mem rejects the request: the server
-// did not process it (RFC 9114 section 4.1.1).
-func (sc *serverConn) readRequest(r *bufio.Reader, limit uint64, mem *streamCharge, newContext func() context.Context) (*http.Request, string, error) {
-	rf, err := sc.readRequestFields(r, limit, mem)
-	if err != nil {
-		return nil, "", err
+// readRequest reads the HEADERS frame that opens request stream rs into
+// rs.req, with the context newContext makes once the request is known
+// to be well formed, and returns its :protocol, if any. A payload that
+// cannot be charged to mem rejects the request: the server did not
+// process it (RFC 9114 section 4.1.1).
+func (sc *serverConn) readRequest(rs *requestStream, r *bufio.Reader, limit uint64, mem *streamCharge, newContext func() context.Context) (string, error) {
+	rf := &rs.fields
+	if err := sc.readRequestFields(r, limit, mem, rf); err != nil {
+		return "", err
 	}
 	if rf.protocol != "" && !sc.local.enableConnectProtocol {
 		// RFC 9220 section 3 (RFC 8441 section 4): a :protocol the
 		// server did not allow makes the request malformed.
-		return nil, "", streamError(ErrCodeMessageError, ":protocol %q without SETTINGS_ENABLE_CONNECT_PROTOCOL", rf.protocol)
+		return "", streamError(ErrCodeMessageError, ":protocol %q without SETTINGS_ENABLE_CONNECT_PROTOCOL", rf.protocol)
 	}
 	if rf.protocol != "" && !validToken(rf.protocol) {
 		// RFC 8441 section 4: an upgrade token (RFC 9110 section 16.7).
-		return nil, "", streamError(ErrCodeMessageError, "invalid :protocol %q", rf.protocol)
+		return "", streamError(ErrCodeMessageError, "invalid :protocol %q", rf.protocol)
 	}
-	req, err := newServerRequest(rf, newContext)
-	return req, rf.protocol, err
+	return rf.protocol, newServerRequest(&rs.req, rf, newContext)
 }
 
-// readRequestFields reads and checks a request's field section.
-func (sc *serverConn) readRequestFields(r *bufio.Reader, limit uint64, mem *streamCharge) (*requestFields, error) {
+// readRequestFields reads and checks a request's field section into rf.
+func (sc *serverConn) readRequestFields(r *bufio.Reader, limit uint64, mem *streamCharge, rf *requestFields) error {
 	// The QPACK encoding of a field may be longer than the field (its
 	// Huffman code): the frame may be twice the limit.
 	f, err := readRequestFrameIn(r, 2*limit, mem)
 	switch {
 	case errors.Is(err, errNoMemory):
-		return nil, streamError(ErrCodeRequestRejected, "request memory spent")
+		return streamError(ErrCodeRequestRejected, "request memory spent")
 	case err == io.EOF:
-		return nil, streamError(ErrCodeRequestIncomplete, "request stream ended before HEADERS")
+		return streamError(ErrCodeRequestIncomplete, "request stream ended before HEADERS")
 	case err != nil:
-		return nil, fromQUIC(err)
+		return fromQUIC(err)
 	case f.typ == frameData:
 		// RFC 9114 section 4.1: DATA before HEADERS is an invalid
 		// sequence of frames.
-		return nil, connError(ErrCodeFrameUnexpected, "DATA before HEADERS")
+		return connError(ErrCodeFrameUnexpected, "DATA before HEADERS")
 	case f.typ == framePushPromise:
-		return nil, connError(ErrCodeFrameUnexpected, "PUSH_PROMISE from a client")
+		return connError(ErrCodeFrameUnexpected, "PUSH_PROMISE from a client")
 	}
 	// Decoded into room on the stack: a request's fields are few.
 	var room [maxFieldsOnStack]headerField
 	fields, err := appendFieldSection(room[:0], f.payload, limit)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return parseRequestFields(fields)
+	return parseRequestFields(fields, rf)
 }
 
 // rejectRequest answers a request that could not be read: a 431 for a
