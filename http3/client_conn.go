@@ -23,9 +23,9 @@ type clientConn struct {
 	key string
 
 	mu       sync.Mutex
-	active   int // requests reserved or under way
-	streams  map[*clientStream]struct{}
-	watches  watchSet // the requests' contexts (client_watch.go)
+	active   int           // requests reserved or under way
+	streams  *clientStream // the requests tracked, linked by trackNext
+	watches  watchSet      // the requests' contexts (client_watch.go)
 	goAway   bool
 	goAwayID uint64
 
@@ -59,7 +59,7 @@ func (cc *clientConn) release() { cc.releaseStream(nil) }
 func (cc *clientConn) releaseStream(cs *clientStream) {
 	cc.mu.Lock()
 	if cs != nil {
-		delete(cc.streams, cs)
+		cc.untrackLocked(cs)
 		cc.unwatchLocked(cs)
 	}
 	cc.active--
@@ -83,7 +83,7 @@ func (cc *clientConn) goAwayReceived(id uint64) {
 	cc.goAway, cc.goAwayID = true, id
 	idle := cc.active == 0
 	var refused []*clientStream
-	for cs := range cc.streams {
+	for cs := cc.streams; cs != nil; cs = cs.trackNext {
 		if uint64(cs.st.StreamID()) >= id {
 			refused = append(refused, cs)
 		}
@@ -114,14 +114,31 @@ func (cc *clientConn) track(cs *clientStream, ctx context.Context) bool {
 	if cc.goAway && uint64(cs.st.StreamID()) >= cc.goAwayID {
 		return false
 	}
-	if cc.streams == nil {
-		cc.streams = make(map[*clientStream]struct{})
+	cs.trackPrev, cs.trackNext, cs.tracked = nil, cc.streams, true
+	if cc.streams != nil {
+		cc.streams.trackPrev = cs
 	}
-	cc.streams[cs] = struct{}{}
+	cc.streams = cs
 	if ctx.Done() != nil {
 		cc.watchLocked(cs, ctx)
 	}
 	return true
+}
+
+// untrackLocked forgets the request of cs, if track recorded it.
+func (cc *clientConn) untrackLocked(cs *clientStream) {
+	if !cs.tracked {
+		return
+	}
+	if cs.trackPrev != nil {
+		cs.trackPrev.trackNext = cs.trackNext
+	} else {
+		cc.streams = cs.trackNext
+	}
+	if cs.trackNext != nil {
+		cs.trackNext.trackPrev = cs.trackPrev
+	}
+	cs.trackPrev, cs.trackNext, cs.tracked = nil, nil, false
 }
 
 // refusedByGoAway reports a stream the server's GOAWAY excluded.
@@ -224,6 +241,10 @@ type clientStream struct {
 	cc  *clientConn
 	st  *quic.Stream
 	req *http.Request
+	// The connection's list of the requests it tracks (track), guarded
+	// by its lock.
+	trackPrev, trackNext *clientStream
+	tracked              bool
 	// The watch of the request's context (client_watch.go), and the
 	// other requests it watches; stop instead for a context that has
 	// an AfterFunc of its own.
@@ -234,8 +255,9 @@ type clientStream struct {
 	// bodyDone: the request body was sent, or abandoned, or there was
 	// none.
 	bodyDone atomic.Bool
-	// body and respBody are the response's Body, allocated with the
-	// request's state.
+	// resp is the response, and body and respBody its Body, allocated
+	// with the request's state.
+	resp     http.Response
 	body     body
 	respBody responseBody
 
@@ -494,7 +516,7 @@ func (cs *clientStream) readResponse(gzipped bool) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	resp := &http.Response{
+	cs.resp = http.Response{
 		Status:        statusLine(status),
 		StatusCode:    status,
 		Proto:         "HTTP/3.0",
@@ -504,6 +526,7 @@ func (cs *clientStream) readResponse(gzipped bool) (*http.Response, error) {
 		Request:       cs.req,
 		TLS:           cs.cc.tls(),
 	}
+	resp := &cs.resp
 	declareTrailers(header, &resp.Trailer)
 	noBody := cs.req.Method == http.MethodHead || !bodyAllowed(status)
 	cs.body = body{
