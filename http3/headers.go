@@ -148,7 +148,13 @@ func isToken(s string, classes uint8) bool {
 // validFieldValue rejects the characters RFC 9114 section 10.3 names:
 // NUL, CR and LF.
 func validFieldValue(v string) bool {
-	return strings.IndexByte(v, 0) < 0 && strings.IndexByte(v, '\r') < 0 && strings.IndexByte(v, '\n') < 0
+	// One pass: a value is short, three searches cost more.
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c == 0 || c == '\r' || c == '\n' {
+			return false
+		}
+	}
+	return true
 }
 
 // decodeFieldSection decodes a QPACK field section whose decoded size may

@@ -40,13 +40,15 @@ func appendFieldSectionPrefix(b []byte) []byte { return append(b, 0, 0) }
 // whole field, with a name reference when it holds the name, else with
 // a literal name. Strings are Huffman-coded (RFC 7541 section 5.2).
 func appendFieldLine(b []byte, name, value string) []byte {
-	if i, ok := qpackStaticField[headerField{name, value}]; ok {
-		// Section 4.5.2: 1 T=1 index(6+).
-		return appendPrefixInt(b, 0xc0, 6, uint64(i))
-	}
-	if i, ok := qpackStaticName[name]; ok {
+	if ids := qpackStaticByName[name]; len(ids) > 0 {
+		for _, i := range ids {
+			if qpackStatic[i].Value == value {
+				// Section 4.5.2: 1 T=1 index(6+).
+				return appendPrefixInt(b, 0xc0, 6, uint64(i))
+			}
+		}
 		// Section 4.5.4: 01 N=0 T=1 name index(4+), then the value.
-		b = appendPrefixInt(b, 0x50, 4, uint64(i))
+		b = appendPrefixInt(b, 0x50, 4, uint64(ids[0]))
 		return appendHuffmanString(b, 0x80, 7, value)
 	}
 	// Section 4.5.6: 001 N=0 H=1 name length(3+) name, then the value.

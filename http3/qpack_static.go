@@ -104,17 +104,13 @@ var qpackStatic = [...]headerField{
 	{"x-frame-options", "sameorigin"},
 }
 
-// qpackStaticField and qpackStaticName find a field's static index for
-// the encoder: a whole field, or its name alone (the first entry of the
-// name).
-var qpackStaticField, qpackStaticName = func() (map[headerField]uint8, map[string]uint8) {
-	fields := make(map[headerField]uint8, len(qpackStatic))
-	names := make(map[string]uint8)
+// qpackStaticByName lists the static indexes of each name in the table,
+// for the encoder: one lookup of the name finds a whole field or the
+// name alone (its first entry).
+var qpackStaticByName = func() map[string][]uint8 {
+	m := make(map[string][]uint8)
 	for i, f := range qpackStatic {
-		fields[f] = uint8(i)
-		if _, ok := names[f.Name]; !ok {
-			names[f.Name] = uint8(i)
-		}
+		m[f.Name] = append(m[f.Name], uint8(i))
 	}
-	return fields, names
+	return m
 }()
