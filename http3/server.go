@@ -428,8 +428,10 @@ type serverConn struct {
 	// remote is the client's address and its text, for the requests'
 	// RemoteAddr.
 	remote atomic.Pointer[remoteText]
-	// base is the context the requests derive from (requestBase).
-	base atomic.Pointer[baseContext]
+	// base is the context the requests derive from (requestBase), and
+	// requests the admitted ones (request_context.go).
+	base     atomic.Pointer[baseContext]
+	requests *requestStream
 }
 
 // remoteText is an address with its text.
@@ -461,6 +463,9 @@ func (sc *serverConn) serve(draining bool) {
 	if draining {
 		sc.goAway()
 	}
+	// The requests' contexts end with the connection
+	// (request_context.go).
+	context.AfterFunc(sc.qc.Context(), sc.cancelRequests)
 	for {
 		st, err := sc.qc.AcceptStream(context.Background())
 		if err != nil {
@@ -499,6 +504,13 @@ type requestStream struct {
 	rb     requestBody
 	fields requestFields
 	req    http.Request
+
+	// The connection's list of its admitted requests, guarded by its
+	// lock; cancel ends the request's context, once ctxMade says it is
+	// set (request_context.go).
+	prev, next *requestStream
+	cancel     context.CancelCauseFunc
+	ctxMade    atomic.Bool
 }
 
 // run serves the stream on a goroutine of the Server's pool.
@@ -507,43 +519,17 @@ func (rs *requestStream) run() {
 	if tunnel := sc.handleStream(rs, rs.mem); tunnel != nil {
 		// An extended CONNECT's stream outlives its handler: the
 		// request is done when the stream is.
-		context.AfterFunc(tunnel, sc.requestDone)
+		context.AfterFunc(tunnel, func() { sc.requestDone(rs) })
 		return
 	}
-	sc.requestDone()
-}
-
-// requestBase returns the context a request's context derives from: the
-// connection's, or ConnContext's, with the local address as net/http
-// gives it (http.LocalAddrContextKey). Without ConnContext it is made
-// once per local address of the connection rather than for each request.
-func (sc *serverConn) requestBase() context.Context {
-	local := sc.qc.LocalAddr()
-	if sc.s.ConnContext != nil {
-		return context.WithValue(sc.s.ConnContext(sc.qc.Context(), sc.qc), http.LocalAddrContextKey, local)
-	}
-	udp, ok := local.(*net.UDPAddr)
-	if !ok {
-		return context.WithValue(sc.qc.Context(), http.LocalAddrContextKey, local)
-	}
-	if b := sc.base.Load(); b != nil && b.local == udp {
-		return b.ctx
-	}
-	b := &baseContext{local: udp, ctx: context.WithValue(sc.qc.Context(), http.LocalAddrContextKey, local)}
-	sc.base.Store(b)
-	return b.ctx
-}
-
-// baseContext is a connection's requestBase for one local address.
-type baseContext struct {
-	local *net.UDPAddr
-	ctx   context.Context
+	sc.requestDone(rs)
 }
 
 // requestDone counts a request out; after GOAWAY, the last one closes
 // the connection.
-func (sc *serverConn) requestDone() {
+func (sc *serverConn) requestDone(rs *requestStream) {
 	sc.mu.Lock()
+	sc.unlistLocked(rs)
 	sc.active--
 	drained := sc.sentGoAway && sc.active == 0
 	sc.mu.Unlock()
@@ -567,6 +553,7 @@ func (sc *serverConn) admit(st *quic.Stream, rs *requestStream) (*streamCharge, 
 	mem, ok := sc.s.mem.openIn(&rs.charge, sc.mem, st, &rs.g)
 	if ok {
 		sc.active++
+		sc.listLocked(rs)
 	}
 	return mem, ok
 }
@@ -643,10 +630,10 @@ func (sc *serverConn) handleStream(rs *requestStream, mem *streamCharge) (tunnel
 	g := &rs.g
 	r := getStreamReader(g)
 	limit := sc.s.maxHeaderBytes()
-	var cancel context.CancelFunc
+	var cancel context.CancelCauseFunc
 	protocol, err := sc.readRequest(rs, r, limit, mem, func() context.Context {
 		var ctx context.Context
-		ctx, cancel = context.WithCancel(sc.requestBase())
+		ctx, cancel = sc.requestContext(rs)
 		return ctx
 	})
 	g.headerRead()
@@ -751,11 +738,11 @@ func (sc *serverConn) rejectRequest(g *streamGuard, err error) {
 // completes the response. For an extended CONNECT (protocol set) whose
 // handler took the stream, it returns the stream's context and leaves
 // the stream to its owner.
-func (sc *serverConn) runHandler(rs *requestStream, r *bufio.Reader, req *http.Request, cancel context.CancelFunc, protocol string, limit uint64, mem *streamCharge) (tunnel context.Context) {
+func (sc *serverConn) runHandler(rs *requestStream, r *bufio.Reader, req *http.Request, cancel context.CancelCauseFunc, protocol string, limit uint64, mem *streamCharge) (tunnel context.Context) {
 	g := &rs.g
 	st := g.st
 	ctx := req.Context()
-	defer cancel()
+	defer cancel(nil)
 	req.RemoteAddr = sc.remoteAddr()
 	if !safeMethod(req.Method) && !waitHandshake(ctx, sc.qc) {
 		// A request that came in 0-RTT and is not safe to replay runs
@@ -841,7 +828,7 @@ func (g *streamGuard) pollStopSending() {
 		f := g.onReset
 		g.mu.Unlock()
 		if f != nil {
-			f()
+			f(nil)
 		}
 		return
 	}
