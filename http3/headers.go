@@ -66,9 +66,11 @@ func (w *fieldWriter) frame(b []byte) []byte {
 }
 
 // commonNames maps the canonical form of frequent header names to their
-// lowercase form without allocating.
-var commonNames = func() map[string]string {
-	m := map[string]string{}
+// lowercase form without allocating, and canonicalNames the other way,
+// for the fields a peer sends: one lookup where http.CanonicalHeaderKey
+// would rebuild the name first.
+var commonNames, canonicalNames = func() (map[string]string, map[string]string) {
+	m, c := map[string]string{}, map[string]string{}
 	for _, n := range []string{
 		"accept", "accept-encoding", "accept-language", "accept-ranges", "age",
 		"authorization", "cache-control", "content-disposition", "content-encoding",
@@ -80,9 +82,18 @@ var commonNames = func() map[string]string {
 		"x-content-type-options",
 	} {
 		m[http.CanonicalHeaderKey(n)] = n
+		c[n] = http.CanonicalHeaderKey(n)
 	}
-	return m
+	return m, c
 }()
+
+// canonicalName is http.CanonicalHeaderKey of a field name.
+func canonicalName(name string) string {
+	if k, ok := canonicalNames[name]; ok {
+		return k
+	}
+	return http.CanonicalHeaderKey(name)
+}
 
 func lowerName(k string) string {
 	if n, ok := commonNames[k]; ok {
@@ -310,7 +321,7 @@ func addField(h http.Header, f headerField, room *[]string) error {
 	if isConnectionSpecific(f.Name) || (f.Name == "te" && f.Value != "trailers") {
 		return streamError(ErrCodeMessageError, "connection-specific field %q", f.Name)
 	}
-	key := http.CanonicalHeaderKey(f.Name)
+	key := canonicalName(f.Name)
 	old := h[key]
 	switch {
 	case key == "Cookie" && len(old) > 0:

@@ -119,3 +119,17 @@ func FuzzRequestPath(f *testing.F) {
 	}
 	f.Fuzz(checkRequestPath)
 }
+
+// TestCanonicalName: the table of common names gives what
+// http.CanonicalHeaderKey gives, and other names go to it.
+func TestCanonicalName(t *testing.T) {
+	names := []string{"x-custom", "www-authenticate", "content-md5", "a", "x--y"}
+	for n := range canonicalNames {
+		names = append(names, n)
+	}
+	for _, n := range names {
+		if got, want := canonicalName(n), http.CanonicalHeaderKey(n); got != want {
+			t.Errorf("canonicalName(%q) = %q, want %q", n, got, want)
+		}
+	}
+}
