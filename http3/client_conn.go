@@ -13,8 +13,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/quic-go/qpack"
-
 	"github.com/satquic/satquic/quic"
 )
 
@@ -25,8 +23,9 @@ type clientConn struct {
 	key string
 
 	mu       sync.Mutex
-	active   int // requests reserved or under way
-	streams  map[*clientStream]struct{}
+	active   int           // requests reserved or under way
+	streams  *clientStream // the requests tracked, linked by trackNext
+	watches  watchSet      // the requests' contexts (client_watch.go)
 	goAway   bool
 	goAwayID uint64
 
@@ -60,7 +59,8 @@ func (cc *clientConn) release() { cc.releaseStream(nil) }
 func (cc *clientConn) releaseStream(cs *clientStream) {
 	cc.mu.Lock()
 	if cs != nil {
-		delete(cc.streams, cs)
+		cc.untrackLocked(cs)
+		cc.unwatchLocked(cs)
 	}
 	cc.active--
 	last := cc.goAway && cc.active == 0
@@ -83,7 +83,7 @@ func (cc *clientConn) goAwayReceived(id uint64) {
 	cc.goAway, cc.goAwayID = true, id
 	idle := cc.active == 0
 	var refused []*clientStream
-	for cs := range cc.streams {
+	for cs := cc.streams; cs != nil; cs = cs.trackNext {
 		if uint64(cs.st.StreamID()) >= id {
 			refused = append(refused, cs)
 		}
@@ -104,20 +104,41 @@ func (cc *clientConn) goAwayReceived(id uint64) {
 	}
 }
 
-// track records the request on stream cs.st, for a GOAWAY to come,
-// unless the server's GOAWAY excluded the stream already: one lock where
-// refusedByGoAway and the record took two.
-func (cc *clientConn) track(cs *clientStream) bool {
+// track records the request on stream cs.st, for a GOAWAY to come, and
+// makes the end of ctx cancel it, unless the server's GOAWAY excluded
+// the stream already: one lock where refusedByGoAway, the record and the
+// watch of the context took three.
+func (cc *clientConn) track(cs *clientStream, ctx context.Context) bool {
 	cc.mu.Lock()
 	defer cc.mu.Unlock()
 	if cc.goAway && uint64(cs.st.StreamID()) >= cc.goAwayID {
 		return false
 	}
-	if cc.streams == nil {
-		cc.streams = make(map[*clientStream]struct{})
+	cs.trackPrev, cs.trackNext, cs.tracked = nil, cc.streams, true
+	if cc.streams != nil {
+		cc.streams.trackPrev = cs
 	}
-	cc.streams[cs] = struct{}{}
+	cc.streams = cs
+	if ctx.Done() != nil {
+		cc.watchLocked(cs, ctx)
+	}
 	return true
+}
+
+// untrackLocked forgets the request of cs, if track recorded it.
+func (cc *clientConn) untrackLocked(cs *clientStream) {
+	if !cs.tracked {
+		return
+	}
+	if cs.trackPrev != nil {
+		cs.trackPrev.trackNext = cs.trackNext
+	} else {
+		cc.streams = cs.trackNext
+	}
+	if cs.trackNext != nil {
+		cs.trackNext.trackPrev = cs.trackPrev
+	}
+	cs.trackPrev, cs.trackNext, cs.tracked = nil, nil, false
 }
 
 // refusedByGoAway reports a stream the server's GOAWAY excluded.
@@ -131,6 +152,7 @@ func (cc *clientConn) refusedByGoAway(id quic.StreamID) bool {
 // bidirectional stream (RFC 9114 section 6.1).
 func (cc *clientConn) watch() {
 	defer cc.wg.Wait()
+	defer cc.closeWatches()
 	for {
 		st, err := cc.qc.AcceptStream(context.Background())
 		if err != nil {
@@ -155,7 +177,7 @@ func encodeRequest(dst []byte, req *http.Request, gzip bool) ([]byte, uint64, er
 	if method == "" {
 		method = http.MethodGet
 	}
-	if !validFieldName(strings.ToLower(method)) {
+	if !validToken(method) {
 		return nil, 0, fmt.Errorf("http3: invalid method %q", method)
 	}
 	if err := checkRequestHeader(req.Header); err != nil {
@@ -200,7 +222,7 @@ func encodeRequest(dst []byte, req *http.Request, gzip bool) ([]byte, uint64, er
 // checkRequestHeader refuses header fields HTTP/3 cannot carry.
 func checkRequestHeader(h http.Header) error {
 	for k, vs := range h {
-		if !validFieldName(strings.ToLower(k)) {
+		if !validToken(k) {
 			return fmt.Errorf("http3: invalid header field name %q", k)
 		}
 		for _, v := range vs {
@@ -216,16 +238,26 @@ func hasBody(req *http.Request) bool { return req.Body != nil && req.Body != htt
 
 // clientStream is one request on a clientConn.
 type clientStream struct {
-	cc   *clientConn
-	st   *quic.Stream
-	req  *http.Request
-	stop func() bool // stops the context's cancellation
+	cc  *clientConn
+	st  *quic.Stream
+	req *http.Request
+	// The connection's list of the requests it tracks (track), guarded
+	// by its lock.
+	trackPrev, trackNext *clientStream
+	tracked              bool
+	// The watch of the request's context (client_watch.go), and the
+	// other requests it watches; stop instead for a context that has
+	// an AfterFunc of its own.
+	watch                *ctxWatch
+	watchPrev, watchNext *clientStream
+	stop                 func() bool
 
 	// bodyDone: the request body was sent, or abandoned, or there was
 	// none.
 	bodyDone atomic.Bool
-	// body and respBody are the response's Body, allocated with the
-	// request's state.
+	// resp is the response, and body and respBody its Body, allocated
+	// with the request's state.
+	resp     http.Response
 	body     body
 	respBody responseBody
 
@@ -278,16 +310,11 @@ func (cc *clientConn) roundTrip(req *http.Request) (*http.Response, error) {
 		return nil, &retryableError{fmt.Errorf("http3: connection ended: %w", fromQUIC(err))}
 	}
 	cs := &clientStream{cc: cc, st: st, req: req}
-	if !cc.track(cs) {
+	if !cc.track(cs, ctx) {
 		st.CancelWrite(quic.StreamErrorCode(ErrCodeRequestCancelled))
 		st.CancelRead(quic.StreamErrorCode(ErrCodeRequestCancelled))
 		cc.release()
 		return nil, &retryableError{errors.New("http3: server sent GOAWAY")}
-	}
-	if ctx.Done() != nil {
-		cs.stop = context.AfterFunc(ctx, func() { cs.abort(ctx.Err()) })
-	} else {
-		cs.stop = func() bool { return true }
 	}
 	if hasBody(req) {
 		if _, err := st.Write(hdr); err != nil {
@@ -374,7 +401,6 @@ func (cs *clientStream) finish() {
 	if done {
 		return
 	}
-	cs.stop()
 	cs.cc.releaseStream(cs)
 }
 
@@ -457,7 +483,7 @@ func readFinalHeader(r *bufio.Reader, limit uint64) (int, http.Header, error) {
 		case f.typ == framePushPromise:
 			return 0, nil, connError(ErrCodeIDError, "PUSH_PROMISE without MAX_PUSH_ID")
 		}
-		var room [maxFieldsOnStack]qpack.HeaderField
+		var room [maxFieldsOnStack]headerField
 		fields, err := appendFieldSection(room[:0], f.payload, limit)
 		if errors.Is(err, errFieldSectionTooLarge) {
 			return 0, nil, fmt.Errorf("http3: response header above the limit of %d bytes", limit)
@@ -490,7 +516,7 @@ func (cs *clientStream) readResponse(gzipped bool) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	resp := &http.Response{
+	cs.resp = http.Response{
 		Status:        statusLine(status),
 		StatusCode:    status,
 		Proto:         "HTTP/3.0",
@@ -500,6 +526,7 @@ func (cs *clientStream) readResponse(gzipped bool) (*http.Response, error) {
 		Request:       cs.req,
 		TLS:           cs.cc.tls(),
 	}
+	resp := &cs.resp
 	declareTrailers(header, &resp.Trailer)
 	noBody := cs.req.Method == http.MethodHead || !bodyAllowed(status)
 	cs.body = body{

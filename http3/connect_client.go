@@ -57,10 +57,6 @@ func checkExtendedConnect(req *http.Request) error {
 	return nil
 }
 
-// validToken reports an upgrade token, the form of :protocol (RFC 8441
-// section 4, RFC 9110 sections 16.7 and 5.6.2).
-func validToken(s string) bool { return validFieldName(strings.ToLower(s)) }
-
 // encodeExtendedConnect encodes the HEADERS frame of an extended CONNECT:
 // all four pseudo-headers besides :method, and :protocol (RFC 9220 section
 // 3, RFC 8441 section 4).

@@ -112,9 +112,9 @@ func (w *responseWriter) HTTPStream() *Stream {
 	// resets the stream (guard.go): that ends the tunnel too.
 	cs.g.mu.Lock()
 	onReset := cs.g.onReset
-	cs.g.onReset = func() {
+	cs.g.onReset = func(error) {
 		if onReset != nil {
-			onReset()
+			onReset(nil)
 		}
 		s.cancel(streamError(ErrCodeRequestCancelled, "the client took no data for the stall timeout"))
 	}

@@ -1,5 +1,9 @@
 // Package http3 is HTTP/3 (RFC 9114) over satquic's QUIC transport, with
-// QPACK (RFC 9204) header compression from github.com/quic-go/qpack.
+// QPACK (RFC 9204) header compression of its own with the static table
+// only (qpack.go): the decoder keeps the strings it decoded last by their
+// encoded form, so that the authority, paths and content types a peer
+// repeats are not decoded and allocated again; quic-go's QPACK is the
+// tests' reference.
 //
 // A Server serves any http.Handler: request bodies reach the handler as
 // they arrive and responses leave as the handler writes them (a handler's

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -233,11 +234,12 @@ func TestFieldSections(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rf, err := parseRequestFields(fields)
-	if err != nil {
+	var rf requestFields
+	if err := parseRequestFields(fields, &rf); err != nil {
 		t.Fatal(err)
 	}
-	req, err := newServerRequest(rf, context.Background)
+	req := new(http.Request)
+	err = newServerRequest(req, &rf, context.Background)
 	if err != nil || req.Host != "example.com" || req.URL.Path != "/a" || req.URL.RawQuery != "b" ||
 		req.Header.Get("Cookie") != "a=1; b=2" || req.ContentLength != -1 {
 		t.Fatalf("%+v %v", req, err)
@@ -274,7 +276,7 @@ func TestFieldSections(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			fields, err := decodeFieldSection(encodeFields(tc.fields...), 10000)
 			if err == nil {
-				_, err = parseRequestFields(fields)
+				err = parseRequestFields(fields, new(requestFields))
 			}
 			wantCode(t, err, ErrCodeMessageError, false)
 		})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net/http"
 	"testing"
 )
 
@@ -91,8 +92,9 @@ func FuzzRequestStream(f *testing.F) {
 					checkParseError(t, err)
 					continue
 				}
-				if rf, err := parseRequestFields(fields); err == nil {
-					if _, err := newServerRequest(rf, context.Background); err != nil {
+				var rf requestFields
+				if err := parseRequestFields(fields, &rf); err == nil {
+					if err := newServerRequest(new(http.Request), &rf, context.Background); err != nil {
 						checkParseError(t, err)
 					}
 				} else {

@@ -1,6 +1,7 @@
 package http3
 
 import (
+	"context"
 	"os"
 	"sync"
 	"time"
@@ -63,9 +64,9 @@ type streamGuard struct {
 	sliceOver bool
 	// armedRead and armedWrite are the stream's deadlines.
 	armedRead, armedWrite time.Time
-	// onReset, if set, runs when the guard resets the stream: it ends
-	// the handler's context.
-	onReset func()
+	// onReset, if set, runs with a nil cause when the guard resets the
+	// stream: it ends the handler's context.
+	onReset context.CancelCauseFunc
 }
 
 // initStreamGuard makes *g the guard of a request stream that just
@@ -99,7 +100,7 @@ func (g *streamGuard) headerRead() {
 }
 
 // setOnReset sets what runs when the guard resets the stream.
-func (g *streamGuard) setOnReset(f func()) {
+func (g *streamGuard) setOnReset(f context.CancelCauseFunc) {
 	g.mu.Lock()
 	g.onReset = f
 	g.mu.Unlock()
@@ -194,7 +195,7 @@ func (g *streamGuard) reset(code ErrCode) {
 	f := g.onReset
 	g.mu.Unlock()
 	if f != nil {
-		f()
+		f(nil)
 	}
 }
 

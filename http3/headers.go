@@ -1,16 +1,12 @@
 package http3
 
 import (
-	"bytes"
 	"context"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 	"sync"
-
-	"github.com/quic-go/qpack"
 )
 
 // fieldOverhead is what RFC 9114 section 4.2.2 adds to each field's name
@@ -18,30 +14,24 @@ import (
 const fieldOverhead = 32
 
 // fieldWriter encodes one field section with QPACK's static table (no
-// dynamic table: this endpoint offers none and uses none of the peer's)
-// and sizes it as RFC 9114 section 4.2.2 does.
+// dynamic table: this endpoint offers none and uses none of the peer's,
+// qpack.go) and sizes it as RFC 9114 section 4.2.2 does.
 type fieldWriter struct {
-	buf  bytes.Buffer
-	enc  *qpack.Encoder
+	buf  []byte
 	size uint64
 }
 
-var fieldWriters = sync.Pool{New: func() any {
-	w := new(fieldWriter)
-	w.enc = qpack.NewEncoder(&w.buf)
-	return w
-}}
+var fieldWriters = sync.Pool{New: func() any { return new(fieldWriter) }}
 
 func getFieldWriter() *fieldWriter {
 	w := fieldWriters.Get().(*fieldWriter)
-	w.buf.Reset()
+	w.buf = appendFieldSectionPrefix(w.buf[:0])
 	w.size = 0
 	return w
 }
 
 func putFieldWriter(w *fieldWriter) {
-	_ = w.enc.Close()
-	if w.buf.Cap() <= 64<<10 {
+	if cap(w.buf) <= 64<<10 {
 		fieldWriters.Put(w)
 	}
 }
@@ -49,8 +39,7 @@ func putFieldWriter(w *fieldWriter) {
 // field adds a field whose name is already lowercase.
 func (w *fieldWriter) field(name, value string) {
 	w.size += uint64(len(name)+len(value)) + fieldOverhead
-	// Writes to a bytes.Buffer do not fail.
-	_ = w.enc.WriteField(qpack.HeaderField{Name: name, Value: value})
+	w.buf = appendFieldLine(w.buf, name, value)
 }
 
 // header adds the fields of h with lowercase names, leaving out the
@@ -73,13 +62,15 @@ func (w *fieldWriter) header(h http.Header, skip func(lower string) bool) {
 
 // frame returns the field section as a HEADERS frame, appended to b.
 func (w *fieldWriter) frame(b []byte) []byte {
-	return appendHeadersFrame(b, w.buf.Bytes())
+	return appendHeadersFrame(b, w.buf)
 }
 
 // commonNames maps the canonical form of frequent header names to their
-// lowercase form without allocating.
-var commonNames = func() map[string]string {
-	m := map[string]string{}
+// lowercase form without allocating, and canonicalNames the other way,
+// for the fields a peer sends: one lookup where http.CanonicalHeaderKey
+// would rebuild the name first.
+var commonNames, canonicalNames = func() (map[string]string, map[string]string) {
+	m, c := map[string]string{}, map[string]string{}
 	for _, n := range []string{
 		"accept", "accept-encoding", "accept-language", "accept-ranges", "age",
 		"authorization", "cache-control", "content-disposition", "content-encoding",
@@ -91,9 +82,18 @@ var commonNames = func() map[string]string {
 		"x-content-type-options",
 	} {
 		m[http.CanonicalHeaderKey(n)] = n
+		c[n] = http.CanonicalHeaderKey(n)
 	}
-	return m
+	return m, c
 }()
+
+// canonicalName is http.CanonicalHeaderKey of a field name.
+func canonicalName(name string) string {
+	if k, ok := canonicalNames[name]; ok {
+		return k
+	}
+	return http.CanonicalHeaderKey(name)
+}
 
 func lowerName(k string) string {
 	if n, ok := commonNames[k]; ok {
@@ -112,18 +112,44 @@ func isConnectionSpecific(name string) bool {
 	return false
 }
 
+// tokenChars classes the octets of a token (RFC 9110 section 5.6.2):
+// tokenLower for those a field name may hold, tokenUpper for the
+// uppercase letters, which RFC 9114 section 4.2 makes a field name's
+// malformation but a method or upgrade token may hold.
+var tokenChars = func() (t [256]uint8) {
+	for c := 'a'; c <= 'z'; c++ {
+		t[c] = tokenLower
+		t[c-'a'+'A'] = tokenUpper
+	}
+	for c := '0'; c <= '9'; c++ {
+		t[c] = tokenLower
+	}
+	for _, c := range []byte("!#$%&'*+-.^_`|~") {
+		t[c] = tokenLower
+	}
+	return t
+}()
+
+const (
+	tokenLower = 1
+	tokenUpper = 2
+)
+
 // validFieldName reports a nonempty lowercase token (RFC 9110 section
 // 5.1; RFC 9114 section 4.2 makes uppercase malformed).
-func validFieldName(name string) bool {
-	if name == "" {
+func validFieldName(name string) bool { return isToken(name, tokenLower) }
+
+// validToken reports a nonempty token of any case: a method (RFC 9110
+// section 9.1) or an upgrade token, the form of :protocol (RFC 8441
+// section 4, RFC 9110 section 16.7).
+func validToken(s string) bool { return isToken(s, tokenLower|tokenUpper) }
+
+func isToken(s string, classes uint8) bool {
+	if s == "" {
 		return false
 	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
-		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
-		default:
+	for i := 0; i < len(s); i++ {
+		if tokenChars[s[i]]&classes == 0 {
 			return false
 		}
 	}
@@ -133,7 +159,13 @@ func validFieldName(name string) bool {
 // validFieldValue rejects the characters RFC 9114 section 10.3 names:
 // NUL, CR and LF.
 func validFieldValue(v string) bool {
-	return strings.IndexByte(v, 0) < 0 && strings.IndexByte(v, '\r') < 0 && strings.IndexByte(v, '\n') < 0
+	// One pass: a value is short, three searches cost more.
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c == 0 || c == '\r' || c == '\n' {
+			return false
+		}
+	}
+	return true
 }
 
 // decodeFieldSection decodes a QPACK field section whose decoded size may
@@ -142,61 +174,63 @@ func validFieldValue(v string) bool {
 // decode (including any reference to a dynamic table it never offered,
 // RFC 9204 section 2.2), and a stream error H3_MESSAGE_ERROR for names
 // and values HTTP/3 forbids.
-func decodeFieldSection(p []byte, limit uint64) ([]qpack.HeaderField, error) {
+func decodeFieldSection(p []byte, limit uint64) ([]headerField, error) {
 	return appendFieldSection(nil, p, limit)
 }
 
 // appendFieldSection is decodeFieldSection appending the fields to dst,
 // so that a caller may decode into room of its own.
-func appendFieldSection(dst []qpack.HeaderField, p []byte, limit uint64) ([]qpack.HeaderField, error) {
-	dec := qpack.NewDecoder().Decode(p)
+func appendFieldSection(dst []headerField, p []byte, limit uint64) ([]headerField, error) {
 	fields := dst
 	var size uint64
-	for {
-		f, err := dec()
-		if err != nil {
-			if err == io.EOF {
-				break
-			}
-			return nil, connError(ErrCodeQPACKDecompressionFailed, "%v", err)
-		}
+	err := decodeFieldLines(p, func(f headerField) error {
 		size += uint64(len(f.Name)+len(f.Value)) + fieldOverhead
 		if size > limit {
-			return nil, errFieldSectionTooLarge
+			return errFieldSectionTooLarge
 		}
 		name := f.Name
 		if f.IsPseudo() {
 			name = name[1:]
 		}
 		if !validFieldName(name) {
-			return nil, streamError(ErrCodeMessageError, "invalid field name %q", f.Name)
+			return streamError(ErrCodeMessageError, "invalid field name %q", f.Name)
 		}
 		if !validFieldValue(f.Value) {
-			return nil, streamError(ErrCodeMessageError, "invalid value of field %q", f.Name)
+			return streamError(ErrCodeMessageError, "invalid value of field %q", f.Name)
 		}
 		fields = append(fields, f)
+		return nil
+	})
+	if _, ours := err.(*Error); err == nil || ours || err == errFieldSectionTooLarge {
+		if err != nil {
+			return nil, err
+		}
+		return fields, nil
 	}
-	return fields, nil
+	return nil, connError(ErrCodeQPACKDecompressionFailed, "%v", err)
 }
 
-// requestFields are a request's pseudo-header fields and header.
+// requestFields are a request's pseudo-header fields and header, and
+// room for its URL.
 type requestFields struct {
 	method, scheme, authority, path, protocol string
 	header                                    http.Header
 	contentLength                             int64
+	url                                       url.URL
 }
 
 // parseRequestFields checks a request's field section (RFC 9114 section
-// 4.3.1); a malformed request is a stream error H3_MESSAGE_ERROR.
-func parseRequestFields(fields []qpack.HeaderField) (*requestFields, error) {
+// 4.3.1) and fills r, which the caller keeps with the stream's state; a
+// malformed request is a stream error H3_MESSAGE_ERROR.
+func parseRequestFields(fields []headerField, r *requestFields) error {
 	values := regularValues(fields)
-	r := &requestFields{header: make(http.Header, len(values))}
+	*r = requestFields{header: make(http.Header, len(values))}
 	seen := 0
 	regular := false
 	for _, f := range fields {
 		if f.IsPseudo() {
 			if regular {
-				return nil, streamError(ErrCodeMessageError, "pseudo-header %s after a regular field", f.Name)
+				return streamError(ErrCodeMessageError, "pseudo-header %s after a regular field", f.Name)
 			}
 			var p *string
 			var bit int
@@ -212,10 +246,10 @@ func parseRequestFields(fields []qpack.HeaderField) (*requestFields, error) {
 			case ":protocol":
 				p, bit = &r.protocol, 16
 			default:
-				return nil, streamError(ErrCodeMessageError, "pseudo-header %s in a request", f.Name)
+				return streamError(ErrCodeMessageError, "pseudo-header %s in a request", f.Name)
 			}
 			if seen&bit != 0 {
-				return nil, streamError(ErrCodeMessageError, "pseudo-header %s repeated", f.Name)
+				return streamError(ErrCodeMessageError, "pseudo-header %s repeated", f.Name)
 			}
 			seen |= bit
 			*p = f.Value
@@ -223,48 +257,48 @@ func parseRequestFields(fields []qpack.HeaderField) (*requestFields, error) {
 		}
 		regular = true
 		if err := addField(r.header, f, &values); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	if r.method == "" || !validFieldName(strings.ToLower(r.method)) {
-		return nil, streamError(ErrCodeMessageError, "missing or invalid :method")
+	if !validToken(r.method) {
+		return streamError(ErrCodeMessageError, "missing or invalid :method")
 	}
 	if r.method == http.MethodConnect && r.protocol == "" {
 		// RFC 9114 section 4.4: only :method and :authority.
 		if seen&(2|8) != 0 || r.authority == "" {
-			return nil, streamError(ErrCodeMessageError, "malformed CONNECT request")
+			return streamError(ErrCodeMessageError, "malformed CONNECT request")
 		}
 	} else {
 		if r.protocol != "" && r.method != http.MethodConnect {
-			return nil, streamError(ErrCodeMessageError, ":protocol without CONNECT")
+			return streamError(ErrCodeMessageError, ":protocol without CONNECT")
 		}
 		if r.scheme == "" || r.path == "" {
-			return nil, streamError(ErrCodeMessageError, "missing :scheme or :path")
+			return streamError(ErrCodeMessageError, "missing :scheme or :path")
 		}
 		host := r.header.Get("Host")
 		if r.authority == "" {
 			r.authority = host
 		} else if host != "" && host != r.authority {
 			// RFC 9114 section 4.3.1: both present must be equal.
-			return nil, streamError(ErrCodeMessageError, ":authority and host differ")
+			return streamError(ErrCodeMessageError, ":authority and host differ")
 		}
 		if (r.scheme == "https" || r.scheme == "http") && r.authority == "" {
-			return nil, streamError(ErrCodeMessageError, "missing :authority")
+			return streamError(ErrCodeMessageError, "missing :authority")
 		}
 	}
 	r.header.Del("Host")
 	cl, err := parseContentLength(r.header)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	r.contentLength = cl
-	return r, nil
+	return nil
 }
 
 // regularValues returns room for the values of the regular fields among
 // fields, which addField hands out a value at a time: one allocation
 // for a header rather than one per field, as http.Header.Clone does.
-func regularValues(fields []qpack.HeaderField) []string {
+func regularValues(fields []headerField) []string {
 	n := 0
 	for _, f := range fields {
 		if !f.IsPseudo() {
@@ -283,11 +317,11 @@ func regularValues(fields []qpack.HeaderField) []string {
 // takes its value's place from the front of *room (regularValues), as
 // a slice of capacity one, which a second value of the field outgrows
 // without touching the next field's.
-func addField(h http.Header, f qpack.HeaderField, room *[]string) error {
+func addField(h http.Header, f headerField, room *[]string) error {
 	if isConnectionSpecific(f.Name) || (f.Name == "te" && f.Value != "trailers") {
 		return streamError(ErrCodeMessageError, "connection-specific field %q", f.Name)
 	}
-	key := http.CanonicalHeaderKey(f.Name)
+	key := canonicalName(f.Name)
 	old := h[key]
 	switch {
 	case key == "Cookie" && len(old) > 0:
@@ -325,10 +359,11 @@ func parseContentLength(h http.Header) (int64, error) {
 	return n, nil
 }
 
-// newServerRequest makes the http.Request of a server from its fields,
-// with the context newContext makes once the fields proved valid. The
-// request is built on the stack and copied once, by WithContext.
-func newServerRequest(rf *requestFields, newContext func() context.Context) (*http.Request, error) {
+// newServerRequest makes the http.Request of a server from its fields in
+// dst, which the caller keeps with the stream's state, with the context
+// newContext makes once the fields proved valid. The request is built on
+// the stack and copied into dst with its context.
+func newServerRequest(dst *http.Request, rf *requestFields, newContext func() context.Context) error {
 	req := http.Request{
 		Method:        rf.method,
 		Proto:         "HTTP/3.0",
@@ -341,9 +376,9 @@ func newServerRequest(rf *requestFields, newContext func() context.Context) (*ht
 		req.URL = &url.URL{Host: rf.authority}
 		req.RequestURI = rf.authority
 	} else {
-		u, err := url.ParseRequestURI(rf.path)
+		u, err := parseRequestPath(rf.path, &rf.url)
 		if err != nil {
-			return nil, streamError(ErrCodeMessageError, "invalid :path %q", rf.path)
+			return streamError(ErrCodeMessageError, "invalid :path %q", rf.path)
 		}
 		req.URL = u
 		req.RequestURI = rf.path
@@ -353,7 +388,58 @@ func newServerRequest(rf *requestFields, newContext func() context.Context) (*ht
 		}
 	}
 	declareTrailers(req.Header, &req.Trailer)
-	return req.WithContext(newContext()), nil
+	// WithContext, inlined, copies req on the stack: dst is the one
+	// place the request takes on the heap.
+	*dst = *req.WithContext(newContext())
+	return nil
+}
+
+// parseRequestPath is url.ParseRequestURI for a request's :path. The
+// usual path, an absolute path of characters a path holds unescaped with
+// perhaps a query, is parsed here into room, as url.ParseRequestURI
+// would parse it (a test holds the two equal); any other goes to
+// url.ParseRequestURI, which allocates its result.
+func parseRequestPath(p string, room *url.URL) (*url.URL, error) {
+	path, query, hasQuery := strings.Cut(p, "?")
+	if !plainPath(path) || hasQuery && !plainQuery(query) {
+		return url.ParseRequestURI(p)
+	}
+	*room = url.URL{Path: path, RawQuery: query}
+	return room, nil
+}
+
+// plainPath reports an absolute path that url.URL keeps as it is: no
+// percent-encoding, nothing that EscapedPath would escape (RFC 3986
+// section 3.3: unreserved characters, sub-delimiters other than those
+// net/url escapes, ':', '@' and '/').
+func plainPath(p string) bool {
+	if p == "" || p[0] != '/' {
+		return false
+	}
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case strings.IndexByte("-_.~$&+,/:;=@", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// plainQuery reports a nonempty query of visible ASCII characters, which
+// url.URL keeps as its RawQuery ("?" alone sets ForceQuery instead).
+func plainQuery(q string) bool {
+	if q == "" {
+		return false
+	}
+	for i := 0; i < len(q); i++ {
+		if q[i] <= ' ' || q[i] >= 0x7f {
+			return false
+		}
+	}
+	return true
 }
 
 // declareTrailers makes the trailer map hold the names a "Trailer"
@@ -377,7 +463,7 @@ func declareTrailers(h http.Header, trailer *http.Header) {
 
 // parseResponseFields checks a response's field section (RFC 9114
 // section 4.3.2) and returns its status and header.
-func parseResponseFields(fields []qpack.HeaderField) (int, http.Header, error) {
+func parseResponseFields(fields []headerField) (int, http.Header, error) {
 	values := regularValues(fields)
 	h := make(http.Header, len(values))
 	status := -1
@@ -407,7 +493,7 @@ func parseResponseFields(fields []qpack.HeaderField) (int, http.Header, error) {
 
 // parseTrailerFields checks a trailer section: no pseudo-headers (RFC
 // 9114 section 4.3).
-func parseTrailerFields(fields []qpack.HeaderField) (http.Header, error) {
+func parseTrailerFields(fields []headerField) (http.Header, error) {
 	values := regularValues(fields)
 	h := make(http.Header, len(values))
 	for _, f := range fields {

@@ -2,10 +2,10 @@ package http3
 
 import (
 	"net/http"
+	"net/url"
 	"reflect"
+	"strings"
 	"testing"
-
-	"github.com/quic-go/qpack"
 )
 
 // TestHeaderValuesShareRoom: the values of a header's fields share one
@@ -13,7 +13,7 @@ import (
 // its capacity-one slice, leaves the next field's value alone; cookies
 // are joined.
 func TestHeaderValuesShareRoom(t *testing.T) {
-	fields := []qpack.HeaderField{
+	fields := []headerField{
 		{Name: ":status", Value: "200"},
 		{Name: "x-a", Value: "1"},
 		{Name: "x-b", Value: "2"},
@@ -52,6 +52,84 @@ func TestAuthority(t *testing.T) {
 	} {
 		if got := authority(c.in, "443"); got != c.want {
 			t.Errorf("authority(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+// TestTokens: field names are lowercase tokens, methods and upgrade
+// tokens tokens of any case (RFC 9110 section 5.6.2), and every octet
+// outside the token set, non-ASCII included, fails both.
+func TestTokens(t *testing.T) {
+	const special = "!#$%&'*+-.^_`|~"
+	for c := 0; c < 256; c++ {
+		s := string([]byte{'a', byte(c)})
+		lower := c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || strings.IndexByte(special, byte(c)) >= 0
+		upper := c >= 'A' && c <= 'Z'
+		if validFieldName(s) != lower {
+			t.Errorf("validFieldName(%q) = %v", s, !lower)
+		}
+		if validToken(s) != (lower || upper) {
+			t.Errorf("validToken(%q) = %v", s, !(lower || upper))
+		}
+	}
+	if validFieldName("") || validToken("") {
+		t.Error("the empty string is a token")
+	}
+	if !validToken("GET") || !validToken("connect-udp") || validToken("G ET") || validToken("\u212a") {
+		t.Error("methods and upgrade tokens")
+	}
+}
+
+// requestPaths are :path values of every kind parseRequestPath meets.
+var requestPaths = []string{
+	"/", "/bytes/1024", "/a?b", "/a?b?c", "/a?", "/a?b c", "/a%20b", "/a b", "//x/y",
+	"/caf\xc3\xa9", "*", "", "a/b", "/a!b", "/$&+,;=:@-_.~", "/?q=1&r=2", "/a#frag", "/a?\x7f",
+}
+
+// TestParseRequestPath: the paths parsed without url.ParseRequestURI
+// come out as it parses them, and the others go to it.
+func TestParseRequestPath(t *testing.T) {
+	plain := 0
+	for _, p := range requestPaths {
+		checkRequestPath(t, p)
+		var room url.URL
+		if u, err := parseRequestPath(p, &room); err == nil && u == &room {
+			plain++
+		}
+	}
+	if plain < 5 {
+		t.Errorf("%d paths parsed in place, want the usual ones", plain)
+	}
+}
+
+func checkRequestPath(t *testing.T, p string) {
+	t.Helper()
+	var room url.URL
+	got, err := parseRequestPath(p, &room)
+	want, wantErr := url.ParseRequestURI(p)
+	if (err == nil) != (wantErr == nil) || err == nil && !reflect.DeepEqual(got, want) {
+		t.Fatalf("%q: parsed %#v, %v; url.ParseRequestURI %#v, %v", p, got, err, want, wantErr)
+	}
+}
+
+// FuzzRequestPath holds parseRequestPath equal to url.ParseRequestURI.
+func FuzzRequestPath(f *testing.F) {
+	for _, p := range requestPaths {
+		f.Add(p)
+	}
+	f.Fuzz(checkRequestPath)
+}
+
+// TestCanonicalName: the table of common names gives what
+// http.CanonicalHeaderKey gives, and other names go to it.
+func TestCanonicalName(t *testing.T) {
+	names := []string{"x-custom", "www-authenticate", "content-md5", "a", "x--y"}
+	for n := range canonicalNames {
+		names = append(names, n)
+	}
+	for _, n := range names {
+		if got, want := canonicalName(n), http.CanonicalHeaderKey(n); got != want {
+			t.Errorf("canonicalName(%q) = %q, want %q", n, got, want)
 		}
 	}
 }

@@ -17,10 +17,10 @@ type headerReader interface{ expireHeader() }
 // armHeaderTimerLocked arms the timer for the first stream of the queue,
 // unless it is armed already for that time or earlier.
 func (m *requestMemory) armHeaderTimerLocked() {
-	if m.headerTimeout <= 0 || m.reading.Len() == 0 {
+	if m.headerTimeout <= 0 || m.reading.head == nil {
 		return
 	}
-	at := m.reading.Front().Value.(*streamCharge).arrival.Add(m.headerTimeout)
+	at := m.reading.head.arrival.Add(m.headerTimeout)
 	if !m.timerAt.IsZero() && !m.timerAt.After(at) {
 		return
 	}
@@ -39,8 +39,8 @@ func (m *requestMemory) expireHeaders() {
 	var due []*streamCharge
 	m.mu.Lock()
 	now := time.Now()
-	for m.reading.Len() > 0 {
-		c := m.reading.Front().Value.(*streamCharge)
+	for m.reading.head != nil {
+		c := m.reading.head
 		if now.Before(c.arrival.Add(m.headerTimeout)) {
 			break
 		}

@@ -1,7 +1,6 @@
 package http3
 
 import (
-	"container/list"
 	"errors"
 	"sync"
 	"time"
@@ -53,7 +52,7 @@ type requestMemory struct {
 	// reading holds the *streamCharge of the streams whose header is
 	// being read, oldest first: those reset to make room, or when their
 	// header timeout passes. evictable is their total charge.
-	reading   list.List
+	reading   chargeList
 	evictable int64
 	// timer expires the headers of reading; timerAt is when it fires,
 	// zero if it is not armed.
@@ -80,9 +79,12 @@ type streamCharge struct {
 	reader  headerReader
 
 	// The fields below are guarded by m.mu.
-	elem   *list.Element // in m.reading while the header is read
-	header int64         // charged to conn and to m: header data
-	held   int64         // charged to m alone
+	// prev and next link c in m.reading while the header is read,
+	// which listed says.
+	prev, next *streamCharge
+	listed     bool
+	header     int64 // charged to conn and to m: header data
+	held       int64 // charged to m alone
 	// ended: released or evicted, c takes no more charges (a read that
 	// outlived its handler must not charge what nothing will free).
 	ended bool
@@ -108,7 +110,7 @@ func (m *requestMemory) openIn(c *streamCharge, conn *connMemory, st streamCance
 	m.mu.Lock()
 	victims, ok := m.reserveLocked(c, readBufferCost, waitCost)
 	if ok {
-		c.elem = m.reading.PushBack(c)
+		m.reading.pushBack(c)
 		m.evictable += c.header + c.held
 		m.armHeaderTimerLocked()
 	}
@@ -128,7 +130,7 @@ func (c *streamCharge) grow(n int) error {
 	m.mu.Lock()
 	ended := c.ended
 	victims, ok := m.reserveLocked(c, int64(n), 0)
-	if ok && c.elem != nil {
+	if ok && c.listed {
 		m.evictable += int64(n)
 	}
 	m.mu.Unlock()
@@ -154,20 +156,19 @@ func (m *requestMemory) reserveLocked(c *streamCharge, n, extra int64) (victims 
 	need := n + extra
 	if m.limit >= 0 && m.used+need > m.limit {
 		others := m.evictable
-		if c.elem != nil {
+		if c.listed {
 			others -= c.header + c.held
 		}
 		if m.used+need-others > m.limit {
 			return nil, false
 		}
-		for e := m.reading.Front(); m.used+need > m.limit; {
-			v := e.Value.(*streamCharge)
-			e = e.Next()
-			if v == c {
-				continue
+		for v := m.reading.head; m.used+need > m.limit; {
+			next := v.next
+			if v != c {
+				m.evictLocked(v)
+				victims = append(victims, v)
 			}
-			m.evictLocked(v)
-			victims = append(victims, v)
+			v = next
 		}
 	}
 	c.conn.used += n
@@ -237,10 +238,9 @@ func (m *requestMemory) releaseLocked(c *streamCharge) {
 }
 
 func (m *requestMemory) leaveReadingLocked(c *streamCharge) {
-	if c.elem != nil {
-		m.reading.Remove(c.elem)
+	if c.listed {
+		m.reading.remove(c)
 		m.evictable -= c.header + c.held
-		c.elem = nil
 	}
 }
 
@@ -249,5 +249,39 @@ func (m *requestMemory) leaveReadingLocked(c *streamCharge) {
 func (m *requestMemory) snapshot() (used int64, reading int) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.used, m.reading.Len()
+	return m.used, m.reading.n
+}
+
+// chargeList is a list of the streams whose header is being read, oldest
+// first, linked through their charges: joining and leaving it allocates
+// nothing.
+type chargeList struct {
+	head, tail *streamCharge
+	n          int
+}
+
+func (l *chargeList) pushBack(c *streamCharge) {
+	c.prev, c.next, c.listed = l.tail, nil, true
+	if l.tail != nil {
+		l.tail.next = c
+	} else {
+		l.head = c
+	}
+	l.tail = c
+	l.n++
+}
+
+func (l *chargeList) remove(c *streamCharge) {
+	if c.prev != nil {
+		c.prev.next = c.next
+	} else {
+		l.head = c.next
+	}
+	if c.next != nil {
+		c.next.prev = c.prev
+	} else {
+		l.tail = c.prev
+	}
+	c.prev, c.next, c.listed = nil, nil, false
+	l.n--
 }

@@ -17,8 +17,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/quic-go/qpack"
-
 	"github.com/satquic/satquic/quic"
 )
 
@@ -430,8 +428,10 @@ type serverConn struct {
 	// remote is the client's address and its text, for the requests'
 	// RemoteAddr.
 	remote atomic.Pointer[remoteText]
-	// base is the context the requests derive from (requestBase).
-	base atomic.Pointer[baseContext]
+	// base is the context the requests derive from (requestBase), and
+	// requests the admitted ones (request_context.go).
+	base     atomic.Pointer[baseContext]
+	requests *requestStream
 }
 
 // remoteText is an address with its text.
@@ -463,6 +463,9 @@ func (sc *serverConn) serve(draining bool) {
 	if draining {
 		sc.goAway()
 	}
+	// The requests' contexts end with the connection
+	// (request_context.go).
+	context.AfterFunc(sc.qc.Context(), sc.cancelRequests)
 	for {
 		st, err := sc.qc.AcceptStream(context.Background())
 		if err != nil {
@@ -487,9 +490,10 @@ func (sc *serverConn) serve(draining bool) {
 }
 
 // requestStream is the server's state of one request stream, allocated
-// at once when the stream arrives: its guard and memory charge, and the
-// response writer and request body of its handler. Apart, they and the
-// closure that ran the stream were six allocations per request.
+// at once when the stream arrives: its guard and memory charge, the
+// request's fields and http.Request, and the response writer and request
+// body of its handler. Apart, they and the closure that ran the stream
+// were eight allocations per request.
 type requestStream struct {
 	sc     *serverConn
 	mem    *streamCharge // &charge once admitted
@@ -498,6 +502,15 @@ type requestStream struct {
 	w      responseWriter
 	b      body
 	rb     requestBody
+	fields requestFields
+	req    http.Request
+
+	// The connection's list of its admitted requests, guarded by its
+	// lock; cancel ends the request's context, once ctxMade says it is
+	// set (request_context.go).
+	prev, next *requestStream
+	cancel     context.CancelCauseFunc
+	ctxMade    atomic.Bool
 }
 
 // run serves the stream on a goroutine of the Server's pool.
@@ -506,43 +519,17 @@ func (rs *requestStream) run() {
 	if tunnel := sc.handleStream(rs, rs.mem); tunnel != nil {
 		// An extended CONNECT's stream outlives its handler: the
 		// request is done when the stream is.
-		context.AfterFunc(tunnel, sc.requestDone)
+		context.AfterFunc(tunnel, func() { sc.requestDone(rs) })
 		return
 	}
-	sc.requestDone()
-}
-
-// requestBase returns the context a request's context derives from: the
-// connection's, or ConnContext's, with the local address as net/http
-// gives it (http.LocalAddrContextKey). Without ConnContext it is made
-// once per local address of the connection rather than for each request.
-func (sc *serverConn) requestBase() context.Context {
-	local := sc.qc.LocalAddr()
-	if sc.s.ConnContext != nil {
-		return context.WithValue(sc.s.ConnContext(sc.qc.Context(), sc.qc), http.LocalAddrContextKey, local)
-	}
-	udp, ok := local.(*net.UDPAddr)
-	if !ok {
-		return context.WithValue(sc.qc.Context(), http.LocalAddrContextKey, local)
-	}
-	if b := sc.base.Load(); b != nil && b.local == udp {
-		return b.ctx
-	}
-	b := &baseContext{local: udp, ctx: context.WithValue(sc.qc.Context(), http.LocalAddrContextKey, local)}
-	sc.base.Store(b)
-	return b.ctx
-}
-
-// baseContext is a connection's requestBase for one local address.
-type baseContext struct {
-	local *net.UDPAddr
-	ctx   context.Context
+	sc.requestDone(rs)
 }
 
 // requestDone counts a request out; after GOAWAY, the last one closes
 // the connection.
-func (sc *serverConn) requestDone() {
+func (sc *serverConn) requestDone(rs *requestStream) {
 	sc.mu.Lock()
+	sc.unlistLocked(rs)
 	sc.active--
 	drained := sc.sentGoAway && sc.active == 0
 	sc.mu.Unlock()
@@ -566,6 +553,7 @@ func (sc *serverConn) admit(st *quic.Stream, rs *requestStream) (*streamCharge, 
 	mem, ok := sc.s.mem.openIn(&rs.charge, sc.mem, st, &rs.g)
 	if ok {
 		sc.active++
+		sc.listLocked(rs)
 	}
 	return mem, ok
 }
@@ -642,10 +630,10 @@ func (sc *serverConn) handleStream(rs *requestStream, mem *streamCharge) (tunnel
 	g := &rs.g
 	r := getStreamReader(g)
 	limit := sc.s.maxHeaderBytes()
-	var cancel context.CancelFunc
-	req, protocol, err := sc.readRequest(r, limit, mem, func() context.Context {
+	var cancel context.CancelCauseFunc
+	protocol, err := sc.readRequest(rs, r, limit, mem, func() context.Context {
 		var ctx context.Context
-		ctx, cancel = context.WithCancel(sc.requestBase())
+		ctx, cancel = sc.requestContext(rs)
 		return ctx
 	})
 	g.headerRead()
@@ -656,7 +644,7 @@ func (sc *serverConn) handleStream(rs *requestStream, mem *streamCharge) (tunnel
 		sc.rejectRequest(g, err)
 		return nil
 	}
-	tunnel = sc.runHandler(rs, r, req, cancel, protocol, limit, mem)
+	tunnel = sc.runHandler(rs, r, &rs.req, cancel, protocol, limit, mem)
 	if tunnel != nil {
 		context.AfterFunc(tunnel, mem.release)
 	} else {
@@ -665,55 +653,54 @@ func (sc *serverConn) handleStream(rs *requestStream, mem *streamCharge) (tunnel
 	return tunnel
 }
 
-// readRequest reads the HEADERS frame that opens a request stream, and
-// returns the request with its :protocol, if any, and with the context
-// newContext makes once the request is known to be well formed. A
-// payload that cannot be charged to mem rejects the request: the server
-// did not process it (RFC 9114 section 4.1.1).
-func (sc *serverConn) readRequest(r *bufio.Reader, limit uint64, mem *streamCharge, newContext func() context.Context) (*http.Request, string, error) {
-	rf, err := sc.readRequestFields(r, limit, mem)
-	if err != nil {
-		return nil, "", err
+// readRequest reads the HEADERS frame that opens request stream rs into
+// rs.req, with the context newContext makes once the request is known
+// to be well formed, and returns its :protocol, if any. A payload that
+// cannot be charged to mem rejects the request: the server did not
+// process it (RFC 9114 section 4.1.1).
+func (sc *serverConn) readRequest(rs *requestStream, r *bufio.Reader, limit uint64, mem *streamCharge, newContext func() context.Context) (string, error) {
+	rf := &rs.fields
+	if err := sc.readRequestFields(r, limit, mem, rf); err != nil {
+		return "", err
 	}
 	if rf.protocol != "" && !sc.local.enableConnectProtocol {
 		// RFC 9220 section 3 (RFC 8441 section 4): a :protocol the
 		// server did not allow makes the request malformed.
-		return nil, "", streamError(ErrCodeMessageError, ":protocol %q without SETTINGS_ENABLE_CONNECT_PROTOCOL", rf.protocol)
+		return "", streamError(ErrCodeMessageError, ":protocol %q without SETTINGS_ENABLE_CONNECT_PROTOCOL", rf.protocol)
 	}
 	if rf.protocol != "" && !validToken(rf.protocol) {
 		// RFC 8441 section 4: an upgrade token (RFC 9110 section 16.7).
-		return nil, "", streamError(ErrCodeMessageError, "invalid :protocol %q", rf.protocol)
+		return "", streamError(ErrCodeMessageError, "invalid :protocol %q", rf.protocol)
 	}
-	req, err := newServerRequest(rf, newContext)
-	return req, rf.protocol, err
+	return rf.protocol, newServerRequest(&rs.req, rf, newContext)
 }
 
-// readRequestFields reads and checks a request's field section.
-func (sc *serverConn) readRequestFields(r *bufio.Reader, limit uint64, mem *streamCharge) (*requestFields, error) {
+// readRequestFields reads and checks a request's field section into rf.
+func (sc *serverConn) readRequestFields(r *bufio.Reader, limit uint64, mem *streamCharge, rf *requestFields) error {
 	// The QPACK encoding of a field may be longer than the field (its
 	// Huffman code): the frame may be twice the limit.
 	f, err := readRequestFrameIn(r, 2*limit, mem)
 	switch {
 	case errors.Is(err, errNoMemory):
-		return nil, streamError(ErrCodeRequestRejected, "request memory spent")
+		return streamError(ErrCodeRequestRejected, "request memory spent")
 	case err == io.EOF:
-		return nil, streamError(ErrCodeRequestIncomplete, "request stream ended before HEADERS")
+		return streamError(ErrCodeRequestIncomplete, "request stream ended before HEADERS")
 	case err != nil:
-		return nil, fromQUIC(err)
+		return fromQUIC(err)
 	case f.typ == frameData:
 		// RFC 9114 section 4.1: DATA before HEADERS is an invalid
 		// sequence of frames.
-		return nil, connError(ErrCodeFrameUnexpected, "DATA before HEADERS")
+		return connError(ErrCodeFrameUnexpected, "DATA before HEADERS")
 	case f.typ == framePushPromise:
-		return nil, connError(ErrCodeFrameUnexpected, "PUSH_PROMISE from a client")
+		return connError(ErrCodeFrameUnexpected, "PUSH_PROMISE from a client")
 	}
 	// Decoded into room on the stack: a request's fields are few.
-	var room [maxFieldsOnStack]qpack.HeaderField
+	var room [maxFieldsOnStack]headerField
 	fields, err := appendFieldSection(room[:0], f.payload, limit)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return parseRequestFields(fields)
+	return parseRequestFields(fields, rf)
 }
 
 // rejectRequest answers a request that could not be read: a 431 for a
@@ -751,11 +738,11 @@ func (sc *serverConn) rejectRequest(g *streamGuard, err error) {
 // completes the response. For an extended CONNECT (protocol set) whose
 // handler took the stream, it returns the stream's context and leaves
 // the stream to its owner.
-func (sc *serverConn) runHandler(rs *requestStream, r *bufio.Reader, req *http.Request, cancel context.CancelFunc, protocol string, limit uint64, mem *streamCharge) (tunnel context.Context) {
+func (sc *serverConn) runHandler(rs *requestStream, r *bufio.Reader, req *http.Request, cancel context.CancelCauseFunc, protocol string, limit uint64, mem *streamCharge) (tunnel context.Context) {
 	g := &rs.g
 	st := g.st
 	ctx := req.Context()
-	defer cancel()
+	defer cancel(nil)
 	req.RemoteAddr = sc.remoteAddr()
 	if !safeMethod(req.Method) && !waitHandshake(ctx, sc.qc) {
 		// A request that came in 0-RTT and is not safe to replay runs
@@ -841,7 +828,7 @@ func (g *streamGuard) pollStopSending() {
 		f := g.onReset
 		g.mu.Unlock()
 		if f != nil {
-			f()
+			f(nil)
 		}
 		return
 	}

@@ -248,7 +248,10 @@ func (s *streamState) cancelRead(code StreamErrorCode) {
 	// When everything already arrived, STOP_SENDING is pointless and the
 	// core sends none; reading the rest away ends the receiving part, so
 	// that the core can forget the stream and let the peer open another.
-	var scratch [4096]byte
+	// The core discards what a stopped stream held, so the first read
+	// ends it and the scratch is small: zeroing a large one cost every
+	// request a server answered without reading its body.
+	var scratch [64]byte
 	for {
 		n, err := c.core.StreamRead(now, s.id, scratch[:])
 		if n == 0 || err != nil {
@@ -258,5 +261,9 @@ func (s *streamState) cancelRead(code StreamErrorCode) {
 	s.readErr = &StreamError{StreamID: StreamID(s.id), ErrorCode: code}
 	s.readable.fire()
 	s.maybeForgetLocked()
-	c.signal()
+	// The goroutine wakes only for a frame to send: STOP_SENDING, or
+	// the MAX_STREAMS that the forgotten stream may have made due.
+	if c.core.CreditPending() {
+		c.signal()
+	}
 }

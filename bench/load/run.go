@@ -41,7 +41,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load: %w", err)
 	}
-	r := &runner{o: &o, cl: cl}
+	r := &runner{o: &o, cl: cl, latencies: newLatencySink()}
 	r.workers = make([]*worker, o.Workers)
 	shared := make([]*http3.Transport, max(o.Conns, 1))
 	if !o.NewConn {
@@ -50,7 +50,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}
 	}
 	for i := range r.workers {
-		w := &worker{r: r, req: req, buf: make([]byte, readBufferSize), stats: newStats()}
+		w := &worker{r: r, req: req, buf: make([]byte, readBufferSize), stats: newWorkerStats(r.latencies)}
 		if o.NewConn {
 			w.tr = cl.transport()
 		} else {
@@ -244,6 +244,8 @@ type runner struct {
 	o       *Options
 	cl      *client
 	workers []*worker
+	// The latencies of the current phase's successful requests.
+	latencies *latencySink
 
 	// Counts of the current phase, for Progress.
 	requests, errors, bytes atomic.Int64
@@ -263,6 +265,7 @@ func (r *runner) phase(ctx context.Context, p phaseSpec) *Result {
 	for _, w := range r.workers {
 		w.stats.reset()
 	}
+	r.latencies.reset()
 	phaseCtx, cancel := ctx, context.CancelFunc(func() {})
 	if p.duration > 0 {
 		phaseCtx, cancel = context.WithTimeout(ctx, p.duration)
@@ -292,8 +295,10 @@ func (r *runner) phase(ctx context.Context, p phaseSpec) *Result {
 	}
 	total := newStats()
 	for _, w := range r.workers {
+		w.stats.flush()
 		total.merge(w.stats)
 	}
+	total.hist.Merge(r.latencies.hist)
 	res := total.result(elapsed, r.cl.conns.Load())
 	res.ConnectionsEarly = r.cl.early.Load()
 	return res

@@ -418,3 +418,29 @@ func TestRunTimeoutThenSuccess(t *testing.T) {
 		t.Errorf("the run took %v, want from %v to 9/8 of it and the two quick requests", took, timeout)
 	}
 }
+
+// TestLatencySinkBatches: latencies recorded by several workers in
+// batches through one sink, flushed at the end, give the histogram one
+// worker recording each directly would.
+func TestLatencySinkBatches(t *testing.T) {
+	sink := newLatencySink()
+	workers := []*stats{newWorkerStats(sink), newWorkerStats(sink), newWorkerStats(sink)}
+	direct := newStats()
+	for i := range 1000 {
+		lat := time.Duration(i*i%7919+1) * time.Microsecond
+		workers[i%len(workers)].record(lat, 1, "", nil)
+		direct.record(lat, 1, "", nil)
+	}
+	total := newStats()
+	for _, w := range workers {
+		w.flush()
+		total.merge(w)
+	}
+	total.hist.Merge(sink.hist)
+	if total.ok != 1000 || total.bytes != 1000 {
+		t.Fatalf("%d successes, %d bytes", total.ok, total.bytes)
+	}
+	if got, want := latencyOf(total.hist), latencyOf(direct.hist); got != want {
+		t.Fatalf("latencies %+v, want %+v", got, want)
+	}
+}

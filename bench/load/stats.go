@@ -1,6 +1,7 @@
 package load
 
 import (
+	"sync"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -13,9 +14,13 @@ const (
 	sigFigs      = 3
 )
 
-// stats are one worker's counts in a phase, merged at the end.
+// stats are one worker's counts in a phase, merged at the end. A
+// worker's latencies go to the phase's latencySink in batches; the
+// merged total holds them in hist.
 type stats struct {
 	hist     *hdrhistogram.Histogram
+	sink     *latencySink
+	pending  []int64 // latencies in µs not yet in sink
 	ok       int64
 	failed   int64
 	cut      int64
@@ -32,8 +37,60 @@ func newStats() *stats {
 	}
 }
 
+// newWorkerStats returns a worker's counts, whose latencies go to sink.
+func newWorkerStats(sink *latencySink) *stats {
+	return &stats{
+		sink:     sink,
+		pending:  make([]int64, 0, latencyBatch),
+		byKind:   map[string]int64{},
+		firstErr: map[string]string{},
+	}
+}
+
+// latencyBatch is how many latencies a worker gathers before it adds
+// them to the phase's histogram.
+const latencyBatch = 256
+
+// latencySink is the latency histogram the workers of a phase share.
+// Each adds a batch at a time under the lock, so that the histogram's
+// few busy counts stay in the processor's cache, where a histogram per
+// worker (hundreds of them, 360 kB each) missed it on every request.
+type latencySink struct {
+	mu   sync.Mutex
+	hist *hdrhistogram.Histogram
+}
+
+func newLatencySink() *latencySink {
+	return &latencySink{hist: hdrhistogram.New(1, maxLatencyUs, sigFigs)}
+}
+
+func (l *latencySink) add(us []int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, v := range us {
+		_ = l.hist.RecordValue(v)
+	}
+}
+
+func (l *latencySink) reset() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.hist.Reset()
+}
+
+// flush adds the latencies gathered to the sink.
+func (s *stats) flush() {
+	if len(s.pending) > 0 {
+		s.sink.add(s.pending)
+		s.pending = s.pending[:0]
+	}
+}
+
 func (s *stats) reset() {
-	s.hist.Reset()
+	if s.hist != nil {
+		s.hist.Reset()
+	}
+	s.pending = s.pending[:0]
 	s.ok, s.failed, s.cut, s.bytes = 0, 0, 0, 0
 	clear(s.byKind)
 	clear(s.firstErr)
@@ -55,11 +112,22 @@ func (s *stats) record(lat time.Duration, n int64, kind string, err error) {
 	us := max(int64(lat/time.Microsecond), 1)
 	// A latency beyond the range is recorded as the range's top, which
 	// Timeout keeps far from.
-	_ = s.hist.RecordValue(min(us, maxLatencyUs))
+	us = min(us, maxLatencyUs)
+	if s.sink == nil {
+		_ = s.hist.RecordValue(us)
+		return
+	}
+	s.pending = append(s.pending, us)
+	if len(s.pending) == cap(s.pending) {
+		s.flush()
+	}
 }
 
+// merge adds o's counts to s; a worker's latencies are in its sink.
 func (s *stats) merge(o *stats) {
-	s.hist.Merge(o.hist)
+	if o.hist != nil {
+		s.hist.Merge(o.hist)
+	}
 	s.ok += o.ok
 	s.failed += o.failed
 	s.cut += o.cut
