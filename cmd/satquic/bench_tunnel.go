@@ -116,12 +116,14 @@ func runBenchTunnel(args []string, stdout, stderr io.Writer) error {
 	}
 	cfg.ClientEnd = []string{exe, "bench", "tunnel-client"}
 	gcfg.ClientEnd = cfg.ClientEnd
-	tuneRuntimeForEmulator()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	cmdline := append([]string{"satquic", "bench", "tunnel"}, args...)
 	switch mode {
 	case "requests":
+		// The emulator's relay runs in this process; the goodput mode
+		// has none, and measures the Go runtime's own defaults.
+		tuneRuntimeForEmulator()
 		return runTunnelRequests(ctx, cfg, profile, sizes, stacks, jsonPath, plotPath, cmdline, stdout, stderr)
 	case "goodput":
 		var err error
