@@ -11,14 +11,18 @@ import "time"
 // ack-eliciting packet sent), while the burst's loss shows only when the
 // peer acknowledges those new packets, a round trip after they left.
 // Measured in virtual time over starlink, five flows of 10 kB requests
-// waited up to 325 ms for an outage so.
+// waited up to 287 ms for an outage so (TestSimFlowsOverOutage).
 //
 // So each source whose content is not sent again is watched from the
-// time it was sent: once it is a probe timeout old (the time its
+// time it was sent: once the oldest is a probe timeout old (the time its
 // acknowledgement may take: a smoothed RTT, four variations and the
 // peer's maximum ACK delay, as the probe timeout counts from the last
-// packet), it waits for repairs as a source known lost does. Nothing is
-// declared lost to congestion control and nothing is sent again: the
+// packet), it and every source watched after it wait for repairs as
+// sources known lost do (an outage takes a run of them). Unless loss
+// recovery's own timer comes within half a smoothed RTT: its probe
+// timeout then takes them (onProbeTimeout), and its probes may exceed the
+// congestion window that the repairs of overdue sources may not. Nothing
+// is declared lost to congestion control and nothing is sent again: the
 // repairs are new packets, congestion controlled and paced like any, that
 // take from the overhead allowance as repairs on loss do (RFC 9002
 // section 6.2.4 lets a sender choose what it sends to reduce a loss
