@@ -30,7 +30,10 @@ type FECStats struct {
 	// probes; both are among RepairsSent (fec_lossrepair.go).
 	// LostSourcesGivenUp counts such sources left unrepaired: out of the
 	// peer's window, or more than the overhead allowance could repair.
-	LossRepairsSent, RepairProbesSent, LostSourcesGivenUp uint64
+	// OverdueSources counts the sources that waited for repairs because
+	// their acknowledgement was a probe timeout late
+	// (fec_lossrepair_overdue.go).
+	LossRepairsSent, RepairProbesSent, LostSourcesGivenUp, OverdueSources uint64
 	// RepairsReceived counts FEC_REPAIR frames received, RepairsRejected
 	// those the decoder refused, SymbolsRecovered the lost packets the
 	// decoder rebuilt.
@@ -183,8 +186,8 @@ func (f *fecState) stats() FECStats {
 		s.SourcesSent, s.SourceBytesSent, s.RepairsSent, s.RepairBytesSent, s.RepairsCapped =
 			fs.stats.SourcesSent, fs.stats.SourceBytesSent, fs.stats.RepairsSent, fs.stats.RepairBytesSent, fs.stats.RepairsCapped
 		s.RepairsShed = fs.stats.RepairsShed
-		s.LossRepairsSent, s.RepairProbesSent, s.LostSourcesGivenUp =
-			fs.stats.LossRepairsSent, fs.stats.RepairProbesSent, fs.stats.LostSourcesGivenUp
+		s.LossRepairsSent, s.RepairProbesSent, s.LostSourcesGivenUp = fs.stats.LossRepairsSent, fs.stats.RepairProbesSent, fs.stats.LostSourcesGivenUp
+		s.OverdueSources = fs.stats.OverdueSources
 	}
 	return s
 }

@@ -26,7 +26,10 @@ import (
 // for lost (onProbeTimeout) and sends repairs over them at once, the
 // first as its probes rather than PINGs (RFC 9002 section 6.2.4 lets a
 // probe carry any ack-eliciting frame) when they fit the probes' base
-// size: the ACK of the probes then shows which are still missing.
+// size: the ACK of the probes then shows which are still missing. A
+// sender that sends again after the outage moves the probe timeout on;
+// fec_lossrepair_overdue.go watches each such source from its own send
+// time instead.
 //
 // How far back: a repair's window is at most the sending window, the
 // smaller of FECConfig.MaxWindow and the peer's (1024 sources by
@@ -121,6 +124,10 @@ type lossRepair struct {
 	// need caches the repairs needed; dirty asks for a recount.
 	need  int
 	dirty bool
+	// overdue watches the sources whose content is not sent again until
+	// they are acknowledged or a probe timeout old
+	// (fec_lossrepair_overdue.go).
+	overdue overdueWatch
 	// stalled: a repair picked could not be sent (the sender is
 	// overloaded, or it did not fit its packet); none is due until the
 	// next recount, so that the connection does not wake for it again

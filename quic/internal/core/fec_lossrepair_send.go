@@ -119,16 +119,19 @@ func (c *Conn) onLossRepairResult(res *recovery.Result) {
 	}
 }
 
-// noteSourceContent marks the source just sent, whose packet carried
-// frames, as one whose content is not sent again if it is lost: repairs
-// do not hold its loss (coverWindow), since repairs on detected loss
-// count those in flight over it instead.
-func (f *fecState) noteSourceContent(frames []sentFrame) {
+// noteSourceContent marks the source just sent at now, whose packet
+// carried frames, as one whose content is not sent again if it is lost:
+// repairs do not hold its loss (coverWindow), since repairs on detected
+// loss count those in flight over it instead, and it is watched until
+// acknowledged (fec_lossrepair_overdue.go).
+func (f *fecState) noteSourceContent(now time.Duration, frames []sentFrame) {
 	if f == nil || f.send == nil || f.cfg.NoLossRepair || carriesData(frames) {
 		return
 	}
-	if e := f.send.src.at(f.send.src.next - 1); e != nil {
+	seq := f.send.src.next - 1
+	if e := f.send.src.at(seq); e != nil {
 		e.unresent = true
+		f.send.loss.overdue.push(seq, now)
 	}
 }
 

@@ -257,11 +257,17 @@ func hasEliciting(frames []sentFrame) bool {
 
 // carriesData reports whether a lost packet had content that is sent
 // again: not only ACK and FEC frames (a lost repair is not repeated), a
-// path MTU probe or DATAGRAM frames (RFC 9221 section 5.2).
+// path MTU probe, DATAGRAM frames (RFC 9221 section 5.2), PING and
+// IMMEDIATE_ACK (nothing to repeat: a probe timeout's PING, a keep-alive)
+// or path validation frames (a new challenge follows a lost one, RFC 9000
+// section 8.2.1). A PING in flight must not count as data: after a probe
+// timeout whose PINGs an outage took, the next probe timeout would send
+// PINGs again instead of repairs (fec_lossrepair_send.go).
 func carriesData(frames []sentFrame) bool {
 	for i := range frames {
 		switch frames[i].kind {
-		case fkAck, fkFECRecovered, fkFECRepair, fkFECSourceID, fkPathProbe, fkDatagram:
+		case fkAck, fkFECRecovered, fkFECRepair, fkFECSourceID, fkPathProbe, fkDatagram,
+			fkPing, fkImmediateAck, fkPathChallenge, fkPathResponse:
 		default:
 			return true
 		}

@@ -75,7 +75,7 @@ func (c *Conn) onPacketSent(now time.Duration, w *packetWriter, p *plannedPacket
 		if err := c.fec.send.onPacketSent(p.pn, w.symbol, !c.hasAppData()); err != nil {
 			c.closeLocal(transportError(wire.CodeInternalError, 0, "FEC source: %v", err))
 		}
-		c.fec.noteSourceContent(frames)
+		c.fec.noteSourceContent(now, frames)
 	}
 	if p.ackEliciting {
 		c.idle.onSendEliciting(now)

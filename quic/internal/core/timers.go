@@ -34,6 +34,7 @@ func (c *Conn) NextTimer(now time.Duration) (time.Duration, bool) {
 	d.add(c.early.timer())
 	d.add(c.pathTimer())
 	d.add(c.datagramOrderTimer())
+	d.add(c.overdueDeadline())
 	if c.datagramBudget() < minInitialDatagram {
 		// Blocked by the anti-amplification limit: only receiving helps.
 		return d.t, d.ok
@@ -96,4 +97,5 @@ func (c *Conn) HandleTimer(now time.Duration) {
 	c.pmtuUpdate(now)
 	c.onPathTimer(now)
 	c.releaseDatagrams(now)
+	c.onOverdue(now)
 }
