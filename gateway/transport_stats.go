@@ -33,6 +33,10 @@ type TransportStats struct {
 	// LossRepairsSent counts the repairs among RepairsSent sent when IP
 	// packets were declared lost, or as probes over them.
 	LossRepairsSent uint64 `json:"fec_loss_repairs_sent"`
+	// OverdueSources counts the IP packets that waited for repairs when
+	// a probe timeout passed unacknowledged since they were sent
+	// (quic.FECStats).
+	OverdueSources  uint64 `json:"fec_overdue_sources"`
 	RecoveredByPeer uint64 `json:"fec_recovered_by_peer"`
 	Recovered       uint64 `json:"fec_recovered"`
 	// DatagramsHeld counts the peer's IP packets held behind a missing
@@ -62,6 +66,7 @@ func (t *TransportStats) add(s quic.ConnectionStats) {
 	t.SourceBytesSent += s.FEC.SourceBytesSent
 	t.RepairsShed += s.FEC.RepairsShed
 	t.LossRepairsSent += s.FEC.LossRepairsSent + s.FEC.RepairProbesSent
+	t.OverdueSources += s.FEC.OverdueSources
 	t.RecoveredByPeer += s.FEC.PacketsRecoveredByPeer
 	t.Recovered += s.FEC.PacketsRecovered
 	t.DatagramsHeld += s.FEC.DatagramsHeld

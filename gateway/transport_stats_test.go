@@ -16,7 +16,7 @@ func TestTransportStatsAdd(t *testing.T) {
 		s.SmoothedRTT, s.PacketsSent, s.PacketsLost = rtt, 100*k, k
 		s.FEC.RepairBytesSent, s.FEC.SourceBytesSent = 10*k, 200*k
 		s.FEC.LossRepairsSent, s.FEC.RepairProbesSent = k, k
-		s.FEC.DatagramsHeld, s.FEC.HeldPacketsGivenUp = 7*k, 2*k
+		s.FEC.DatagramsHeld, s.FEC.HeldPacketsGivenUp, s.FEC.OverdueSources = 7*k, 2*k, 5*k
 		s.Datagrams.SendDropped, s.Datagrams.ReceiveDropped = k, k
 		return s
 	}
@@ -26,7 +26,7 @@ func TestTransportStatsAdd(t *testing.T) {
 	want := TransportStats{
 		SmoothedRTT: 50 * time.Millisecond, PacketsSent: 300, PacketsLost: 3,
 		RepairBytesSent: 30, SourceBytesSent: 600, LossRepairsSent: 6,
-		DatagramsHeld: 21, HeldPacketsGivenUp: 6, DatagramsDropped: 6,
+		DatagramsHeld: 21, HeldPacketsGivenUp: 6, OverdueSources: 15, DatagramsDropped: 6,
 	}
 	if ts != want {
 		t.Errorf("sum %+v, want %+v", ts, want)

@@ -111,6 +111,11 @@ type FECStats struct {
 	// of the peer's decoding window, or more than the overhead allowance
 	// could repair).
 	LossRepairsSent, RepairProbesSent, LostSourcesGivenUp uint64
+	// OverdueSources counts such packets that waited for repairs because
+	// a probe timeout passed since they were sent with no acknowledgement
+	// of them, while the probe timeout itself had moved on with the
+	// packets sent after them.
+	OverdueSources uint64
 	// PacketsRecoveredByPeer counts packets of ours the peer rebuilt
 	// (never retransmitted, unless their loss had been declared first).
 	PacketsRecoveredByPeer uint64
@@ -141,6 +146,7 @@ func fecStats(s *core.Stats) FECStats {
 		LossRepairsSent:             f.LossRepairsSent,
 		RepairProbesSent:            f.RepairProbesSent,
 		LostSourcesGivenUp:          f.LostSourcesGivenUp,
+		OverdueSources:              f.OverdueSources,
 		PacketsRecoveredByPeer:      s.Recovery.PacketsRecovered,
 		RecoveredByPeerAsCongestion: s.Recovery.RecoveredAsCongestion,
 		RepairsReceived:             f.RepairsReceived,
