@@ -25,6 +25,15 @@
 // retransmissions in both namespaces (requests_detail.go,
 // requests_tcp.go): what the tail waited for.
 //
+// The programs' TCP sockets take their namespace's default congestion
+// control, which a new namespace inherits from the host
+// (net.ipv4.tcp_congestion_control). It decides much of a kept-alive
+// connection's request time: Linux's BBR paces each response at its
+// measured bandwidth, which for a connection that sends one small response
+// per round trip is its own app-limited rate, so once its STARTUP has
+// ended a 10 kB response takes about a round trip to leave (README,
+// "bench tunnel").
+//
 // docs/architecture.md places the package: above gateway, which it
 // drives, and bench, whose certificate, sizes and statistics it shares;
 // below the command.
