@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -262,5 +263,18 @@ func TestGoodputLossShort(t *testing.T) {
 	sent := r.Client.DatagramsSent
 	if lost := r.Client.PacketsLost; sent < 1000 || lost*333 < sent || lost*33 > sent {
 		t.Errorf("%d of %d packets declared lost at 1%% loss", lost, sent)
+	}
+}
+
+// TestDefaultTCPCongestionControl: the kernel's default is read, and is
+// one of the controls the kernel has.
+func TestDefaultTCPCongestionControl(t *testing.T) {
+	cc := DefaultTCPCongestionControl()
+	avail, err := os.ReadFile("/proc/sys/net/ipv4/tcp_available_congestion_control")
+	if err != nil {
+		t.Skipf("no congestion control list: %v", err)
+	}
+	if cc == "" || !slices.Contains(strings.Fields(string(avail)), cc) {
+		t.Errorf("default %q, available %q", cc, avail)
 	}
 }

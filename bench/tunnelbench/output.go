@@ -3,6 +3,7 @@ package tunnelbench
 import (
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,16 +14,32 @@ import (
 
 // Document is what --json writes: the results, and how they were made.
 type Document struct {
-	Experiment string            `json:"experiment"`
-	Command    []string          `json:"command"`
-	Version    string            `json:"satquic_version"`
-	Profile    string            `json:"profile"`
-	Seed       uint64            `json:"seed"`
-	Parallel   int               `json:"parallel"`
-	GapS       float64           `json:"gap_s"`
-	FixedRate  string            `json:"tunnel_fixed_rate"` // sources:repairs of tunnel-fixed
-	Machine    bench.MachineInfo `json:"machine"`
-	Results    []Result          `json:"results"`
+	Experiment string   `json:"experiment"`
+	Command    []string `json:"command"`
+	Version    string   `json:"satquic_version"`
+	Profile    string   `json:"profile"`
+	Seed       uint64   `json:"seed"`
+	Parallel   int      `json:"parallel"`
+	GapS       float64  `json:"gap_s"`
+	FixedRate  string   `json:"tunnel_fixed_rate"` // sources:repairs of tunnel-fixed
+	// InnerTCPCongestionControl is the kernel's default congestion
+	// control, which the inner HTTP client's and server's sockets take
+	// (the namespaces inherit the host's): its pacing decides how fast a
+	// kept-alive connection's responses leave (BBR's after its startup
+	// ends, about one round trip per 10 kB response here).
+	InnerTCPCongestionControl string            `json:"inner_tcp_congestion_control,omitempty"`
+	Machine                   bench.MachineInfo `json:"machine"`
+	Results                   []Result          `json:"results"`
+}
+
+// DefaultTCPCongestionControl reads the kernel's default TCP congestion
+// control ("" where it cannot be read).
+func DefaultTCPCongestionControl() string {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/tcp_congestion_control")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
 }
 
 // WriteJSON writes d as indented JSON.

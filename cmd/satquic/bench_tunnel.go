@@ -3,6 +3,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -170,8 +171,9 @@ func runTunnelRequests(ctx context.Context, cfg tunnelbench.Config, profile, siz
 	}
 	cfg.Progress = stderr
 	cfg.Prefix = fmt.Sprintf("sqt%d", os.Getpid()%100000)
-	fmt.Fprintf(stderr, "satquic bench tunnel: profile %s, seed %d, %d requests per stack and size, %d connections\n",
-		cfg.Profile.Name, cfg.Seed, cfg.Requests, cfg.Parallel)
+	innerCC := tunnelbench.DefaultTCPCongestionControl()
+	fmt.Fprintf(stderr, "satquic bench tunnel: profile %s, seed %d, %d requests per stack and size, %d connections, inner TCP %s (the kernel's default)\n",
+		cfg.Profile.Name, cfg.Seed, cfg.Requests, cfg.Parallel, cmp.Or(innerCC, "unknown"))
 	results, runErr := tunnelbench.Run(ctx, cfg)
 	if err := tunnelbench.Table(results).WriteText(stdout); err != nil {
 		return err
@@ -182,8 +184,8 @@ func runTunnelRequests(ctx context.Context, cfg tunnelbench.Config, profile, siz
 	doc := tunnelbench.Document{
 		Experiment: "tunnel", Command: cmdline, Version: version(), Profile: cfg.Profile.Name, Seed: cfg.Seed,
 		Parallel: cfg.Parallel, GapS: cfg.Gap.Seconds(),
-		FixedRate: fmt.Sprintf("%d:%d", tunnelbench.FixedSources, tunnelbench.FixedRepairs),
-		Machine:   bench.Machine(), Results: results,
+		FixedRate:                 fmt.Sprintf("%d:%d", tunnelbench.FixedSources, tunnelbench.FixedRepairs),
+		InnerTCPCongestionControl: innerCC, Machine: bench.Machine(), Results: results,
 	}
 	errs := []error{writeOutput(jsonPath, doc.WriteJSON)}
 	if plotPath != "" {
