@@ -278,3 +278,45 @@ func TestDefaultTCPCongestionControl(t *testing.T) {
 		t.Errorf("default %q, available %q", cc, avail)
 	}
 }
+
+// TestInnerControlSetsCongestion: a listener prepared by innerControl
+// runs the asked congestion control, and its accepted connections too.
+func TestInnerControlSetsCongestion(t *testing.T) {
+	cc := "reno"
+	if !TCPCongestionAvailable(cc) {
+		t.Skipf("the kernel has no %s", cc)
+	}
+	if innerControl("") != nil {
+		t.Error("innerControl(\"\") is not nil")
+	}
+	lc := net.ListenConfig{Control: innerControl(cc)}
+	ln, err := lc.Listen(context.Background(), "tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	c, err := net.Dial("tcp4", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	a, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	raw, err := a.(*net.TCPConn).SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got string
+	var gerr error
+	if err := raw.Control(func(fd uintptr) {
+		got, gerr = unix.GetsockoptString(int(fd), unix.IPPROTO_TCP, unix.TCP_CONGESTION)
+	}); err != nil || gerr != nil {
+		t.Fatal(err, gerr)
+	}
+	if got != cc {
+		t.Errorf("accepted connection runs %q, want %q", got, cc)
+	}
+}

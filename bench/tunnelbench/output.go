@@ -22,11 +22,11 @@ type Document struct {
 	Parallel   int      `json:"parallel"`
 	GapS       float64  `json:"gap_s"`
 	FixedRate  string   `json:"tunnel_fixed_rate"` // sources:repairs of tunnel-fixed
-	// InnerTCPCongestionControl is the kernel's default congestion
-	// control, which the inner HTTP client's and server's sockets take
-	// (the namespaces inherit the host's): its pacing decides how fast a
-	// kept-alive connection's responses leave (BBR's after its startup
-	// ends, about one round trip per 10 kB response here).
+	// InnerTCPCongestionControl is the congestion control of the inner
+	// HTTP client's and server's sockets: Config.InnerCC, else the
+	// kernel's default (the namespaces inherit the host's). Its pacing
+	// decides how fast a kept-alive connection's responses leave (BBR's,
+	// once its startup ends, about a round trip per 10 kB response).
 	InnerTCPCongestionControl string            `json:"inner_tcp_congestion_control,omitempty"`
 	Machine                   bench.MachineInfo `json:"machine"`
 	Results                   []Result          `json:"results"`

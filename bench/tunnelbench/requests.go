@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/netip"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/satquic/satquic/bench"
@@ -34,10 +35,15 @@ type httpServer struct {
 	done chan struct{}
 }
 
-func startHTTPServer(ns side, addr netip.Addr) (*httpServer, error) {
+// socketControl prepares the inner TCP's sockets before they connect or
+// listen (innerControl: their congestion control), or is nil.
+type socketControl func(network, address string, c syscall.RawConn) error
+
+func startHTTPServer(ns side, addr netip.Addr, control socketControl) (*httpServer, error) {
 	var ln net.Listener
+	lc := net.ListenConfig{Control: control}
 	err := ns(func() (err error) {
-		ln, err = net.Listen("tcp4", netip.AddrPortFrom(addr, httpPort).String())
+		ln, err = lc.Listen(context.Background(), "tcp4", netip.AddrPortFrom(addr, httpPort).String())
 		return err
 	})
 	if err != nil {
@@ -73,8 +79,8 @@ type flow struct {
 	tr     *http.Transport
 }
 
-func newFlow(ns side) *flow {
-	var d net.Dialer
+func newFlow(ns side, control socketControl) *flow {
+	d := net.Dialer{Control: control}
 	var protos http.Protocols
 	protos.SetHTTP1(true)
 	tr := &http.Transport{
@@ -135,7 +141,7 @@ func failureLimit(n int) int { return max(10, n/20) }
 // (so that the recorded requests ride kept-alive connections, as wrk's
 // do), then sends n requests of size over them, each flow waiting gap
 // between a response and its next request.
-func runBatch(ctx context.Context, ns side, addr string, size int64, n, parallel int, gap time.Duration, progress func(done int)) batch {
+func runBatch(ctx context.Context, ns side, control socketControl, addr string, size int64, n, parallel int, gap time.Duration, progress func(done int)) batch {
 	var (
 		mu   sync.Mutex
 		b    batch
@@ -180,7 +186,7 @@ func runBatch(ctx context.Context, ns side, addr string, size int64, n, parallel
 	}
 	for i := range parallel {
 		wg.Go(func() {
-			f := newFlow(ns)
+			f := newFlow(ns, control)
 			defer f.tr.CloseIdleConnections()
 			if _, _, err := f.get(ctx, addr, size); err == nil {
 				mu.Lock()

@@ -37,6 +37,9 @@ type Config struct {
 	// FECMaxOverhead caps the FEC stacks' repair bytes as a share of
 	// the source bytes sent (zero: the tunnel's default, 0.1).
 	FECMaxOverhead float64
+	// InnerCC is the congestion control of the inner HTTP client's and
+	// server's sockets (TCP_CONGESTION); empty: the kernel's default.
+	InnerCC string
 	// WarmUp is the size of the response each new tunnel carries before
 	// its requests are timed (zero: TunnelWarmUp; NoWarmUp: none, to
 	// measure a tunnel's first requests).
@@ -60,6 +63,8 @@ func (c Config) check() error {
 		return errors.New("no command for the tunnel's client end")
 	case c.WarmUp < 0 && c.WarmUp != NoWarmUp:
 		return fmt.Errorf("warm-up of %d bytes", c.WarmUp)
+	case c.InnerCC != "" && !TCPCongestionAvailable(c.InnerCC):
+		return fmt.Errorf("--inner-cc %s: not among the kernel's congestion controls (%s)", c.InnerCC, AvailableTCPCongestionControls())
 	}
 	for _, s := range c.Stacks {
 		if !isStack(s) {
@@ -135,7 +140,8 @@ func runStack(ctx context.Context, cfg Config, p netsim.Profile, link, stack str
 		defer tun.close()
 		target = innerServer
 	}
-	hs, err := startHTTPServer(srv, target)
+	control := innerControl(cfg.InnerCC)
+	hs, err := startHTTPServer(srv, target, control)
 	if err != nil {
 		return nil, err
 	}
@@ -143,7 +149,7 @@ func runStack(ctx context.Context, cfg Config, p netsim.Profile, link, stack str
 	var warmed int64
 	if tun != nil && cfg.WarmUp != NoWarmUp {
 		warmed = cmp.Or(cfg.WarmUp, TunnelWarmUp)
-		if err := warmTunnel(ctx, cli, hs.addr, warmed); err != nil {
+		if err := warmTunnel(ctx, cli, control, hs.addr, warmed); err != nil {
 			return nil, fmt.Errorf("warming the tunnel up: %w", err)
 		}
 	}
@@ -182,8 +188,8 @@ const NoWarmUp = -1
 
 // warmTunnel fetches size bytes from addr through the tunnel, on a
 // connection of its own.
-func warmTunnel(ctx context.Context, cli side, addr string, size int64) error {
-	f := newFlow(cli)
+func warmTunnel(ctx context.Context, cli side, control socketControl, addr string, size int64) error {
+	f := newFlow(cli, control)
 	defer f.tr.CloseIdleConnections()
 	_, _, err := f.get(ctx, addr, size)
 	return err
@@ -217,7 +223,7 @@ func measure(ctx context.Context, cfg Config, n *emulate.Namespaces, tun *liveTu
 			return Result{}, err
 		}
 	}
-	b := runBatch(ctx, cli, addr, size, cfg.Requests, cfg.Parallel, cfg.Gap, progress)
+	b := runBatch(ctx, cli, innerControl(cfg.InnerCC), addr, size, cfg.Requests, cfg.Parallel, cfg.Gap, progress)
 	after := n.Stats()
 	if cfg.Progress != nil {
 		fmt.Fprintln(cfg.Progress)

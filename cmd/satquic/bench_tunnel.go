@@ -23,7 +23,7 @@ import (
 
 const benchTunnelSynopsis = `bench tunnel [--profile P] [--sizes 10kB,1MB] [--requests N] [--parallel N] [--gap D]
        [--seed S] [--stacks direct,tunnel-nofec,tunnel-fec,tunnel-fixed] [--lossless]
-       [--warm-up SIZE] [--json FILE] [--plot FILE.png]
+       [--warm-up SIZE] [--inner-cc NAME] [--json FILE] [--plot FILE.png]
 bench tunnel --mode goodput [--flows 1,4] [--duration D] [--loss 0,1] [--json FILE]
        [--stacks satquic,tunnel-fec,tunnel-nofec] [--cpuprofile-dir DIR]
 
@@ -39,7 +39,11 @@ other with --gap between a response and the next request (HIRT's wrk).
 --lossless adds every stack over the same profile with loss and outages
 off, the reference of the "p99 excess" column. Each new tunnel first
 carries one --warm-up response (16MiB; 0 for none), untimed, so that the
-requests meet it in its steady state, as between gateways. Overhead is the link's
+requests meet it in its steady state, as between gateways. The inner
+TCP's sockets take the kernel's default congestion control, or --inner-cc
+(cubic, bbr, reno: what /proc/sys/net/ipv4/tcp_available_congestion_control
+lists); its pacing decides how fast a kept-alive connection's responses
+leave. Overhead is the link's
 bytes (both directions) beyond the response bodies, as a fraction of
 them; fec overhead the repair bytes both tunnel ends sent, as a fraction
 of the response bodies.
@@ -79,6 +83,7 @@ func runBenchTunnel(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&seed, "seed", "", "seed of the link model's draws (default: random, printed)")
 	fs.StringVar(&stacks, "stacks", strings.Join(tunnelbench.AllStacks, ","), "comma-separated stacks")
 	fs.BoolVar(&cfg.Lossless, "lossless", false, "also run every stack with the profile's loss and outages off")
+	fs.StringVar(&cfg.InnerCC, "inner-cc", "", "requests: congestion control of the inner HTTP client's and server's TCP sockets (default: the kernel's)")
 	fs.StringVar(&warmUp, "warm-up", "16MiB", "requests: response each new tunnel carries before requests are timed (0: none)")
 	fs.StringVar(&flows, "flows", "1,4", "goodput: comma-separated numbers of parallel TCP flows")
 	fs.DurationVar(&gcfg.Duration, "duration", 10*time.Second, "goodput: length of each measurement")
@@ -168,12 +173,17 @@ func runTunnelRequests(ctx context.Context, cfg tunnelbench.Config, profile, siz
 		return usageErr("--parallel %d, want at least 1", cfg.Parallel)
 	case cfg.Gap < 0:
 		return usageErr("--gap %v is negative", cfg.Gap)
+	case cfg.InnerCC != "" && !tunnelbench.TCPCongestionAvailable(cfg.InnerCC):
+		return usageErr("--inner-cc %s: not among the kernel's congestion controls (%s)", cfg.InnerCC, tunnelbench.AvailableTCPCongestionControls())
 	}
 	cfg.Progress = stderr
 	cfg.Prefix = fmt.Sprintf("sqt%d", os.Getpid()%100000)
-	innerCC := tunnelbench.DefaultTCPCongestionControl()
-	fmt.Fprintf(stderr, "satquic bench tunnel: profile %s, seed %d, %d requests per stack and size, %d connections, inner TCP %s (the kernel's default)\n",
-		cfg.Profile.Name, cfg.Seed, cfg.Requests, cfg.Parallel, cmp.Or(innerCC, "unknown"))
+	innerCC, whence := cfg.InnerCC, "--inner-cc"
+	if innerCC == "" {
+		innerCC, whence = cmp.Or(tunnelbench.DefaultTCPCongestionControl(), "unknown"), "the kernel's default"
+	}
+	fmt.Fprintf(stderr, "satquic bench tunnel: profile %s, seed %d, %d requests per stack and size, %d connections, inner TCP %s (%s)\n",
+		cfg.Profile.Name, cfg.Seed, cfg.Requests, cfg.Parallel, innerCC, whence)
 	results, runErr := tunnelbench.Run(ctx, cfg)
 	if err := tunnelbench.Table(results).WriteText(stdout); err != nil {
 		return err

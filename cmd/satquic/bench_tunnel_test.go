@@ -14,7 +14,7 @@ func TestBenchTunnelBadFlags(t *testing.T) {
 	for _, args := range [][]string{
 		{"--requests", "0"}, {"--parallel", "0"}, {"--gap", "-1s"}, {"--profile", "moon"},
 		{"--stacks", "direct,quic"}, {"--stacks", ","}, {"--sizes", "ten"}, {"--seed", "x"},
-		{"--fec-max-overhead", "1"}, {"--mode", "iperf"}, {"--warm-up", "-1MB"}, {"--warm-up", "x"},
+		{"--fec-max-overhead", "1"}, {"--mode", "iperf"}, {"--warm-up", "-1MB"}, {"--warm-up", "x"}, {"--inner-cc", "nosuch"},
 		{"--mode", "goodput", "--flows", "0"}, {"--mode", "goodput", "--loss", "100"},
 		{"--mode", "goodput", "--stacks", "direct"}, {"--mode", "goodput", "--stacks", "tunnel-fec,tunnel-fec"},
 	} {
