@@ -43,7 +43,7 @@ func (s *tcpStack) Name() string { return s.name }
 func (s *tcpStack) HandshakeRTTs() int { return 2 }
 
 func (s *tcpStack) Check() error {
-	if err := ensureCongestionControl(s.cc); err != nil {
+	if err := EnsureTCPCongestionControl(s.cc); err != nil {
 		return fmt.Errorf("%s: %w", s.name, err)
 	}
 	_, err := BenchCertificate()
@@ -52,9 +52,9 @@ func (s *tcpStack) Check() error {
 
 const availableCCPath = "/proc/sys/net/ipv4/tcp_available_congestion_control"
 
-// ensureCongestionControl makes sure the kernel offers cc, loading its
+// EnsureTCPCongestionControl makes sure the kernel offers cc, loading its
 // module (tcp_<cc>) when it does not yet.
-func ensureCongestionControl(cc string) error {
+func EnsureTCPCongestionControl(cc string) error {
 	avail, err := availableCongestionControls()
 	if err != nil {
 		return err
@@ -90,10 +90,10 @@ func hasWord(list, w string) bool {
 	return false
 }
 
-// setCongestion returns a socket Control function that sets TCP_CONGESTION
+// TCPCongestionControl returns a socket Control function that sets TCP_CONGESTION
 // before the socket connects or listens; accepted sockets inherit the
 // listener's.
-func setCongestion(cc string) func(network, address string, c syscall.RawConn) error {
+func TCPCongestionControl(cc string) func(network, address string, c syscall.RawConn) error {
 	return func(_, _ string, c syscall.RawConn) error {
 		var serr error
 		if err := c.Control(func(fd uintptr) {
@@ -173,7 +173,7 @@ func (s *tcpStack) Start(ctx context.Context, env Env) (Endpoints, error) {
 	if err != nil {
 		return nil, err
 	}
-	lc := net.ListenConfig{Control: setCongestion(s.cc)}
+	lc := net.ListenConfig{Control: TCPCongestionControl(s.cc)}
 	var ln net.Listener
 	if err := env.Server.Do(func() (err error) {
 		ln, err = lc.Listen(ctx, "tcp4", netip.AddrPortFrom(env.Server.Addr, 0).String())
@@ -214,7 +214,7 @@ type tcpEndpoints struct {
 // client is a fresh HTTP/1.1 client whose one connection is dialled in the
 // client's namespace with the stack's congestion control.
 func (e *tcpEndpoints) client() *http.Transport {
-	d := net.Dialer{Control: setCongestion(e.stack.cc)}
+	d := net.Dialer{Control: TCPCongestionControl(e.stack.cc)}
 	var protos http.Protocols
 	protos.SetHTTP1(true)
 	return &http.Transport{

@@ -33,7 +33,7 @@ func requireCongestionControl(t *testing.T, cc string) {
 		if os.Geteuid() != 0 {
 			t.Skipf("the kernel offers no %s (available: %s) and loading it needs root; skipping", cc, avail)
 		}
-		if err := ensureCongestionControl(cc); err != nil {
+		if err := EnsureTCPCongestionControl(cc); err != nil {
 			t.Skipf("%v; skipping", err)
 		}
 	}
@@ -79,8 +79,8 @@ func TestTCPStacksOverLoopback(t *testing.T) {
 }
 
 func TestCongestionControlEnforced(t *testing.T) {
-	if err := ensureCongestionControl("no-such-cc"); err == nil || !strings.Contains(err.Error(), `no "no-such-cc" congestion control`) {
-		t.Errorf("ensureCongestionControl(no-such-cc) = %v", err)
+	if err := EnsureTCPCongestionControl("no-such-cc"); err == nil || !strings.Contains(err.Error(), `no "no-such-cc" congestion control`) {
+		t.Errorf("EnsureTCPCongestionControl(no-such-cc) = %v", err)
 	}
 	requireCongestionControl(t, "cubic")
 	// A listener whose sockets do not use the stack's congestion control

@@ -63,8 +63,11 @@ func (c Config) check() error {
 		return errors.New("no command for the tunnel's client end")
 	case c.WarmUp < 0 && c.WarmUp != NoWarmUp:
 		return fmt.Errorf("warm-up of %d bytes", c.WarmUp)
-	case c.InnerCC != "" && !TCPCongestionAvailable(c.InnerCC):
-		return fmt.Errorf("--inner-cc %s: not among the kernel's congestion controls (%s)", c.InnerCC, AvailableTCPCongestionControls())
+	}
+	if c.InnerCC != "" {
+		if err := bench.EnsureTCPCongestionControl(c.InnerCC); err != nil {
+			return fmt.Errorf("--inner-cc: %w", err)
+		}
 	}
 	for _, s := range c.Stacks {
 		if !isStack(s) {

@@ -173,8 +173,11 @@ func runTunnelRequests(ctx context.Context, cfg tunnelbench.Config, profile, siz
 		return usageErr("--parallel %d, want at least 1", cfg.Parallel)
 	case cfg.Gap < 0:
 		return usageErr("--gap %v is negative", cfg.Gap)
-	case cfg.InnerCC != "" && !tunnelbench.TCPCongestionAvailable(cfg.InnerCC):
-		return usageErr("--inner-cc %s: not among the kernel's congestion controls (%s)", cfg.InnerCC, tunnelbench.AvailableTCPCongestionControls())
+	}
+	if cfg.InnerCC != "" {
+		if err := bench.EnsureTCPCongestionControl(cfg.InnerCC); err != nil {
+			return usageErr("--inner-cc: %v", err)
+		}
 	}
 	cfg.Progress = stderr
 	cfg.Prefix = fmt.Sprintf("sqt%d", os.Getpid()%100000)
