@@ -69,7 +69,7 @@ func TestQuicgoStackCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := own.dir
-	if err := CloseStacks([]Stack{own, &tcpStack{name: "tcp-cubic", cc: "cubic"}}); err != nil {
+	if err := CloseStacks([]Stack{own, &satquicStack{name: "satquic"}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {

@@ -1,6 +1,11 @@
+//go:build linux
+
 // Package emulate runs the netsim link model in real time, between real
 // sockets, so that unmodified programs (satquic, quic-go, ngtcp2, kernel
 // TCP) can be measured over a modelled satellite or lossy link.
+//
+// The package is Linux-only: its packet threads wait in epoll at real-time
+// priority, and its namespace mode builds TUN devices and veth pairs.
 //
 // Two modes share one engine:
 //

@@ -1,7 +1,11 @@
+//go:build linux
+
 // Package interop runs the test cases of the QUIC interop runner
 // (github.com/quic-interop/quic-interop-runner) between satquic and other
 // QUIC stacks, each as client and as server, through the emulator, and
 // gathers the results in a matrix: the "satquic interop" command.
+//
+// It runs on Linux only, as the emulator it drives does.
 //
 // The runner starts each stack in a container, links them through an ns-3
 // network simulator, and judges a test case from the downloaded files and

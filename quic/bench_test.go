@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/binary"
 	"io"
-	"syscall"
 	"testing"
 	"time"
 
@@ -64,14 +63,14 @@ func BenchmarkGoodput(b *testing.B) {
 	var tsq, tqg, csq, cqg time.Duration
 	n := 0
 	for b.Loop() {
-		start, cpu0 := time.Now(), processCPU()
+		start, cpu0 := time.Now(), testkit.ProcessCPU()
 		fetchBulk(b, sq(), benchSize)
-		mid, cpu1 := time.Now(), processCPU()
+		mid, cpu1 := time.Now(), testkit.ProcessCPU()
 		fetchBulk(b, qg(), benchSize)
 		tsq += mid.Sub(start)
 		tqg += time.Since(mid)
 		csq += cpu1 - cpu0
-		cqg += processCPU() - cpu1
+		cqg += testkit.ProcessCPU() - cpu1
 		n++
 	}
 	bytes := float64(n) * benchSize
@@ -82,15 +81,6 @@ func BenchmarkGoodput(b *testing.B) {
 	b.ReportMetric(gsq/gqg, "ratio")
 	b.ReportMetric(float64(csq)/bytes, "satquic-cpu-ns/B")
 	b.ReportMetric(float64(cqg)/bytes, "quic-go-cpu-ns/B")
-}
-
-// processCPU is the CPU time the process used so far, user and system.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // satquicBulkPair starts a satquic server and connects to it; the result

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	quicgo "github.com/quic-go/quic-go"
+
+	"github.com/satquic/satquic/internal/testkit"
 )
 
 // The connection rate benchmark: how many new connections per second a
@@ -222,12 +224,12 @@ func BenchmarkHandshake(b *testing.B) {
 				order[0], order[1] = qg, sq
 			}
 			for _, st := range order {
-				start, cpu := time.Now(), processCPU()
+				start, cpu := time.Now(), testkit.ProcessCPU()
 				if err := runRounds(ctx, st.round, st.addr, handshakeChunk); err != nil {
 					b.Fatal(err)
 				}
 				st.wall += time.Since(start)
-				st.cpu += processCPU() - cpu
+				st.cpu += testkit.ProcessCPU() - cpu
 			}
 		}
 		n += handshakeBatch
@@ -254,9 +256,9 @@ func BenchmarkHandshakeSatquic(b *testing.B) {
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
-	cpu := processCPU()
+	cpu := testkit.ProcessCPU()
 	if err := runRounds(ctx, satquicRound, addr, b.N); err != nil {
 		b.Fatal(err)
 	}
-	b.ReportMetric(float64((processCPU()-cpu).Microseconds())/float64(b.N), "cpu-us/conn")
+	b.ReportMetric(float64((testkit.ProcessCPU()-cpu).Microseconds())/float64(b.N), "cpu-us/conn")
 }

@@ -1,3 +1,5 @@
+//go:build linux
+
 package quic
 
 import (
@@ -6,12 +8,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"slices"
 	"strconv"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/satquic/satquic/emulate"
 	"github.com/satquic/satquic/internal/testkit"
 	"github.com/satquic/satquic/netsim"
 )
@@ -293,5 +297,35 @@ func TestInteropLongRTT(t *testing.T) {
 			t.Logf("handshake in %v, downloads done %v later; %v", handshake.Round(time.Millisecond),
 				(time.Since(start) - handshake).Round(time.Millisecond), c)
 		})
+	}
+}
+
+// startRelay starts an emulator relay in front of server with the given
+// link in each direction; it closes when the test ends and logs what each
+// direction did. The relay's link clock starts here: outages are timed
+// from this call.
+func startRelay(t *testing.T, server net.Addr, up, down netsim.LinkConfig) *emulate.Relay {
+	t.Helper()
+	r, err := emulate.StartRelay(emulate.RelayConfig{Listen: "127.0.0.1:0", Upstream: server.String(), Up: up, Down: down})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		logRelay(t, r.Stats())
+		if err := r.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return r
+}
+
+func logRelay(t *testing.T, st emulate.Stats) {
+	t.Helper()
+	for _, d := range []struct {
+		name string
+		s    emulate.DirectionStats
+	}{{"up", st.Up}, {"down", st.Down}} {
+		t.Logf("relay %s: %d offered, %d delivered, lost %d to the loss model, %d to outages, %d to the queue; %d late (max %.1f ms)",
+			d.name, d.s.Offered, d.s.Delivered, d.s.DroppedLoss, d.s.DroppedOutage, d.s.DroppedQueue, d.s.Late, d.s.LatenessMax)
 	}
 }

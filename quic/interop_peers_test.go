@@ -10,9 +10,6 @@ import (
 	"time"
 
 	quicgo "github.com/quic-go/quic-go"
-
-	"github.com/satquic/satquic/emulate"
-	"github.com/satquic/satquic/netsim"
 )
 
 // The two directions of an interop test through the emulator: a satquic
@@ -240,34 +237,4 @@ func serveQuicgoHQ(t *testing.T, ctx context.Context, wait time.Duration) net.Ad
 		wg.Wait()
 	})
 	return ln.Addr()
-}
-
-// startRelay starts an emulator relay in front of server with the given
-// link in each direction; it closes when the test ends and logs what each
-// direction did. The relay's link clock starts here: outages are timed
-// from this call.
-func startRelay(t *testing.T, server net.Addr, up, down netsim.LinkConfig) *emulate.Relay {
-	t.Helper()
-	r, err := emulate.StartRelay(emulate.RelayConfig{Listen: "127.0.0.1:0", Upstream: server.String(), Up: up, Down: down})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		logRelay(t, r.Stats())
-		if err := r.Close(); err != nil {
-			t.Error(err)
-		}
-	})
-	return r
-}
-
-func logRelay(t *testing.T, st emulate.Stats) {
-	t.Helper()
-	for _, d := range []struct {
-		name string
-		s    emulate.DirectionStats
-	}{{"up", st.Up}, {"down", st.Down}} {
-		t.Logf("relay %s: %d offered, %d delivered, lost %d to the loss model, %d to outages, %d to the queue; %d late (max %.1f ms)",
-			d.name, d.s.Offered, d.s.Delivered, d.s.DroppedLoss, d.s.DroppedOutage, d.s.DroppedQueue, d.s.Late, d.s.LatenessMax)
-	}
 }

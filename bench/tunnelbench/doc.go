@@ -1,9 +1,13 @@
+//go:build linux
+
 // Package tunnelbench runs `satquic bench tunnel`: HTTP requests of
 // unmodified kernel-TCP programs (Go's net/http client in the client's
 // network namespace, its server in the server's) through the namespace
 // emulator's link, directly or through the CONNECT-IP tunnel of package
 // gateway with or without FEC (seed 002's figures 7 and 8), and the
 // goodput of bulk TCP flows through the tunnel over a veth pair.
+//
+// It runs on Linux only (namespaces, TUN devices, the emulator).
 //
 // The tunnel's two ends run in this process, each with its TUN device in
 // its namespace: the gateway's sockets and devices are opened on a thread

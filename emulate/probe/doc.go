@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package probe measures a link through the emulator from the outside: it
 // sends paced, numbered, timestamped UDP datagrams through a relay-mode
 // emulator to a sink in the same process, and reports the delivered rate,

@@ -5,6 +5,8 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/satquic/satquic/internal/testkit"
 )
 
 // The cost of a whole connection in the core, each side: a full handshake
@@ -253,11 +255,11 @@ func BenchmarkConnection(b *testing.B) {
 	probe.run(ccfg)
 	bc := newBenchConn(b, scfg)
 	b.ReportAllocs()
-	cpu := processCPU()
+	cpu := testkit.ProcessCPU()
 	for b.Loop() {
 		bc.run(ccfg)
 	}
-	cpu = processCPU() - cpu
+	cpu = testkit.ProcessCPU() - cpu
 	n := float64(b.N)
 	b.ReportMetric(float64(cpu.Microseconds())/n, "cpu-us/op")
 	b.ReportMetric(float64(bc.client.spent.Microseconds())/n, "client-us/op")

@@ -12,11 +12,12 @@ import (
 	"crypto/x509/pkix"
 	"errors"
 	"math/big"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/satquic/satquic/quic/internal/wire"
+
+	"github.com/satquic/satquic/internal/testkit"
 )
 
 // The TLS floor: what crypto/tls alone costs for one QUIC handshake, each
@@ -176,15 +177,6 @@ func floorParams(b *testing.B, isClient bool) []byte {
 	return raw
 }
 
-// processCPU is the CPU time, user and system, the process used so far.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 // BenchmarkTLSHandshakeFloor measures crypto/tls's QUIC handshake, both
 // ends in memory: client-us/op and server-us/op are the time each side
 // spent in its calls, cpu-us/op the process's CPU for both together
@@ -194,13 +186,13 @@ func BenchmarkTLSHandshakeFloor(b *testing.B) {
 	client := &floorSide{params: floorParams(b, true)}
 	server := &floorSide{params: floorParams(b, false)}
 	b.ReportAllocs()
-	cpu := processCPU()
+	cpu := testkit.ProcessCPU()
 	for b.Loop() {
 		if err := floorHandshake(client, server, clientConf, serverConf); err != nil {
 			b.Fatal(err)
 		}
 	}
-	cpu = processCPU() - cpu
+	cpu = testkit.ProcessCPU() - cpu
 	n := float64(b.N)
 	b.ReportMetric(float64(client.spent.Microseconds())/n, "client-us/op")
 	b.ReportMetric(float64(server.spent.Microseconds())/n, "server-us/op")
