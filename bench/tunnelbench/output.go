@@ -122,8 +122,9 @@ func TailSummary(r Result) string {
 		len(r.Slowest), strings.Join(causes, ", "), r.ClientTCP.Timeouts, r.ServerTCP.Timeouts,
 		r.ClientTCP.RetransSegs, r.ServerTCP.RetransSegs)
 	if r.Stack != Direct {
-		line += fmt.Sprintf("; tunnel repairs on loss %d (client probes %d), given up %d",
-			r.FEC.LossRepairsSent+r.FEC.ServerLossRepairsSent, r.FEC.RepairProbesSent, r.FEC.LostSourcesGivenUp)
+		line += fmt.Sprintf("; tunnel repairs on loss %d (client probes %d), overdue packets %d, given up %d",
+			r.FEC.LossRepairsSent+r.FEC.ServerLossRepairsSent, r.FEC.RepairProbesSent,
+			r.FEC.OverdueSources+r.FEC.ServerOverdueSources, r.FEC.LostSourcesGivenUp)
 	}
 	return line
 }

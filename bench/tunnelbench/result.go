@@ -98,6 +98,12 @@ type tunnelCounts struct {
 	RepairProbesSent      uint64 `json:"repair_probes_sent"`
 	LostSourcesGivenUp    uint64 `json:"lost_sources_given_up"`
 	ServerLossRepairsSent uint64 `json:"server_loss_repairs_sent"`
+	// OverdueSources are the client's IP packets that waited for repairs
+	// when a probe timeout passed unacknowledged since they were sent (an
+	// outage took them; quic.FECStats.OverdueSources),
+	// ServerOverdueSources the server end's.
+	OverdueSources       uint64 `json:"overdue_sources"`
+	ServerOverdueSources uint64 `json:"server_overdue_sources"`
 	// DatagramsHeld are the server's datagrams the client end held
 	// behind a missing packet until it was rebuilt or given up
 	// (quic.FECStats.DatagramsHeld), HeldGivenUp the missing packets it
@@ -137,7 +143,7 @@ func countsOf(s quic.ConnectionStats) tunnelCounts {
 		RepairsSent: s.FEC.RepairsSent, RecoveredByPeer: s.FEC.PacketsRecoveredByPeer,
 		RepairBytesSent: s.FEC.RepairBytesSent, SourceBytesSent: s.FEC.SourceBytesSent,
 		PacketsLost: s.PacketsLost, LossRepairsSent: s.FEC.LossRepairsSent, RepairProbesSent: s.FEC.RepairProbesSent,
-		LostSourcesGivenUp: s.FEC.LostSourcesGivenUp, DatagramsSent: s.Datagrams.Sent, DatagramsLost: s.Datagrams.Lost,
+		LostSourcesGivenUp: s.FEC.LostSourcesGivenUp, OverdueSources: s.FEC.OverdueSources, DatagramsSent: s.Datagrams.Sent, DatagramsLost: s.Datagrams.Lost,
 		SendDropped: s.Datagrams.SendDropped, ReceiveDropped: s.Datagrams.ReceiveDropped,
 		DatagramsHeld: s.FEC.DatagramsHeld, HeldGivenUp: s.FEC.HeldPacketsGivenUp,
 		MaxDatagramSize: s.MaxDatagramSize, MTUBlackHole: s.MTUBlackHole,
@@ -157,6 +163,8 @@ func (a tunnelCounts) minus(b tunnelCounts) tunnelCounts {
 		RepairProbesSent:      a.RepairProbesSent - b.RepairProbesSent,
 		LostSourcesGivenUp:    a.LostSourcesGivenUp - b.LostSourcesGivenUp,
 		ServerLossRepairsSent: a.ServerLossRepairsSent - b.ServerLossRepairsSent,
+		OverdueSources:        a.OverdueSources - b.OverdueSources,
+		ServerOverdueSources:  a.ServerOverdueSources - b.ServerOverdueSources,
 		DatagramsHeld:         a.DatagramsHeld - b.DatagramsHeld, HeldGivenUp: a.HeldGivenUp - b.HeldGivenUp,
 		ServerDatagramsHeld: a.ServerDatagramsHeld - b.ServerDatagramsHeld,
 		ServerHeldGivenUp:   a.ServerHeldGivenUp - b.ServerHeldGivenUp,

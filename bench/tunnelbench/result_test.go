@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -130,5 +131,25 @@ func TestStackConfigs(t *testing.T) {
 	f := quicConfig(TunnelFixed, 0.2).FEC
 	if f == nil || f.Controller != quic.FECFixed || !f.DisableTailProtection || f.FixedSources != FixedSources || f.MaxOverhead != 0.2 {
 		t.Errorf("tunnel-fixed FEC %+v", f)
+	}
+}
+
+// TestCountsMinusEveryCounter: minus subtracts every counter of
+// tunnelCounts, so that a counter added later is not reported as its
+// total since the tunnel started.
+func TestCountsMinusEveryCounter(t *testing.T) {
+	var a, b tunnelCounts
+	va, vb := reflect.ValueOf(&a).Elem(), reflect.ValueOf(&b).Elem()
+	for i := range va.NumField() {
+		if va.Field(i).Kind() == reflect.Uint64 {
+			va.Field(i).SetUint(uint64(3 * (i + 1)))
+			vb.Field(i).SetUint(uint64(i + 1))
+		}
+	}
+	d := reflect.ValueOf(a.minus(b))
+	for i := range d.NumField() {
+		if d.Field(i).Kind() == reflect.Uint64 && d.Field(i).Uint() != uint64(2*(i+1)) {
+			t.Errorf("%s: %d - %d gave %d", d.Type().Field(i).Name, va.Field(i).Uint(), vb.Field(i).Uint(), d.Field(i).Uint())
+		}
 	}
 }

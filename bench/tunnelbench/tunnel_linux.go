@@ -117,6 +117,7 @@ func (t *liveTunnel) fec() (tunnelCounts, error) {
 	tr := t.srv.Stats().Transport
 	c.ServerRepairBytesSent, c.ServerSourceBytesSent = tr.RepairBytesSent, tr.SourceBytesSent
 	c.ServerPacketsLost, c.ServerLossRepairsSent = tr.PacketsLost, tr.LossRepairsSent
+	c.ServerOverdueSources = tr.OverdueSources
 	c.ServerDatagramsHeld, c.ServerHeldGivenUp = tr.DatagramsHeld, tr.HeldPacketsGivenUp
 	return c, err
 }
