@@ -277,8 +277,8 @@ func (c *Conn) dispatchEvents(now time.Duration) {
 			// A client that opened streams in 0-RTT under the limits
 			// remembered from its last connection now has the
 			// server's: waiting OpenStreamSync calls look again.
-			c.streamsAvail[0].fire()
-			c.streamsAvail[1].fire()
+			c.wakeOpenersLocked(true)
+			c.wakeOpenersLocked(false)
 			c.onServerHandshakeComplete(now)
 		case core.EventHandshakeConfirmed:
 			close(c.confirmed)
@@ -302,7 +302,7 @@ func (c *Conn) dispatchEvents(now time.Duration) {
 				s.writable.fire()
 			}
 		case core.EventStreamsAvailable:
-			c.streamsAvail[dirIndex(ev.Bidi)].fire()
+			c.wakeOpenersLocked(ev.Bidi)
 		case core.EventConnIDIssued:
 			c.t.addRoute(ev.ConnID, c)
 			c.routes = append(c.routes, ev.ConnID)
@@ -347,6 +347,7 @@ func (c *Conn) setClosedLocked(reason error) {
 		s.readable.fire()
 		s.writable.fire()
 	}
+	c.wakeAllOpenersLocked()
 	c.cancel(err)
 }
 
