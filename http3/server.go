@@ -784,7 +784,9 @@ func (sc *serverConn) runHandler(rs *requestStream, r *bufio.Reader, req *http.R
 	if handler == nil {
 		handler = http.DefaultServeMux
 	}
-	g.handlers.join(&g.handlerItem)
+	// The first look for STOP_SENDING is a poll after the request's
+	// arrival, the clock read then: a handler starts microseconds after.
+	g.handlers.joinAt(&g.handlerItem, mem.arrival)
 	ok := sc.callHandler(handler, w, req)
 	g.handlers.leave(&g.handlerItem, true)
 	if s := w.takenStream(); s != nil {
