@@ -28,10 +28,6 @@ type clientConn struct {
 	watches  watchSet      // the requests' contexts (client_watch.go)
 	goAway   bool
 	goAwayID uint64
-
-	// opening admits one request at a time to wait for stream credit
-	// (openStream).
-	opening chan struct{}
 }
 
 // errRefused: the server's GOAWAY excluded the request's stream, which

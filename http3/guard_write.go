@@ -15,11 +15,16 @@ import (
 // the client took meanwhile.
 func (g *streamGuard) Write(p []byte) (int, error) {
 	total := 0
-	last := time.Now() // the last progress known
+	// The last progress known: the start of the Write, the time the
+	// list of writes read when the Write joined it (one clock reading
+	// per response rather than two), or else the first interruption.
+	var last time.Time
 	for {
 		g.armWrite()
 		if g.writes != nil {
-			g.writes.join(&g.writeItem)
+			if t := g.writes.join(&g.writeItem); last.IsZero() {
+				last = t
+			}
 		}
 		n, err := g.st.Write(p[total:])
 		if g.writes != nil {
@@ -30,6 +35,9 @@ func (g *streamGuard) Write(p []byte) (int, error) {
 			return total, err
 		}
 		now := time.Now()
+		if last.IsZero() {
+			last = now
+		}
 		switch {
 		case g.passed(&g.userWrite):
 			return total, os.ErrDeadlineExceeded

@@ -19,6 +19,37 @@ const fieldOverhead = 32
 type fieldWriter struct {
 	buf  []byte
 	size uint64
+	// lines are the field lines encoded last, kept with the writer in
+	// the pool: the fields of consecutive messages repeat (a client's
+	// :authority and :path, a server's content-type, content-length and
+	// date), and their Huffman coding cost more than looking them up.
+	lines [encodedLines]encodedLine
+	next  int // the entry the next miss replaces
+}
+
+// encodedLines is how many field lines a fieldWriter keeps, and
+// maxEncodedValue the longest value it keeps one for.
+const (
+	encodedLines    = 8
+	maxEncodedValue = 96
+)
+
+// isSecretField reports the fields whose values a fieldWriter keeps no
+// encoding of: credentials, which then do not outlive their message in
+// the pool, nor make the encoding of one connection's message faster for
+// having been another's.
+func isSecretField(name string) bool {
+	switch name {
+	case "authorization", "proxy-authorization", "cookie", "set-cookie":
+		return true
+	}
+	return false
+}
+
+// encodedLine is a field line and its encoding by appendFieldLine.
+type encodedLine struct {
+	name, value string
+	enc         []byte
 }
 
 var fieldWriters = sync.Pool{New: func() any { return new(fieldWriter) }}
@@ -39,7 +70,22 @@ func putFieldWriter(w *fieldWriter) {
 // field adds a field whose name is already lowercase.
 func (w *fieldWriter) field(name, value string) {
 	w.size += uint64(len(name)+len(value)) + fieldOverhead
+	if len(value) > maxEncodedValue || isSecretField(name) {
+		w.buf = appendFieldLine(w.buf, name, value)
+		return
+	}
+	for i := range w.lines {
+		if l := &w.lines[i]; l.value == value && l.name == name && l.enc != nil {
+			w.buf = append(w.buf, l.enc...)
+			return
+		}
+	}
+	start := len(w.buf)
 	w.buf = appendFieldLine(w.buf, name, value)
+	l := &w.lines[w.next]
+	w.next = (w.next + 1) % encodedLines
+	l.name, l.value = name, value
+	l.enc = append(l.enc[:0], w.buf[start:]...)
 }
 
 // header adds the fields of h with lowercase names, leaving out the

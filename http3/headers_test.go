@@ -1,6 +1,8 @@
 package http3
 
 import (
+	"bytes"
+	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"reflect"
@@ -130,6 +132,34 @@ func TestCanonicalName(t *testing.T) {
 	for _, n := range names {
 		if got, want := canonicalName(n), http.CanonicalHeaderKey(n); got != want {
 			t.Errorf("canonicalName(%q) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+// TestFieldWriterKeepsLines: a fieldWriter that reuses the encodings of
+// the field lines it wrote last writes what appendFieldLine writes, over
+// messages whose fields repeat, change and outnumber what it keeps.
+func TestFieldWriterKeepsLines(t *testing.T) {
+	names := []string{":authority", ":path", "content-type", "content-length", "date", "x-custom", "cookie", "authorization"}
+	values := []string{"", "1024", "example.com:443", "/bytes/1024", "text/plain", strings.Repeat("v", maxEncodedValue+1), "Sat, 28 Nov 2026 07:00:00 GMT"}
+	rng := rand.New(rand.NewPCG(1, 2))
+	w := getFieldWriter()
+	defer putFieldWriter(w)
+	for msg := range 200 {
+		w.buf = appendFieldSectionPrefix(w.buf[:0])
+		want := appendFieldSectionPrefix(nil)
+		for range 1 + rng.IntN(12) {
+			name, value := names[rng.IntN(len(names))], values[rng.IntN(len(values))]
+			w.field(name, value)
+			want = appendFieldLine(want, name, value)
+		}
+		if !bytes.Equal(w.buf, want) {
+			t.Fatalf("message %d: %x, want %x", msg, w.buf, want)
+		}
+	}
+	for _, l := range w.lines {
+		if isSecretField(l.name) {
+			t.Errorf("kept the encoding of %s", l.name)
 		}
 	}
 }

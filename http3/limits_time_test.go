@@ -110,8 +110,9 @@ func TestSilentStreams(t *testing.T) {
 		if st := s.Stats(); st.RequestMemory != 0 || st.ReadingHeaders != 0 {
 			t.Errorf("after the client's resets: %+v", st)
 		}
-		// The worker goroutines that read them end after workerIdle.
-		time.Sleep(workerIdle + time.Second)
+		// The worker goroutines that read them end after workerIdle,
+		// at the second sweep.
+		time.Sleep(2*workerIdle + time.Second)
 		if n := goroutinesIn("(*workerPool).loop"); n != 0 {
 			t.Errorf("%d idle workers left", n)
 		}

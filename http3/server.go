@@ -142,7 +142,7 @@ func (s *Server) initLocked() {
 		s.done = make(chan struct{})
 		s.listeners = make(map[*quic.Listener]*ownedListener)
 		s.conns = make(map[*serverConn]struct{})
-		s.workers = newWorkerPool(s.done)
+		s.workers = newWorkerPool()
 		s.mem = newRequestMemory(s.maxRequestMemory(), s.readHeaderTimeout(), &s.counters)
 		if d := s.responseStallTimeout(); d > 0 {
 			s.writes = newWatchList(d/8, func(it *watchItem) { it.g.interruptWrite() })
@@ -310,6 +310,7 @@ func (s *Server) Close() error {
 	if !s.closing {
 		s.closing = true
 		close(s.done)
+		s.workers.close()
 	}
 	s.draining = false
 	ls := s.listeners
@@ -354,6 +355,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		s.closing = true
 		s.draining = true
 		close(s.done)
+		s.workers.close()
 	}
 	// Owned listeners close now: their connections live on. A
 	// Listener from elsewhere may close its connections with it, so it
@@ -782,7 +784,9 @@ func (sc *serverConn) runHandler(rs *requestStream, r *bufio.Reader, req *http.R
 	if handler == nil {
 		handler = http.DefaultServeMux
 	}
-	g.handlers.join(&g.handlerItem)
+	// The first look for STOP_SENDING is a poll after the request's
+	// arrival, the clock read then: a handler starts microseconds after.
+	g.handlers.joinAt(&g.handlerItem, mem.arrival)
 	ok := sc.callHandler(handler, w, req)
 	g.handlers.leave(&g.handlerItem, true)
 	if s := w.takenStream(); s != nil {

@@ -268,7 +268,7 @@ func (t *Transport) dialConn(key string) (*clientConn, error) {
 	if err != nil {
 		return nil, err
 	}
-	cc := &clientConn{t: t, key: key, opening: make(chan struct{}, 1)}
+	cc := &clientConn{t: t, key: key}
 	cc.conn = newConn(qc, false, settings{maxFieldSectionSize: t.maxHeaderBytes(), hasMaxFieldSectionSize: true})
 	cc.onGoAway = cc.goAwayReceived
 	if t.EnableDatagrams {

@@ -43,14 +43,22 @@ func newWatchList(period time.Duration, fire func(*watchItem)) *watchList {
 }
 
 // join puts it at the end of the list, due a period from now, unless it
-// left for good.
-func (l *watchList) join(it *watchItem) {
+// left for good. It returns the time it read, zero when it did not join.
+func (l *watchList) join(it *watchItem) time.Time {
+	return l.joinAt(it, time.Time{})
+}
+
+// joinAt is join with now read already, or zero to read it.
+func (l *watchList) joinAt(it *watchItem, now time.Time) time.Time {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if it.in || it.done || l.stopped {
-		return
+		return time.Time{}
 	}
-	it.due = time.Now().Add(l.period)
+	if now.IsZero() {
+		now = time.Now()
+	}
+	it.due = now.Add(l.period)
 	it.in = true
 	it.prev, it.next = l.tail, nil
 	if l.tail != nil {
@@ -62,6 +70,7 @@ func (l *watchList) join(it *watchItem) {
 	if l.timerAt.IsZero() {
 		l.armLocked(it.due)
 	}
+	return now
 }
 
 // leave takes it out of the list; with forGood, fire will not make it

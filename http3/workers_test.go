@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"runtime"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -20,8 +21,7 @@ func goroutineID() string {
 }
 
 func TestWorkerPoolReusesGoroutines(t *testing.T) {
-	quit := make(chan struct{})
-	p := newWorkerPool(quit)
+	p := newWorkerPool()
 	ids := make(chan string, 1)
 	p.run(taskFunc(func() { ids <- goroutineID() }))
 	first := <-ids
@@ -59,9 +59,9 @@ func TestWorkerPoolReusesGoroutines(t *testing.T) {
 	}
 	close(release)
 
-	// Closing quit ends the idle workers.
+	// Closing the pool ends the idle workers.
 	before := runtime.NumGoroutine()
-	close(quit)
+	p.close()
 	for deadline := time.Now().Add(5 * time.Second); runtime.NumGoroutine() >= before; time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("%d goroutines before quit, %d after", before, runtime.NumGoroutine())
@@ -73,3 +73,67 @@ func TestWorkerPoolReusesGoroutines(t *testing.T) {
 type taskFunc func()
 
 func (f taskFunc) run() { f() }
+
+// TestWorkerPoolSweep: an idle goroutine ends between workerIdle and
+// twice that after its last request, and one that keeps taking requests
+// lives on.
+func TestWorkerPoolSweep(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := newWorkerPool()
+		defer p.close()
+		idleWorkers := func() int {
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			return len(p.idle)
+		}
+		// Two goroutines at once, so that the pool keeps two.
+		release := make(chan struct{})
+		for range 2 {
+			p.run(taskFunc(func() { <-release }))
+		}
+		close(release)
+		synctest.Wait()
+		if n := idleWorkers(); n != 2 {
+			t.Fatalf("%d idle goroutines, want 2", n)
+		}
+		// One takes a request every second; the other idles.
+		for range 2 * workerIdle / time.Second {
+			time.Sleep(time.Second)
+			p.run(taskFunc(func() {}))
+			synctest.Wait()
+		}
+		if n := idleWorkers(); n != 1 {
+			t.Errorf("after %v, one goroutine busy every second: %d idle goroutines, want 1", 2*workerIdle, n)
+		}
+		time.Sleep(workerIdle - time.Second)
+		synctest.Wait()
+		if n := idleWorkers(); n != 1 {
+			t.Errorf("%v after its last request: %d idle goroutines, want 1", workerIdle-time.Second, n)
+		}
+		time.Sleep(workerIdle + 2*time.Second)
+		synctest.Wait()
+		if n := idleWorkers(); n != 0 {
+			t.Errorf("%v after its last request: %d idle goroutines, want 0", 2*workerIdle+time.Second, n)
+		}
+	})
+}
+
+// TestWorkerPoolClose: closing the pool ends the idle goroutines at once
+// and a busy one when its request is done.
+func TestWorkerPoolClose(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := newWorkerPool()
+		release := make(chan struct{})
+		p.run(taskFunc(func() {}))
+		p.run(taskFunc(func() { <-release }))
+		synctest.Wait()
+		p.close()
+		close(release)
+		// synctest.Test fails if a goroutine of the bubble is left
+		// blocked at its end.
+		synctest.Wait()
+		ran := make(chan struct{})
+		p.run(taskFunc(func() { close(ran) }))
+		<-ran
+	})
+}

@@ -43,9 +43,9 @@ type Conn struct {
 	streams       map[uint64]*streamState
 	accept        [2][]*streamState // peer streams not accepted yet: [0] bidi, [1] uni
 	acceptReady   [2]broadcast
-	streamsAvail  [2]broadcast
-	err           error // why the connection closed; nil while open
-	byTransport   bool  // closed because the Transport closed
+	opening       [2]openQueue // OpenStreamSync calls waiting for credit (conn_open.go)
+	err           error        // why the connection closed; nil while open
+	byTransport   bool         // closed because the Transport closed
 	handshakeTime time.Duration
 	closeFlushed  bool
 	qlog          *qlogSink
@@ -271,8 +271,9 @@ func (c *Conn) open(bidi bool) (*streamState, error) {
 	return s, err
 }
 
-// openLocked opens a stream, or returns the channel that tells when the
-// peer's limit moves.
+// openLocked opens a stream. Without the peer's credit it fails with
+// ErrStreamLimit, and before the handshake gave the peer's limits it
+// returns the channel that tells when they came.
 func (c *Conn) openLocked(bidi bool) (*streamState, <-chan struct{}, error) {
 	if c.err != nil {
 		return nil, nil, c.err
@@ -280,7 +281,8 @@ func (c *Conn) openLocked(bidi bool) (*streamState, <-chan struct{}, error) {
 	id, err := c.core.OpenStream(c.t.now(), bidi)
 	switch {
 	case errors.Is(err, core.ErrStreamLimit):
-		return nil, c.streamsAvail[dirIndex(bidi)].wait(), ErrStreamLimit
+		// The caller waits in line (conn_open.go).
+		return nil, nil, ErrStreamLimit
 	case errors.Is(err, core.ErrHandshakeIncomplete):
 		// A connection from DialEarly without 0-RTT: the server's
 		// limits come with the handshake.
@@ -291,23 +293,6 @@ func (c *Conn) openLocked(bidi bool) (*streamState, <-chan struct{}, error) {
 		return nil, nil, err
 	}
 	return c.newStreamLocked(id), nil, nil
-}
-
-func (c *Conn) openSync(ctx context.Context, bidi bool) (*streamState, error) {
-	for {
-		c.mu.Lock()
-		s, wait, err := c.openLocked(bidi)
-		c.mu.Unlock()
-		if !errors.Is(err, ErrStreamLimit) {
-			return s, err
-		}
-		select {
-		case <-wait:
-		case <-c.closed:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
 }
 
 // AcceptStream returns the next bidirectional stream the peer opened,

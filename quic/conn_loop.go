@@ -94,7 +94,11 @@ func (c *Conn) run() {
 			c.closeForTransport()
 			continue
 		}
-		wait := next - c.t.now()
+		now := c.t.now()
+		if progress {
+			c.active = now
+		}
+		wait := next - now
 		if wait <= 0 {
 			if progress {
 				c.spins = 0
@@ -106,17 +110,28 @@ func (c *Conn) run() {
 			wait = spinPause
 		}
 		c.spins = 0
-		if wait >= c.t.parkWait() {
+		if park := c.t.parkWait(); wait >= park {
 			awake, ok := c.awakeFor()
-			if ok {
+			quiet := now - c.active
+			switch {
+			case ok && quiet >= park:
 				c.timer.Reset(wait)
 				if c.park() {
 					return
 				}
 				continue
+			case ok:
+				// Busy a moment ago: it waits, and parks once quiet
+				// for parkWait. A client whose requests were all
+				// answered otherwise parked between two bursts of
+				// requests, and the next started its goroutine anew,
+				// a quarter of the times a load generator sent a
+				// request.
+				wait = park - quiet
+			default:
+				// A handshake waits, and looks again when it may park.
+				wait = min(wait, awake)
 			}
-			// A handshake waits, and looks again when it may park.
-			wait = min(wait, awake)
 		}
 		c.timer.Reset(wait)
 		if !c.loop.CompareAndSwap(loopRunning, loopWaiting) {
@@ -277,8 +292,8 @@ func (c *Conn) dispatchEvents(now time.Duration) {
 			// A client that opened streams in 0-RTT under the limits
 			// remembered from its last connection now has the
 			// server's: waiting OpenStreamSync calls look again.
-			c.streamsAvail[0].fire()
-			c.streamsAvail[1].fire()
+			c.wakeOpenersLocked(true)
+			c.wakeOpenersLocked(false)
 			c.onServerHandshakeComplete(now)
 		case core.EventHandshakeConfirmed:
 			close(c.confirmed)
@@ -302,7 +317,7 @@ func (c *Conn) dispatchEvents(now time.Duration) {
 				s.writable.fire()
 			}
 		case core.EventStreamsAvailable:
-			c.streamsAvail[dirIndex(ev.Bidi)].fire()
+			c.wakeOpenersLocked(ev.Bidi)
 		case core.EventConnIDIssued:
 			c.t.addRoute(ev.ConnID, c)
 			c.routes = append(c.routes, ev.ConnID)
@@ -339,6 +354,15 @@ func (c *Conn) setClosedLocked(reason error) {
 	}
 	c.err = err
 	close(c.closed)
+	// Reads and Writes without a deadline wait on their stream's
+	// broadcast alone (waitOrDeadline): the connection's end wakes them
+	// there. Every stream one may wait on is in c.streams, as a stream
+	// leaves it only once both its directions ended.
+	for _, s := range c.streams {
+		s.readable.fire()
+		s.writable.fire()
+	}
+	c.wakeAllOpenersLocked()
 	c.cancel(err)
 }
 

@@ -7,7 +7,9 @@ import (
 	"github.com/satquic/satquic/quic/internal/core"
 )
 
-// A connection's goroutine parks when it has nothing to do for a while:
+// A connection's goroutine parks when it has nothing to do for a while
+// (its next timer is parkAfter away or more, and it received and sent
+// nothing for parkAfter):
 // it returns, and the next thing that needs it (a datagram from the
 // reader, an application call, its timer, the Transport closing) starts
 // it again. An idle connection then holds no goroutine and no stack, and
@@ -40,7 +42,9 @@ const (
 // timeout, a keep-alive, a probe timeout on a long path) has nothing to
 // do until then unless something wakes it. Shorter waits (pacing, delayed
 // ACKs, the probe timeout of a short path) keep the goroutine, which
-// would otherwise start again at once.
+// would otherwise start again at once; and so does a connection that
+// received or sent within parkAfter, whose next datagram likely comes
+// soon.
 const parkAfter = 100 * time.Millisecond
 
 // handshakeAwake is how long a connection whose handshake is not confirmed
@@ -94,6 +98,9 @@ type loopState struct {
 	batch []*packet
 	in    []core.Datagram
 	spins int
+	// active is when a step last received or sent a datagram: the
+	// goroutine parks only once its connection was quiet for parkWait.
+	active time.Duration
 	// closedByTransport: the goroutine saw its Transport close and
 	// closed the connection; exiting: it leaves after the next step.
 	closedByTransport bool

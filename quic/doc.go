@@ -10,8 +10,8 @@
 // datagrams and the time, runs its timers in real time and sends its
 // datagrams in batches (sendmmsg, and GSO for runs of equal-sized ones).
 // When its next timer is far away (100 ms or more: an idle timeout, a
-// keep-alive) and its handshake is confirmed or a second old, the
-// goroutine parks: it frees what the core can build again
+// keep-alive), it received and sent nothing for as long, and its
+// handshake is confirmed or a second old, the goroutine parks: it frees what the core can build again
 // (core.Conn.ReleaseIdle) and returns, and the next datagram, application
 // call, timer or the Transport closing starts it again, so that an idle
 // connection holds no goroutine (conn_park.go).

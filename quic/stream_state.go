@@ -74,15 +74,16 @@ func (s *streamState) setWriteDeadline(t time.Time) {
 	s.c.mu.Unlock()
 }
 
-// waitOrDeadline waits until wait or closed is closed, or deadline when
-// there is one: most waits have none, and a select of two cases costs
-// less than one of three.
+// waitOrDeadline waits until wait is closed, or the deadline passes when
+// there is one, or closed is closed. Without a deadline, most waits,
+// it receives from wait alone: the connection's end fires every stream's
+// broadcasts (setClosedLocked), and a select on the connection's closed
+// channel too, shared by every stream, made a client with hundreds of
+// requests waiting contend for that channel's lock at every wait and
+// wake-up.
 func waitOrDeadline(wait, deadline, closed <-chan struct{}) {
 	if deadline == nil {
-		select {
-		case <-wait:
-		case <-closed:
-		}
+		<-wait
 		return
 	}
 	select {

@@ -21,6 +21,18 @@ func (c *Conn) OpenStream(now time.Duration, bidi bool) (uint64, error) {
 	return c.streams.open(now, bidi)
 }
 
+// StreamsOpenable is how many more streams of the type OpenStream may open
+// under the peer's limit now (RFC 9000 section 4.6), so that a driver
+// wakes as many waiting callers as may succeed.
+func (c *Conn) StreamsOpenable(bidi bool) uint64 {
+	d := dirOfBidi(bidi)
+	m := &c.streams
+	if m.nextLocal[d] >= m.peerMax[d] {
+		return 0
+	}
+	return m.peerMax[d] - m.nextLocal[d]
+}
+
 // checkOpen fails once the connection is closing: the application no
 // longer opens, writes, resets or stops streams.
 func (s connState) checkOpen() error {
