@@ -77,6 +77,8 @@ func (s *Session) newBatch() *PacketBatch {
 // Datagrams are checked, counted and dropped as ReadPacket does. Any
 // error means the session has ended. Each batch must be released, from
 // any goroutine; a session lends batches on one goroutine at a time.
+// Over a carrier that does not lend, the packets are copied into buffers
+// of the batch of the session's MTU, and a longer one is skipped.
 func (s *Session) LendPackets() (*PacketBatch, error) {
 	b := s.newBatch()
 	var err error
