@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/satquic/satquic/quic"
 )
@@ -128,5 +129,17 @@ func TestStackConfigs(t *testing.T) {
 	f := quicConfig(TunnelFixed, 0.2).FEC
 	if f == nil || f.Controller != quic.FECFixed || !f.DisableTailProtection || f.FixedSources != FixedSources || f.MaxOverhead != 0.2 {
 		t.Errorf("tunnel-fixed FEC %+v", f)
+	}
+}
+
+// TestCountsMinusKeepsRTT: between two readings the overdue sources are
+// counted as a difference, while the RTT estimate and the ACK delay asked
+// for are the later reading's, not differences.
+func TestCountsMinusKeepsRTT(t *testing.T) {
+	before := tunnelCounts{OverdueSources: 10, SmoothedRTT: time.Millisecond, RTTVariance: time.Millisecond}
+	after := tunnelCounts{OverdueSources: 25, SmoothedRTT: 3 * time.Millisecond, RTTVariance: 2 * time.Millisecond, PeerMaxAckDelay: time.Millisecond}
+	d := after.minus(before)
+	if d.OverdueSources != 15 || d.SmoothedRTT != 3*time.Millisecond || d.RTTVariance != 2*time.Millisecond || d.PeerMaxAckDelay != time.Millisecond {
+		t.Errorf("difference %+v", d)
 	}
 }
