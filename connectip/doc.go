@@ -37,7 +37,11 @@
 //     of the carrier where it takes several (with the Context ID as a
 //     prefix the carrier joins to each packet, where it can); a client's waits for room
 //     in the carrier's send queue where the carrier can, a proxy's (one
-//     of many clients behind one device) never does. A malformed capsule ends the session (RFC
+//     of many clients behind one device) never does. LendPackets reads
+//     the packets that arrived together as a batch lent in the carrier's
+//     own buffers where it lends them (an HTTP/3 stream does), given back
+//     by the batch's Release, so that a device writes them without a
+//     copy; ReadPacket copies one out. A malformed capsule ends the session (RFC
 //     9297 section 3.3); a malformed datagram or IP packet is dropped and
 //     counted; unknown capsule types and unregistered Context IDs are
 //     skipped and counted.

@@ -96,6 +96,9 @@ type Session struct {
 	// readBufs hold whole received datagrams, for a carrier that copies
 	// them out (datagramReader).
 	readBufs sync.Pool
+	// batches are the *PacketBatch LendPackets lends, given back by
+	// Release (packets_lent.go).
+	batches sync.Pool
 }
 
 func newSession(c Carrier, cfg Config) *Session {

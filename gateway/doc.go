@@ -47,7 +47,9 @@
 // the connection's DATAGRAM queues (1024 to send, 4096 received), HTTP/3's 16 MiB of
 // HTTP datagrams per connection, and the mux's 64 batches (of up to 64
 // packets of one client each, read together and handed to the device's
-// reader at once) shared by all clients, where a client that sends faster
+// writer at once, in the buffers the client's QUIC connection received
+// them in, which go back to it after the device write) shared by all
+// clients, where a client that sends faster
 // than the device takes blocks its own reader and its HTTP/3 and QUIC
 // receive queues drop.
 //

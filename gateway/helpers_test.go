@@ -120,6 +120,13 @@ func startServerQUIC(t testing.TB, cfg ServerConfig, qconf *quic.Config) *testGa
 // startServerOn is startServerQUIC on the device dev.
 func startServerOn(t testing.TB, dev *memDevice, cfg ServerConfig, qconf *quic.Config) *testGateway {
 	t.Helper()
+	return startServerDevice(t, dev, dev, cfg, qconf)
+}
+
+// startServerDevice is startServerOn on the device dev, whose packets
+// written and to inject are mem's.
+func startServerDevice(t testing.TB, dev tunnel.Device, mem *memDevice, cfg ServerConfig, qconf *quic.Config) *testGateway {
+	t.Helper()
 	testkit.CheckGoroutines(t)
 	if cfg.Pool == nil {
 		cfg.Pool = []netip.Prefix{testPool}
@@ -139,7 +146,7 @@ func startServerOn(t testing.TB, dev *memDevice, cfg ServerConfig, qconf *quic.C
 	go func() {
 		done <- srv.Serve(ctx, pc, testkit.ServerTLS("h3"), qconf, func(a net.Addr) { addr <- a })
 	}()
-	g := &testGateway{srv: srv, dev: dev}
+	g := &testGateway{srv: srv, dev: mem}
 	select {
 	case a := <-addr:
 		g.url = "https://" + a.String()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -28,12 +29,13 @@ type mux struct {
 	// retiredConns holds the QUIC counters of the clients that left.
 	retiredConns TransportStats
 
-	in     chan *packetBatch // packets from the clients, to the device
-	bufs   sync.Pool         // of *packetBatch
+	in     chan *connectip.PacketBatch // packets from the clients, to the device
+	mtu    int                         // the device's: longer packets are skipped
 	closed chan struct{}
-	// cur is the batch the device's reader takes packets from now.
+	// cur is the batch the device's reader takes packets from now, one
+	// at a time (ReadPacket).
 	curMu sync.Mutex
-	cur   *packetBatch
+	cur   *connectip.PacketBatch
 	once  sync.Once
 
 	noClient  atomic.Uint64 // device packets to no client's address
@@ -52,31 +54,21 @@ type client struct {
 
 // muxQueue is how many batches of packets from the clients wait for the
 // device: a client's reader blocks beyond it, and the packets wait in its
-// tunnel's HTTP/3 and QUIC queues, which drop when full.
+// tunnel's HTTP/3 and QUIC queues, which drop when full. Each batch is
+// what one client's session lent at once (connectip.Session.LendPackets,
+// up to 64 packets), in the buffers its QUIC connection received them
+// in: they go to the device's reader in one hand-off, one channel
+// operation and one wake-up rather than one per packet, and into the
+// device without a copy on the way.
 const muxQueue = 64
 
-// muxBatch is how many packets of one client a batch holds at most: what
-// arrived together goes to the device's reader in one hand-off, one
-// channel operation and one wake-up rather than one per packet.
-const muxBatch = 64
-
-// packetBatch is packets of one client, read together, in one buffer.
-type packetBatch struct {
-	buf  []byte   // muxBatch slots of the device's MTU
-	pkts [][]byte // the packets, in buf
-	next int      // the first packet the device's reader has not taken
-}
-
-func newMux(bufSize int) *mux {
-	m := &mux{
+func newMux(mtu int) *mux {
+	return &mux{
 		clients: make(map[netip.Addr]*client),
-		in:      make(chan *packetBatch, muxQueue),
+		in:      make(chan *connectip.PacketBatch, muxQueue),
+		mtu:     mtu,
 		closed:  make(chan struct{}),
 	}
-	m.bufs.New = func() any {
-		return &packetBatch{buf: make([]byte, muxBatch*bufSize), pkts: make([][]byte, 0, muxBatch)}
-	}
-	return m
 }
 
 // add registers c under its addresses and forwards what its session
@@ -103,53 +95,26 @@ func (m *mux) add(c *client, done func()) error {
 
 // receive moves c's packets into the device queue until its session
 // ends: each batch holds the packet it waited for and those that had
-// arrived with it.
+// arrived with it. A packet longer than the device's MTU is skipped: the
+// device could not take it either.
 func (m *mux) receive(c *client) {
 	for {
-		b := m.bufs.Get().(*packetBatch)
-		if err := m.fill(c, b); err != nil {
-			m.bufs.Put(b)
+		b, err := c.sess.LendPackets()
+		if err != nil {
 			return
+		}
+		b.Packets = slices.DeleteFunc(b.Packets, func(p []byte) bool { return len(p) > m.mtu })
+		if len(b.Packets) == 0 {
+			b.Release()
+			continue
 		}
 		select {
 		case m.in <- b:
 		case <-m.closed:
-			m.bufs.Put(b)
+			b.Release()
 			return
 		}
 	}
-}
-
-// fill reads into b a packet of c's, waiting for it, and then those
-// waiting behind it, as many as b holds. A packet longer than the
-// device's MTU is skipped: the device could not take it either.
-func (m *mux) fill(c *client, b *packetBatch) error {
-	b.pkts, b.next = b.pkts[:0], 0
-	slot := len(b.buf) / muxBatch
-	for {
-		n, err := c.sess.ReadPacket(b.buf[:slot])
-		if errors.Is(err, io.ErrShortBuffer) {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		b.pkts = append(b.pkts, b.buf[:n])
-		break
-	}
-	for len(b.pkts) < muxBatch {
-		off := len(b.pkts) * slot
-		n, ok, err := c.sess.TryReadPacket(b.buf[off : off+slot])
-		if !ok || err != nil && !errors.Is(err, io.ErrShortBuffer) {
-			// A failure ends the session, which the next ReadPacket
-			// reports; what was read goes to the device first.
-			return nil
-		}
-		if err == nil {
-			b.pkts = append(b.pkts, b.buf[off:off+n])
-		}
-	}
-	return nil
 }
 
 // remove takes c out of the table and keeps its counters.
@@ -168,7 +133,8 @@ func (m *mux) remove(c *client) {
 	}
 }
 
-// ReadPacket returns the next packet a client sent, for the device.
+// ReadPacket copies the next packet a client sent into b, for the
+// device.
 func (m *mux) ReadPacket(b []byte) (int, error) {
 	m.curMu.Lock()
 	defer m.curMu.Unlock()
@@ -199,19 +165,54 @@ func (m *mux) TryReadPacket(b []byte) (int, bool, error) {
 }
 
 // takeLocked copies the next packet of the current batch into b, and
-// gives the batch back once it is all taken; m.curMu is held.
+// releases the batch once it is all taken; m.curMu is held.
 func (m *mux) takeLocked(b []byte) (int, error) {
-	p := m.cur.pkts[m.cur.next]
-	m.cur.next++
-	if m.cur.next == len(m.cur.pkts) {
-		defer m.bufs.Put(m.cur)
+	p := m.cur.Packets[0]
+	n := copy(b, p)
+	m.cur.Packets = m.cur.Packets[1:]
+	if len(m.cur.Packets) == 0 {
+		m.cur.Release()
 		m.cur = nil
 	}
-	n := copy(b, p)
 	if n < len(p) {
 		return n, io.ErrShortBuffer
 	}
 	return n, nil
+}
+
+// LendPackets waits for the next batch of packets a client sent and lends
+// it, in the buffers its connection received them in, until its Release:
+// the device's writer takes them from there (tunnel.Forwarder).
+func (m *mux) LendPackets() (*connectip.PacketBatch, error) {
+	m.curMu.Lock()
+	defer m.curMu.Unlock()
+	if b := m.cur; b != nil {
+		m.cur = nil
+		return b, nil
+	}
+	select {
+	case b := <-m.in:
+		return b, nil
+	case <-m.closed:
+		return nil, connectip.ErrClosed
+	}
+}
+
+// TryLendPackets is LendPackets when a batch is waiting, and nil at once
+// otherwise.
+func (m *mux) TryLendPackets() *connectip.PacketBatch {
+	m.curMu.Lock()
+	defer m.curMu.Unlock()
+	if b := m.cur; b != nil {
+		m.cur = nil
+		return b
+	}
+	select {
+	case b := <-m.in:
+		return b
+	default:
+		return nil
+	}
 }
 
 // WritePacket sends a packet from the device to the client that owns its

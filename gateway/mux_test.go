@@ -10,20 +10,20 @@ import (
 	"github.com/satquic/satquic/connectip/connectiptest"
 )
 
-// TestMuxBatches: the packets two clients send reach the device's reader
-// through the mux's batches each in its client's order and none twice, a
-// packet longer than the device's MTU is skipped, a buffer too short gives
-// io.ErrShortBuffer, and TryReadPacket says when nothing waits.
-func TestMuxBatches(t *testing.T) {
-	const mtu, perClient = 1500, 300
+// muxWithClients is a mux of two clients over in-memory carriers, each
+// of which has sent perClient packets numbered 0 up, of 100 bytes plus
+// their number modulo 1000, but for number 7, longer than the device's
+// MTU.
+func muxWithClients(t *testing.T, mtu, perClient int) (*mux, []*connectiptest.End, []netip.Addr) {
+	t.Helper()
 	m := newMux(mtu)
-	defer m.Close()
+	t.Cleanup(func() { m.Close() })
 	var raws []*connectiptest.End
 	srcs := []netip.Addr{netip.MustParseAddr("10.9.0.2"), netip.MustParseAddr("10.9.0.3")}
 	for _, src := range srcs {
 		raw, end := connectiptest.Pipe(connectiptest.Config{})
 		prefix := netip.PrefixFrom(src, 32)
-		sess, err := connectip.NewProxy(end, []netip.Prefix{prefix}, []connectip.IPRoute{connectip.RouteFromPrefix(netip.MustParsePrefix("0.0.0.0/0"), 0)}, connectip.ProxyConfig{})
+		sess, err := connectip.NewProxy(end, []netip.Prefix{prefix}, []connectip.IPRoute{connectip.RouteFromPrefix(netip.MustParsePrefix("0.0.0.0/0"), 0)}, connectip.ProxyConfig{Config: connectip.Config{MTU: mtu + 200}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -44,6 +44,54 @@ func TestMuxBatches(t *testing.T) {
 			}
 		}
 	}
+	return m, raws, srcs
+}
+
+// TestMuxLends: the device's writer borrows the clients' batches
+// (LendPackets): each client's packets come in its order, none twice,
+// without the one longer than the device's MTU, and TryLendPackets says
+// when nothing waits.
+func TestMuxLends(t *testing.T) {
+	const mtu, perClient = 1500, 300
+	m, _, srcs := muxWithClients(t, mtu, perClient)
+	next := []uint32{0, 0}
+	for got := 0; got < 2*(perClient-1); {
+		b := m.TryLendPackets()
+		if b == nil {
+			var err error
+			if b, err = m.LendPackets(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, p := range b.Packets {
+			c := 0
+			if netip.AddrFrom4([4]byte(p[12:16])) == srcs[1] {
+				c = 1
+			}
+			if next[c] == 7 {
+				next[c]++
+			}
+			if seq := seqOf(p); seq != next[c] || len(p) != 100+int(seq)%1000 {
+				t.Fatalf("client %d: packet %d of %d bytes, want packet %d", c, seq, len(p), next[c])
+			}
+			next[c]++
+			got++
+		}
+		b.Release()
+	}
+	if b := m.TryLendPackets(); b != nil {
+		t.Fatalf("%d packets more than sent", len(b.Packets))
+	}
+}
+
+// TestMuxBatches: the packets two clients send reach the device's reader
+// through the mux's batches each in its client's order and none twice, a
+// packet longer than the device's MTU is skipped, a buffer too short gives
+// io.ErrShortBuffer, and TryReadPacket says when nothing waits.
+func TestMuxBatches(t *testing.T) {
+	const mtu, perClient = 1500, 300
+	m, raws, srcs := muxWithClients(t, mtu, perClient)
+	dst := netip.MustParseAddr("10.9.0.1")
 	next := []uint32{0, 0}
 	buf := make([]byte, mtu)
 	for got := 0; got < 2*(perClient-1); got++ {

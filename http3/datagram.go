@@ -108,6 +108,16 @@ func (m *datagramMux) taken(b []byte, recycle bool) {
 	m.mu.Unlock()
 }
 
+// release takes back the buffers of datagrams a stream's reader held
+// (Stream.HoldDatagram), which taken already counted out of the queues.
+func (m *datagramMux) release(bufs [][]byte) {
+	m.mu.Lock()
+	for _, b := range bufs {
+		m.recycleLocked(b)
+	}
+	m.mu.Unlock()
+}
+
 // maxSpareDatagrams bounds the buffers the mux keeps to give back to the
 // connection: a few of its batches. A queue's worth would keep the peak
 // of a burst (up to 6 MB) for as long as the connection lives.

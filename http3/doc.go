@@ -55,8 +55,10 @@
 // their streams by Quarter Stream ID, into a bounded queue each; the ones
 // for no open stream or a full queue are dropped and counted, and a
 // malformed one closes the connection with H3_DATAGRAM_ERROR. A tunnel's
-// reader copies them out (ReadDatagram) so that their buffers go back to
-// the QUIC connection, and its sender hands a batch over with a prefix
+// reader borrows them in the buffers the QUIC connection received them in
+// (HoldDatagram) and gives those back after writing the packets into its
+// device (ReleaseDatagrams), or copies them out (ReadDatagram) so that
+// their buffers go back at once, and its sender hands a batch over with a prefix
 // of its own (SendPrefixedDatagrams) that the connection joins to each as
 // it queues them: no allocation or copy per packet in this package. A tunnel outlives its handler and the idle timeout
 // of request streams, and counts against MaxIncomingStreams until it is

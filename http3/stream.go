@@ -341,6 +341,44 @@ func (s *Stream) copyOut(p, b []byte) (int, error) {
 	return n, nil
 }
 
+// HoldDatagram is ReceiveDatagram that lends the datagram rather than
+// give it: payload lies in buf, the buffer the QUIC connection received
+// it in, which the caller hands back with ReleaseDatagrams once it is done
+// with payload (and must not touch afterwards), so that the connection
+// reuses it. A tunnel's end writes each packet into its device straight
+// from that buffer, with no copy between.
+func (s *Stream) HoldDatagram(ctx context.Context) (payload, buf []byte, err error) {
+	b, err := s.nextDatagram(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	s.c.datagrams.taken(b, false)
+	return datagramPayload(b), b, nil
+}
+
+// TryHoldDatagram is HoldDatagram when a datagram is waiting, and false at
+// once otherwise.
+func (s *Stream) TryHoldDatagram() (payload, buf []byte, ok bool) {
+	if s.datagrams == nil {
+		return nil, nil, false
+	}
+	select {
+	case b := <-s.datagrams:
+		s.c.datagrams.taken(b, false)
+		return datagramPayload(b), b, true
+	default:
+		return nil, nil, false
+	}
+}
+
+// ReleaseDatagrams gives back the buffers of datagrams HoldDatagram or
+// TryHoldDatagram lent, for the connection to reuse: each once.
+func (s *Stream) ReleaseDatagrams(bufs [][]byte) {
+	if s.c.datagrams != nil {
+		s.c.datagrams.release(bufs)
+	}
+}
+
 // nextDatagram waits for the stream's next queued HTTP datagram, whole.
 func (s *Stream) nextDatagram(ctx context.Context) ([]byte, error) {
 	if s.datagrams == nil {

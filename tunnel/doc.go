@@ -32,7 +32,12 @@
 // takes batches (connectip.Session.WritePackets) is given every packet
 // waiting in the lane's queue at once, so that its QUIC connection packs
 // and sends them together, and what a Session has received (TryReadPacket)
-// is written into the device with the packet that woke the receiver.
+// is written into the device with the packet that woke the receiver. A
+// Session that lends what it received (connectip.Session.LendPackets,
+// and the gateway's demultiplexer) has its packets written into the
+// device straight from the buffers its QUIC connection received them in,
+// given back after the write: no copy between the decrypted packet and
+// the device's write buffer.
 //
 // OpenTUN (Linux) creates a TUN interface, sets its MTU, addresses and
 // routes with iproute2's ip command, and is a BatchDevice. Unless told
@@ -45,8 +50,9 @@
 // the offloads leaves the interface without them, as OffloadStats says.
 //
 // Memory is bounded: per session, QueueLen+64 packet buffers of the
-// device's MTU (its queue and the batch its sender holds) and an arena of
-// 64 of them plus one 64 kB packet for the batches written to the device;
+// device's MTU (its queue and the batch its sender holds), and, for a
+// Session that does not lend its packets, an arena of 64 of them plus one
+// 64 kB packet for the batches written to the device;
 // per Forwarder, 64 more buffers for the device reads; per TUN with
 // offloads, a 64 kB frame to read and one to write. With the defaults and
 // a 1500-byte MTU that is about 2 MB for a Forwarder over one session.

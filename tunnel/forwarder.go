@@ -334,12 +334,25 @@ func (f *Forwarder) refused(icmp []byte) {
 	}
 }
 
+// packetLender is a Session that lends the packets it received in its
+// own buffers rather than copy them out (connectip.Session.LendPackets):
+// LendPackets waits for a batch, TryLendPackets returns nil when none
+// waits.
+type packetLender interface {
+	LendPackets() (*connectip.PacketBatch, error)
+	TryLendPackets() *connectip.PacketBatch
+}
+
 // receivePackets writes what a session delivers into the device: the
 // packets that arrived together in one batch, when the session can tell
-// and the device takes batches.
+// and the device takes batches, straight from the session's buffers
+// when it lends them.
 func (f *Forwarder) receivePackets(sess Session) error {
 	br, _ := sess.(batchReader)
 	bd, _ := f.dev.(BatchDevice)
+	if pl, ok := sess.(packetLender); ok && bd != nil {
+		return f.receiveLent(pl, bd)
+	}
 	if br == nil || bd == nil {
 		return f.receiveOneByOne(sess)
 	}
@@ -369,6 +382,36 @@ func (f *Forwarder) receivePackets(sess Session) error {
 			off += n
 		}
 		f.writeDeviceBatch(bd, pkts)
+	}
+}
+
+// receiveLent is receivePackets over a session that lends its packets:
+// the batches waiting, up to writeBatch packets, go into the device in
+// one write and back to the session after it.
+func (f *Forwarder) receiveLent(pl packetLender, bd BatchDevice) error {
+	batches := make([]*connectip.PacketBatch, 0, writeBatch)
+	pkts := make([][]byte, 0, 2*writeBatch)
+	for {
+		b, err := pl.LendPackets()
+		if err != nil {
+			return fmt.Errorf("tunnel: receiving from the tunnel: %w", err)
+		}
+		batches = append(batches[:0], b)
+		pkts = append(pkts[:0], b.Packets...)
+		for len(pkts) < writeBatch {
+			b := pl.TryLendPackets()
+			if b == nil {
+				break
+			}
+			batches = append(batches, b)
+			pkts = append(pkts, b.Packets...)
+		}
+		f.writeDeviceBatch(bd, pkts)
+		for _, b := range batches {
+			b.Release()
+		}
+		clear(batches)
+		clear(pkts)
 	}
 }
 

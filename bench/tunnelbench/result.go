@@ -4,6 +4,7 @@ package tunnelbench
 
 import (
 	"slices"
+	"time"
 
 	"github.com/satquic/satquic/bench"
 	"github.com/satquic/satquic/quic"
@@ -94,16 +95,23 @@ type tunnelCounts struct {
 	// probes sent as repairs, and the lost packets it left unrepaired
 	// (quic.FECStats); ServerLossRepairsSent the server end's repairs of
 	// both kinds.
-	LossRepairsSent       uint64 `json:"loss_repairs_sent"`
-	RepairProbesSent      uint64 `json:"repair_probes_sent"`
-	LostSourcesGivenUp    uint64 `json:"lost_sources_given_up"`
-	ServerLossRepairsSent uint64 `json:"server_loss_repairs_sent"`
+	LossRepairsSent    uint64 `json:"loss_repairs_sent"`
+	RepairProbesSent   uint64 `json:"repair_probes_sent"`
+	LostSourcesGivenUp uint64 `json:"lost_sources_given_up"`
 	// OverdueSources are the client's IP packets that waited for repairs
-	// when a probe timeout passed unacknowledged since they were sent (an
-	// outage took them; quic.FECStats.OverdueSources),
-	// ServerOverdueSources the server end's.
+	// because no acknowledgement came a probe timeout after they were
+	// sent (quic.FECStats.OverdueSources): an outage took them, or on a
+	// lossless path ACKs came late. ServerOverdueSources are the server
+	// end's.
 	OverdueSources       uint64 `json:"overdue_sources"`
 	ServerOverdueSources uint64 `json:"server_overdue_sources"`
+	// SmoothedRTT and RTTVariance are the client's RTT estimate when the
+	// counters were read, PeerMaxAckDelay the ACK delay it asked the
+	// server end for (0: none asked): what the probe timeout is made of.
+	SmoothedRTT           time.Duration `json:"srtt_ns"`
+	RTTVariance           time.Duration `json:"rttvar_ns"`
+	PeerMaxAckDelay       time.Duration `json:"requested_max_ack_delay_ns"`
+	ServerLossRepairsSent uint64        `json:"server_loss_repairs_sent"`
 	// DatagramsHeld are the server's datagrams the client end held
 	// behind a missing packet until it was rebuilt or given up
 	// (quic.FECStats.DatagramsHeld), HeldGivenUp the missing packets it
@@ -143,7 +151,9 @@ func countsOf(s quic.ConnectionStats) tunnelCounts {
 		RepairsSent: s.FEC.RepairsSent, RecoveredByPeer: s.FEC.PacketsRecoveredByPeer,
 		RepairBytesSent: s.FEC.RepairBytesSent, SourceBytesSent: s.FEC.SourceBytesSent,
 		PacketsLost: s.PacketsLost, LossRepairsSent: s.FEC.LossRepairsSent, RepairProbesSent: s.FEC.RepairProbesSent,
-		LostSourcesGivenUp: s.FEC.LostSourcesGivenUp, OverdueSources: s.FEC.OverdueSources, DatagramsSent: s.Datagrams.Sent, DatagramsLost: s.Datagrams.Lost,
+		LostSourcesGivenUp: s.FEC.LostSourcesGivenUp, OverdueSources: s.FEC.OverdueSources,
+		SmoothedRTT: s.SmoothedRTT, RTTVariance: s.RTTVariance, PeerMaxAckDelay: s.AckFrequency.MaxAckDelay,
+		DatagramsSent: s.Datagrams.Sent, DatagramsLost: s.Datagrams.Lost,
 		SendDropped: s.Datagrams.SendDropped, ReceiveDropped: s.Datagrams.ReceiveDropped,
 		DatagramsHeld: s.FEC.DatagramsHeld, HeldGivenUp: s.FEC.HeldPacketsGivenUp,
 		MaxDatagramSize: s.MaxDatagramSize, MTUBlackHole: s.MTUBlackHole,
@@ -158,12 +168,13 @@ func (a tunnelCounts) minus(b tunnelCounts) tunnelCounts {
 		ServerRepairBytesSent: a.ServerRepairBytesSent - b.ServerRepairBytesSent,
 		ServerSourceBytesSent: a.ServerSourceBytesSent - b.ServerSourceBytesSent,
 		PacketsLost:           a.PacketsLost - b.PacketsLost, DatagramsLost: a.DatagramsLost - b.DatagramsLost,
-		ServerPacketsLost:     a.ServerPacketsLost - b.ServerPacketsLost,
-		LossRepairsSent:       a.LossRepairsSent - b.LossRepairsSent,
-		RepairProbesSent:      a.RepairProbesSent - b.RepairProbesSent,
-		LostSourcesGivenUp:    a.LostSourcesGivenUp - b.LostSourcesGivenUp,
+		ServerPacketsLost:  a.ServerPacketsLost - b.ServerPacketsLost,
+		LossRepairsSent:    a.LossRepairsSent - b.LossRepairsSent,
+		RepairProbesSent:   a.RepairProbesSent - b.RepairProbesSent,
+		LostSourcesGivenUp: a.LostSourcesGivenUp - b.LostSourcesGivenUp,
+		OverdueSources:     a.OverdueSources - b.OverdueSources,
+		SmoothedRTT:        a.SmoothedRTT, RTTVariance: a.RTTVariance, PeerMaxAckDelay: a.PeerMaxAckDelay,
 		ServerLossRepairsSent: a.ServerLossRepairsSent - b.ServerLossRepairsSent,
-		OverdueSources:        a.OverdueSources - b.OverdueSources,
 		ServerOverdueSources:  a.ServerOverdueSources - b.ServerOverdueSources,
 		DatagramsHeld:         a.DatagramsHeld - b.DatagramsHeld, HeldGivenUp: a.HeldGivenUp - b.HeldGivenUp,
 		ServerDatagramsHeld: a.ServerDatagramsHeld - b.ServerDatagramsHeld,

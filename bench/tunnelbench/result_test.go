@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/satquic/satquic/quic"
 )
@@ -151,5 +152,17 @@ func TestCountsMinusEveryCounter(t *testing.T) {
 		if d.Field(i).Kind() == reflect.Uint64 && d.Field(i).Uint() != uint64(2*(i+1)) {
 			t.Errorf("%s: %d - %d gave %d", d.Type().Field(i).Name, va.Field(i).Uint(), vb.Field(i).Uint(), d.Field(i).Uint())
 		}
+	}
+}
+
+// TestCountsMinusKeepsRTT: between two readings the overdue sources are
+// counted as a difference, while the RTT estimate and the ACK delay asked
+// for are the later reading's, not differences.
+func TestCountsMinusKeepsRTT(t *testing.T) {
+	before := tunnelCounts{OverdueSources: 10, SmoothedRTT: time.Millisecond, RTTVariance: time.Millisecond}
+	after := tunnelCounts{OverdueSources: 25, SmoothedRTT: 3 * time.Millisecond, RTTVariance: 2 * time.Millisecond, PeerMaxAckDelay: time.Millisecond}
+	d := after.minus(before)
+	if d.OverdueSources != 15 || d.SmoothedRTT != 3*time.Millisecond || d.RTTVariance != 2*time.Millisecond || d.PeerMaxAckDelay != time.Millisecond {
+		t.Errorf("difference %+v", d)
 	}
 }

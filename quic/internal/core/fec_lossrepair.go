@@ -119,8 +119,10 @@ type lossRepair struct {
 	flights []repairFlight
 	// probes is the number of probe timeout probes to send as repairs.
 	probes int
-	// unknowns is scratch: the lost sources of the window being counted.
-	unknowns []uint64
+	// unknowns and covered are scratch of countNeeded: the lost sources
+	// of the window being counted, and for each repair remembered the
+	// newest of them it covers.
+	unknowns, covered []uint64
 	// need caches the repairs needed; dirty asks for a recount.
 	need  int
 	dirty bool
@@ -235,17 +237,10 @@ func (f *fecSender) lossRepairsNeeded() int {
 	l.dirty, l.stalled = false, false
 	l.need = 0
 	f.pruneWaiting()
-	for len(l.waiting) > 0 {
-		need := f.countNeeded(l.waiting[0])
-		if f.budget.affordsInDebt(need, lossRepairMaxDebt) {
-			l.need = need
-			return need
-		}
-		l.waiting = slices.Delete(l.waiting, 0, 1)
-		f.stats.LostSourcesGivenUp++
-		f.pruneWaiting()
+	if len(l.waiting) > 0 {
+		l.need = f.countNeeded()
 	}
-	return 0
+	return l.need
 }
 
 // pruneWaiting drops from the sources waiting for a repair those rebuilt
@@ -262,28 +257,85 @@ func (f *fecSender) pruneWaiting() {
 	})
 }
 
-// countNeeded returns the repairs needed over the window from first to
-// the newest source: its lost sources, less the repairs in flight or
-// received that cover one of them.
-func (f *fecSender) countNeeded(first uint64) int {
+// countNeeded returns the repairs needed over the window from the oldest
+// source waiting to the newest source: its lost sources, less the repairs
+// in flight or received that cover one of them. When the allowance and
+// its debt cannot pay for them, the oldest waiting sources are given up,
+// one at a time, until what the rest need fits (or none is left).
+//
+// It walks the waiting and lost sources and the repairs only, never each
+// source of the window: at gigabits a window holds a thousand sources,
+// and the count runs after every ACK. A repair counts for a window start
+// while the newest unknown it covers is at or after that start, so one
+// pass over the waiting sources, oldest first, finds the first start
+// that fits.
+func (f *fecSender) countNeeded() int {
 	l := &f.loss
-	l.unknowns = l.unknowns[:0]
-	for seq := first; seq < f.src.next; seq++ {
-		if e := f.src.at(seq); e != nil && (e.state == sourceLost || e.state == sourceOutstanding && l.isWaiting(seq)) {
-			l.unknowns = append(l.unknowns, seq)
-		}
-	}
-	need := len(l.unknowns)
 	// The peer forgets the equations of repairs reaching out of its
 	// window.
 	l.flights = slices.DeleteFunc(l.flights, func(r repairFlight) bool { return r.first+l.reach < f.src.next })
+	l.unknowns = f.unknownsFrom(l.unknowns[:0], l.waiting[0])
+	l.covered = l.covered[:0]
 	for _, r := range l.flights {
-		i, _ := slices.BinarySearch(l.unknowns, r.first)
-		if i < len(l.unknowns) && l.unknowns[i] < r.end {
-			need--
+		i, _ := slices.BinarySearch(l.unknowns, r.end)
+		if i > 0 && l.unknowns[i-1] >= r.first {
+			l.covered = append(l.covered, l.unknowns[i-1])
 		}
 	}
-	return max(need, 0)
+	slices.Sort(l.covered)
+	u, c := 0, 0
+	for k, first := range l.waiting {
+		for u < len(l.unknowns) && l.unknowns[u] < first {
+			u++
+		}
+		for c < len(l.covered) && l.covered[c] < first {
+			c++
+		}
+		need := max((len(l.unknowns)-u)-(len(l.covered)-c), 0)
+		if f.budget.affordsInDebt(need, lossRepairMaxDebt) {
+			f.giveUpWaiting(k)
+			return need
+		}
+	}
+	f.giveUpWaiting(len(l.waiting))
+	return 0
+}
+
+// unknownsFrom appends to dst, ascending, the sources from first to the
+// newest that the peer misses: those waiting for a repair and those
+// declared lost (whose data, if any, was sent again as new sources, which
+// do not help the peer's decoder).
+func (f *fecSender) unknownsFrom(dst []uint64, first uint64) []uint64 {
+	waiting := f.loss.waiting
+	lost := f.src.lost
+	i, _ := slices.BinarySearch(lost, first)
+	lost = lost[i:]
+	for len(waiting) > 0 || len(lost) > 0 {
+		switch {
+		case len(lost) == 0 || len(waiting) > 0 && waiting[0] < lost[0]:
+			dst = append(dst, waiting[0])
+			waiting = waiting[1:]
+		case len(waiting) > 0 && waiting[0] == lost[0]:
+			dst = append(dst, waiting[0])
+			waiting, lost = waiting[1:], lost[1:]
+		default:
+			if e := f.src.at(lost[0]); e != nil && e.state == sourceLost {
+				dst = append(dst, lost[0])
+			}
+			lost = lost[1:]
+		}
+	}
+	return dst
+}
+
+// giveUpWaiting gives up the n oldest sources waiting for a repair.
+func (f *fecSender) giveUpWaiting(n int) {
+	if n == 0 {
+		return
+	}
+	l := &f.loss
+	f.stats.LostSourcesGivenUp += uint64(n)
+	l.waiting = append(l.waiting[:0], l.waiting[n:]...)
 }
 
 // onProbeTimeout takes for lost, when a probe timeout fires with only

@@ -1,6 +1,10 @@
 package core
 
-import "time"
+import (
+	"time"
+
+	"github.com/satquic/satquic/quic/internal/recovery"
+)
 
 // Overdue sources. Repairs on detected loss (fec_lossrepair.go) wait for
 // loss detection, and the probe timeout's repairs for the probe timeout;
@@ -29,6 +33,18 @@ import "time"
 // recovery's delay). A source whose acknowledgement was only late leaves
 // the waiting list with it (pruneWaiting); each source is watched once.
 
+//
+// A busy machine delays ACKs beyond that without loss: the receiving
+// end's goroutines wait for a core, and a lossless tunnel over a veth
+// took a few hundred sources a second for overdue, each run of them given
+// up or repaired for nothing. So the watch learns from the sources it
+// took by mistake, as RACK learns its reordering window from spurious
+// retransmissions (RFC 8985 section 6.2): when the oldest source of a
+// take (the one whose deadline passed) is acknowledged after all, the
+// deadline gets as much slack as its acknowledgement was late, up to two
+// probe timeouts, and when it was lost indeed (declared lost, or rebuilt
+// by the peer) the slack halves.
+
 // watchedSource is a watched source: its sequence number and send time.
 type watchedSource struct {
 	seq uint64
@@ -39,6 +55,35 @@ type watchedSource struct {
 type overdueWatch struct {
 	q    []watchedSource
 	head int
+	// slack is added to each source's deadline: how late
+	// acknowledgements of sources taken for overdue came.
+	slack time.Duration
+	// canary is the packet of the last take's oldest source, whose fate
+	// tells whether the take was right; due is its deadline without
+	// slack.
+	canary    uint64
+	canaryDue time.Duration
+	hasCanary bool
+}
+
+// maxOverdueSlack is the most slack, in probe timeouts: an outage's
+// repairs still go well before a tunnelled TCP's retransmission timeout
+// (200 ms) on paths of a few tens of milliseconds.
+const maxOverdueSlack = 2
+
+// onCanaryAcked learns from the acknowledgement at now of the last take's
+// oldest source that the take was a mistake: the slack grows to cover the
+// delay, at most maxOverdueSlack times pto.
+func (w *overdueWatch) onCanaryAcked(now, pto time.Duration) {
+	w.hasCanary = false
+	w.slack = min(max(w.slack, now-w.canaryDue), maxOverdueSlack*pto)
+}
+
+// onCanaryLost learns that the last take's oldest source was lost indeed:
+// the slack halves.
+func (w *overdueWatch) onCanaryLost() {
+	w.hasCanary = false
+	w.slack /= 2
 }
 
 // push watches source seq, sent at at.
@@ -95,8 +140,13 @@ func (f *fecSender) oldestWatched() (time.Duration, bool) {
 // rebuilds nothing unless the repairs reach the number of sources missing
 // in its window, which ends at the newest source (RFC 8681 section 3).
 // Taking only the overdue ones sent their repairs a few at a time, each
-// set too few to rebuild the run.
-func (f *fecSender) takeOverdue() {
+// set too few to rebuild the run. The oldest, whose deadline without
+// slack was due, is the canary whose fate tunes the slack.
+func (f *fecSender) takeOverdue(due time.Duration) {
+	if s, ok := f.loss.overdue.front(); ok && f.watched(s.seq) {
+		w := &f.loss.overdue
+		w.canary, w.canaryDue, w.hasCanary = f.src.at(s.seq).pn, due, true
+	}
 	for {
 		s, ok := f.loss.overdue.front()
 		if !ok {
@@ -122,7 +172,7 @@ func (c *Conn) overdueDeadline() (time.Duration, bool) {
 		return 0, false
 	}
 	rtt := c.sender.RTT()
-	t := at + probeTimeout(rtt)
+	t := at + probeTimeout(rtt) + f.send.loss.overdue.slack
 	if d, ok := c.sender.Deadline(); ok && d <= t+rtt.SmoothedRTT()/2 {
 		// Loss recovery's timer comes about as soon: its probe
 		// timeout's probes, which may exceed the congestion window
@@ -135,6 +185,20 @@ func (c *Conn) overdueDeadline() (time.Duration, bool) {
 // onOverdue makes the sources overdue at now wait for repairs.
 func (c *Conn) onOverdue(now time.Duration) {
 	if t, ok := c.overdueDeadline(); ok && now >= t {
-		c.fec.send.takeOverdue()
+		c.fec.send.takeOverdue(t - c.fec.send.loss.overdue.slack)
+	}
+}
+
+// onOverdueResult tunes the slack of the overdue deadline from the fate
+// of the last take's oldest source in res, acknowledged at now or lost.
+func (c *Conn) onOverdueResult(now time.Duration, res *recovery.Result) {
+	w := &c.fec.send.loss.overdue
+	if !w.hasCanary {
+		return
+	}
+	if containsPacket(res.Acked, w.canary) {
+		w.onCanaryAcked(now, probeTimeout(c.sender.RTT()))
+	} else if containsPacket(res.Lost, w.canary) || containsPacket(res.Recovered, w.canary) {
+		w.onCanaryLost()
 	}
 }

@@ -45,14 +45,14 @@ func TestOverdueWatch(t *testing.T) {
 	if at, ok := f.oldestWatched(); !ok || at != 3*time.Millisecond {
 		t.Fatalf("oldest watched sent at %v, %v; want 3ms (sources 0 to 2 are done)", at, ok)
 	}
-	f.takeOverdue()
+	f.takeOverdue(0)
 	if f.stats.OverdueSources != 3 || !f.loss.isWaiting(3) || !f.loss.isWaiting(5) {
 		t.Errorf("%d sources overdue, waiting %v; want 3, and 2 to 5 waiting", f.stats.OverdueSources, f.loss.waiting)
 	}
 	if _, ok := f.oldestWatched(); ok {
 		t.Errorf("sources still watched after takeOverdue")
 	}
-	f.takeOverdue()
+	f.takeOverdue(0)
 	if f.stats.OverdueSources != 3 {
 		t.Errorf("%d sources overdue after a second take, want 3", f.stats.OverdueSources)
 	}
@@ -66,5 +66,84 @@ func TestOverdueWatch(t *testing.T) {
 	}
 	if n := cap(f.loss.overdue.q); n > 16 {
 		t.Errorf("watch queue grew to %d entries for one source in flight", n)
+	}
+}
+
+// TestOverdueSlack: the slack of the overdue deadline grows by the
+// lateness of an acknowledgement of a take's oldest source, up to two
+// probe timeouts, and halves when that source was lost indeed.
+func TestOverdueSlack(t *testing.T) {
+	var w overdueWatch
+	const pto = 30 * time.Millisecond
+	w.canaryDue, w.hasCanary = 100*time.Millisecond, true
+	w.onCanaryAcked(112*time.Millisecond, pto)
+	if w.slack != 12*time.Millisecond || w.hasCanary {
+		t.Errorf("slack %v after an ACK 12ms late, want 12ms and the canary done", w.slack)
+	}
+	w.canaryDue, w.hasCanary = 200*time.Millisecond, true
+	w.onCanaryAcked(205*time.Millisecond, pto)
+	if w.slack != 12*time.Millisecond {
+		t.Errorf("slack %v after an ACK 5ms late, want it kept at 12ms", w.slack)
+	}
+	w.canaryDue, w.hasCanary = 300*time.Millisecond, true
+	w.onCanaryAcked(time.Second, pto)
+	if w.slack != 2*pto {
+		t.Errorf("slack %v after an ACK 700ms late, want two probe timeouts", w.slack)
+	}
+	w.hasCanary = true
+	w.onCanaryLost()
+	if w.slack != pto || w.hasCanary {
+		t.Errorf("slack %v after a loss, want it halved to %v", w.slack, pto)
+	}
+}
+
+// TestOverdueLateAcksLearned: the server sends a datagram every 5 ms;
+// twice, the client's machine is busy and what it sends leaves only at
+// the end, 120 ms then 90 ms later, with nothing lost. The first time
+// the sources go overdue and wait for repairs; the watch learns the delay
+// from the late ACK of the oldest, and the second time none goes overdue.
+// Every datagram arrives once.
+func TestOverdueLateAcksLearned(t *testing.T) {
+	p := newLossRepairPair(t, func(sentKind, int) bool { return false })
+	start := p.now
+	type stall struct{ at, d time.Duration }
+	stalls := []stall{{start + 500*time.Millisecond, 120 * time.Millisecond}, {start + 2500*time.Millisecond, 90 * time.Millisecond}}
+	p.extraDelay = func(toServer bool, _ int, _ []byte) time.Duration {
+		for _, s := range stalls {
+			if toServer && p.now >= s.at && p.now < s.at+s.d {
+				return s.at + s.d - p.now
+			}
+		}
+		return 0
+	}
+	sent := 0
+	var next time.Duration
+	p.serverApp = func(now time.Duration, c *Conn) {
+		for sent < 800 && now >= next {
+			if err := c.SendDatagram(now, []byte{byte(sent), byte(sent >> 8)}); err != nil {
+				t.Fatal(err)
+			}
+			sent++
+			next = start + time.Duration(sent)*5*time.Millisecond
+		}
+	}
+	overdueAt := func(at time.Duration) uint64 {
+		p.mustRun(func() bool { return p.now >= at }, at+time.Second)
+		return p.server.Stats().FEC.OverdueSources
+	}
+	first := overdueAt(stalls[1].at - 100*time.Millisecond)
+	second := overdueAt(start+4200*time.Millisecond) - first
+	if first == 0 || second != 0 {
+		t.Errorf("%d sources overdue in the first stall, %d in the second: want some, then none", first, second)
+	}
+	p.mustRun(func() bool { return sent == 800 && p.server.Stats().BytesInFlight == 0 }, 10*time.Second)
+	seen := map[int]int{}
+	for _, b := range p.got {
+		seen[int(b[0])|int(b[1])<<8]++
+	}
+	for i := range 800 {
+		if seen[i] != 1 {
+			t.Fatalf("datagram %d delivered %d times, want once", i, seen[i])
+		}
 	}
 }

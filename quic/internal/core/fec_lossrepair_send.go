@@ -103,11 +103,13 @@ func (f *fecState) probeRepairDue(s recovery.Space, permit *sendPermit) bool {
 
 // onLossRepairResult records, before their frames are handled, the lost
 // packets of res that were FEC sources whose content is not sent again:
-// they wait for repairs.
-func (c *Conn) onLossRepairResult(res *recovery.Result) {
+// they wait for repairs. What res tells of the last overdue take, at now,
+// tunes the overdue deadline (fec_lossrepair_overdue.go).
+func (c *Conn) onLossRepairResult(now time.Duration, res *recovery.Result) {
 	if c.fec == nil || c.fec.send == nil || c.fec.cfg.NoLossRepair {
 		return
 	}
+	c.onOverdueResult(now, res)
 	sp := c.spaces[spaceApp]
 	for _, p := range res.Lost {
 		if p.Space != spaceApp {

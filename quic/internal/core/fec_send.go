@@ -2,6 +2,7 @@ package core
 
 import (
 	"math"
+	"slices"
 	"time"
 
 	"github.com/satquic/satquic/fec"
@@ -407,6 +408,12 @@ type sourceLog struct {
 	ring       []sourceEntry // 256 entries, doubled as it fills: a power of two
 	head, n    int
 	base, next uint64
+	// lost are the sequence numbers, ascending, of the sources declared
+	// lost that are still in the log, and of some acknowledged late
+	// since (their entry tells): repairs on loss count the peer's
+	// unknowns from it without walking the whole window
+	// (fecSender.countNeeded).
+	lost []uint64
 }
 
 // slot is the entry i places after the oldest. The ring's length is a
@@ -468,7 +475,23 @@ func (l *sourceLog) finish(space recovery.Space, pn uint64, state sourceState) (
 		return 0, false
 	}
 	e.state = state
-	return l.base + uint64(lo), true
+	seq := l.base + uint64(lo)
+	if state == sourceLost {
+		l.noteLost(seq)
+	}
+	return seq, true
+}
+
+// noteLost adds seq to the lost sources; ACKs declare them lost oldest
+// first, so it goes at the end but for a straggler.
+func (l *sourceLog) noteLost(seq uint64) {
+	if n := len(l.lost); n == 0 || l.lost[n-1] < seq {
+		l.lost = append(l.lost, seq)
+		return
+	}
+	if i, found := slices.BinarySearch(l.lost, seq); !found {
+		l.lost = slices.Insert(l.lost, i, seq)
+	}
 }
 
 // compact drops from the front the acknowledged entries, and the lost ones
@@ -477,11 +500,18 @@ func (l *sourceLog) compact(horizon uint64) {
 	for l.n > 0 {
 		e := l.ring[l.head]
 		if e.state == sourceOutstanding || (e.state == sourceLost && l.next-l.base <= horizon) {
-			return
+			break
 		}
 		l.head = (l.head + 1) & (len(l.ring) - 1)
 		l.n--
 		l.base++
+	}
+	i := 0
+	for i < len(l.lost) && l.lost[i] < l.base {
+		i++
+	}
+	if i > 0 {
+		l.lost = append(l.lost[:0], l.lost[i:]...)
 	}
 }
 

@@ -28,7 +28,7 @@ func TestTailRepairsFor(t *testing.T) {
 
 // testFECSender is a sender with the default configuration toward a peer
 // decoding 1024 symbols of up to 1400 bytes.
-func testFECSender(t *testing.T) *fecSender {
+func testFECSender(t testing.TB) *fecSender {
 	t.Helper()
 	cfg, err := (&FECConfig{}).withDefaults()
 	if err != nil {

@@ -53,7 +53,7 @@ func (c *Conn) onAckFrame(now time.Duration, s recovery.Space, f *wire.AckFrame)
 func (c *Conn) onRecoveryResult(now time.Duration, res *recovery.Result) {
 	// Under any policy but hide, a rebuilt packet may signal congestion.
 	trigger := c.qlog.congestionTrigger(res, c.sender, c.cfg.Recovery.FECPolicy != recovery.FECHide)
-	c.onLossRepairResult(res)
+	c.onLossRepairResult(now, res)
 	c.fec.onRecoveryResult(res)
 	acked := append(c.scratch().acked[:0], res.Acked...)
 	acked = append(acked, res.Recovered...)
