@@ -91,6 +91,10 @@ type FECConfig struct {
 	// reactive or over a tail, is paid from an allowance that sources
 	// earn (fec_budget.go), and one it cannot pay is held back.
 	MaxOverhead float64
+	// notPadded: this endpoint does not offer to take padded source
+	// packets (ParamFECPaddedSources), as an endpoint built before them;
+	// for tests.
+	notPadded bool
 	// NoTailProtection turns off the repairs sent when the application
 	// stops sending (default on), which spare the last packets of a
 	// burst a probe timeout.

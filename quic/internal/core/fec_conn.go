@@ -83,6 +83,9 @@ func (f *fecState) addParam(p *wire.TransportParameters) {
 		p.Extensions = make(map[uint64][]byte)
 	}
 	p.Extensions[wire.ParamFEC] = f.cfg.localParam()
+	if !f.cfg.notPadded {
+		p.Extensions[wire.ParamFECPaddedSources] = []byte{}
+	}
 }
 
 // startSender starts protecting what this endpoint sends if the peer's
@@ -111,10 +114,15 @@ func (f *fecState) startSender(p *wire.TransportParameters, largestSend int) err
 	}
 	window := int(min(offer.MaxWindow, fec.MaxNSS))
 	maxSymbol := int(min(uint64(largestSend), p.MaxUDPPayloadSize, fec.MaxSymbolSize))
+	padded, err := peerTakesPaddedSources(p)
+	if err != nil {
+		return err
+	}
 	send, err := newFECSender(f.cfg, window, maxSymbol)
 	if err != nil {
 		return transportError(wire.CodeInternalError, 0, "starting FEC: %v", err)
 	}
+	send.padSources = padded
 	f.send = send
 	return nil
 }
@@ -190,4 +198,15 @@ func (f *fecState) stats() FECStats {
 		s.OverdueSources = fs.stats.OverdueSources
 	}
 	return s
+}
+
+// peerTakesPaddedSources reports whether the peer's parameters p offer to
+// take PADDING before FEC_SOURCE_ID (fec_pad.go); a malformed offer is a
+// TRANSPORT_PARAMETER_ERROR.
+func peerTakesPaddedSources(p *wire.TransportParameters) (bool, error) {
+	v, ok := p.Extensions[wire.ParamFECPaddedSources]
+	if !ok {
+		return false, nil
+	}
+	return true, wire.CheckFECPaddedSourcesParam(v)
 }

@@ -38,6 +38,7 @@ func FuzzFECFrames(f *testing.F) {
 	f.Add(appendFrames(f, &wire.FECRepairFrame{Data: append([]byte{0, 0, 0, 0, 0, 0xf0, 0x02, 0}, make([]byte, 40)...)}))
 	f.Add(appendFrames(f, &wire.FECRecoveredFrame{Ranges: []wire.AckRange{{Smallest: 0, Largest: 1000}}}))
 	f.Add(appendFrames(f, &wire.PingFrame{}, &wire.FECSourceIDFrame{Seq: 5}))
+	f.Add(append([]byte{0, 0, 0, 0}, appendFrames(f, &wire.FECSourceIDFrame{Seq: 9}, &wire.PingFrame{})...))
 	f.Fuzz(func(t *testing.T, payload []byte) {
 		p := fecPair(t, 11)
 		p.server.HandleDatagram(p.now, Datagram{Addr: clientAddr, Data: seal1RTT(t, p.now, p.client, payload, 0)})

@@ -49,6 +49,7 @@ func (f *fecSender) repairFrom(first uint64) ([]byte, fec.RepairID, bool) {
 
 // onPickedRepairSent records a repair of kind sent in packet pn.
 func (f *fecSender) onPickedRepairSent(pn uint64, id fec.RepairID, bytes int, kind repairKind) {
+	f.noteRepairSize(bytes)
 	if kind == repairOwed {
 		f.onRepairSent(pn, id, bytes)
 		return

@@ -54,18 +54,23 @@ func newFECReceiver(window, maxSymbol int) (*fecReceiver, error) {
 	return &fecReceiver{dec: dec, order: datagramOrder{window: uint64(window)}}, nil
 }
 
-// sourceID returns the sequence number and length of a FEC_SOURCE_ID frame
-// at the start of payload.
+// sourceID returns the sequence number of a FEC_SOURCE_ID frame at the
+// start of payload, after any PADDING (fec_pad.go), and where the source
+// symbol starts: right after the frame.
 func sourceID(payload []byte) (uint64, int, bool) {
-	t, n, err := wire.ParseVarint(payload)
+	pad := 0
+	for pad < len(payload) && payload[pad] == byte(wire.FrameTypePadding) {
+		pad++
+	}
+	t, n, err := wire.ParseVarint(payload[pad:])
 	if err != nil || wire.FrameType(t) != wire.FrameTypeFECSourceID || n != 2 {
 		return 0, 0, false
 	}
-	seq, m, err := wire.ParseVarint(payload[n:])
+	seq, m, err := wire.ParseVarint(payload[pad+n:])
 	if err != nil {
 		return 0, 0, false
 	}
-	return seq, n + m, true
+	return seq, pad + n + m, true
 }
 
 // onSource gives the decoder the source symbol of a received packet.

@@ -43,11 +43,16 @@ const fecMaxSourceIDLen = 6
 
 // fecSender is the sending half of a connection's FEC.
 type fecSender struct {
-	cfg  FECConfig
-	enc  *fec.Encoder
-	ctrl fec.Controller
-	mon  *fec.LossMonitor
-	src  sourceLog
+	cfg FECConfig
+	// padSources: the peer takes PADDING before FEC_SOURCE_ID, and full
+	// source packets are padded to a repair's size (fec_pad.go);
+	// lastRepairSymbol is the symbol length of the last repair sent.
+	padSources       bool
+	lastRepairSymbol int
+	enc              *fec.Encoder
+	ctrl             fec.Controller
+	mon              *fec.LossMonitor
+	src              sourceLog
 	// owed is the number of repairs to send before new data.
 	owed int
 	// budget is the overhead allowance (fec_budget.go).

@@ -304,23 +304,32 @@ func (w *packetWriter) padTo(n int) {
 
 // markSource makes the current packet, written within fecReserve, a FEC
 // source symbol: its frames move to make room for FEC_SOURCE_ID with
-// sequence number seq in front (fec_send.go).
-func (w *packetWriter) markSource(seq uint64) {
+// sequence number seq in front (fec_send.go), after pad bytes of PADDING
+// (fec_pad.go), which the reserve holds too.
+func (w *packetWriter) markSource(seq uint64, pad int) {
 	id := wire.FECSourceIDFrame{Seq: seq}
 	n := id.Len()
 	if n > fecMaxSourceIDLen {
 		return // sequence numbers beyond 2^30: sent unprotected
 	}
+	if n+pad > w.room()+fecReserve {
+		pad = 0 // the datagram has no room for it
+	}
 	var enc [fecMaxSourceIDLen]byte
 	if _, err := id.Append(enc[:0]); err != nil {
 		return
 	}
-	w.b = append(w.b, enc[:n]...)
+	head := pad + n
+	w.b = append(w.b, zeros[:head]...)
 	payload := w.b[w.pkts[w.n].payload:]
-	copy(payload[n:], payload[:len(payload)-n])
-	copy(payload, enc[:n])
+	copy(payload[head:], payload[:len(payload)-head])
+	clear(payload[:pad])
+	copy(payload[pad:], enc[:n])
 	w.record(sentFrame{kind: fkFECSourceID, id: seq})
 }
+
+// payloadLen is the length of the current packet's frames so far.
+func (w *packetWriter) payloadLen() int { return len(w.b) - w.pkts[w.n].payload }
 
 // appendCrypto appends CRYPTO frames of buf: lost data first, then new
 // data.

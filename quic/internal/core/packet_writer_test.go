@@ -132,7 +132,7 @@ func TestPacketWriterBudget(t *testing.T) {
 		t.Fatalf("CRYPTO frame of %d bytes does not fit %d", f.Len(), w.room())
 	}
 	w.record(sentFrame{kind: fkStream})
-	w.markSource(5)
+	w.markSource(5, 0)
 	if p = w.finishPacket(); !p.fecSource {
 		t.Fatal("FEC_SOURCE_ID not recorded")
 	}

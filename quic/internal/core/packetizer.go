@@ -231,7 +231,9 @@ func (c *Conn) appendFrames(now time.Duration, w *packetWriter, s recovery.Space
 		}
 	}
 	if fecOn && hasFECSourceData(w.currentFrames()) {
-		w.markSource(c.fec.send.nextSeq())
+		seq := c.fec.send.nextSeq()
+		id := wire.FECSourceIDFrame{Seq: seq}
+		w.markSource(seq, c.fec.send.sourcePadding(w.payloadLen(), id.Len()))
 	}
 }
 

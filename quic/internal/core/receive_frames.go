@@ -132,7 +132,8 @@ func (c *Conn) processFrames(now time.Duration, s recovery.Space, pt wire.Packet
 		if err != nil {
 			return eliciting, err
 		}
-		first = false
+		// PADDING may precede FEC_SOURCE_ID (fec_pad.go).
+		first = first && ft == wire.FrameTypePadding
 		if c.state != stateActive {
 			return eliciting, nil
 		}

@@ -31,6 +31,24 @@ const (
 // to a peer that sent it.
 const ParamFEC uint64 = 0x3fe0
 
+// ParamFECPaddedSources, with an empty value, says that its sender takes
+// PADDING frames before a packet's FEC_SOURCE_ID frame, outside the
+// source symbol. A peer that sent it gets its full source packets padded
+// to the size of a repair over them: a repair is then no larger than the
+// source packets around it, and a sender's run of equal datagrams (one
+// UDP GSO send, one GRO buffer at the receiver) goes on across it. An
+// endpoint without it takes FEC_SOURCE_ID only as the first frame.
+const ParamFECPaddedSources uint64 = 0x3fe2
+
+// CheckFECPaddedSourcesParam checks ParamFECPaddedSources's value, which
+// is empty; anything else is a TRANSPORT_PARAMETER_ERROR.
+func CheckFECPaddedSourcesParam(value []byte) error {
+	if len(value) != 0 {
+		return transportParameterError("FEC padded-sources parameter with a %d-byte value", len(value))
+	}
+	return nil
+}
+
 // FECSchemeRLC is the sliding-window Random Linear Code over GF(2^8) of
 // RFC 8681 with the Repair FEC Payload ID of its section 4.1.3.
 const FECSchemeRLC uint64 = 1

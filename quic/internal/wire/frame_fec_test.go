@@ -86,6 +86,22 @@ func TestFECFrameTypeProperties(t *testing.T) {
 	}
 }
 
+// TestFECPaddedSourcesParam: the padded-sources parameter is empty, apart
+// from the other extensions' IDs, and not a GREASE value.
+func TestFECPaddedSourcesParam(t *testing.T) {
+	if err := CheckFECPaddedSourcesParam(nil); err != nil {
+		t.Errorf("empty value: %v", err)
+	}
+	err := CheckFECPaddedSourcesParam([]byte{1})
+	var te *TransportError
+	if !errors.As(err, &te) || te.Code != CodeTransportParameterError {
+		t.Errorf("1-byte value: %v", err)
+	}
+	if IsReservedTransportParameter(ParamFECPaddedSources) || ParamFECPaddedSources == ParamFEC || ParamFECPaddedSources == ParamBDP {
+		t.Error("padded-sources parameter ID is a GREASE value or another extension's")
+	}
+}
+
 func TestFECRecoveredRejectsMalformed(t *testing.T) {
 	bad := []*FECRecoveredFrame{
 		{},
