@@ -26,7 +26,9 @@ import (
 // for lost (onProbeTimeout) and sends repairs over them at once, the
 // first as its probes rather than PINGs (RFC 9002 section 6.2.4 lets a
 // probe carry any ack-eliciting frame) when they fit the probes' base
-// size: the ACK of the probes then shows which are still missing. A
+// size (else as many full-size repairs go past the congestion window
+// after them, in their place): the ACK of the probes then shows which are
+// still missing. A
 // sender that sends again after the outage moves the probe timeout on;
 // fec_lossrepair_overdue.go watches each such source from its own send
 // time instead.
@@ -119,6 +121,16 @@ type lossRepair struct {
 	flights []repairFlight
 	// probes is the number of probe timeout probes to send as repairs.
 	probes int
+	// exempt counts the probes of a probe timeout that could not carry
+	// a repair on loss (they keep to the base size, pmtuState.budget,
+	// and a repair over full-size sources does not fit) and went as
+	// PINGs: as many full-size repairs on loss then go in their place
+	// past the congestion window and the pacer, as the probes would
+	// have (RFC 9002 section 7.5), rather than wait for the probes'
+	// ACK. An ACK ends the exemption. usingExempt marks the datagram
+	// being built as one of them (fec_lossrepair_send.go).
+	exempt      int
+	usingExempt bool
 	// unknowns and covered are scratch of countNeeded: the lost sources
 	// of the window being counted, and for each repair remembered the
 	// newest of them it covers.

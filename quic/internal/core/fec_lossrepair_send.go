@@ -50,6 +50,10 @@ func (f *fecSender) repairFrom(first uint64) ([]byte, fec.RepairID, bool) {
 // onPickedRepairSent records a repair of kind sent in packet pn.
 func (f *fecSender) onPickedRepairSent(pn uint64, id fec.RepairID, bytes int, kind repairKind) {
 	f.noteRepairSize(bytes)
+	if f.loss.usingExempt {
+		f.loss.exempt--
+		f.loss.usingExempt = false
+	}
 	if kind == repairOwed {
 		f.onRepairSent(pn, id, bytes)
 		return
@@ -87,6 +91,37 @@ func (f *fecSender) onPickedRepairDropped(kind repairKind, probe bool) {
 		f.owed--
 	case !probe:
 		f.loss.stalled = true
+	case kind == repairOnLoss:
+		f.loss.exempt = min(f.loss.exempt+1, maxExemptRepairs)
+	}
+}
+
+// maxExemptRepairs bounds the repairs sent in place of a probe timeout's
+// probes: two probes at most (RFC 9002 section 6.2.4).
+const maxExemptRepairs = 2
+
+// exemptRepairDue reports whether a repair on loss may go now past the
+// congestion window and the pacer in place of a probe that could not
+// carry it (lossRepair.exempt).
+func (f *fecState) exemptRepairDue() bool {
+	return f.lossRepairDue() && f.send.loss.exempt > 0
+}
+
+// grantExempt lets the datagram being built under permit carry a repair
+// on loss in place of a probe (lossRepair.exempt) when the window or the
+// pacer holds it back; endExempt ends the grant once it is built.
+func (c *Conn) grantExempt(permit *sendPermit) bool {
+	if permit.eliciting || permit.probe[spaceApp] || !c.fec.exemptRepairDue() {
+		return false
+	}
+	permit.eliciting = true
+	c.fec.send.loss.usingExempt = true
+	return true
+}
+
+func (c *Conn) endExempt() {
+	if c.fec != nil && c.fec.send != nil {
+		c.fec.send.loss.usingExempt = false
 	}
 }
 
@@ -111,6 +146,7 @@ func (c *Conn) onLossRepairResult(now time.Duration, res *recovery.Result) {
 		return
 	}
 	c.onOverdueResult(now, res)
+	c.fec.send.loss.exempt = 0 // an ACK came: the window decides again
 	sp := c.spaces[spaceApp]
 	for _, p := range res.Lost {
 		if p.Space != spaceApp {

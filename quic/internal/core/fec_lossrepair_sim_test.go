@@ -168,18 +168,15 @@ func TestSimLossRepairAfterOutageFullBurst(t *testing.T) {
 // (exRetry, 200 ms, as an inner TCP's retransmission timeout): the probe
 // timeout takes the burst the outage took for lost and repairs it at
 // once. Before, they waited for the probes' ACK to declare the burst lost
-// and took up to 249 ms. The run is deterministic in virtual time.
-//
-// The client does not take padded sources (fec_pad.go): padding moves
-// the schedule of the exchanges by a few microseconds each, and after a
-// minute one exchange's whole response leaves in the first milliseconds
-// of the outage at 60 s. That one takes 236 ms: the probe timeout's two
-// probes are PINGs (they keep to the base size, for black hole
-// detection, and a repair is larger), and of the eight repairs due the
-// congestion window lets six go with them; the last two wait for the
-// probes' ACK. A limit of repairs at a probe timeout, not of padding.
+// and took up to 249 ms. The run is deterministic in virtual time. One
+// exchange's whole response leaves in the first milliseconds of the
+// outage at 60 s: the probe timeout's two probes are PINGs (they keep
+// to the base size, and a repair is larger), and of the eight repairs due
+// the congestion window let six go with them; the last two waited for the
+// probes' ACK, 236 ms in all, until two repairs went past the window in
+// place of the probes (lossRepair.exempt).
 func TestSimExchangesOverOutages(t *testing.T) {
-	r := runExchangesOver(t, FECConfig{MaxOverhead: 0.1, notPadded: true}, 1400, profile(t, "starlink"))
+	r := runExchangesOver(t, FECConfig{MaxOverhead: 0.1}, 1400, profile(t, "starlink"))
 	var hit []time.Duration
 	for i, start := range r.starts {
 		// An exchange started up to 50 ms before an outage, or during it.

@@ -65,8 +65,10 @@ func (c *Conn) buildDatagram(now time.Duration, buf []byte) ([]byte, bool) {
 	w := &c.scratch().writer
 	w.reset(buf, c.pmtu.budget(size, c.sender))
 	permit := sendPermitAt(c.sender, now, c.maxDatagram)
+	exempt := c.grantExempt(&permit)
 	eliciting := c.writePackets(now, w, &permit)
-	if !eliciting && permit.eliciting && c.handshakeComplete {
+	c.endExempt()
+	if !eliciting && permit.eliciting && !exempt && c.handshakeComplete {
 		// Nothing to send while the window allowed it (RFC 9002
 		// section 7.8). A server holding data until its handshake
 		// completes is not application limited.
