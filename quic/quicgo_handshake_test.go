@@ -422,7 +422,7 @@ func TestInteropZeroRTT(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		serverConns := make(chan *Conn, 2)
+		serverConns := make(chan *Conn, 4)
 		var wg sync.WaitGroup
 		defer wg.Wait()
 		wg.Go(func() {
@@ -437,7 +437,13 @@ func TestInteropZeroRTT(t *testing.T) {
 		})
 		defer l.Close()
 		tc := resumingTLS()
-		for i := range 2 {
+		// Connection 0 gets a ticket; the next resume it in 0-RTT. quic-go
+		// packs the request once its writer runs, which on a busy machine
+		// can be after the server's reply finished the handshake: then
+		// the request goes in 1-RTT packets although the connection took
+		// 0-RTT, and a further connection tries again (three at most).
+		const maxResumes = 3
+		for i := 0; i <= maxResumes; i++ {
 			c, err := quicgo.DialAddrEarly(ctx, l.Addr().String(), tc, &quicgo.Config{})
 			if err != nil {
 				t.Fatal(err)
@@ -455,18 +461,24 @@ func TestInteropZeroRTT(t *testing.T) {
 			<-c.HandshakeComplete()
 			cs := c.ConnectionState()
 			ss := (<-serverConns).ConnectionState()
-			want := i == 1
-			if i == 0 {
-				waitTicket(t, tc)
-			}
+			want := i > 0
+			waitTicket(t, tc)
 			_ = c.CloseWithError(0, "")
 			// Whether the request came in 0-RTT packets, as the server
 			// logged them: a look at quic-go's handshake right after the
 			// write depends on how soon this goroutine runs again.
 			early := traces.streamIn0RTT(t, i, "transport:packet_received")
+			took0RTT := cs.TLS.DidResume && cs.Used0RTT && ss.Used0RTT && ss.TLS.DidResume
+			if want && took0RTT && !early && i < maxResumes {
+				t.Logf("connection %d resumed in 0-RTT, but quic-go sent the request after the handshake; again", i)
+				continue
+			}
 			if early != want || cs.TLS.DidResume != want || cs.Used0RTT != want || ss.Used0RTT != want || ss.TLS.DidResume != want {
 				t.Errorf("connection %d: request in 0-RTT packets %v, resumed %v/%v, 0-RTT %v (satquic: %v); want %v",
 					i, early, cs.TLS.DidResume, ss.TLS.DidResume, cs.Used0RTT, ss.Used0RTT, want)
+			}
+			if want {
+				break
 			}
 		}
 	})
