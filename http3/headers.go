@@ -257,20 +257,30 @@ func appendFieldSection(dst []headerField, p []byte, limit uint64) ([]headerFiel
 }
 
 // requestFields are a request's pseudo-header fields and header, and
-// room for its URL.
+// room for its URL and for the values of its first regular fields.
 type requestFields struct {
 	method, scheme, authority, path, protocol string
 	header                                    http.Header
 	contentLength                             int64
 	url                                       url.URL
+	// values holds the header's values when there are few enough: the
+	// room regularValues would otherwise allocate, a server's allocation
+	// per request, kept instead with the stream's state, which lives as
+	// long as the request does.
+	values [requestValuesInline]string
 }
+
+// requestValuesInline is how many regular field values a request keeps
+// in its requestFields; most requests carry fewer.
+const requestValuesInline = 8
 
 // parseRequestFields checks a request's field section (RFC 9114 section
 // 4.3.1) and fills r, which the caller keeps with the stream's state; a
 // malformed request is a stream error H3_MESSAGE_ERROR.
 func parseRequestFields(fields []headerField, r *requestFields) error {
-	values := regularValues(fields)
-	*r = requestFields{header: make(http.Header, len(values))}
+	*r = requestFields{}
+	values := regularValuesIn(fields, r.values[:])
+	r.header = make(http.Header, len(values))
 	seen := 0
 	regular := false
 	for _, f := range fields {
@@ -345,6 +355,13 @@ func parseRequestFields(fields []headerField, r *requestFields) error {
 // fields, which addField hands out a value at a time: one allocation
 // for a header rather than one per field, as http.Header.Clone does.
 func regularValues(fields []headerField) []string {
+	return regularValuesIn(fields, nil)
+}
+
+// regularValuesIn is regularValues taking its room from the front of
+// inline when it is large enough. Each value addField takes is a slice of
+// capacity one, so that no append reaches the next value.
+func regularValuesIn(fields []headerField, inline []string) []string {
 	n := 0
 	for _, f := range fields {
 		if !f.IsPseudo() {
@@ -353,6 +370,9 @@ func regularValues(fields []headerField) []string {
 	}
 	if n == 0 {
 		return nil
+	}
+	if n <= len(inline) {
+		return inline[:n:n]
 	}
 	return make([]string, n)
 }

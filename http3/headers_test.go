@@ -41,6 +41,45 @@ func TestHeaderValuesShareRoom(t *testing.T) {
 	}
 }
 
+// TestRequestValuesInline: a request's first values take their room in
+// its requestFields rather than on the heap, a repeated field's second
+// value leaves the next field's alone, and a request with more values
+// than the room holds gets them all.
+func TestRequestValuesInline(t *testing.T) {
+	pseudo := []headerField{
+		{Name: ":method", Value: "GET"}, {Name: ":scheme", Value: "https"},
+		{Name: ":authority", Value: "example.com"}, {Name: ":path", Value: "/"},
+	}
+	fields := append(append([]headerField(nil), pseudo...),
+		headerField{Name: "x-a", Value: "1"}, headerField{Name: "x-b", Value: "2"},
+		headerField{Name: "x-a", Value: "3"})
+	var rf requestFields
+	if err := parseRequestFields(fields, &rf); err != nil {
+		t.Fatal(err)
+	}
+	// X-A's second value moved it out of the room; X-B stays.
+	if &rf.header["X-B"][0] != &rf.values[1] || rf.values[0] != "1" {
+		t.Errorf("values not in the request's room: %v", rf.header)
+	}
+	rf.header["X-B"] = append(rf.header["X-B"], "4")
+	want := http.Header{"X-A": {"1", "3"}, "X-B": {"2", "4"}}
+	if !reflect.DeepEqual(rf.header, want) {
+		t.Fatalf("header %v, want %v", rf.header, want)
+	}
+
+	many := append([]headerField(nil), pseudo...)
+	for i := range requestValuesInline + 1 {
+		many = append(many, headerField{Name: "x-" + string(rune('a'+i)), Value: strings.Repeat("v", i+1)})
+	}
+	var big requestFields
+	if err := parseRequestFields(many, &big); err != nil {
+		t.Fatal(err)
+	}
+	if len(big.header) != requestValuesInline+1 || big.header.Get("X-A") != "v" || big.values[0] != "" {
+		t.Errorf("%d values: header %v, room %q", requestValuesInline+1, big.header, big.values)
+	}
+}
+
 // TestAuthority: a URL host is the connections' key in its
 // host:port form, with the scheme's port when it names none.
 func TestAuthority(t *testing.T) {
