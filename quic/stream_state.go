@@ -120,8 +120,11 @@ func (s *streamState) read(p []byte) (int, error) {
 		// has a MAX_STREAM_DATA or MAX_DATA to send, and the goroutine
 		// must wake to send it. Most reads open none, and waking the
 		// goroutine for nothing would cost a receiver a goroutine
-		// switch per read.
-		wake := n > 0 && c.core.CreditPending()
+		// switch per read. So does the read that reaches the end of the
+		// stream: it may retire the stream and queue MAX_STREAMS, which
+		// CreditPending reports too, but mostly it queues nothing, and
+		// waking the goroutine there cost a server a wake-up per request.
+		wake := (n > 0 || err == io.EOF) && c.core.CreditPending()
 		var wait <-chan struct{}
 		switch {
 		case err == io.EOF:
@@ -143,7 +146,7 @@ func (s *streamState) read(p []byte) (int, error) {
 			wait = s.readable.wait()
 		}
 		c.mu.Unlock()
-		if wake || err != nil {
+		if wake || (err != nil && err != io.EOF) {
 			c.signal()
 		}
 		if n > 0 || err != nil {
