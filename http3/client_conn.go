@@ -256,12 +256,19 @@ type clientStream struct {
 	resp     http.Response
 	body     body
 	respBody responseBody
+	// values holds the response header's values when there are few
+	// enough (regularValuesIn), one allocation less per request.
+	values [responseValuesInline]string
 
 	mu          sync.Mutex
 	abortErr    error // why the request was canceled
 	released    bool
 	reqBodyOnce sync.Once
 }
+
+// responseValuesInline is how many regular field values a response
+// keeps in its clientStream; most responses carry fewer.
+const responseValuesInline = 8
 
 // requestHeaderRoom is the room on the stack for a request's HEADERS
 // frame; a larger one grows into the heap.
@@ -463,8 +470,9 @@ func (cs *clientStream) writeData(buf []byte, n int) error {
 const maxInterimResponses = 32
 
 // readFinalHeader reads a response's HEADERS, skipping interim
-// responses, and returns its status and header.
-func readFinalHeader(r *bufio.Reader, limit uint64) (int, http.Header, error) {
+// responses, and returns its status and header, whose values take their
+// room in inline when they fit (parseResponseFieldsIn).
+func readFinalHeader(r *bufio.Reader, limit uint64, inline []string) (int, http.Header, error) {
 	for interim := 0; ; interim++ {
 		f, err := readRequestFrame(r, 2*limit)
 		switch {
@@ -487,7 +495,9 @@ func readFinalHeader(r *bufio.Reader, limit uint64) (int, http.Header, error) {
 		if err != nil {
 			return 0, nil, err
 		}
-		status, header, err := parseResponseFields(fields)
+		// An interim response's header is dropped: the next
+		// section may take the same room.
+		status, header, err := parseResponseFieldsIn(fields, inline)
 		if err != nil {
 			return 0, nil, err
 		}
@@ -504,7 +514,7 @@ func readFinalHeader(r *bufio.Reader, limit uint64) (int, http.Header, error) {
 func (cs *clientStream) readResponse(gzipped bool) (*http.Response, error) {
 	r := getStreamReader(cs.st)
 	limit := cs.cc.t.maxHeaderBytes()
-	status, header, err := readFinalHeader(r, limit)
+	status, header, err := readFinalHeader(r, limit, cs.values[:])
 	if err != nil {
 		return nil, err
 	}

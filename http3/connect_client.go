@@ -161,7 +161,7 @@ func (cc *clientConn) exchangeConnect(ctx context.Context, req *http.Request, st
 	}
 	r := getStreamReader(st)
 	limit := cc.t.maxHeaderBytes()
-	status, header, err := readFinalHeader(r, limit)
+	status, header, err := readFinalHeader(r, limit, nil)
 	if !stop() && err == nil {
 		err = ctx.Err()
 	}

@@ -530,7 +530,13 @@ func declareTrailers(h http.Header, trailer *http.Header) {
 // parseResponseFields checks a response's field section (RFC 9114
 // section 4.3.2) and returns its status and header.
 func parseResponseFields(fields []headerField) (int, http.Header, error) {
-	values := regularValues(fields)
+	return parseResponseFieldsIn(fields, nil)
+}
+
+// parseResponseFieldsIn is parseResponseFields with the header's values
+// in inline when they fit (regularValuesIn).
+func parseResponseFieldsIn(fields []headerField, inline []string) (int, http.Header, error) {
+	values := regularValuesIn(fields, inline)
 	h := make(http.Header, len(values))
 	status := -1
 	regular := false

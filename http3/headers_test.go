@@ -36,6 +36,17 @@ func TestHeaderValuesShareRoom(t *testing.T) {
 	if h.Get("X-B") != "2" || h.Get("Cookie") != "a=1; b=2" {
 		t.Errorf("appending to X-A changed the others: %v", h)
 	}
+	var inline [3]string
+	if _, h, err := parseResponseFieldsIn(fields, inline[:]); err != nil || !reflect.DeepEqual(h, want) {
+		t.Fatalf("with inline room too small: %v, %v", h, err)
+	}
+	if inline != [3]string{} {
+		t.Errorf("5 values in a room of 3: %q", inline)
+	}
+	small := []headerField{{Name: ":status", Value: "204"}, {Name: "x-a", Value: "1"}, {Name: "x-b", Value: "2"}}
+	if _, h, err := parseResponseFieldsIn(small, inline[:]); err != nil || &h["X-B"][0] != &inline[1] {
+		t.Errorf("2 values in a room of 3: %v, %v", h, err)
+	}
 	if got := regularValues(fields[:1]); got != nil {
 		t.Errorf("room for a header of pseudo-headers only: %v", got)
 	}
