@@ -13,7 +13,14 @@ import (
 // on the Server's list of writes (watch.go), which interrupts it at the
 // end of each slice of an eighth of the timeout, so that it learns what
 // the client took meanwhile.
-func (g *streamGuard) Write(p []byte) (int, error) {
+func (g *streamGuard) Write(p []byte) (int, error) { return g.write(p, false) }
+
+// WriteClose is Write that ends the stream with the last of p
+// (quic.Stream.WriteClose); when it fails, the stream is not closed.
+func (g *streamGuard) WriteClose(p []byte) (int, error) { return g.write(p, true) }
+
+// write is Write, and WriteClose with fin.
+func (g *streamGuard) write(p []byte, fin bool) (int, error) {
 	total := 0
 	// The last progress known: the start of the Write, the time the
 	// list of writes read when the Write joined it (one clock reading
@@ -26,7 +33,13 @@ func (g *streamGuard) Write(p []byte) (int, error) {
 				last = t
 			}
 		}
-		n, err := g.st.Write(p[total:])
+		var n int
+		var err error
+		if fin {
+			n, err = g.st.WriteClose(p[total:])
+		} else {
+			n, err = g.st.Write(p[total:])
+		}
 		if g.writes != nil {
 			g.writes.leave(&g.writeItem, false)
 		}

@@ -306,15 +306,24 @@ func (w *responseWriter) headerFrameLocked(b, first []byte) []byte {
 
 // flushLocked sends the header if not yet sent, and the buffered data.
 func (w *responseWriter) flushLocked() error {
+	_, err := w.flushFinLocked(false)
+	return err
+}
+
+// flushFinLocked is flushLocked that, with fin, ends the stream with the
+// last frame it writes, and reports whether it did: the FIN then leaves
+// with the data, and the connection is woken once for both. It writes
+// nothing, and closes nothing, when nothing is left to send.
+func (w *responseWriter) flushFinLocked(fin bool) (closed bool, err error) {
 	if w.err != nil {
-		return w.err
+		return false, w.err
 	}
 	var data []byte
 	if w.bufp != nil {
 		data = (*w.bufp)[frameRoom:]
 	}
 	if w.sentHeader && len(data) == 0 {
-		return nil
+		return false, nil
 	}
 	// The frames' headers are built in room on the stack, and copied
 	// into the buffer's room before the data.
@@ -331,14 +340,25 @@ func (w *responseWriter) flushLocked() error {
 		// data.
 		out := (*w.bufp)[frameRoom-len(prefix):]
 		copy(out, prefix)
-		_, w.err = w.g.Write(out)
-	} else if _, w.err = w.g.Write(prefix); w.err == nil && len(data) > 0 {
-		_, w.err = w.g.Write(data)
+		_, w.err = w.writeLocked(out, fin)
+	} else if len(data) == 0 {
+		_, w.err = w.writeLocked(prefix, fin)
+	} else if _, w.err = w.g.Write(prefix); w.err == nil {
+		_, w.err = w.writeLocked(data, fin)
 	}
 	if w.bufp != nil {
 		*w.bufp = (*w.bufp)[:frameRoom]
 	}
-	return w.err
+	return fin && w.err == nil, w.err
+}
+
+// writeLocked writes p to the stream, and ends the stream with it when
+// fin is set.
+func (w *responseWriter) writeLocked(p []byte, fin bool) (int, error) {
+	if fin {
+		return w.g.WriteClose(p)
+	}
+	return w.g.Write(p)
 }
 
 // Flush sends the header and the buffered data (http.Flusher).
@@ -389,10 +409,15 @@ func (w *responseWriter) finish() {
 		(w.written > 0 || !w.isHead) && !w.hasPrefixTrailers() {
 		w.later.length = true
 	}
-	if err := w.flushLocked(); err != nil {
+	short := w.declared >= 0 && w.written < w.declared && !w.isHead && bodyAllowed(w.status)
+	// Without trailers and with the whole body, the last frame carries
+	// the FIN.
+	fin := !short && len(w.trailers) == 0 && !w.hasPrefixTrailers()
+	closed, err := w.flushFinLocked(fin)
+	if err != nil || closed {
 		return
 	}
-	if w.declared >= 0 && w.written < w.declared && !w.isHead && bodyAllowed(w.status) {
+	if short {
 		w.s.logf("http3: handler wrote %d bytes of a %d-byte content-length", w.written, w.declared)
 		w.st.CancelWrite(quic.StreamErrorCode(ErrCodeInternalError))
 		return

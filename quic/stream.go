@@ -44,6 +44,12 @@ func (s *Stream) Write(p []byte) (int, error) { return s.s.write(p) }
 // receiving too.
 func (s *Stream) Close() error { return s.s.closeWrite() }
 
+// WriteClose is Write followed by Close, done together once the last of p
+// is buffered: the data and the FIN leave in one STREAM frame, and the
+// connection is woken once rather than twice. A failed or cut-short
+// write does not close the stream.
+func (s *Stream) WriteClose(p []byte) (int, error) { return s.s.writeClose(p) }
+
 // CancelWrite abandons the sending direction with an error code
 // (RESET_STREAM): data not delivered yet is not sent again.
 func (s *Stream) CancelWrite(code StreamErrorCode) { s.s.cancelWrite(code) }

@@ -157,7 +157,15 @@ func (s *streamState) read(p []byte) (int, error) {
 }
 
 // write blocks until the core buffered all of p, or fails.
-func (s *streamState) write(p []byte) (int, error) {
+func (s *streamState) write(p []byte) (int, error) { return s.writeFin(p, false) }
+
+// writeClose is write, then closeWrite under the same lock once all of p
+// is buffered, with one wake-up of the connection's goroutine for both.
+func (s *streamState) writeClose(p []byte) (int, error) { return s.writeFin(p, true) }
+
+// writeFin blocks until the core buffered all of p, or fails; with fin,
+// the write that buffers the last of p also ends the sending direction.
+func (s *streamState) writeFin(p []byte, fin bool) (int, error) {
 	c := s.c
 	total := 0
 	for {
@@ -185,6 +193,9 @@ func (s *streamState) write(p []byte) (int, error) {
 			err = c.err
 		case total < len(p):
 			wait = s.writable.wait()
+		case fin:
+			err = s.closeWriteLocked()
+			n = max(n, 1) // the FIN needs sending
 		}
 		c.mu.Unlock()
 		if n > 0 {
@@ -202,7 +213,18 @@ func (s *streamState) write(p []byte) (int, error) {
 func (s *streamState) closeWrite() error {
 	c := s.c
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	err := s.closeWriteLocked()
+	c.mu.Unlock()
+	if err == nil {
+		c.signal()
+	}
+	return err
+}
+
+// closeWriteLocked is closeWrite with c.mu held, but for the wake-up of
+// the connection's goroutine, which the caller gives when it succeeds.
+func (s *streamState) closeWriteLocked() error {
+	c := s.c
 	if s.writeErr != nil {
 		return nil
 	}
@@ -215,7 +237,6 @@ func (s *streamState) closeWrite() error {
 	s.writeErr = ErrWriteClosed
 	s.writable.fire() // a Write waiting in another goroutine returns
 	s.maybeForgetLocked()
-	c.signal()
 	return nil
 }
 
