@@ -326,13 +326,13 @@ func (cc *clientConn) roundTrip(req *http.Request) (*http.Response, error) {
 		go cs.writeBody()
 	} else {
 		cs.bodyDone.Store(true)
-		if _, err := st.Write(hdr); err != nil {
+		// The header and the FIN leave together. The server may have
+		// answered and sent STOP_SENDING already (RFC 9114 section
+		// 4.1), which fails the close after the header was written:
+		// the response stands.
+		if n, err := st.WriteClose(hdr); err != nil && n < len(hdr) {
 			return nil, cs.fail(err)
 		}
-		// The server may have answered and sent STOP_SENDING already
-		// (RFC 9114 section 4.1), which fails Close: the response
-		// stands.
-		_ = st.Close()
 	}
 	resp, err := cs.readResponse(addGzip)
 	if err != nil {
