@@ -9,17 +9,18 @@ import (
 // (2 bytes), the Repair FEC Payload ID (8) and the coded symbol, whose
 // 2-byte length prefix a source packet does not carry, where the source
 // packet carries FEC_SOURCE_ID (3 to 6 bytes): over full sources a repair
-// packet is 6 bytes longer than they are. Sent among them it ends a run of
+// packet is 6 to 9 bytes longer than they are. Sent among them it ends a run of
 // equal datagrams, which is what one UDP GSO send takes and what the
 // receiver's GRO joins into one buffer: at 1% loss, with a repair every
 // 20 to 30 packets, the runs fell from 36 datagrams to 13 and the kernel's
 // work per datagram tripled at both ends of a tunnel.
 //
-// So a source packet whose symbol is as long as the last repair's gets
-// PADDING frames in front of its FEC_SOURCE_ID, outside the symbol, up to
-// the size of a repair over it: the full packets of a stream of data and
-// the repairs among them are then all of one size. The padding costs 2 to
-// 9 bytes per full packet (under 1% of its size) and only goes to a peer
+// So a source packet at most repairPacketOverhead bytes short of the last
+// repair packet gets PADDING frames in front of its FEC_SOURCE_ID, outside
+// the symbol, up to that size: the full packets of a stream of data and
+// the repairs among them are then all of one size. The padding costs 6 to
+// 9 bytes per full packet whose symbol is as long as the repair's, at
+// most 12 (under 1% of a full packet), and only goes to a peer
 // that sent ParamFECPaddedSources: an endpoint built before it takes
 // FEC_SOURCE_ID only as a packet's first frame (fec_conn.go).
 
