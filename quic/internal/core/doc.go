@@ -234,7 +234,9 @@
 //     the size, a lost one is no congestion signal (recovery's
 //     MarkPathProbe), and large packets lost while small ones get through
 //     send the size back to the start (a black hole), from which the
-//     search starts again at the size in use. pmtuState runs the
+//     search starts again at the size in use; a search that found a
+//     size too large runs again ten minutes later (PMTU_RAISE_TIMER).
+//     pmtuState runs the
 //     search, times the probes and gives the new sizes, which the Conn
 //     hands to loss recovery; the Conn builds the probes.
 //   - qlog.go writes the JSON-SEQ qlog of Config.Qlog: the qlogger (nil

@@ -25,6 +25,12 @@ import (
 // queue that had room only for small ones, and a connection that kept the
 // starting size for good could no longer carry what it was carrying (a
 // tunnel's inner packets, sized for the path it found, all dropped).
+// Such a queue may still be full when the first new probe goes: its
+// retries wait at least pmtuHoleRetry. A search that ended below the
+// largest size it could probe starts again after pmtuRaiseInterval (RFC
+// 8899 section 5.1.1, PMTU_RAISE_TIMER), once the connection sends again:
+// what was lost to a passing cause does not limit a long-lived connection
+// (a tunnel runs for days) for good.
 
 const (
 	// pmtuMaxProbes is MAX_PROBES (RFC 8899 section 5.1.2): lost probes
@@ -34,6 +40,13 @@ const (
 	// and the smallest that failed are closer than this: a few bytes
 	// more per packet are not worth more probes.
 	pmtuMinStep = 16
+	// pmtuHoleRetry is the least time between probes of one size after a
+	// black hole: RFC 8899 section 5.1.1 puts PROBE_TIMER at 1 s or more;
+	// a queue that had room only for small packets needs that to drain.
+	pmtuHoleRetry = time.Second
+	// pmtuRaiseInterval is PMTU_RAISE_TIMER (RFC 8899 section 5.1.1:
+	// 600 s, as RFC 4821 recommends).
+	pmtuRaiseInterval = 600 * time.Second
 )
 
 // pmtuPhase is where the search is (RFC 8899 section 5.2 names the
@@ -62,8 +75,9 @@ const (
 type pmtuState struct {
 	phase pmtuPhase
 	// base is the starting size: what the path is known to carry, and
-	// the fallback after a black hole.
-	base int
+	// the fallback after a black hole; limit is the largest size the
+	// search may probe.
+	base, limit int
 	// low is the largest size acknowledged; high the smallest size
 	// known too large, or the maximum plus one.
 	low, high int
@@ -76,6 +90,13 @@ type pmtuState struct {
 	outcome  probeOutcome
 	// next is the earliest time of the next probe.
 	next time.Duration
+	// afterHole: the search after a black hole probes the size that was
+	// in use, and lost probes of it are tried again no sooner than
+	// pmtuHoleRetry.
+	afterHole bool
+	// raiseAt is when a search that ended below limit starts again (0:
+	// it does not).
+	raiseAt time.Duration
 
 	hole blackHole
 	// stats are the counters Stats reports.
@@ -136,14 +157,20 @@ func (m *pmtuState) PacketLost(p recovery.PacketInfo) {
 // and limit, the largest the configuration and the peer's
 // max_udp_payload_size allow; disabled ends it at once.
 func (m *pmtuState) start(now time.Duration, cur, limit int, disabled bool) {
-	m.base, m.low = cur, cur
+	m.base, m.low, m.limit = cur, cur, limit
 	if disabled || limit <= m.low {
 		m.phase = pmtuDone
 		return
 	}
+	m.search(now)
+}
+
+// search probes from the largest size down, starting at now.
+func (m *pmtuState) search(now time.Duration) {
 	m.phase = pmtuSearching
-	m.high = limit + 1
-	m.size = limit
+	m.high = m.limit + 1
+	m.size = m.limit
+	m.losses = 0
 	m.next = now
 }
 
@@ -155,6 +182,11 @@ func (m *pmtuState) start(now time.Duration, cur, limit int, disabled bool) {
 func (m *pmtuState) update(now, srtt time.Duration) (resize int, done bool) {
 	if m.hole.detected() {
 		return m.fallBack(now, srtt), false
+	}
+	if m.phase == pmtuDone && m.raiseAt > 0 && now >= m.raiseAt {
+		m.raiseAt = 0
+		m.search(now)
+		return 0, false
 	}
 	if !m.inFlight || m.outcome == probePending {
 		return 0, false
@@ -171,19 +203,29 @@ func (m *pmtuState) update(now, srtt time.Duration) (resize int, done bool) {
 		// A single loss may be chance: the same size is tried again,
 		// one round trip later (RFC 8899 section 5.1.2, PROBE_TIMER).
 		m.next = now + srtt
+		if m.afterHole {
+			m.next = now + max(srtt, pmtuHoleRetry)
+		}
 		if m.losses < pmtuMaxProbes {
 			return 0, false
 		}
-		m.losses = 0
+		// The size that was in use is gone: the binary search below
+		// it goes at the usual pace.
+		m.losses, m.afterHole = 0, false
 		m.high = m.size
 	}
-	return resize, m.nextSize()
+	return resize, m.nextSize(now)
 }
 
-// nextSize picks the size of the next probe, or ends the search.
-func (m *pmtuState) nextSize() (done bool) {
+// nextSize picks the size of the next probe, or ends the search at now;
+// a search that found a size too large starts again pmtuRaiseInterval
+// later.
+func (m *pmtuState) nextSize(now time.Duration) (done bool) {
 	if m.high-m.low <= pmtuMinStep {
-		m.phase = pmtuDone
+		m.phase, m.afterHole = pmtuDone, false
+		if m.high <= m.limit {
+			m.raiseAt = now + pmtuRaiseInterval
+		}
 		return true
 	}
 	m.size = (m.low + m.high) / 2
@@ -198,10 +240,10 @@ func (m *pmtuState) nextSize() (done bool) {
 func (m *pmtuState) fallBack(now, srtt time.Duration) int {
 	m.hole.stop()
 	m.stats.BlackHole = true
-	m.phase, m.inFlight, m.losses = pmtuSearching, false, 0
+	m.phase, m.inFlight, m.losses, m.afterHole, m.raiseAt = pmtuSearching, false, 0, true, 0
 	m.size, m.low, m.next = m.low, m.base, now+srtt
 	if m.size <= m.base {
-		m.nextSize()
+		m.nextSize(now)
 	}
 	return m.base
 }
