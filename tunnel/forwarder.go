@@ -48,6 +48,15 @@ type batchWriter interface {
 	WritePackets(pkts [][]byte, refused func(i int, icmp []byte, err error)) error
 }
 
+// packetGiver is a batchWriter that hands the buffers of the packets it
+// sends to its connection rather than copy them
+// (connectip.Session.GivePackets): on return each pkts[i] holds a buffer
+// the caller owns again, the packet itself or an empty one (or nil) the
+// connection gave back in exchange.
+type packetGiver interface {
+	GivePackets(pkts [][]byte, refused func(i int, icmp []byte, err error)) error
+}
+
 // Batches: a device read gives at most deviceBatch packets (a 64 kB
 // super-packet cut at a 1400-byte MSS is 47), and a device write takes at
 // most writeBatch packets, read from a session into an arena that holds
@@ -92,7 +101,9 @@ type Config struct {
 type Forwarder struct {
 	dev   Device
 	lanes []*lane
-	free  chan []byte
+	// free holds the buffers device reads go into, bufSize bytes each.
+	free    chan []byte
+	bufSize int
 	seed  maphash.Seed
 	wait  bool // Config.WaitWhenFull
 	stats counters
@@ -137,9 +148,9 @@ func NewMulti(dev Device, sessions []Session, cfg Config) (*Forwarder, error) {
 	for _, s := range sessions {
 		f.lanes = append(f.lanes, &lane{sess: s, queue: make(chan packet, cfg.QueueLen)})
 	}
-	size := f.mtu()
+	f.bufSize = f.mtu()
 	for range bufs {
-		f.free <- make([]byte, size)
+		f.free <- make([]byte, f.bufSize)
 	}
 	return f, nil
 }
@@ -253,11 +264,17 @@ func (f *Forwarder) dispatch(ctx context.Context, buf []byte, n int) bool {
 // sendPackets gives a lane's queued packets to its session and writes the
 // ICMP errors it answers some with back into the device: all those
 // waiting at once, for a session that takes a batch.
+//
+// A session that takes the packets' buffers (packetGiver) gets them, and
+// the buffers it gives back in exchange carry the next device reads: a
+// packet read from the device is then copied once more on its way, into
+// its QUIC packet.
 func (f *Forwarder) sendPackets(ctx context.Context, l *lane) error {
 	bw, batched := l.sess.(batchWriter)
 	if !batched {
 		return f.sendOneByOne(ctx, l)
 	}
+	giver, gives := l.sess.(packetGiver)
 	batch := make([]packet, 0, sendBatch)
 	pkts := make([][]byte, 0, sendBatch)
 	var refusedPkts, refusedBytes int
@@ -289,15 +306,32 @@ func (f *Forwarder) sendPackets(ctx context.Context, l *lane) error {
 			pkts = append(pkts, p.buf[:p.n])
 			total += p.n
 		}
-		err := bw.WritePackets(pkts, refused)
-		for _, p := range batch {
-			f.free <- p.buf
+		var err error
+		if gives {
+			err = giver.GivePackets(pkts, refused)
+			for _, b := range pkts {
+				f.free <- f.reclaim(b)
+			}
+		} else {
+			err = bw.WritePackets(pkts, refused)
+			for _, p := range batch {
+				f.free <- p.buf
+			}
 		}
 		if err != nil {
 			return fmt.Errorf("tunnel: sending into the tunnel: %w", err)
 		}
 		f.stats.tunneled.addN(len(pkts)-refusedPkts, total-refusedBytes)
 	}
+}
+
+// reclaim returns b, a buffer the session gave back, as a buffer for a
+// device read: a new one when b is too small.
+func (f *Forwarder) reclaim(b []byte) []byte {
+	if cap(b) < f.bufSize {
+		return make([]byte, f.bufSize)
+	}
+	return b[:f.bufSize]
 }
 
 // sendOneByOne gives a lane's queued packets to its session one at a
