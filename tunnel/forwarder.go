@@ -104,10 +104,10 @@ type Forwarder struct {
 	// free holds the buffers device reads go into, bufSize bytes each.
 	free    chan []byte
 	bufSize int
-	seed  maphash.Seed
-	wait  bool // Config.WaitWhenFull
-	stats counters
-	wmu   sync.Mutex // device writes come from every lane
+	seed    maphash.Seed
+	wait    bool // Config.WaitWhenFull
+	stats   counters
+	wmu     sync.Mutex // device writes come from every lane
 }
 
 // lane is one session with its queue from the device.
