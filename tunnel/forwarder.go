@@ -101,13 +101,11 @@ type Config struct {
 type Forwarder struct {
 	dev   Device
 	lanes []*lane
-	// free holds the buffers device reads go into, bufSize bytes each.
-	free    chan []byte
-	bufSize int
-	seed    maphash.Seed
-	wait    bool // Config.WaitWhenFull
-	stats   counters
-	wmu     sync.Mutex // device writes come from every lane
+	free  *bufferStack // the buffers device reads go into
+	seed  maphash.Seed
+	wait  bool // Config.WaitWhenFull
+	stats counters
+	wmu   sync.Mutex // device writes come from every lane
 }
 
 // lane is one session with its queue from the device.
@@ -140,18 +138,13 @@ func NewMulti(dev Device, sessions []Session, cfg Config) (*Forwarder, error) {
 	if cfg.QueueLen <= 0 {
 		cfg.QueueLen = DefaultQueueLen
 	}
-	// One buffer per queue slot, a batch in the reader's hands and one in
-	// each sender's (sendOneByOne holds one): the reader never waits for a
-	// buffer.
-	bufs := len(sessions)*(cfg.QueueLen+sendBatch) + deviceBatch
-	f := &Forwarder{dev: dev, free: make(chan []byte, bufs), seed: maphash.MakeSeed(), wait: cfg.WaitWhenFull}
+	f := &Forwarder{dev: dev, seed: maphash.MakeSeed(), wait: cfg.WaitWhenFull}
 	for _, s := range sessions {
 		f.lanes = append(f.lanes, &lane{sess: s, queue: make(chan packet, cfg.QueueLen)})
 	}
-	f.bufSize = f.mtu()
-	for range bufs {
-		f.free <- make([]byte, f.bufSize)
-	}
+	// At most one buffer per queue slot, a batch in the reader's hands and
+	// one in each sender's are in use at once.
+	f.free = newBufferStack(f.mtu(), len(sessions)*(cfg.QueueLen+sendBatch)+deviceBatch)
 	return f, nil
 }
 
@@ -208,11 +201,7 @@ func (f *Forwarder) readDevice(ctx context.Context) error {
 	}
 	bufs, sizes := make([][]byte, n), make([]int, n)
 	for {
-		for i := range bufs {
-			if bufs[i] == nil {
-				bufs[i] = <-f.free
-			}
-		}
+		f.free.fill(bufs)
 		var got int
 		var err error
 		if batched {
@@ -248,7 +237,7 @@ func (f *Forwarder) dispatch(ctx context.Context, buf []byte, n int) bool {
 		case l.queue <- p:
 			return true
 		case <-ctx.Done():
-			f.free <- buf
+			f.free.put(buf)
 			return false
 		}
 	}
@@ -256,7 +245,7 @@ func (f *Forwarder) dispatch(ctx context.Context, buf []byte, n int) bool {
 	case l.queue <- p:
 	default:
 		f.stats.overload.Add(1)
-		f.free <- buf
+		f.free.put(buf)
 	}
 	return true
 }
@@ -309,29 +298,17 @@ func (f *Forwarder) sendPackets(ctx context.Context, l *lane) error {
 		var err error
 		if gives {
 			err = giver.GivePackets(pkts, refused)
-			for _, b := range pkts {
-				f.free <- f.reclaim(b)
-			}
 		} else {
 			err = bw.WritePackets(pkts, refused)
-			for _, p := range batch {
-				f.free <- p.buf
-			}
 		}
+		// pkts holds the packets' buffers, or those a giver put in their
+		// place.
+		f.free.putAll(pkts)
 		if err != nil {
 			return fmt.Errorf("tunnel: sending into the tunnel: %w", err)
 		}
 		f.stats.tunneled.addN(len(pkts)-refusedPkts, total-refusedBytes)
 	}
-}
-
-// reclaim returns b, a buffer the session gave back, as a buffer for a
-// device read: a new one when b is too small.
-func (f *Forwarder) reclaim(b []byte) []byte {
-	if cap(b) < f.bufSize {
-		return make([]byte, f.bufSize)
-	}
-	return b[:f.bufSize]
 }
 
 // sendOneByOne gives a lane's queued packets to its session one at a
@@ -346,7 +323,7 @@ func (f *Forwarder) sendOneByOne(ctx context.Context, l *lane) error {
 		}
 		icmp, err := l.sess.WritePacket(p.buf[:p.n])
 		n := p.n
-		f.free <- p.buf
+		f.free.put(p.buf)
 		switch {
 		case errors.Is(err, connectip.ErrDropped):
 			f.refused(icmp)
