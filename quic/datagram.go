@@ -165,21 +165,18 @@ func (c *Conn) queueDatagrams(ctx context.Context, prefix []byte, bs [][]byte, w
 		now := c.t.now()
 		var err error
 		first := sent
-		for ; sent < end; sent++ {
-			if give {
-				var spare []byte
-				spare, err = c.core.GiveDatagram(now, prefix, bs[sent])
-				if err == nil {
-					bs[sent] = spare
+		if give {
+			var n int
+			n, err = c.core.GiveDatagrams(now, prefix, bs[sent:end])
+			sent += n
+		} else {
+			for ; sent < end; sent++ {
+				if err = c.core.SendPrefixedDatagram(now, prefix, bs[sent]); err != nil {
+					break
 				}
-			} else {
-				err = c.core.SendPrefixedDatagram(now, prefix, bs[sent])
-			}
-			if err != nil {
-				err = c.mapDatagramErr(err)
-				break
 			}
 		}
+		err = c.mapDatagramErr(err)
 		c.mu.Unlock()
 		if sent > first {
 			c.signal()

@@ -252,22 +252,31 @@ func (c *Conn) SendPrefixedDatagram(now time.Duration, prefix, b []byte) error {
 	return nil
 }
 
-// GiveDatagram is SendPrefixedDatagram without the copy of b: the queue
-// takes b itself, which the caller no longer touches, and returns in
-// exchange an empty buffer the connection no longer uses (the body of a
-// datagram sent before, nil when none is spare), which the caller then
-// owns. A tunnel reads its device into buffers it gives this way, so that
-// each packet is copied once on its way out, into the QUIC packet. On an
-// error b is not taken, and spare is nil.
-func (c *Conn) GiveDatagram(now time.Duration, prefix, b []byte) (spare []byte, err error) {
-	if err := c.checkDatagram(len(prefix) + len(b)); err != nil {
-		return nil, err
+// GiveDatagrams is SendPrefixedDatagram of each of bs, in order, without
+// the copy: the queue takes each buffer itself, which the caller no
+// longer touches, and puts in its place in bs an empty buffer the
+// connection no longer uses (the body of a datagram sent before, nil when
+// none is spare), which the caller then owns. A tunnel reads its device
+// into buffers it gives this way, so that each packet is copied once on
+// its way out, into the QUIC packet. It stops at the first refusal and
+// returns how many it took, and the refusal; bs[n:] stay the caller's as
+// they were. The checks that hold for the whole batch are made once.
+func (c *Conn) GiveDatagrams(now time.Duration, prefix []byte, bs [][]byte) (int, error) {
+	if err := c.checkDatagram(0); err != nil {
+		return 0, err
 	}
-	spare, dropped := c.dgram.give(prefix, b)
-	if dropped {
-		c.onSendQueueOverflow(now)
+	limit := c.maxDatagramPayload()
+	for i, b := range bs {
+		if len(prefix)+len(b) > limit {
+			return i, &DatagramTooLargeError{MaxDataLen: limit}
+		}
+		spare, dropped := c.dgram.give(prefix, b)
+		if dropped {
+			c.onSendQueueOverflow(now)
+		}
+		bs[i] = spare
 	}
-	return spare, nil
+	return len(bs), nil
 }
 
 // checkDatagram is SendPrefixedDatagram's refusal of a datagram of n

@@ -7,24 +7,32 @@ import (
 	"time"
 )
 
-// TestGiveDatagram: datagrams handed over with GiveDatagram go out with
+// TestGiveDatagrams: datagrams handed over with GiveDatagrams go out with
 // their prefix, in order, once each; the queue keeps the given buffers
 // themselves, and returns the bodies of sent ones in exchange, never one
 // still queued.
-func TestGiveDatagram(t *testing.T) {
+func TestGiveDatagrams(t *testing.T) {
 	p := datagramPair(t, 310, true, true)
 	prefix := []byte{0x04, 0x00}
 	given := map[*byte]bool{}
 	var spares [][]byte
 	for round := range 3 {
-		for i := range 8 {
-			n := round*8 + i
-			b := append(make([]byte, 0, 1400), numbered(n, 1000)...)
-			given[&b[:1][0]] = true
-			spare, err := p.client.GiveDatagram(p.now, prefix, b)
-			if err != nil {
-				t.Fatal(err)
+		batch := make([][]byte, 8)
+		for i := range batch {
+			batch[i] = append(make([]byte, 0, 1400), numbered(round*8+i, 1000)...)
+			given[&batch[i][:1][0]] = true
+		}
+		// Half in one call, then one by one.
+		if n, err := p.client.GiveDatagrams(p.now, prefix, batch[:4]); n != 4 || err != nil {
+			t.Fatalf("GiveDatagrams: %d, %v", n, err)
+		}
+		for i := 4; i < 8; i++ {
+			if n, err := p.client.GiveDatagrams(p.now, prefix, batch[i:i+1]); n != 1 || err != nil {
+				t.Fatalf("GiveDatagrams: %d, %v", n, err)
 			}
+		}
+		for i, spare := range batch {
+			n := round*8 + i
 			if spare != nil {
 				if len(spare) != 0 || !given[&spare[:1][0]] {
 					t.Fatalf("datagram %d: got back a buffer of %d bytes that was not a sent datagram's", n, len(spare))
@@ -36,11 +44,10 @@ func TestGiveDatagram(t *testing.T) {
 				}
 				spares = append(spares, spare)
 			}
-			// Bytes written into a returned buffer must not reach the peer.
-			for _, s := range spares {
-				s = s[:cap(s)]
-				clear(s)
-			}
+		}
+		// Bytes written into a returned buffer must not reach the peer.
+		for _, s := range spares {
+			clear(s[:cap(s)])
 		}
 		want := (round + 1) * 8
 		p.mustRun(func() bool { return p.server.Stats().Datagrams.Received == uint64(want) }, p.now+time.Second)
@@ -60,17 +67,17 @@ func TestGiveDatagram(t *testing.T) {
 	}
 }
 
-// TestGiveDatagramLongPrefix: a prefix longer than a queued datagram's
+// TestGiveDatagramsLongPrefix: a prefix longer than a queued datagram's
 // head goes out joined to a copy, and the given buffer stays the caller's.
-func TestGiveDatagramLongPrefix(t *testing.T) {
+func TestGiveDatagramsLongPrefix(t *testing.T) {
 	p := datagramPair(t, 311, true, true)
 	prefix := bytes.Repeat([]byte{7}, maxDatagramHead+1)
 	b := numbered(1, 500)
-	spare, err := p.client.GiveDatagram(p.now, prefix, b)
-	if err != nil {
-		t.Fatal(err)
+	batch := [][]byte{b}
+	if n, err := p.client.GiveDatagrams(p.now, prefix, batch); n != 1 || err != nil {
+		t.Fatalf("GiveDatagrams: %d, %v", n, err)
 	}
-	if &spare[0] != &b[0] {
+	if &batch[0][0] != &b[0] {
 		t.Fatal("the buffer was taken although the datagram was copied")
 	}
 	clear(b)
@@ -81,20 +88,25 @@ func TestGiveDatagramLongPrefix(t *testing.T) {
 	}
 }
 
-// TestGiveDatagramRefused: a datagram refused is not taken, and nothing
-// comes back in exchange.
-func TestGiveDatagramRefused(t *testing.T) {
+// TestGiveDatagramsRefused: a batch stops at a datagram refused, which
+// stays in its slot with those after it; without negotiation nothing is
+// taken.
+func TestGiveDatagramsRefused(t *testing.T) {
 	p := datagramPair(t, 312, true, false)
-	spare, err := p.client.GiveDatagram(p.now, nil, []byte("x"))
-	if !errors.Is(err, ErrDatagramsNotNegotiated) || spare != nil {
-		t.Fatalf("GiveDatagram without negotiation: %v, %v", spare, err)
+	x := []byte("x")
+	batch := [][]byte{x}
+	if n, err := p.client.GiveDatagrams(p.now, nil, batch); n != 0 || !errors.Is(err, ErrDatagramsNotNegotiated) || &batch[0][0] != &x[0] {
+		t.Fatalf("GiveDatagrams without negotiation: %d, %v", n, err)
 	}
 	p = datagramPair(t, 313, true, true)
+	big, after := make([]byte, p.client.MaxDatagramPayloadSize()+1), []byte("after")
+	batch = [][]byte{[]byte("fits"), big, after}
+	n, err := p.client.GiveDatagrams(p.now, nil, batch)
 	var tooLarge *DatagramTooLargeError
-	if _, err := p.client.GiveDatagram(p.now, nil, make([]byte, p.client.MaxDatagramPayloadSize()+1)); !errors.As(err, &tooLarge) {
-		t.Fatalf("GiveDatagram of a datagram too large: %v", err)
+	if n != 1 || !errors.As(err, &tooLarge) {
+		t.Fatalf("GiveDatagrams with one too large: %d, %v", n, err)
 	}
-	if p.client.dgram.sendQ.len() != 0 {
-		t.Fatal("a refused datagram was queued")
+	if &batch[1][0] != &big[0] || &batch[2][0] != &after[0] || p.client.dgram.sendQ.len() != 1 {
+		t.Fatal("the datagrams from the refused one on left their slots or were queued")
 	}
 }

@@ -64,6 +64,7 @@ func (c *Conn) appHeaderMaxLen(early bool) int {
 // packet, oldest first, and drops those that fit in no packet now.
 func (c *Conn) appendDatagrams(w *packetWriter) {
 	d := &c.dgram
+	appended := false
 	for d.sendQ.len() > 0 {
 		q := d.sendQ.at(0)
 		n := q.dataLen()
@@ -71,9 +72,14 @@ func (c *Conn) appendDatagrams(w *packetWriter) {
 			d.recycle(d.sendQ.popFront())
 			d.stats.Sent++
 			w.record(sentFrame{kind: fkDatagram, n: uint64(n)})
+			appended = true
 			continue
 		}
-		if n <= c.maxDatagramPayload() {
+		// After a datagram the next one waits for the next packet, where
+		// it comes first and is dropped there if it fits in no packet: a
+		// tunnel's packets take one each, and the size that fits is not
+		// worked out for each of them.
+		if appended || n <= c.maxDatagramPayload() {
 			return // the next packet has room
 		}
 		d.recycle(d.sendQ.popFront())
