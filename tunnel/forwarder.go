@@ -151,8 +151,8 @@ func NewMulti(dev Device, sessions []Session, cfg Config) (*Forwarder, error) {
 // Run forwards until ctx is done or the device or a session fails, then
 // closes them all and returns: nil after ctx is done, otherwise the
 // failure. A Forwarder runs once.
-func (f *Forwarder) Run(ctx context.Context) error {
-	ctx, cancel := context.WithCancel(ctx)
+func (f *Forwarder) Run(parent context.Context) error {
+	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
 	loops := []func(context.Context) error{f.readDevice}
 	for _, l := range f.lanes {
@@ -165,8 +165,11 @@ func (f *Forwarder) Run(ctx context.Context) error {
 	for _, loop := range loops {
 		wg.Go(func() {
 			// Once ctx is done the device and sessions are closed under the
-			// loops, and what they return then is no failure.
-			if err := loop(ctx); err != nil && ctx.Err() == nil {
+			// loops, and what they return then is no failure. Nor is what
+			// they return once parent is done: the other end of the tunnel,
+			// stopped by the same parent, may close it before ctx learns
+			// of it (a context is done before its children are).
+			if err := loop(ctx); err != nil && ctx.Err() == nil && parent.Err() == nil {
 				errc <- err
 			}
 			cancel()
@@ -269,7 +272,7 @@ func (f *Forwarder) sendPackets(ctx context.Context, l *lane) error {
 	var refusedPkts, refusedBytes int
 	refused := func(i int, icmp []byte, _ error) {
 		refusedPkts++
-		refusedBytes += len(pkts[i])
+		refusedBytes += batch[i].n // pkts[i] may be another buffer by now
 		f.refused(icmp)
 	}
 	for {
