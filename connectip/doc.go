@@ -35,7 +35,9 @@
 //     encapsulation, and a packet out of hops is dropped and answered
 //     with ICMP Time Exceeded. WritePackets sends a batch in one call
 //     of the carrier where it takes several (with the Context ID as a
-//     prefix the carrier joins to each packet, where it can); a client's waits for room
+//     prefix the carrier joins to each packet, where it can); GivePackets
+//     hands the packets' buffers over to a carrier that takes them and
+//     leaves in their place those it gives back; a client's waits for room
 //     in the carrier's send queue where the carrier can, a proxy's (one
 //     of many clients behind one device) never does. LendPackets reads
 //     the packets that arrived together as a batch lent in the carrier's

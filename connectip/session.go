@@ -55,8 +55,9 @@ type Session struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	stats  counters
-	// waits: WritePackets waits for room in the carrier's send queue
-	// (SendDatagramsWait) rather than have it drop older datagrams. A
+	// waits: WritePackets and GivePackets wait for room in the carrier's
+	// send queue (SendDatagramsWait, GivePrefixedDatagramsWait) rather
+	// than have it drop older datagrams. A
 	// client does: its carrier carries only its own device's packets,
 	// whose local senders are then held back rather than see loss. A
 	// proxy does not: one client's full queue must not stall a device

@@ -118,6 +118,20 @@ func (c carrier) SendPrefixedDatagramsWait(ctx context.Context, prefix []byte, b
 	return c.sendSkippingTooLarge(bs, func(bs [][]byte) (int, error) { return c.Stream.SendPrefixedDatagramsWait(ctx, prefix, bs) })
 }
 
+// GivePrefixedDatagrams is SendPrefixedDatagrams handing the buffers of
+// bs to the QUIC connection (http3.Stream.GivePrefixedDatagrams); a
+// datagram too large for the QUIC packet stays in its slot, dropped and
+// counted.
+func (c carrier) GivePrefixedDatagrams(prefix []byte, bs [][]byte) (int, error) {
+	return c.sendSkippingTooLarge(bs, func(bs [][]byte) (int, error) { return c.Stream.GivePrefixedDatagrams(prefix, bs) })
+}
+
+// GivePrefixedDatagramsWait is GivePrefixedDatagrams waiting for room in
+// the QUIC connection's send queue until ctx ends.
+func (c carrier) GivePrefixedDatagramsWait(ctx context.Context, prefix []byte, bs [][]byte) (int, error) {
+	return c.sendSkippingTooLarge(bs, func(bs [][]byte) (int, error) { return c.Stream.GivePrefixedDatagramsWait(ctx, prefix, bs) })
+}
+
 // sendSkippingTooLarge sends bs with send, and drops and counts each
 // datagram send refuses as too large, going on with the rest.
 func (c carrier) sendSkippingTooLarge(bs [][]byte, send func([][]byte) (int, error)) (int, error) {

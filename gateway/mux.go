@@ -235,6 +235,18 @@ func (m *mux) WritePacket(p []byte) ([]byte, error) {
 // one client in one call (connectip.Session.WritePackets); refusals go
 // to refused as WritePacket returns them.
 func (m *mux) WritePackets(pkts [][]byte, refused func(i int, icmp []byte, err error)) error {
+	return m.sendPackets(pkts, refused, false)
+}
+
+// GivePackets is WritePackets handing the packets' buffers to the
+// clients' sessions (connectip.Session.GivePackets): on return pkts holds
+// what the sessions gave back in their place, or the packets not taken.
+func (m *mux) GivePackets(pkts [][]byte, refused func(i int, icmp []byte, err error)) error {
+	return m.sendPackets(pkts, refused, true)
+}
+
+// sendPackets is WritePackets, or GivePackets with give.
+func (m *mux) sendPackets(pkts [][]byte, refused func(i int, icmp []byte, err error), give bool) error {
 	for start := 0; start < len(pkts); {
 		c, err := m.clientFor(pkts[start])
 		if err != nil {
@@ -251,7 +263,12 @@ func (m *mux) WritePackets(pkts [][]byte, refused func(i int, icmp []byte, err e
 			end++
 		}
 		base := start
-		err = c.sess.WritePackets(pkts[start:end], func(i int, icmp []byte, err error) { refused(base+i, icmp, err) })
+		runRefused := func(i int, icmp []byte, err error) { refused(base+i, icmp, err) }
+		if give {
+			err = c.sess.GivePackets(pkts[start:end], runRefused)
+		} else {
+			err = c.sess.WritePackets(pkts[start:end], runRefused)
+		}
 		if err != nil {
 			m.clientEnd.Add(1)
 			err = fmt.Errorf("%w: the tunnel of a client ended: %w", connectip.ErrDropped, err)

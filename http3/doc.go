@@ -60,7 +60,9 @@
 // device (ReleaseDatagrams), or copies them out (ReadDatagram) so that
 // their buffers go back at once, and its sender hands a batch over with a prefix
 // of its own (SendPrefixedDatagrams) that the connection joins to each as
-// it queues them: no allocation or copy per packet in this package. A tunnel outlives its handler and the idle timeout
+// it queues them, or hands over the batch's buffers themselves
+// (GivePrefixedDatagrams), which the connection's queue keeps: no
+// allocation or copy per packet in this package. A tunnel outlives its handler and the idle timeout
 // of request streams, and counts against MaxIncomingStreams until it is
 // closed.
 //

@@ -96,26 +96,7 @@ func (c *Conn) SendDatagrams(bs [][]byte) (int, error) {
 // of its own (HTTP/3's Quarter Stream ID) needs no copy of its own. A
 // *DatagramTooLargeError gives the largest size prefix included.
 func (c *Conn) SendPrefixedDatagrams(prefix []byte, bs [][]byte) (int, error) {
-	c.mu.Lock()
-	if c.err != nil {
-		err := c.err
-		c.mu.Unlock()
-		return 0, err
-	}
-	now := c.t.now()
-	n := 0
-	var err error
-	for _, b := range bs {
-		if err = c.mapDatagramErr(c.core.SendPrefixedDatagram(now, prefix, b)); err != nil {
-			break
-		}
-		n++
-	}
-	c.mu.Unlock()
-	if n > 0 {
-		c.signal()
-	}
-	return n, err
+	return c.queueDatagrams(context.Background(), prefix, bs, false, false)
 }
 
 // SendDatagramsWait is SendDatagrams that waits, rather than drop the
@@ -130,6 +111,33 @@ func (c *Conn) SendDatagramsWait(ctx context.Context, bs [][]byte) (int, error) 
 // SendPrefixedDatagramsWait is SendPrefixedDatagrams that waits for room
 // as SendDatagramsWait does.
 func (c *Conn) SendPrefixedDatagramsWait(ctx context.Context, prefix []byte, bs [][]byte) (int, error) {
+	return c.queueDatagrams(ctx, prefix, bs, true, false)
+}
+
+// GivePrefixedDatagrams is SendPrefixedDatagrams without the copy of each
+// bs[i]: the send queue takes the buffer itself, and bs[i] becomes in
+// exchange an empty buffer the connection no longer uses (that of a
+// datagram sent before; nil when none is spare). Whatever bs holds on
+// return is the caller's: the buffers not taken (from bs[n] on, after a
+// refusal) and those given back. A tunnel reads its device into buffers
+// it hands over this way, so that each packet is copied once on its way
+// out, into its QUIC packet.
+func (c *Conn) GivePrefixedDatagrams(prefix []byte, bs [][]byte) (int, error) {
+	return c.queueDatagrams(context.Background(), prefix, bs, false, true)
+}
+
+// GivePrefixedDatagramsWait is GivePrefixedDatagrams that waits for room
+// as SendDatagramsWait does.
+func (c *Conn) GivePrefixedDatagramsWait(ctx context.Context, prefix []byte, bs [][]byte) (int, error) {
+	return c.queueDatagrams(ctx, prefix, bs, true, true)
+}
+
+// queueDatagrams queues bs after prefix, under one lock per run of room
+// in the send queue and with one wake-up of the connection per run that
+// queued any; wait waits for room while the queue is full, until ctx
+// ends, where otherwise the queue drops its oldest. give hands the
+// buffers over (GivePrefixedDatagrams) rather than have them copied.
+func (c *Conn) queueDatagrams(ctx context.Context, prefix []byte, bs [][]byte, wait, give bool) (int, error) {
 	sent := 0
 	for sent < len(bs) {
 		c.mu.Lock()
@@ -138,28 +146,41 @@ func (c *Conn) SendPrefixedDatagramsWait(ctx context.Context, prefix []byte, bs 
 			c.mu.Unlock()
 			return sent, err
 		}
-		room := c.core.DatagramSendRoom()
-		if room == 0 {
-			wait := c.datagramRoom.wait()
-			c.mu.Unlock()
-			select {
-			case <-wait:
-			case <-c.closed:
-			case <-ctx.Done():
-				return sent, ctx.Err()
+		end := len(bs)
+		if wait {
+			room := c.core.DatagramSendRoom()
+			if room == 0 {
+				roomMade := c.datagramRoom.wait()
+				c.mu.Unlock()
+				select {
+				case <-roomMade:
+				case <-c.closed:
+				case <-ctx.Done():
+					return sent, ctx.Err()
+				}
+				continue
 			}
-			continue
+			end = min(sent+room, len(bs))
 		}
 		now := c.t.now()
 		var err error
-		for _, b := range bs[sent:min(sent+room, len(bs))] {
-			if err = c.mapDatagramErr(c.core.SendPrefixedDatagram(now, prefix, b)); err != nil {
-				break
+		first := sent
+		if give {
+			var n int
+			n, err = c.core.GiveDatagrams(now, prefix, bs[sent:end])
+			sent += n
+		} else {
+			for ; sent < end; sent++ {
+				if err = c.core.SendPrefixedDatagram(now, prefix, bs[sent]); err != nil {
+					break
+				}
 			}
-			sent++
 		}
+		err = c.mapDatagramErr(err)
 		c.mu.Unlock()
-		c.signal()
+		if sent > first {
+			c.signal()
+		}
 		if err != nil {
 			return sent, err
 		}

@@ -31,7 +31,11 @@
 // several packets per call and writes several per call, a Session that
 // takes batches (connectip.Session.WritePackets) is given every packet
 // waiting in the lane's queue at once, so that its QUIC connection packs
-// and sends them together, and what a Session has received (TryReadPacket)
+// and sends them together; one that takes the packets' buffers too
+// (connectip.Session.GivePackets) keeps them until they are sent and
+// gives back its own in exchange, which the device's next reads fill, so
+// that a packet is not copied between the device read and its QUIC
+// packet; and what a Session has received (TryReadPacket)
 // is written into the device with the packet that woke the receiver. A
 // Session that lends what it received (connectip.Session.LendPackets,
 // and the gateway's demultiplexer) has its packets written into the

@@ -48,6 +48,15 @@ type batchWriter interface {
 	WritePackets(pkts [][]byte, refused func(i int, icmp []byte, err error)) error
 }
 
+// packetGiver is a batchWriter that hands the buffers of the packets it
+// sends to its connection rather than copy them
+// (connectip.Session.GivePackets): on return each pkts[i] holds a buffer
+// the caller owns again, the packet itself or an empty one (or nil) the
+// connection gave back in exchange.
+type packetGiver interface {
+	GivePackets(pkts [][]byte, refused func(i int, icmp []byte, err error)) error
+}
+
 // Batches: a device read gives at most deviceBatch packets (a 64 kB
 // super-packet cut at a 1400-byte MSS is 47), and a device write takes at
 // most writeBatch packets, read from a session into an arena that holds
@@ -92,7 +101,7 @@ type Config struct {
 type Forwarder struct {
 	dev   Device
 	lanes []*lane
-	free  chan []byte
+	free  *bufferStack // the buffers device reads go into
 	seed  maphash.Seed
 	wait  bool // Config.WaitWhenFull
 	stats counters
@@ -129,26 +138,21 @@ func NewMulti(dev Device, sessions []Session, cfg Config) (*Forwarder, error) {
 	if cfg.QueueLen <= 0 {
 		cfg.QueueLen = DefaultQueueLen
 	}
-	// One buffer per queue slot, a batch in the reader's hands and one in
-	// each sender's (sendOneByOne holds one): the reader never waits for a
-	// buffer.
-	bufs := len(sessions)*(cfg.QueueLen+sendBatch) + deviceBatch
-	f := &Forwarder{dev: dev, free: make(chan []byte, bufs), seed: maphash.MakeSeed(), wait: cfg.WaitWhenFull}
+	f := &Forwarder{dev: dev, seed: maphash.MakeSeed(), wait: cfg.WaitWhenFull}
 	for _, s := range sessions {
 		f.lanes = append(f.lanes, &lane{sess: s, queue: make(chan packet, cfg.QueueLen)})
 	}
-	size := f.mtu()
-	for range bufs {
-		f.free <- make([]byte, size)
-	}
+	// At most one buffer per queue slot, a batch in the reader's hands and
+	// one in each sender's are in use at once.
+	f.free = newBufferStack(f.mtu(), len(sessions)*(cfg.QueueLen+sendBatch)+deviceBatch)
 	return f, nil
 }
 
 // Run forwards until ctx is done or the device or a session fails, then
 // closes them all and returns: nil after ctx is done, otherwise the
 // failure. A Forwarder runs once.
-func (f *Forwarder) Run(ctx context.Context) error {
-	ctx, cancel := context.WithCancel(ctx)
+func (f *Forwarder) Run(parent context.Context) error {
+	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
 	loops := []func(context.Context) error{f.readDevice}
 	for _, l := range f.lanes {
@@ -161,8 +165,11 @@ func (f *Forwarder) Run(ctx context.Context) error {
 	for _, loop := range loops {
 		wg.Go(func() {
 			// Once ctx is done the device and sessions are closed under the
-			// loops, and what they return then is no failure.
-			if err := loop(ctx); err != nil && ctx.Err() == nil {
+			// loops, and what they return then is no failure. Nor is what
+			// they return once parent is done: the other end of the tunnel,
+			// stopped by the same parent, may close it before ctx learns
+			// of it (a context is done before its children are).
+			if err := loop(ctx); err != nil && ctx.Err() == nil && parent.Err() == nil {
 				errc <- err
 			}
 			cancel()
@@ -197,11 +204,7 @@ func (f *Forwarder) readDevice(ctx context.Context) error {
 	}
 	bufs, sizes := make([][]byte, n), make([]int, n)
 	for {
-		for i := range bufs {
-			if bufs[i] == nil {
-				bufs[i] = <-f.free
-			}
-		}
+		f.free.fill(bufs)
 		var got int
 		var err error
 		if batched {
@@ -232,12 +235,20 @@ func (f *Forwarder) dispatch(ctx context.Context, buf []byte, n int) bool {
 		l = f.lanes[flowHash(f.seed, buf[:n])%uint64(len(f.lanes))]
 	}
 	p := packet{buf: buf, n: n}
+	// Room in the queue is the common case: a send that cannot block is a
+	// fraction of the select below, which costs about a sixth of the
+	// reader's time when made for each packet.
+	select {
+	case l.queue <- p:
+		return true
+	default:
+	}
 	if f.wait {
 		select {
 		case l.queue <- p:
 			return true
 		case <-ctx.Done():
-			f.free <- buf
+			f.free.put(buf)
 			return false
 		}
 	}
@@ -245,7 +256,7 @@ func (f *Forwarder) dispatch(ctx context.Context, buf []byte, n int) bool {
 	case l.queue <- p:
 	default:
 		f.stats.overload.Add(1)
-		f.free <- buf
+		f.free.put(buf)
 	}
 	return true
 }
@@ -253,17 +264,23 @@ func (f *Forwarder) dispatch(ctx context.Context, buf []byte, n int) bool {
 // sendPackets gives a lane's queued packets to its session and writes the
 // ICMP errors it answers some with back into the device: all those
 // waiting at once, for a session that takes a batch.
+//
+// A session that takes the packets' buffers (packetGiver) gets them, and
+// the buffers it gives back in exchange carry the next device reads: a
+// packet read from the device is then copied once more on its way, into
+// its QUIC packet.
 func (f *Forwarder) sendPackets(ctx context.Context, l *lane) error {
 	bw, batched := l.sess.(batchWriter)
 	if !batched {
 		return f.sendOneByOne(ctx, l)
 	}
+	giver, gives := l.sess.(packetGiver)
 	batch := make([]packet, 0, sendBatch)
 	pkts := make([][]byte, 0, sendBatch)
 	var refusedPkts, refusedBytes int
 	refused := func(i int, icmp []byte, _ error) {
 		refusedPkts++
-		refusedBytes += len(pkts[i])
+		refusedBytes += batch[i].n // pkts[i] may be another buffer by now
 		f.refused(icmp)
 	}
 	for {
@@ -289,10 +306,15 @@ func (f *Forwarder) sendPackets(ctx context.Context, l *lane) error {
 			pkts = append(pkts, p.buf[:p.n])
 			total += p.n
 		}
-		err := bw.WritePackets(pkts, refused)
-		for _, p := range batch {
-			f.free <- p.buf
+		var err error
+		if gives {
+			err = giver.GivePackets(pkts, refused)
+		} else {
+			err = bw.WritePackets(pkts, refused)
 		}
+		// pkts holds the packets' buffers, or those a giver put in their
+		// place.
+		f.free.putAll(pkts)
 		if err != nil {
 			return fmt.Errorf("tunnel: sending into the tunnel: %w", err)
 		}
@@ -312,7 +334,7 @@ func (f *Forwarder) sendOneByOne(ctx context.Context, l *lane) error {
 		}
 		icmp, err := l.sess.WritePacket(p.buf[:p.n])
 		n := p.n
-		f.free <- p.buf
+		f.free.put(p.buf)
 		switch {
 		case errors.Is(err, connectip.ErrDropped):
 			f.refused(icmp)

@@ -78,10 +78,11 @@ type datagramState struct {
 	// transport parameters (or, for 0-RTT, the remembered ones) say
 	// otherwise, or when it offered none.
 	peerMax uint64
-	// sendQ holds copies of the datagrams to send, oldest first; spare
-	// the buffers of sent ones for reuse.
-	sendQ, recvQ ring[[]byte]
-	spare        [][]byte
+	// sendQ holds the datagrams to send, oldest first; spare the bodies
+	// of sent ones for reuse.
+	sendQ ring[queuedDatagram]
+	recvQ ring[[]byte]
+	spare [][]byte
 	// recvSpare holds buffers of received datagrams the application gave
 	// back (RecycleDatagram), for the next ones to arrive: a tunnel
 	// receives hundreds of thousands a second, and a fresh allocation
@@ -132,26 +133,81 @@ func (d *datagramState) negotiated() bool { return d.enabled && d.peerMax > 0 }
 // hasQueued reports whether datagrams wait to be sent.
 func (d *datagramState) hasQueued() bool { return d.sendQ.len() > 0 }
 
-// recycle keeps the buffer of a datagram that left the send queue.
-func (d *datagramState) recycle(b []byte) {
+// maxDatagramHead is the longest prefix a queued datagram keeps in its
+// entry beside its body: an HTTP/3 Quarter Stream ID and a CONNECT-IP
+// Context ID (RFC 9297 section 2.1, RFC 9484 section 6), a varint each.
+const maxDatagramHead = 16
+
+// queuedDatagram is a datagram waiting in the send queue: a short head
+// (the framing of a layer above) and a body, which the queue owns. The
+// DATAGRAM frame carries the two joined (appendDatagramFrame), so that a
+// body handed over by the application (GiveDatagram) needs no copy to be
+// queued.
+type queuedDatagram struct {
+	head    [maxDatagramHead]byte
+	headLen uint8
+	body    []byte
+}
+
+// dataLen is the datagram's length, head and body.
+func (q *queuedDatagram) dataLen() int { return int(q.headLen) + len(q.body) }
+
+// recycle keeps the body of a datagram that left the send queue.
+func (d *datagramState) recycle(q queuedDatagram) {
 	if len(d.spare) < d.sendLimit {
-		d.spare = append(d.spare, b[:0])
+		d.spare = append(d.spare, q.body[:0])
 	}
+}
+
+// takeSpare returns the body of a datagram sent before, emptied, or nil.
+func (d *datagramState) takeSpare() []byte {
+	n := len(d.spare)
+	if n == 0 {
+		return nil
+	}
+	b := d.spare[n-1]
+	d.spare[n-1] = nil
+	d.spare = d.spare[:n-1]
+	return b
 }
 
 // queue copies prefix and b, one datagram, into the send queue, dropping
 // the oldest datagram when the queue is full, which it reports.
 func (d *datagramState) queue(prefix, b []byte) (dropped bool) {
+	var q queuedDatagram
+	body := d.takeSpare()
+	if len(prefix) <= maxDatagramHead {
+		q.headLen = uint8(copy(q.head[:], prefix))
+	} else {
+		body = append(body, prefix...)
+	}
+	q.body = append(body, b...)
+	return d.push(q)
+}
+
+// give queues prefix and b, one datagram, taking b itself as the body,
+// and returns a body of a datagram sent before in exchange (nil when none
+// is spare). A prefix longer than a queued datagram's head is joined to a
+// copy, and b stays the caller's: it is returned.
+func (d *datagramState) give(prefix, b []byte) (spare []byte, dropped bool) {
+	if len(prefix) > maxDatagramHead {
+		return b, d.queue(prefix, b)
+	}
+	q := queuedDatagram{headLen: uint8(len(prefix)), body: b}
+	copy(q.head[:], prefix)
+	spare = d.takeSpare()
+	return spare, d.push(q)
+}
+
+// push adds q to the send queue, dropping the oldest datagram when the
+// queue is full, which it reports.
+func (d *datagramState) push(q queuedDatagram) (dropped bool) {
 	if d.sendQ.len() >= d.sendLimit {
 		d.recycle(d.sendQ.popFront())
 		d.stats.SendDropped++
 		dropped = true
 	}
-	var buf []byte
-	if n := len(d.spare); n > 0 {
-		buf, d.spare = d.spare[n-1], d.spare[:n-1]
-	}
-	d.sendQ.pushBack(append(append(buf, prefix...), b...))
+	d.sendQ.pushBack(q)
 	d.stats.Queued++
 	return dropped
 }
@@ -187,17 +243,53 @@ func (c *Conn) SendDatagram(now time.Duration, b []byte) error {
 // into the queue: how a layer above frames its datagrams (HTTP/3's
 // Quarter Stream ID, RFC 9297 section 2.1) without a copy of its own.
 func (c *Conn) SendPrefixedDatagram(now time.Duration, prefix, b []byte) error {
+	if err := c.checkDatagram(len(prefix) + len(b)); err != nil {
+		return err
+	}
+	if c.dgram.queue(prefix, b) {
+		c.onSendQueueOverflow(now)
+	}
+	return nil
+}
+
+// GiveDatagrams is SendPrefixedDatagram of each of bs, in order, without
+// the copy: the queue takes each buffer itself, which the caller no
+// longer touches, and puts in its place in bs an empty buffer the
+// connection no longer uses (the body of a datagram sent before, nil when
+// none is spare), which the caller then owns. A tunnel reads its device
+// into buffers it gives this way, so that each packet is copied once on
+// its way out, into the QUIC packet. It stops at the first refusal and
+// returns how many it took, and the refusal; bs[n:] stay the caller's as
+// they were. The checks that hold for the whole batch are made once.
+func (c *Conn) GiveDatagrams(now time.Duration, prefix []byte, bs [][]byte) (int, error) {
+	if err := c.checkDatagram(0); err != nil {
+		return 0, err
+	}
+	limit := c.maxDatagramPayload()
+	for i, b := range bs {
+		if len(prefix)+len(b) > limit {
+			return i, &DatagramTooLargeError{MaxDataLen: limit}
+		}
+		spare, dropped := c.dgram.give(prefix, b)
+		if dropped {
+			c.onSendQueueOverflow(now)
+		}
+		bs[i] = spare
+	}
+	return len(bs), nil
+}
+
+// checkDatagram is SendPrefixedDatagram's refusal of a datagram of n
+// bytes, if any.
+func (c *Conn) checkDatagram(n int) error {
 	if err := c.state.checkOpen(); err != nil {
 		return err
 	}
 	if !c.dgram.negotiated() {
 		return ErrDatagramsNotNegotiated
 	}
-	if limit := c.maxDatagramPayload(); len(prefix)+len(b) > limit {
+	if limit := c.maxDatagramPayload(); n > limit {
 		return &DatagramTooLargeError{MaxDataLen: limit}
-	}
-	if c.dgram.queue(prefix, b) {
-		c.onSendQueueOverflow(now)
 	}
 	return nil
 }

@@ -20,16 +20,35 @@ func BenchmarkDatagramTransferFEC(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			var repairs uint64
 			for b.Loop() {
-				repairs += datagramTransfer(b, withFEC)
+				repairs += datagramTransfer(b, withFEC, false)
 			}
 			b.ReportMetric(float64(repairs)/float64(b.N), "repairs/op")
 		})
 	}
 }
 
+// BenchmarkDatagramTransferGive is BenchmarkDatagramTransferFEC with FEC
+// on, the datagrams copied into the send queue (SendDatagram) or handed
+// over in their buffers (GiveDatagrams), as a tunnel's are.
+func BenchmarkDatagramTransferGive(b *testing.B) {
+	for _, give := range []bool{false, true} {
+		name := "copy"
+		if give {
+			name = "give"
+		}
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				datagramTransfer(b, true, give)
+			}
+		})
+	}
+}
+
 // datagramTransfer sends 16 MiB in 1350-byte datagrams, as many as the
-// send queue takes each turn, and returns the client's repairs sent.
-func datagramTransfer(b *testing.B, withFEC bool) uint64 {
+// send queue takes each turn, copied or given (GiveDatagrams, the
+// buffers given back filled again for the next), and returns the
+// client's repairs sent.
+func datagramTransfer(b *testing.B, withFEC, give bool) uint64 {
 	const size, dgram = 16 << 20, 1350
 	b.SetBytes(size)
 	b.ReportAllocs()
@@ -42,9 +61,23 @@ func datagramTransfer(b *testing.B, withFEC bool) uint64 {
 	}
 	p := newPair(b, ccfg, scfg, time.Millisecond)
 	p.mustRun(p.confirmed, time.Second)
+
 	msg := payload(dgram, 1)
 	sent, got := 0, 0
+	batch := make([][]byte, 0, 64)
 	p.clientApp = func(now time.Duration, c *Conn) {
+		if give {
+			batch = batch[:min(c.DatagramSendRoom(), (size-sent+dgram-1)/dgram, cap(batch))]
+			for i := range batch {
+				batch[i] = append(batch[i][:0], msg...)
+			}
+			n, err := c.GiveDatagrams(now, nil, batch)
+			if err != nil {
+				b.Fatal(err)
+			}
+			sent += n * dgram
+			return
+		}
 		for room := c.DatagramSendRoom(); room > 0 && sent < size; room-- {
 			if err := c.SendDatagram(now, msg); err != nil {
 				b.Fatal(err)

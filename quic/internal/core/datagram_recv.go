@@ -48,11 +48,12 @@ func (c *Conn) deliverDatagram(data []byte) {
 
 // deliverOwnDatagram puts data, a copy of the connection's own (a held
 // datagram, fec_order.go), into the receive queue, or drops it if the
-// queue is full.
+// queue is full and keeps its buffer for the next one.
 func (c *Conn) deliverOwnDatagram(data []byte) {
 	d := &c.dgram
 	if d.recvQ.len() >= d.recvLimit {
 		d.stats.ReceiveDropped++
+		c.RecycleDatagram(data)
 		return
 	}
 	d.recvQ.pushBack(data)

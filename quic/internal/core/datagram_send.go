@@ -64,21 +64,45 @@ func (c *Conn) appHeaderMaxLen(early bool) int {
 // packet, oldest first, and drops those that fit in no packet now.
 func (c *Conn) appendDatagrams(w *packetWriter) {
 	d := &c.dgram
+	appended := false
 	for d.sendQ.len() > 0 {
-		b := *d.sendQ.at(0)
-		f := wire.DatagramFrame{Data: b, DataLenPresent: true}
-		if w.appendFrame(f.Len(), f.Append) {
+		q := d.sendQ.at(0)
+		n := q.dataLen()
+		if appendDatagramFrame(w, q) {
 			d.recycle(d.sendQ.popFront())
 			d.stats.Sent++
-			w.record(sentFrame{kind: fkDatagram, n: uint64(len(b))})
+			w.record(sentFrame{kind: fkDatagram, n: uint64(n)})
+			appended = true
 			continue
 		}
-		if len(b) <= c.maxDatagramPayload() {
+		// After a datagram the next one waits for the next packet, where
+		// it comes first and is dropped there if it fits in no packet: a
+		// tunnel's packets take one each, and the size that fits is not
+		// worked out for each of them.
+		if appended || n <= c.maxDatagramPayload() {
 			return // the next packet has room
 		}
 		d.recycle(d.sendQ.popFront())
 		d.stats.SendDropped++
 	}
+}
+
+// appendDatagramFrame appends q as a DATAGRAM frame with its Length field
+// (RFC 9221 section 4), head and body joined, if it fits in w's current
+// packet, and reports whether it did.
+func appendDatagramFrame(w *packetWriter, q *queuedDatagram) bool {
+	n := uint64(q.dataLen())
+	if 1+wire.VarintLen(n)+int(n) > w.room() {
+		return false
+	}
+	b := append(w.b, byte(wire.FrameTypeDatagramWithLen))
+	b, err := wire.AppendVarint(b, n)
+	if err != nil {
+		w.fail(err)
+		return false
+	}
+	w.b = append(append(b, q.head[:q.headLen]...), q.body...)
+	return true
 }
 
 // onDatagramLost counts a datagram whose packet was lost: unlike other

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"bytes"
 	"slices"
 	"testing"
 	"time"
@@ -153,6 +154,32 @@ func TestDatagramOrderConn(t *testing.T) {
 		o := &p.client.fec.recv.order
 		if c := p.client.Stats().FEC; c.SymbolsRecovered != 1 || len(o.held) != 0 {
 			t.Errorf("NoDatagramOrder %v: %d rebuilt, %d held: want 1, 0", off, c.SymbolsRecovered, len(o.held))
+		}
+	}
+}
+
+// TestDatagramOrderHeldInRecycledBuffers: the datagrams held behind a
+// missing source wait in buffers the application gave back, as those
+// delivered at once arrive in them, and come out with their own bytes
+// and in order once the missing one is rebuilt.
+func TestDatagramOrderHeldInRecycledBuffers(t *testing.T) {
+	p := newLossRepairPair(t, func(_ sentKind, source int) bool { return source == 2 })
+	spares := make([][]byte, 8)
+	for i := range spares {
+		spares[i] = make([]byte, 0, 1200)
+		p.client.RecycleDatagram(spares[i])
+	}
+	p.sendAndSettle(t, 8)
+	p.checkAllDelivered(t, 8)
+	if held := p.client.fec.recv.order.reordered; held != 5 {
+		t.Fatalf("%d datagrams held, want the 5 behind the lost one", held)
+	}
+	for i, b := range p.got {
+		if b[0] != byte(i) || !bytes.Equal(b, bytes.Repeat([]byte{byte(i)}, 1000)) {
+			t.Fatalf("datagram %d delivered as %d with changed bytes", i, b[0])
+		}
+		if !slices.ContainsFunc(spares, func(s []byte) bool { return &s[:1][0] == &b[:1][0] }) {
+			t.Errorf("datagram %d is not in a buffer the application gave back", i)
 		}
 	}
 }
