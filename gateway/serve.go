@@ -103,11 +103,22 @@ func (s *Server) Serve(ctx context.Context, pc net.PacketConn, tlsConf *tls.Conf
 		ConnContext:           withConn,
 	}
 	s.h3.Store(h3)
-	l, err := h3.Listen(pc)
+	t := &quic.Transport{Conn: pc, StatelessResetKey: s.cfg.StatelessResetKey, TokenKey: s.cfg.TokenKey}
+	listen := t.Listen
+	if qc.Allow0RTT {
+		listen = t.ListenEarly
+	}
+	l, err := listen(http3.ConfigureTLS(tlsConf), qc)
 	if err != nil {
+		_ = t.Close()
 		_ = pc.Close()
 		return err
 	}
+	defer func() {
+		_ = l.Close()
+		_ = t.Close()
+		_ = pc.Close()
+	}()
 	if ready != nil {
 		ready(pc.LocalAddr())
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/satquic/satquic/connectip"
 	"github.com/satquic/satquic/http3"
+	"github.com/satquic/satquic/quic"
 	"github.com/satquic/satquic/tunnel"
 )
 
@@ -60,6 +61,13 @@ type ServerConfig struct {
 	// refusal a second; Stats counts them all); nil discards
 	// them.
 	ErrorLog *log.Logger
+	// StatelessResetKey and TokenKey are the QUIC Transport's keys
+	// (quic.Transport): kept across restarts, a restarted server resets
+	// the connections of its last run at once (their clients reconnect
+	// rather than wait for their idle timeout) and takes the address
+	// validation tokens it gave. Nil draws a key per Serve.
+	StatelessResetKey *quic.StatelessResetKey
+	TokenKey          *quic.TokenKey
 }
 
 // Server is the server end of the tunnel: an http.Handler for CONNECT-IP

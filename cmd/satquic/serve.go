@@ -28,7 +28,7 @@ func init() {
 	})
 }
 
-const serveSynopsis = `serve --dir DIR [--addr HOST:PORT] [--alpn h3,hq-interop] [--cert FILE --key FILE] [--retry] [--0rtt] [--resume-key FILE] [--sockets N] [--lb-server-id HEX] [-v] [limit flags] [QUIC flags]
+const serveSynopsis = `serve --dir DIR [--addr HOST:PORT] [--alpn h3,hq-interop] [--cert FILE --key FILE] [--retry] [--0rtt] [--resume-key FILE] [--reset-key FILE] [--token-key FILE] [--sockets N] [--lb-server-id HEX] [-v] [limit flags] [QUIC flags]
 
 Serves the regular files under DIR to clients of HTTP/3 (ALPN h3) and of
 hq-interop (HTTP/0.9) on one UDP port; --alpn offers only the one named.
@@ -51,6 +51,14 @@ gets the path state the server measured, sealed, and returns it on its
 next connection, which starts at the rate the path carried instead of
 slow start. --resume-key gives the key that seals the states; servers of
 a farm that share it resume each other's clients.
+
+Keys kept across restarts: --reset-key derives the stateless reset tokens
+(RFC 9000 section 10.3), so that after a restart the server's resets tell
+the clients of the old process at once that their connections are gone
+(with a new key they wait for their idle timeout); --token-key seals the
+Retry and NEW_TOKEN tokens, so that those given before a restart, or by
+another server of the farm, still save a round trip. Each is a file of 64
+hex digits (openssl rand -hex 32 > FILE), readable by the server only.
 
 The limits bound what clients can make the server hold: --max-handshakes
 and --max-handshakes-per-ip the handshakes in progress, --max-conns and
@@ -96,6 +104,7 @@ type serveOptions struct {
 	retry           bool
 	zeroRTT         bool
 	resumeKeyFile   string
+	keyFiles        serverKeyFiles
 	shutdownTimeout time.Duration
 	debugAddr       string
 	connLimits      serveLimits
@@ -124,6 +133,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 	fs.BoolVar(&o.retry, "retry", false, "validate every client's address with a Retry packet (costs a round trip)")
 	fs.BoolVar(&o.zeroRTT, "0rtt", false, "accept 0-RTT requests from clients resuming a session (replayable)")
 	fs.StringVar(&o.resumeKeyFile, "resume-key", "", "file of 64 hex digits: the key that seals Careful Resume's path states, shared by the servers of a farm (default: a random key per run)")
+	o.keyFiles.register(fs)
 	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 10*time.Second, "on SIGINT or SIGTERM, how long the requests under way may take to finish")
 	fs.StringVar(&o.debugAddr, "debug-addr", "", "serve Go's profiles (/debug/pprof/) and the server's counters (/debug/vars) over plain HTTP on this TCP address; bind it to loopback")
 	o.connLimits.register(fs)
@@ -173,6 +183,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 	if conf.ResumeKey, err = readResumeKey(o.resumeKeyFile); err != nil {
 		return err
 	}
+	resetKey, tokenKey, err := o.keyFiles.read()
+	if err != nil {
+		return err
+	}
 	conf.Allow0RTT = o.zeroRTT
 	if o.retry {
 		conf.RequireAddressValidation = func(net.Addr) bool { return true }
@@ -184,6 +198,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, ready f
 	if err != nil {
 		return err
 	}
+	tr.StatelessResetKey, tr.TokenKey = resetKey, tokenKey
 	listen := tr.Listen
 	if o.zeroRTT {
 		// Requests that come in 0-RTT are answered at once, in 0.5-RTT,

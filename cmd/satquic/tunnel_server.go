@@ -17,7 +17,7 @@ import (
 	"github.com/satquic/satquic/quic"
 )
 
-const tunnelServerSynopsis = `tunnel server [--listen HOST:PORT] [--pool PREFIX]... [--route PREFIX]... (--token T | --token-file FILE | --client-ca FILE) [--cert FILE --key FILE] [--dev NAME] [--mtu N] [--max-tunnels-per-client N] [--max-tunnels-per-source N] [--max-conns-per-ip N]... [--stats D] [--json FILE] [--config FILE] [QUIC flags]
+const tunnelServerSynopsis = `tunnel server [--listen HOST:PORT] [--pool PREFIX]... [--route PREFIX]... (--token T | --token-file FILE | --client-ca FILE) [--cert FILE --key FILE] [--dev NAME] [--mtu N] [--max-tunnels-per-client N] [--max-tunnels-per-source N] [--max-conns-per-ip N]... [--reset-key FILE] [--token-key FILE] [--stats D] [--json FILE] [--config FILE] [QUIC flags]
 
 Accepts CONNECT-IP (RFC 9484) clients over HTTP/3 on --listen and joins
 them to a TUN interface it creates (Linux; root or CAP_NET_ADMIN). Each
@@ -45,6 +45,12 @@ README, "Tunnel"). FEC is offered (policy auto) unless --no-fec; it runs
 with clients that offer it too. Without --cert and --key a self-signed
 certificate is made and its SHA-256 printed, for the client's --pin.
 
+--reset-key FILE keeps the key of the stateless resets (RFC 9000 section
+10.3) across restarts: after one, the clients' next packets are answered
+with resets they recognise, and they reconnect at once instead of waiting
+for their idle timeout; --token-key FILE does the same for the address
+validation tokens. Each is a file of 64 hex digits (openssl rand -hex 32).
+
 --config FILE reads a JSON object whose keys are these flags' names
 (without dashes): {"listen": ":4433", "pool": ["10.77.0.0/24"],
 "token-file": "/etc/satquic/token", "stats": "10s"}; flags given on the
@@ -65,6 +71,7 @@ type tunnelServerOptions struct {
 	maxPerClient int
 	maxPerSource int
 	limits       serveLimits
+	keyFiles     serverKeyFiles
 }
 
 // defaultTunnelPool is the pool when --pool is not given.
@@ -86,6 +93,7 @@ func tunnelServerFlags(args []string, stderr io.Writer) (*tunnelServerOptions, e
 	fs.IntVar(&o.maxPerSource, "max-tunnels-per-source", gateway.DefaultMaxTunnelsPerSource,
 		"tunnels open at once from one IPv4 address or IPv6 /64, whatever its ports (0: no bound); beyond, 429")
 	o.limits.registerWith(fs, gateway.DefaultMaxConnectionsPerSource)
+	o.keyFiles.register(fs)
 	o.register(fs, 1400, "MTU of the TUN interface and the largest packet sent to a client")
 	if err := parseTunnelFlags(fs, args, &o.config, o.check); err != nil {
 		return nil, err
@@ -176,6 +184,10 @@ func tunnelServer(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	if err != nil {
 		return err
 	}
+	resetKey, tokenKey, err := o.keyFiles.read()
+	if err != nil {
+		return err
+	}
 	tlsConf, fp, err := o.tlsConfig()
 	if err != nil {
 		return err
@@ -193,7 +205,9 @@ func tunnelServer(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		_ = pc.Close()
 		return err
 	}
-	srv, err := gateway.NewServer(dev, o.serverConfig(local, stderr))
+	cfg := o.serverConfig(local, stderr)
+	cfg.StatelessResetKey, cfg.TokenKey = resetKey, tokenKey
+	srv, err := gateway.NewServer(dev, cfg)
 	if err != nil {
 		_ = pc.Close()
 		_ = dev.Close()
