@@ -115,26 +115,7 @@ func TestPMTUStateRetryAfterHole(t *testing.T) {
 // wait for the queue. Their quick retries used to end the search at the
 // base size, where a tunnel drops every full-size inner packet.
 func TestPMTUBlackHoleOverload(t *testing.T) {
-	ccfg, scfg := testConfigs(t, 305)
-	p := newPair(t, ccfg, scfg, 10*time.Millisecond)
-	p.mustRun(p.confirmed, time.Second)
-	p.mustRun(p.pmtuSettled, p.now+time.Second)
-	var dropped int
-	dropAbove(p, DefaultMaxDatagramSize, &dropped)
-	id, _ := p.client.OpenStream(p.now, false)
-	data := payload(400<<10, 9)
-	written := 0
-	p.clientApp = func(now time.Duration, c *Conn) {
-		if written < len(data) {
-			n, _ := c.StreamWrite(id, data[written:])
-			written += n
-			if written == len(data) {
-				if err := c.CloseWrite(id); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
-	}
+	p, id, data, dropped := blackHoleTransfer(t, 400<<10)
 	p.mustRun(func() bool { return p.client.Stats().PathMTU.BlackHole }, p.now+10*time.Second)
 	until := p.now + 250*time.Millisecond // the overload goes on
 	p.mustRun(func() bool { return p.now >= until }, until+time.Second)
@@ -152,7 +133,7 @@ func TestPMTUBlackHoleOverload(t *testing.T) {
 	if !bytes.Equal(got, data) {
 		t.Fatalf("server read %d bytes, want %d", len(got), len(data))
 	}
-	t.Logf("%d datagrams dropped; client %+v", dropped, st)
+	t.Logf("%d datagrams dropped; client %+v", *dropped, st)
 	if st.MaxDatagramSize != DefaultMaxProbeDatagramSize || st.Searching {
 		t.Errorf("client %+v, want %d found again", st, DefaultMaxProbeDatagramSize)
 	}

@@ -181,26 +181,7 @@ func TestPMTUConfig(t *testing.T) {
 // back to the base size and delivers everything; its new search finds
 // the path still carries no more than the base size.
 func TestPMTUBlackHole(t *testing.T) {
-	ccfg, scfg := testConfigs(t, 305)
-	p := newPair(t, ccfg, scfg, 10*time.Millisecond)
-	p.mustRun(p.confirmed, time.Second)
-	p.mustRun(p.pmtuSettled, p.now+time.Second)
-	var dropped int
-	dropAbove(p, DefaultMaxDatagramSize, &dropped)
-	id, _ := p.client.OpenStream(p.now, false)
-	data := payload(200<<10, 9)
-	written := 0
-	p.clientApp = func(now time.Duration, c *Conn) {
-		if written < len(data) {
-			n, _ := c.StreamWrite(id, data[written:])
-			written += n
-			if written == len(data) {
-				if err := c.CloseWrite(id); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
-	}
+	p, id, data, dropped := blackHoleTransfer(t, 200<<10)
 	var got []byte
 	p.mustRun(func() bool {
 		return p.server.streams.m[id] != nil && readAll(t, p.now, p.server, id, &got)
@@ -213,10 +194,10 @@ func TestPMTUBlackHole(t *testing.T) {
 	if !st.PathMTU.BlackHole || st.PathMTU.MaxDatagramSize != DefaultMaxDatagramSize || st.PathMTU.Searching {
 		t.Errorf("client %+v, want a black hole and 1200", st.PathMTU)
 	}
-	if dropped == 0 {
+	if *dropped == 0 {
 		t.Error("nothing dropped")
 	}
-	t.Logf("%d datagrams dropped; PTOs %d, lost %d", dropped, st.Recovery.PTOs, st.PacketsLost)
+	t.Logf("%d datagrams dropped; PTOs %d, lost %d", *dropped, st.Recovery.PTOs, st.PacketsLost)
 }
 
 // TestPMTUBlackHoleSearchesAgain: large datagrams stop arriving for a
@@ -227,26 +208,7 @@ func TestPMTUBlackHole(t *testing.T) {
 // found then dropped every full-size one (its downlink stalled over the
 // starlink profile, bench tunnel's tunnel-fixed with 1 MB responses).
 func TestPMTUBlackHoleSearchesAgain(t *testing.T) {
-	ccfg, scfg := testConfigs(t, 305)
-	p := newPair(t, ccfg, scfg, 10*time.Millisecond)
-	p.mustRun(p.confirmed, time.Second)
-	p.mustRun(p.pmtuSettled, p.now+time.Second)
-	var dropped int
-	dropAbove(p, DefaultMaxDatagramSize, &dropped)
-	id, _ := p.client.OpenStream(p.now, false)
-	data := payload(200<<10, 9)
-	written := 0
-	p.clientApp = func(now time.Duration, c *Conn) {
-		if written < len(data) {
-			n, _ := c.StreamWrite(id, data[written:])
-			written += n
-			if written == len(data) {
-				if err := c.CloseWrite(id); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
-	}
+	p, id, data, dropped := blackHoleTransfer(t, 200<<10)
 	p.mustRun(func() bool { return p.client.Stats().PathMTU.BlackHole }, p.now+10*time.Second)
 	p.drop = nil // the large datagrams get through again
 	var got []byte
@@ -257,7 +219,7 @@ func TestPMTUBlackHoleSearchesAgain(t *testing.T) {
 		t.Fatalf("server read %d bytes, want %d", len(got), len(data))
 	}
 	st := p.client.Stats().PathMTU
-	t.Logf("%d datagrams dropped; client %+v", dropped, st)
+	t.Logf("%d datagrams dropped; client %+v", *dropped, st)
 	if !st.BlackHole || st.MaxDatagramSize != DefaultMaxProbeDatagramSize || st.Searching {
 		t.Errorf("client %+v, want the black hole seen and %d found again", st, DefaultMaxProbeDatagramSize)
 	}
@@ -383,4 +345,32 @@ func TestPMTUStateDisabled(t *testing.T) {
 			t.Errorf("limit %d disabled %v: still searching", tc.limit, tc.disabled)
 		}
 	}
+}
+
+// blackHoleTransfer starts a pair whose path MTU search settled at the
+// largest size, then drops the client's datagrams above the base size
+// (counted in dropped) while the client sends size bytes on stream id.
+func blackHoleTransfer(t *testing.T, size int) (p *pair, id uint64, data []byte, dropped *int) {
+	t.Helper()
+	ccfg, scfg := testConfigs(t, 305)
+	p = newPair(t, ccfg, scfg, 10*time.Millisecond)
+	p.mustRun(p.confirmed, time.Second)
+	p.mustRun(p.pmtuSettled, p.now+time.Second)
+	dropped = new(int)
+	dropAbove(p, DefaultMaxDatagramSize, dropped)
+	id, _ = p.client.OpenStream(p.now, false)
+	data = payload(size, 9)
+	written := 0
+	p.clientApp = func(now time.Duration, c *Conn) {
+		if written < len(data) {
+			n, _ := c.StreamWrite(id, data[written:])
+			written += n
+			if written == len(data) {
+				if err := c.CloseWrite(id); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	return p, id, data, dropped
 }
