@@ -355,7 +355,7 @@ func (c *Conn) setClosedLocked(reason error) {
 	c.err = err
 	close(c.closed)
 	// Reads and Writes without a deadline wait on their stream's
-	// broadcast alone (waitOrDeadline): the connection's end wakes them
+	// signals (streamSignal): the connection's end wakes them
 	// there. Every stream one may wait on is in c.streams, as a stream
 	// leaves it only once both its directions ended.
 	for _, s := range c.streams {
