@@ -304,7 +304,7 @@ func (c *Conn) dispatchEvents(now time.Duration) {
 				c.hasODCID = false
 			}
 		case core.EventStreamOpened:
-			s := c.newStreamLocked(ev.StreamID)
+			s := c.streamLocked(ev.StreamID)
 			d := dirIndex(ev.Bidi)
 			c.accept[d] = append(c.accept[d], s)
 			c.acceptReady[d].fire()

@@ -27,12 +27,33 @@ type streamState struct {
 	// handle is the application's *Stream of a bidirectional stream,
 	// allocated with the state rather than apart, once per request.
 	handle Stream
+	// mem is the core's memory of the stream, allocated with the state
+	// (core.Conn.SetStreamMemory): one allocation per stream, not two.
+	mem core.StreamMemory
 }
 
 // bidiStream returns the application's handle of a bidirectional stream.
 func (s *streamState) bidiStream() *Stream {
 	s.handle.s = s
 	return &s.handle
+}
+
+// streamMemoryLocked gives the core the memory of a new stream, within
+// the stream's state, which it tracks from now on; c.mu is held, as the
+// core calls it from OpenStream or Step.
+func (c *Conn) streamMemoryLocked(id uint64) *core.StreamMemory {
+	return &c.newStreamLocked(id).mem
+}
+
+// streamLocked returns the state of a stream the core opened: the one
+// streamMemoryLocked made, or a new one for a stream the core opened
+// before the connection gave it streamMemoryLocked (a server's first
+// datagrams, which may carry 0-RTT streams); c.mu is held.
+func (c *Conn) streamLocked(id uint64) *streamState {
+	if s := c.streams[id]; s != nil {
+		return s
+	}
+	return c.newStreamLocked(id)
 }
 
 // newStreamLocked tracks a stream the core opened; c.mu is held.
