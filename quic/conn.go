@@ -104,6 +104,7 @@ func newConn(t *Transport, cc *core.Conn, l *Listener, v wire.Version) *Conn {
 		loopDone:      make(chan struct{}),
 	}
 	c.ctx, c.cancel = context.WithCancelCause(context.Background())
+	cc.SetStreamMemory(c.streamMemoryLocked)
 	return c
 }
 
@@ -292,7 +293,7 @@ func (c *Conn) openLocked(bidi bool) (*streamState, <-chan struct{}, error) {
 	case err != nil:
 		return nil, nil, err
 	}
-	return c.newStreamLocked(id), nil, nil
+	return c.streamLocked(id), nil, nil
 }
 
 // AcceptStream returns the next bidirectional stream the peer opened,

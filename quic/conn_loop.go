@@ -304,7 +304,7 @@ func (c *Conn) dispatchEvents(now time.Duration) {
 				c.hasODCID = false
 			}
 		case core.EventStreamOpened:
-			s := c.newStreamLocked(ev.StreamID)
+			s := c.streamLocked(ev.StreamID)
 			d := dirIndex(ev.Bidi)
 			c.accept[d] = append(c.accept[d], s)
 			c.acceptReady[d].fire()
@@ -355,7 +355,7 @@ func (c *Conn) setClosedLocked(reason error) {
 	c.err = err
 	close(c.closed)
 	// Reads and Writes without a deadline wait on their stream's
-	// broadcast alone (waitOrDeadline): the connection's end wakes them
+	// signals (streamSignal): the connection's end wakes them
 	// there. Every stream one may wait on is in c.streams, as a stream
 	// leaves it only once both its directions ended.
 	for _, s := range c.streams {

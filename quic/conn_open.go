@@ -21,12 +21,36 @@ type openQueue struct {
 	// woken counts the calls woken that have not looked again yet: the
 	// credit they will take is not offered to others.
 	woken int
+	// spare holds the waiters of calls that returned, for the next calls
+	// to wait on: a load generator with more requests than the peer's
+	// stream credit waits here once per request, and a waiter and its
+	// channel made each time were two allocations of it.
+	spare []*openWaiter
 }
 
-// openWaiter is a waiting call.
+// openWaiter is a waiting call's place in line.
 type openWaiter struct {
-	ready chan struct{} // closed when the call may look again
+	// ready gets a token when the call may look again. It holds one, so
+	// that wake never blocks, and is empty whenever the waiter is in the
+	// line or among the spares: a waiter is woken once per wait, and
+	// every token is taken, by the wait or when the call gives up.
+	ready chan struct{}
 }
+
+// getWaiter returns a waiter with an empty channel; c.mu is held.
+func (q *openQueue) getWaiter() *openWaiter {
+	if n := len(q.spare); n > 0 {
+		w := q.spare[n-1]
+		q.spare[n-1] = nil
+		q.spare = q.spare[:n-1]
+		return w
+	}
+	return &openWaiter{ready: make(chan struct{}, 1)}
+}
+
+// putWaiter keeps the waiter of a call that returned, its channel empty;
+// c.mu is held.
+func (q *openQueue) putWaiter(w *openWaiter) { q.spare = append(q.spare, w) }
 
 // wake wakes up to n calls at the head of the line (every call when n is
 // negative).
@@ -36,7 +60,7 @@ func (q *openQueue) wake(n int) {
 		k = min(k, n)
 	}
 	for _, w := range q.waiting[:k] {
-		close(w.ready)
+		w.ready <- struct{}{}
 	}
 	q.woken += k
 	rest := copy(q.waiting, q.waiting[k:])
@@ -94,11 +118,18 @@ func (c *Conn) openSync(ctx context.Context, bidi bool) (*streamState, error) {
 			s, handshake, err = c.openLocked(bidi)
 		}
 		if !errors.Is(err, ErrStreamLimit) {
+			if w != nil {
+				q.putWaiter(w)
+			}
 			c.mu.Unlock()
 			return s, err
 		}
 		if handshake != nil {
 			// Before the handshake the peer's limits are not known.
+			if w != nil {
+				q.putWaiter(w)
+				w = nil
+			}
 			c.mu.Unlock()
 			select {
 			case <-handshake:
@@ -108,27 +139,44 @@ func (c *Conn) openSync(ctx context.Context, bidi bool) (*streamState, error) {
 			}
 			continue
 		}
-		again := w != nil
-		w = &openWaiter{ready: make(chan struct{})}
-		if again {
+		if w != nil {
 			// Woken, and another call took the credit first: back to
 			// the head of the line.
 			q.waiting = slices.Insert(q.waiting, 0, w)
 		} else {
+			w = q.getWaiter()
 			q.waiting = append(q.waiting, w)
 		}
 		c.mu.Unlock()
-		select {
-		case <-w.ready:
-		case <-ctx.Done():
-			c.mu.Lock()
-			if !q.remove(w) {
-				// Woken meanwhile: the credit goes to the next call.
-				q.woken--
-				c.wakeOpenersLocked(bidi)
-			}
-			c.mu.Unlock()
+		if !c.waitInLine(ctx, q, w, bidi) {
 			return nil, ctx.Err()
 		}
 	}
+}
+
+// waitInLine waits until w is woken, or until ctx ends: then w leaves
+// the line, back among the spares, and waitInLine returns false.
+func (c *Conn) waitInLine(ctx context.Context, q *openQueue, w *openWaiter, bidi bool) bool {
+	done := ctx.Done()
+	if done == nil {
+		// A receive alone costs less than a select.
+		<-w.ready
+		return true
+	}
+	select {
+	case <-w.ready:
+		return true
+	case <-done:
+	}
+	c.mu.Lock()
+	if !q.remove(w) {
+		// Woken meanwhile: the token is there to take, and the credit
+		// goes to the next call.
+		<-w.ready
+		q.woken--
+		c.wakeOpenersLocked(bidi)
+	}
+	q.putWaiter(w)
+	c.mu.Unlock()
+	return false
 }

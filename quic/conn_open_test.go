@@ -110,3 +110,58 @@ func TestOpenStreamSyncInLine(t *testing.T) {
 		}
 	})
 }
+
+// TestOpenStreamSyncWaiterReused: a call whose context ends as it is
+// woken leaves the line with its waiter's channel empty and the count of
+// woken calls right, whichever of the two its wait saw first (the first
+// event readies the waiting goroutine with its case), so that the waiter
+// serves the next call as a new one would.
+func TestOpenStreamSyncWaiterReused(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newMemEnv(t, link10ms, &Config{MaxIncomingStreams: 1})
+		c, _ := e.connect(nil)
+		// A failure ends the test at once: the connection goes too.
+		defer func() { _ = c.CloseWithError(0, "") }()
+		if _, err := c.OpenStreamSync(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		q := &c.opening[0]
+		for round := range 20 {
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() {
+				_, err := c.OpenStreamSync(ctx)
+				done <- err
+			}()
+			synctest.Wait()
+			// Both before the call looks again, under the lock, in
+			// turns one first, then the other.
+			c.mu.Lock()
+			if n := len(q.waiting); n != 1 {
+				c.mu.Unlock()
+				t.Fatalf("round %d: %d calls in line, want 1", round, n)
+			}
+			if round%2 == 0 {
+				q.wake(1)
+				cancel()
+			} else {
+				cancel()
+				q.wake(1)
+			}
+			c.mu.Unlock()
+			if err := <-done; !errors.Is(err, context.Canceled) {
+				t.Fatalf("round %d: %v, want context.Canceled", round, err)
+			}
+			c.mu.Lock()
+			waiting, woken, spares, tokens := len(q.waiting), q.woken, len(q.spare), -1
+			if spares > 0 {
+				tokens = len(q.spare[0].ready)
+			}
+			c.mu.Unlock()
+			if waiting != 0 || woken != 0 || spares != 1 || tokens != 0 {
+				t.Fatalf("round %d: %d in line, %d woken, %d spares (the first holding %d tokens), want 0, 0, 1 and 0",
+					round, waiting, woken, spares, tokens)
+			}
+		}
+	})
+}

@@ -17,7 +17,7 @@ type streamState struct {
 	id               uint64
 	hasRecv, hasSend bool
 
-	readable, writable broadcast
+	readable, writable streamSignal
 	// readErr and writeErr are the final results of each direction for
 	// the application: io.EOF, a *StreamError, ErrWriteClosed.
 	readErr, writeErr error
@@ -27,6 +27,9 @@ type streamState struct {
 	// handle is the application's *Stream of a bidirectional stream,
 	// allocated with the state rather than apart, once per request.
 	handle Stream
+	// mem is the core's memory of the stream, allocated with the state
+	// (core.Conn.SetStreamMemory): one allocation per stream, not two.
+	mem core.StreamMemory
 }
 
 // bidiStream returns the application's handle of a bidirectional stream.
@@ -35,11 +38,31 @@ func (s *streamState) bidiStream() *Stream {
 	return &s.handle
 }
 
+// streamMemoryLocked gives the core the memory of a new stream, within
+// the stream's state, which it tracks from now on; c.mu is held, as the
+// core calls it from OpenStream or Step.
+func (c *Conn) streamMemoryLocked(id uint64) *core.StreamMemory {
+	return &c.newStreamLocked(id).mem
+}
+
+// streamLocked returns the state of a stream the core opened: the one
+// streamMemoryLocked made, or a new one for a stream the core opened
+// before the connection gave it streamMemoryLocked (a server's first
+// datagrams, which may carry 0-RTT streams); c.mu is held.
+func (c *Conn) streamLocked(id uint64) *streamState {
+	if s := c.streams[id]; s != nil {
+		return s
+	}
+	return c.newStreamLocked(id)
+}
+
 // newStreamLocked tracks a stream the core opened; c.mu is held.
 func (c *Conn) newStreamLocked(id uint64) *streamState {
 	bidi := id&0x2 == 0
 	local := (id&0x1 == 0) == c.isClient
 	s := &streamState{c: c, id: id, hasSend: bidi || local, hasRecv: bidi || !local}
+	s.readable.cond.L = &c.mu
+	s.writable.cond.L = &c.mu
 	c.streams[id] = s
 	return s
 }
@@ -74,25 +97,6 @@ func (s *streamState) setWriteDeadline(t time.Time) {
 	s.c.mu.Unlock()
 }
 
-// waitOrDeadline waits until wait is closed, or the deadline passes when
-// there is one, or closed is closed. Without a deadline, most waits,
-// it receives from wait alone: the connection's end fires every stream's
-// broadcasts (setClosedLocked), and a select on the connection's closed
-// channel too, shared by every stream, made a client with hundreds of
-// requests waiting contend for that channel's lock at every wait and
-// wake-up.
-func waitOrDeadline(wait, deadline, closed <-chan struct{}) {
-	if deadline == nil {
-		<-wait
-		return
-	}
-	select {
-	case <-wait:
-	case <-deadline:
-	case <-closed:
-	}
-}
-
 func (s *streamState) stopTimers() {
 	s.readDL.stop()
 	s.writeDL.stop()
@@ -105,11 +109,12 @@ func (s *streamState) read(p []byte) (int, error) {
 		return 0, nil
 	}
 	c := s.c
+	c.mu.Lock()
 	for {
 		if s.readDL.passed() {
+			c.mu.Unlock()
 			return 0, os.ErrDeadlineExceeded
 		}
-		c.mu.Lock()
 		if s.readErr != nil {
 			err := s.readErr
 			c.mu.Unlock()
@@ -125,7 +130,6 @@ func (s *streamState) read(p []byte) (int, error) {
 		// CreditPending reports too, but mostly it queues nothing, and
 		// waking the goroutine there cost a server a wake-up per request.
 		wake := (n > 0 || err == io.EOF) && c.core.CreditPending()
-		var wait <-chan struct{}
 		switch {
 		case err == io.EOF:
 			s.readErr = io.EOF
@@ -143,16 +147,15 @@ func (s *streamState) read(p []byte) (int, error) {
 			// now the connection's error.
 			err = c.err
 		case n == 0:
-			wait = s.readable.wait()
+			// Nothing read, nothing to send: wait, and look again.
+			s.readable.waitLocked(&s.readDL, c.closed)
+			continue
 		}
 		c.mu.Unlock()
 		if wake || (err != nil && err != io.EOF) {
 			c.signal()
 		}
-		if n > 0 || err != nil {
-			return n, err
-		}
-		waitOrDeadline(wait, s.readDL.wait(), c.closed)
+		return n, err
 	}
 }
 
@@ -168,11 +171,12 @@ func (s *streamState) writeClose(p []byte) (int, error) { return s.writeFin(p, t
 func (s *streamState) writeFin(p []byte, fin bool) (int, error) {
 	c := s.c
 	total := 0
+	c.mu.Lock()
 	for {
 		if s.writeDL.passed() {
+			c.mu.Unlock()
 			return total, os.ErrDeadlineExceeded
 		}
-		c.mu.Lock()
 		if s.writeErr != nil {
 			err := s.writeErr
 			c.mu.Unlock()
@@ -180,7 +184,7 @@ func (s *streamState) writeFin(p []byte, fin bool) (int, error) {
 		}
 		n, err := c.core.StreamWrite(s.id, p[total:])
 		total += n
-		var wait <-chan struct{}
+		wait := false
 		switch {
 		case errors.Is(err, core.ErrClosed):
 			err = c.closeErrLocked()
@@ -192,19 +196,26 @@ func (s *streamState) writeFin(p []byte, fin bool) (int, error) {
 		case total < len(p) && c.err != nil:
 			err = c.err
 		case total < len(p):
-			wait = s.writable.wait()
+			wait = true
 		case fin:
 			err = s.closeWriteLocked()
 			n = max(n, 1) // the FIN needs sending
+		}
+		if wait {
+			if n > 0 {
+				// What was buffered goes out while the call waits for
+				// room: the connection's goroutine takes the mutex
+				// the wait releases.
+				c.signal()
+			}
+			s.writable.waitLocked(&s.writeDL, c.closed)
+			continue
 		}
 		c.mu.Unlock()
 		if n > 0 {
 			c.signal()
 		}
-		if err != nil || total == len(p) {
-			return total, err
-		}
-		waitOrDeadline(wait, s.writeDL.wait(), c.closed)
+		return total, err
 	}
 }
 

@@ -73,7 +73,8 @@
 // nothing is readable, io.EOF at the end, *StreamError after a reset;
 // CreditPending then says whether the read queued a window update, which
 // a driver wakes its sending side for), CloseWrite (FIN), ResetStream and
-// StopSending. Close sends an application
+// StopSending. SetStreamMemory lets a driver allocate each stream's memory
+// within its own state of the stream. Close sends an application
 // CONNECTION_CLOSE. Stats reports RTTs, window and counters.
 //
 // # Inside

@@ -39,6 +39,9 @@ type streamMap struct {
 	// send buffer limit (wantWritable), for wakeWriters; an entry whose
 	// flag was cleared since is dropped there.
 	writeWaiters []*stream
+	// alloc, when set, gives the memory of each new stream
+	// (Conn.SetStreamMemory).
+	alloc func(id uint64) *StreamMemory
 }
 
 func (m *streamMap) init(c *Conn) {
@@ -84,10 +87,21 @@ type streamMemory struct {
 	recvHave   [2]span
 }
 
+// StreamMemory is the memory of one stream, which a driver may allocate
+// within its own state of the stream (Conn.SetStreamMemory): one
+// allocation per stream where there were two. Its fields are the core's.
+type StreamMemory struct{ m streamMemory }
+
 // newStream creates a stream with the parts its ID gives it.
 func (m *streamMap) newStream(now time.Duration, id uint64) *stream {
-	mem := &streamMemory{s: stream{id: id}}
+	var mem *streamMemory
+	if m.alloc != nil {
+		mem = &m.alloc(id).m
+	} else {
+		mem = &streamMemory{}
+	}
 	s := &mem.s
+	s.id = id
 	local, bidi := m.isLocal(id), streamIsBidi(id)
 	if bidi || local {
 		limit := m.peerInitUni

@@ -5,6 +5,15 @@ import (
 	"time"
 )
 
+// SetStreamMemory makes alloc give the memory of each stream the
+// connection creates from now on, local or the peer's, with the stream's
+// ID: a driver that keeps a state of its own per stream allocates the two
+// together. alloc runs inside OpenStream and Step, and returns memory
+// that no stream used before, zeroed, as new(StreamMemory) gives. The
+// core holds the memory until it forgets the stream; the driver's state
+// around it lives as long as either holds it.
+func (c *Conn) SetStreamMemory(alloc func(id uint64) *StreamMemory) { c.streams.alloc = alloc }
+
 // OpenStream opens a bidirectional or unidirectional stream and returns
 // its ID. It fails with ErrStreamLimit while the peer's limit does not allow
 // another stream (EventStreamsAvailable tells when it does), and with
