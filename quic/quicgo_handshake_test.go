@@ -384,7 +384,13 @@ func TestInteropZeroRTT(t *testing.T) {
 		})
 		tc := resumingTLS()
 		var traces connTraces
-		for i := range 2 {
+		// Connection 0 gets a ticket; the next resume it in 0-RTT. On a
+		// busy machine the server's reply can finish the handshake before
+		// the connection's goroutine packs the request, which then goes
+		// in 1-RTT packets although the connection took 0-RTT: a further
+		// connection tries again (three at most).
+		const maxResumes = 3
+		for i := 0; i <= maxResumes; i++ {
 			c, err := DialAddrEarly(ctx, ln.Addr().String(), tc, &Config{Tracer: traces.open})
 			if err != nil {
 				t.Fatal(err)
@@ -399,17 +405,22 @@ func TestInteropZeroRTT(t *testing.T) {
 			<-c.HandshakeComplete()
 			cs := c.ConnectionState()
 			ss := (<-serverConns).ConnectionState()
-			want := i == 1
-			if i == 0 {
-				waitTicket(t, tc)
-			}
+			want := i > 0
+			waitTicket(t, tc)
 			_ = c.CloseWithError(0, "")
 			// Whether the request went in 0-RTT packets, as the client
 			// logged them.
 			early := traces.streamIn0RTT(t, i, "transport:packet_sent")
+			if want && cs.TLS.DidResume && cs.Used0RTT && ss.Used0RTT && !early && i < maxResumes {
+				t.Logf("connection %d resumed in 0-RTT, but the request left after the handshake; again", i)
+				continue
+			}
 			if early != want || cs.TLS.DidResume != want || cs.Used0RTT != want || ss.Used0RTT != want {
 				t.Errorf("connection %d: request in 0-RTT packets %v, resumed %v, 0-RTT %v (quic-go: %v); want %v",
 					i, early, cs.TLS.DidResume, cs.Used0RTT, ss.Used0RTT, want)
+			}
+			if want {
+				break
 			}
 		}
 	})
