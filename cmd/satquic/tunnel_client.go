@@ -185,8 +185,8 @@ func tunnelClient(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	}
 	fwd := tunnel.New(dev, ct.Session, cfg)
 	line := func() string {
-		ct := cur.get()
-		return tunnelLine(fwd.Stats(), ct.Session.Stats(), ct.TransportStats(), fmt.Sprintf("path-too-small %d", ct.PathTooSmall()), reconnectsText(rd))
+		ct, st := cur.get(), fwd.Stats()
+		return tunnelLine(st, ct.Session.Stats(), ct.TransportStats(), fmt.Sprintf("path-too-small %d", ct.PathTooSmall()), reconnectsText(rd, st))
 	}
 	stopStats := runWithStats(ctx, o.stats, stdout, line)
 	if ready != nil {

@@ -61,13 +61,14 @@ func (c *clientConn) adopt(ct *gateway.ClientTunnel, o *tunnelClientOptions, dev
 }
 
 // reconnectsText is the --stats line's part about reconnections: their
-// count and the time spent without a tunnel.
-func reconnectsText(rd *redialer[*gateway.ClientTunnel]) string {
+// count, the time spent without a tunnel and the packets the device gave
+// meanwhile, dropped.
+func reconnectsText(rd *redialer[*gateway.ClientTunnel], st tunnel.Stats) string {
 	if rd == nil {
 		return "reconnects off"
 	}
 	n, down := rd.stats()
-	return fmt.Sprintf("reconnects %d, without tunnel %v", n, roundDelay(down))
+	return fmt.Sprintf("reconnects %d, without tunnel %v (dropped %d)", n, roundDelay(down), st.DownDrops)
 }
 
 // clientFinalStats is the client's --json object.

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/satquic/satquic/internal/testkit"
+)
+
+// TestTunnelClientReconnectsInNamespaces stops the tunnel server under a
+// running client and starts it again on the same address: the client
+// reports the loss, keeps its TUN interface, reconnects, and kernel TCP
+// through the same interface works again; its final statistics count the
+// reconnection.
+func TestTunnelClientReconnectsInNamespaces(t *testing.T) {
+	bin, nsS, nsC, dir, tokenFile := tunnelTestbed(t)
+	serverArgs := []string{"tunnel", "server", "--listen", "192.0.2.1:4433", "--token-file", tokenFile, "--dev", "sqtun-s"}
+	server, serverOut := startIn(t, nsS, bin, serverArgs...)
+	serverOut.waitFor(t, regexp.MustCompile(`interface sqtun-s`))
+	clientJSON := filepath.Join(dir, "client.json")
+	// The server makes a new self-signed certificate each time it starts.
+	client, clientOut := startIn(t, nsC, bin, "tunnel", "client", "--server", "https://192.0.2.1:4433", "--token-file", tokenFile,
+		"--insecure", "--dev", "sqtun-c", "--json", clientJSON)
+	clientOut.waitFor(t, regexp.MustCompile(`interface sqtun-c \(10\.77\.0\.2/32, MTU \d+\)`))
+	fetchThroughTunnel(t, nsS, nsC, 1)
+
+	if err := server.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := waitExit(server, 15*time.Second); err != nil {
+		t.Fatalf("server after SIGTERM: %v\n%s", err, serverOut.String())
+	}
+	clientOut.waitWithin(t, regexp.MustCompile(`tunnel lost: .*; reconnecting in \d`), 40*time.Second)
+	if out, err := exec.Command("ip", "-n", nsC, "route", "show", "dev", "sqtun-c").CombinedOutput(); err != nil || !bytes.Contains(out, []byte("10.77.0.0/24")) {
+		t.Fatalf("the client's interface or its route went with the tunnel: %v\n%s", err, out)
+	}
+
+	server, serverOut = startIn(t, nsS, bin, serverArgs...)
+	serverOut.waitFor(t, regexp.MustCompile(`interface sqtun-s`))
+	clientOut.waitWithin(t, regexp.MustCompile(`reconnected after \d`), 60*time.Second)
+	fetchThroughTunnel(t, nsS, nsC, 2)
+
+	for _, end := range []*exec.Cmd{client, server} {
+		if err := end.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		if err := waitExit(end, 15*time.Second); err != nil {
+			t.Fatalf("after SIGTERM: %v\nclient:\n%s\nserver:\n%s", err, clientOut.String(), serverOut.String())
+		}
+	}
+	var final struct {
+		Reconnects  uint64  `json:"reconnects"`
+		DownSeconds float64 `json:"down_seconds"`
+		Tunnel      struct {
+			SessionsLost uint64 `json:"sessions_lost"`
+		} `json:"tunnel"`
+	}
+	b, err := os.ReadFile(clientJSON)
+	if err != nil || json.Unmarshal(b, &final) != nil || final.Reconnects != 1 || final.Tunnel.SessionsLost != 1 || final.DownSeconds <= 0 {
+		t.Errorf("client final statistics %s (%v)", b, err)
+	}
+	if !regexp.MustCompile(`reconnects 1, without tunnel \d`).MatchString(clientOut.String()) {
+		t.Errorf("the client's statistics line does not count the reconnection:\n%s", clientOut.String())
+	}
+	t.Logf("client:\n%s", clientOut.String())
+}
+
+// fetchThroughTunnel serves 256 kB over HTTP on the server's tunnel
+// address and fetches it from the client's namespace through the tunnel.
+func fetchThroughTunnel(t *testing.T, nsS, nsC string, seed uint64) {
+	t.Helper()
+	payload := testkit.Payload(256<<10, seed)
+	var ln net.Listener
+	inNamespace(t, nsS, func() (err error) { ln, err = net.Listen("tcp", "10.77.0.1:8080"); return err })
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write(payload) })}
+	go func() { _ = srv.Serve(ln) }()
+	defer srv.Close()
+	var conn net.Conn
+	inNamespace(t, nsC, func() (err error) { conn, err = net.DialTimeout("tcp", "10.77.0.1:8080", 20*time.Second); return err })
+	tr := &http.Transport{DialContext: func(_ context.Context, _, _ string) (net.Conn, error) { return conn, nil }}
+	defer tr.CloseIdleConnections()
+	hc := &http.Client{Transport: tr, Timeout: 60 * time.Second}
+	resp, err := hc.Get("http://10.77.0.1:8080/")
+	if err != nil {
+		t.Fatalf("GET through the tunnel: %v", err)
+	}
+	got, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || !bytes.Equal(got, payload) {
+		t.Fatalf("got %d bytes of %d through the tunnel (%v)", len(got), len(payload), err)
+	}
+}
+
+// waitWithin is waitFor with a deadline of d.
+func (b *lockedBuffer) waitWithin(t *testing.T, re *regexp.Regexp, d time.Duration) []string {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		if m := re.FindStringSubmatch(b.String()); m != nil {
+			return m
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("no %q in the output:\n%s", re, b.String())
+	return nil
+}
