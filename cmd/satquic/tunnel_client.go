@@ -17,7 +17,7 @@ import (
 	"github.com/satquic/satquic/tunnel"
 )
 
-const tunnelClientSynopsis = `tunnel client --server https://HOST:PORT [--token T | --token-file FILE] [--cert FILE --key FILE] [--insecure | --pin SHA256 | --ca FILE] [--route PREFIX]... [--dev NAME] [--mtu N] [--stats D] [--json FILE] [--config FILE] [QUIC flags]
+const tunnelClientSynopsis = `tunnel client --server https://HOST:PORT [--token T | --token-file FILE] [--cert FILE --key FILE] [--insecure | --pin SHA256 | --ca FILE] [--route PREFIX]... [--dev NAME] [--mtu N] [--no-reconnect] [--stats D] [--json FILE] [--config FILE] [QUIC flags]
 
 Connects to a "satquic tunnel server" (or any CONNECT-IP proxy, RFC 9484)
 over HTTP/3 and creates a TUN interface (Linux; root or CAP_NET_ADMIN)
@@ -34,7 +34,14 @@ The server's certificate is verified with the system's roots, --ca, or
 clients by certificate. --config FILE reads a JSON object whose keys are
 these flags' names; flags on the command line override it. On SIGINT or
 SIGTERM the tunnel closes, the TUN interface is removed and the final
-statistics are printed.`
+statistics are printed.
+
+The first connection fails at once with its error. When a tunnel that was
+up is lost (server restart, outage, NAT rebinding), the client keeps its
+interface and routes, drops what they carry meanwhile, and reconnects:
+waits of 1 s doubling to 30 s (with jitter), each attempt reported on
+stderr, until SIGINT or SIGTERM; a new address, routes or smaller MTU
+from the server reconfigure the interface. --no-reconnect exits instead.`
 
 type tunnelClientOptions struct {
 	tunnelCommon
