@@ -20,6 +20,18 @@
 // written back into the device. The receiver writes what the session
 // delivers into the device. Stats counts each step, JSON-friendly.
 //
+// With Config.NextSession a Forwarder outlives its session, as a tunnel
+// client that reconnects needs: the device reader runs for the whole Run,
+// and each session in turn has its sender and receiver until it fails;
+// the failed session is closed, the packets still queued for it are
+// dropped, and NextSession is asked for the next one (it redials, with
+// backoff, for as long as it takes). Meanwhile the device stays open, its
+// interface, addresses and routes in place, and what it gives is dropped
+// and counted (Stats.DownDrops), as a link that is down drops it: the
+// reader never waits for a session, so local senders see loss and
+// retransmit once the tunnel is back. Each new session's batch, give and
+// lend interfaces are looked up as the first one's are.
+//
 // NewMulti spreads the device's packets over several sessions (tunnels on
 // as many connections, so that more than one core encrypts and codes),
 // with a queue, a sender and a receiver each. A packet goes to the

@@ -7,6 +7,7 @@ import (
 	"hash/maphash"
 	"io"
 	"sync"
+	"sync/atomic"
 
 	"github.com/satquic/satquic/connectip"
 )
@@ -95,6 +96,15 @@ type Config struct {
 	// they see loss. A Forwarder whose lanes carry many hosts' flows
 	// should drop, so that one slow lane does not stall the device.
 	WaitWhenFull bool
+	// NextSession, when set, makes the Forwarder outlive its session: when
+	// the session fails, Run closes it and asks NextSession for the next
+	// one (lost is the failure), while the device stays open and its
+	// reader keeps reading, dropping and counting (Stats.DownDrops) what
+	// it reads until a session is up again. NextSession may take long (it
+	// redials with backoff); it should return when ctx ends. An error it
+	// returns ends Run with that error. Only for a Forwarder of one
+	// session (New).
+	NextSession func(ctx context.Context, lost error) (Session, error)
 }
 
 // Forwarder moves packets between a Device and one or more Sessions.
@@ -104,14 +114,26 @@ type Forwarder struct {
 	free  *bufferStack // the buffers device reads go into
 	seed  maphash.Seed
 	wait  bool // Config.WaitWhenFull
+	next  func(ctx context.Context, lost error) (Session, error)
 	stats counters
 	wmu   sync.Mutex // device writes come from every lane
 }
 
-// lane is one session with its queue from the device.
+// lane is one session with its queue from the device. With
+// Config.NextSession its session changes over the run: mu guards sess,
+// and gate is the current session's, nil while none is up.
 type lane struct {
+	mu    sync.Mutex
 	sess  Session
 	queue chan packet
+	gate  atomic.Pointer[sessionGate]
+}
+
+// session is the lane's current session.
+func (l *lane) session() Session {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.sess
 }
 
 type packet struct {
@@ -135,10 +157,13 @@ func NewMulti(dev Device, sessions []Session, cfg Config) (*Forwarder, error) {
 	if len(sessions) == 0 {
 		return nil, errors.New("tunnel: no session")
 	}
+	if cfg.NextSession != nil && len(sessions) > 1 {
+		return nil, errors.New("tunnel: Config.NextSession needs a Forwarder of one session")
+	}
 	if cfg.QueueLen <= 0 {
 		cfg.QueueLen = DefaultQueueLen
 	}
-	f := &Forwarder{dev: dev, seed: maphash.MakeSeed(), wait: cfg.WaitWhenFull}
+	f := &Forwarder{dev: dev, seed: maphash.MakeSeed(), wait: cfg.WaitWhenFull, next: cfg.NextSession}
 	for _, s := range sessions {
 		f.lanes = append(f.lanes, &lane{sess: s, queue: make(chan packet, cfg.QueueLen)})
 	}
@@ -148,17 +173,23 @@ func NewMulti(dev Device, sessions []Session, cfg Config) (*Forwarder, error) {
 	return f, nil
 }
 
-// Run forwards until ctx is done or the device or a session fails, then
-// closes them all and returns: nil after ctx is done, otherwise the
-// failure. A Forwarder runs once.
+// Run forwards until ctx is done or the device or a session fails (with
+// Config.NextSession: or NextSession fails), then closes them all and
+// returns: nil after ctx is done, otherwise the failure. A Forwarder runs
+// once.
 func (f *Forwarder) Run(parent context.Context) error {
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
 	loops := []func(context.Context) error{f.readDevice}
-	for _, l := range f.lanes {
-		loops = append(loops,
-			func(ctx context.Context) error { return f.sendPackets(ctx, l) },
-			func(context.Context) error { return f.receivePackets(l.sess) })
+	if f.next != nil {
+		f.lanes[0].gate.Store(&sessionGate{ended: make(chan struct{})})
+		loops = append(loops, func(ctx context.Context) error { return f.runSeries(ctx, f.lanes[0]) })
+	} else {
+		for _, l := range f.lanes {
+			loops = append(loops,
+				func(ctx context.Context) error { return f.sendPackets(ctx, l, l.sess) },
+				func(context.Context) error { return f.receivePackets(l.sess) })
+		}
 	}
 	var wg sync.WaitGroup
 	errc := make(chan error, len(loops))
@@ -178,6 +209,9 @@ func (f *Forwarder) Run(parent context.Context) error {
 	<-ctx.Done()
 	closeErrs := []error{f.dev.Close()}
 	for _, l := range f.lanes {
+		if f.next != nil {
+			break // runSeries closes each of its sessions
+		}
 		if err := l.sess.Close(); !errors.Is(err, connectip.ErrClosed) {
 			closeErrs = append(closeErrs, err)
 		}
@@ -234,6 +268,17 @@ func (f *Forwarder) dispatch(ctx context.Context, buf []byte, n int) bool {
 	if len(f.lanes) > 1 {
 		l = f.lanes[flowHash(f.seed, buf[:n])%uint64(len(f.lanes))]
 	}
+	// With Config.NextSession the lane may be without a session: its
+	// packet is dropped, as a link that is down drops it.
+	var ended <-chan struct{}
+	if f.next != nil {
+		g := l.gate.Load()
+		if g == nil {
+			f.dropDown(buf)
+			return true
+		}
+		ended = g.ended
+	}
 	p := packet{buf: buf, n: n}
 	// Room in the queue is the common case: a send that cannot block is a
 	// fraction of the select below, which costs about a sixth of the
@@ -246,6 +291,9 @@ func (f *Forwarder) dispatch(ctx context.Context, buf []byte, n int) bool {
 	if f.wait {
 		select {
 		case l.queue <- p:
+			return true
+		case <-ended: // nil, never ready, without Config.NextSession
+			f.dropDown(buf)
 			return true
 		case <-ctx.Done():
 			f.free.put(buf)
@@ -269,12 +317,12 @@ func (f *Forwarder) dispatch(ctx context.Context, buf []byte, n int) bool {
 // the buffers it gives back in exchange carry the next device reads: a
 // packet read from the device is then copied once more on its way, into
 // its QUIC packet.
-func (f *Forwarder) sendPackets(ctx context.Context, l *lane) error {
-	bw, batched := l.sess.(batchWriter)
+func (f *Forwarder) sendPackets(ctx context.Context, l *lane, sess Session) error {
+	bw, batched := sess.(batchWriter)
 	if !batched {
-		return f.sendOneByOne(ctx, l)
+		return f.sendOneByOne(ctx, l, sess)
 	}
-	giver, gives := l.sess.(packetGiver)
+	giver, gives := sess.(packetGiver)
 	batch := make([]packet, 0, sendBatch)
 	pkts := make([][]byte, 0, sendBatch)
 	var refusedPkts, refusedBytes int
@@ -324,7 +372,7 @@ func (f *Forwarder) sendPackets(ctx context.Context, l *lane) error {
 
 // sendOneByOne gives a lane's queued packets to its session one at a
 // time.
-func (f *Forwarder) sendOneByOne(ctx context.Context, l *lane) error {
+func (f *Forwarder) sendOneByOne(ctx context.Context, l *lane, sess Session) error {
 	for {
 		var p packet
 		select {
@@ -332,7 +380,7 @@ func (f *Forwarder) sendOneByOne(ctx context.Context, l *lane) error {
 		case <-ctx.Done():
 			return nil
 		}
-		icmp, err := l.sess.WritePacket(p.buf[:p.n])
+		icmp, err := sess.WritePacket(p.buf[:p.n])
 		n := p.n
 		f.free.put(p.buf)
 		switch {

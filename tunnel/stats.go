@@ -17,6 +17,13 @@ type Stats struct {
 	// because the queue to the session was full: the transport could not
 	// keep up.
 	OverloadDrops uint64 `json:"overload_drops"`
+	// DownDrops counts packets read from the device and dropped because
+	// no session was up (Config.NextSession, between a session's failure
+	// and the next one), or left queued for the session that failed.
+	DownDrops uint64 `json:"down_drops"`
+	// SessionsLost counts the sessions that failed and were replaced or
+	// waited for (Config.NextSession).
+	SessionsLost uint64 `json:"sessions_lost"`
 	// Refused counts packets the session did not send (Session.Sent.Dropped
 	// gives the reasons); ICMPToDevice the ICMP errors about them written
 	// back into the device.
@@ -27,7 +34,8 @@ type Stats struct {
 	Delivered         Count  `json:"delivered"`
 	DeviceWriteErrors uint64 `json:"device_write_errors"`
 	// Sessions are the CONNECT-IP sessions' own counters, in the order
-	// given to NewMulti.
+	// given to NewMulti; with Config.NextSession, the current (or last)
+	// session's.
 	Sessions []connectip.Stats `json:"sessions"`
 	// Offload is the device's offload counters, for a device that has
 	// them (a TUN interface).
@@ -45,11 +53,11 @@ func (f *Forwarder) Stats() Stats {
 	s := &f.stats
 	st := Stats{
 		DeviceRead: s.deviceRead.snapshot(), Tunneled: s.tunneled.snapshot(),
-		OverloadDrops: s.overload.Load(), Refused: s.refused.Load(), ICMPToDevice: s.icmp.Load(),
+		OverloadDrops: s.overload.Load(), DownDrops: s.down.Load(), SessionsLost: s.lost.Load(), Refused: s.refused.Load(), ICMPToDevice: s.icmp.Load(),
 		Delivered: s.delivered.snapshot(), DeviceWriteErrors: s.writeErrors.Load(),
 	}
 	for _, l := range f.lanes {
-		st.Sessions = append(st.Sessions, l.sess.Stats())
+		st.Sessions = append(st.Sessions, l.session().Stats())
 	}
 	if d, ok := f.dev.(interface{ OffloadStats() OffloadStats }); ok {
 		o := d.OffloadStats()
@@ -61,6 +69,7 @@ func (f *Forwarder) Stats() Stats {
 type counters struct {
 	deviceRead, tunneled, delivered      count
 	overload, refused, icmp, writeErrors atomic.Uint64
+	down, lost                           atomic.Uint64
 }
 
 type count struct{ packets, bytes atomic.Uint64 }

@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -132,6 +133,68 @@ func (t *TUN) configure(ipPath string, cfg TUNConfig) error {
 		}
 	}
 	return nil
+}
+
+// Reconfigure changes the interface from old, the configuration it has,
+// to cfg: a reconnected tunnel's new MTU, addresses and routes. The MTU
+// may not exceed the one the interface was opened with (MTU()), which
+// sizes the buffers its packets are read into. Routes that go are deleted
+// first and those that come added last, around the addresses; what both
+// have is left alone, so that the traffic it carries is not disturbed.
+func (t *TUN) Reconfigure(old, cfg TUNConfig) error {
+	if cfg.MTU <= 0 {
+		cfg.MTU = 1280
+	}
+	if cfg.MTU > t.mtu {
+		return fmt.Errorf("tunnel: MTU %d exceeds the %d the interface was opened with", cfg.MTU, t.mtu)
+	}
+	ipPath, err := exec.LookPath("ip")
+	if err != nil {
+		return errors.New("tunnel: the ip command (iproute2) is not installed")
+	}
+	var steps [][]string
+	if cfg.MTU != cmp.Or(old.MTU, 1280) {
+		steps = append(steps, []string{"link", "set", "dev", t.name, "mtu", strconv.Itoa(cfg.MTU)})
+	}
+	for _, r := range missingFrom(old.Routes, cfg.Routes) {
+		steps = append(steps, []string{"route", "del", r.Masked().String(), "dev", t.name})
+	}
+	for _, a := range missingFrom(old.Addrs, cfg.Addrs) {
+		steps = append(steps, []string{"addr", "del", a.String(), "dev", t.name})
+	}
+	added := missingFrom(cfg.Addrs, old.Addrs)
+	for _, a := range added {
+		step := []string{"addr", "add", a.String(), "dev", t.name}
+		if a.Addr().Is6() {
+			step = append(step, "nodad")
+		}
+		steps = append(steps, step)
+	}
+	for _, r := range missingFrom(cfg.Routes, old.Routes) {
+		steps = append(steps, []string{"route", "add", r.Masked().String(), "dev", t.name})
+	}
+	for _, args := range steps {
+		if err := runIP(ipPath, args); err != nil {
+			return err
+		}
+	}
+	for _, a := range added {
+		if err := awaitLocal(ipPath, a.Addr()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// missingFrom returns the prefixes of a that b does not hold.
+func missingFrom(a, b []netip.Prefix) []netip.Prefix {
+	var out []netip.Prefix
+	for _, p := range a {
+		if !slices.Contains(b, p) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // awaitLocal waits until the kernel delivers packets to a locally: an IPv6

@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/netip"
 	"os"
@@ -16,7 +17,7 @@ import (
 	"github.com/satquic/satquic/tunnel"
 )
 
-const tunnelClientSynopsis = `tunnel client --server https://HOST:PORT [--token T | --token-file FILE] [--cert FILE --key FILE] [--insecure | --pin SHA256 | --ca FILE] [--route PREFIX]... [--dev NAME] [--mtu N] [--stats D] [--json FILE] [--config FILE] [QUIC flags]
+const tunnelClientSynopsis = `tunnel client --server https://HOST:PORT [--token T | --token-file FILE] [--cert FILE --key FILE] [--insecure | --pin SHA256 | --ca FILE] [--route PREFIX]... [--dev NAME] [--mtu N] [--no-reconnect] [--stats D] [--json FILE] [--config FILE] [QUIC flags]
 
 Connects to a "satquic tunnel server" (or any CONNECT-IP proxy, RFC 9484)
 over HTTP/3 and creates a TUN interface (Linux; root or CAP_NET_ADMIN)
@@ -33,7 +34,14 @@ The server's certificate is verified with the system's roots, --ca, or
 clients by certificate. --config FILE reads a JSON object whose keys are
 these flags' names; flags on the command line override it. On SIGINT or
 SIGTERM the tunnel closes, the TUN interface is removed and the final
-statistics are printed.`
+statistics are printed.
+
+The first connection fails at once with its error. When a tunnel that was
+up is lost (server restart, outage, NAT rebinding), the client keeps its
+interface and routes, drops what they carry meanwhile, and reconnects:
+waits of 1 s doubling to 30 s (with jitter), each attempt reported on
+stderr, until SIGINT or SIGTERM; a new address, routes or smaller MTU
+from the server reconfigure the interface. --no-reconnect exits instead.`
 
 type tunnelClientOptions struct {
 	tunnelCommon
@@ -45,6 +53,8 @@ type tunnelClientOptions struct {
 	certFile string
 	keyFile  string
 	config   string
+
+	noReconnect bool
 }
 
 // tunnelClientFlags parses and checks the client's flags and config file.
@@ -59,6 +69,7 @@ func tunnelClientFlags(args []string, stderr io.Writer) (*tunnelClientOptions, e
 	fs.StringVar(&o.certFile, "cert", "", "PEM client certificate chain (with --key)")
 	fs.StringVar(&o.keyFile, "key", "", "PEM private key of --cert")
 	fs.StringVar(&o.config, "config", "", "JSON file of flag values (keys are flag names; the command line overrides it)")
+	fs.BoolVar(&o.noReconnect, "no-reconnect", false, "exit when the tunnel ends instead of reconnecting")
 	o.register(fs, 0, "cap on the inner MTU (0: what the path carries; at least 1280)")
 	if err := parseTunnelFlags(fs, args, &o.config, o.check); err != nil {
 		return nil, err
@@ -125,8 +136,9 @@ func (o *tunnelClientOptions) tlsConfig() (*tls.Config, error) {
 	return conf, nil
 }
 
-// tunnelClient runs the client until ctx ends or the tunnel does; ready,
-// if set, learns the interface's name and the tunnel once it runs.
+// tunnelClient runs the client until ctx ends or, with --no-reconnect,
+// the tunnel does; ready, if set, learns the interface's name and the
+// first tunnel once it runs.
 func tunnelClient(ctx context.Context, args []string, stdout, stderr io.Writer, ready func(dev string, ct *gateway.ClientTunnel)) error {
 	o, err := tunnelClientFlags(args, stderr)
 	if err != nil {
@@ -139,26 +151,49 @@ func tunnelClient(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	if err := checkTUNAccess(); err != nil {
 		return err
 	}
-	ct, err := gateway.Dial(ctx, o.server, gateway.DialOptions{Token: o.token, TLSConfig: tlsConf, QUIC: o.quic.config(), MTU: o.mtu})
+	dialOpts := gateway.DialOptions{Token: o.token, TLSConfig: tlsConf, QUIC: o.quic.config(), MTU: o.mtu}
+	dial := func(ctx context.Context) (*gateway.ClientTunnel, error) { return gateway.Dial(ctx, o.server, dialOpts) }
+	// The first dial fails at once: a misconfiguration shows now.
+	ct, err := dial(ctx)
 	if err != nil {
 		return err
 	}
-	defer ct.Close()
-	routes, skipped := clientRoutes(ct.Routes, o.routes, remoteIP(ct.RemoteAddr()))
+	cur := &clientConn{ct: ct}
+	defer func() { _ = cur.get().Close() }()
+	setup, skipped := o.setupFor(ct, 0)
 	for _, r := range skipped {
 		fmt.Fprintf(stderr, "satquic tunnel client: --route %v is not among the server's routes; not installed\n", r)
 	}
-	dev, name, err := openTUN(o.dev, ct.MTU, ct.Prefixes, routes)
+	dev, name, err := openTUN(o.dev, setup.mtu, setup.addrs, setup.routes)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "tunnel to %s: interface %s (%s, MTU %d), routes %s\n", ct.RemoteAddr(), name, prefixesText(ct.Prefixes), ct.MTU, prefixesText(routes))
+	cur.setup = setup
+	fmt.Fprintf(stdout, "tunnel to %s: interface %s (%s, MTU %d), routes %s\n", ct.RemoteAddr(), name, prefixesText(setup.addrs), setup.mtu, prefixesText(setup.routes))
 	// The client's one session carries only this host's packets: its
 	// device is held back rather than its packets dropped when the tunnel
 	// is full.
-	fwd := tunnel.New(dev, ct.Session, tunnel.Config{WaitWhenFull: true})
+	cfg := tunnel.Config{WaitWhenFull: true}
+	var rd *redialer[*gateway.ClientTunnel]
+	if !o.noReconnect {
+		rd = newRedialer(dial, stderr, rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())))
+		cfg.NextSession = func(ctx context.Context, lost error) (tunnel.Session, error) {
+			_ = cur.get().Close()
+			ct, err := rd.redial(ctx, lost)
+			if err != nil {
+				return nil, err
+			}
+			if err := cur.adopt(ct, o, dev, name, stderr); err != nil {
+				_ = ct.Close()
+				return nil, err
+			}
+			return ct.Session, nil
+		}
+	}
+	fwd := tunnel.New(dev, ct.Session, cfg)
 	line := func() string {
-		return tunnelLine(fwd.Stats(), ct.Session.Stats(), ct.TransportStats(), fmt.Sprintf("path-too-small %d", ct.PathTooSmall()))
+		ct, st := cur.get(), fwd.Stats()
+		return tunnelLine(st, ct.Session.Stats(), ct.TransportStats(), fmt.Sprintf("path-too-small %d", ct.PathTooSmall()), reconnectsText(rd, st))
 	}
 	stopStats := runWithStats(ctx, o.stats, stdout, line)
 	if ready != nil {
@@ -170,18 +205,22 @@ func tunnelClient(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	if err != nil {
 		err = fmt.Errorf("the tunnel ended: %w", err)
 	}
-	final := struct {
-		Prefixes     []netip.Prefix         `json:"prefixes"`
-		MTU          int                    `json:"mtu"`
-		PathTooSmall uint64                 `json:"path_too_small"`
-		Transport    gateway.TransportStats `json:"transport"`
-		Session      connectip.Stats        `json:"session"`
-		Tunnel       tunnel.Stats           `json:"tunnel"`
-	}{ct.Prefixes, ct.MTU, ct.PathTooSmall(), ct.TransportStats(), ct.Session.Stats(), fwd.Stats()}
-	if jerr := writeTunnelJSON(o.jsonFile, final); jerr != nil && err == nil {
+	if jerr := writeTunnelJSON(o.jsonFile, clientFinal(cur, fwd, rd)); jerr != nil && err == nil {
 		err = jerr
 	}
 	return err
+}
+
+// setupFor is the configuration of the TUN interface for the tunnel ct:
+// its assigned prefixes, its MTU (at most maxMTU when that is not zero)
+// and the routes to install (see clientRoutes).
+func (o *tunnelClientOptions) setupFor(ct *gateway.ClientTunnel, maxMTU int) (s tunSetup, skipped []netip.Prefix) {
+	s.mtu, s.addrs = ct.MTU, ct.Prefixes
+	if maxMTU > 0 {
+		s.mtu = min(s.mtu, maxMTU)
+	}
+	s.routes, skipped = clientRoutes(ct.Routes, o.routes, remoteIP(ct.RemoteAddr()))
+	return s, skipped
 }
 
 // remoteIP is the IP address of a UDP address.

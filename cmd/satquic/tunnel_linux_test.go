@@ -28,28 +28,7 @@ import (
 // through the tunnel, then stops both with SIGTERM and checks that each
 // removed its TUN interface and wrote its final statistics.
 func TestTunnelCommandInNamespaces(t *testing.T) {
-	testkit.RequireNamespaces(t, "the tunnel command test")
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "satquic")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	nsS, nsC := fmt.Sprintf("sqtn-s-%d", os.Getpid()), fmt.Sprintf("sqtn-c-%d", os.Getpid())
-	for _, ns := range []string{nsS, nsC} {
-		mustRun(t, "ip", "netns", "add", ns)
-		t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", ns).Run() })
-	}
-	mustRun(t, "ip", "-n", nsS, "link", "add", "sqv-s", "type", "veth", "peer", "name", "sqv-c", "netns", nsC)
-	for _, c := range [][]string{
-		{"-n", nsS, "addr", "add", "192.0.2.1/24", "dev", "sqv-s"}, {"-n", nsS, "link", "set", "sqv-s", "up"}, {"-n", nsS, "link", "set", "lo", "up"},
-		{"-n", nsC, "addr", "add", "192.0.2.2/24", "dev", "sqv-c"}, {"-n", nsC, "link", "set", "sqv-c", "up"}, {"-n", nsC, "link", "set", "lo", "up"},
-	} {
-		mustRun(t, "ip", c...)
-	}
-	tokenFile := filepath.Join(dir, "token")
-	if err := os.WriteFile(tokenFile, []byte("namespace-token\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	bin, nsS, nsC, dir, tokenFile := tunnelTestbed(t)
 
 	serverJSON, clientJSON := filepath.Join(dir, "server.json"), filepath.Join(dir, "client.json")
 	server, serverOut := startIn(t, nsS, bin, "tunnel", "server", "--listen", "192.0.2.1:4433", "--token-file", tokenFile,
@@ -113,6 +92,36 @@ func TestTunnelCommandInNamespaces(t *testing.T) {
 		}
 	}
 	t.Logf("server:\n%s\nclient:\n%s", serverOut.String(), clientOut.String())
+}
+
+// tunnelTestbed builds the satquic binary and makes two network
+// namespaces joined by a veth pair (192.0.2.1 the server's side, 192.0.2.2
+// the client's) and a token file, all removed at the end of the test.
+func tunnelTestbed(t *testing.T) (bin, nsS, nsC, dir, tokenFile string) {
+	t.Helper()
+	testkit.RequireNamespaces(t, "the tunnel command test")
+	dir = t.TempDir()
+	bin = filepath.Join(dir, "satquic")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	nsS, nsC = fmt.Sprintf("sqtn-s-%d", os.Getpid()), fmt.Sprintf("sqtn-c-%d", os.Getpid())
+	for _, ns := range []string{nsS, nsC} {
+		mustRun(t, "ip", "netns", "add", ns)
+		t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", ns).Run() })
+	}
+	mustRun(t, "ip", "-n", nsS, "link", "add", "sqv-s", "type", "veth", "peer", "name", "sqv-c", "netns", nsC)
+	for _, c := range [][]string{
+		{"-n", nsS, "addr", "add", "192.0.2.1/24", "dev", "sqv-s"}, {"-n", nsS, "link", "set", "sqv-s", "up"}, {"-n", nsS, "link", "set", "lo", "up"},
+		{"-n", nsC, "addr", "add", "192.0.2.2/24", "dev", "sqv-c"}, {"-n", nsC, "link", "set", "sqv-c", "up"}, {"-n", nsC, "link", "set", "lo", "up"},
+	} {
+		mustRun(t, "ip", c...)
+	}
+	tokenFile = filepath.Join(dir, "token")
+	if err := os.WriteFile(tokenFile, []byte("namespace-token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return bin, nsS, nsC, dir, tokenFile
 }
 
 func mustRun(t *testing.T, name string, args ...string) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"net/netip"
 	"os"
 
@@ -25,4 +26,18 @@ func checkTUNAccess() error {
 		return tunErr(err)
 	}
 	return f.Close()
+}
+
+// reconfigureTUN changes a tunnel end's TUN interface from old to cfg
+// (tunnel.TUN.Reconfigure).
+func reconfigureTUN(dev tunnel.Device, old, cfg tunSetup) error {
+	t, ok := dev.(*tunnel.TUN)
+	if !ok {
+		return errors.New("the device is not a TUN interface")
+	}
+	return t.Reconfigure(old.config(), cfg.config())
+}
+
+func (s tunSetup) config() tunnel.TUNConfig {
+	return tunnel.TUNConfig{MTU: s.mtu, Addrs: s.addrs, Routes: s.routes}
 }

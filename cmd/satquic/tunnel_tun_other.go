@@ -19,3 +19,6 @@ func checkTUNAccess() error { return errNotLinux }
 func openTUN(string, int, []netip.Prefix, []netip.Prefix) (tunnel.Device, string, error) {
 	return nil, "", errNotLinux
 }
+
+// reconfigureTUN fails: the TUN devices of the tunnel are Linux's.
+func reconfigureTUN(tunnel.Device, tunSetup, tunSetup) error { return errNotLinux }
