@@ -192,17 +192,27 @@ func (e *earlyState) onResumeSession(s *tls.SessionState, isClient, allow0RTT bo
 	}
 	if !isClient {
 		if !allow0RTT || !honorsTicket(s.Extra, v, local) {
-			s.EarlyData = false
+			declineEarlyData(s)
 		}
 		return 0
 	}
 	r, ok := findResumeInfo(s.Extra, extraTagClient)
 	if !ok || !allow0RTT || r.version != v {
-		s.EarlyData = false
+		declineEarlyData(s)
 		return r.rtt
 	}
 	e.params, e.haveParams = r.params, true
 	return r.rtt
+}
+
+// declineEarlyData turns 0-RTT off for the handshake that resumes s, the
+// way crypto/tls asks (QUICResumeSession). At a client, s is the session
+// its cache holds, which other connections read at the same time
+// (whether to dial early): it is written only when it changes.
+func declineEarlyData(s *tls.SessionState) {
+	if s.EarlyData {
+		s.EarlyData = false
+	}
 }
 
 // honorsTicket reports whether a server can accept 0-RTT data on the
