@@ -183,3 +183,36 @@ func TestTunnelClientReconnectsAfterServerCrash(t *testing.T) {
 	fetchThroughTunnel(t, nsS, nsC, "10.77.0.1", 5)
 	t.Logf("client:\n%s", clientOut.String())
 }
+
+// TestTunnelClientResetAfterServerCrash: a server killed and started again
+// with the same --reset-key answers the client's next packet (its
+// keep-alive) with a stateless reset the client recognises: it learns
+// that its tunnel is gone well before its idle timeout (30 s here), and
+// reconnects.
+func TestTunnelClientResetAfterServerCrash(t *testing.T) {
+	bin, nsS, nsC, dir, tokenFile := tunnelTestbed(t)
+	keyFile := filepath.Join(dir, "reset.key")
+	if err := os.WriteFile(keyFile, []byte(strings.Repeat("3c", 32)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	serverArgs := []string{"tunnel", "server", "--listen", "192.0.2.1:4433", "--token-file", tokenFile, "--dev", "sqtun-s", "--reset-key", keyFile}
+	server, serverOut := startIn(t, nsS, bin, serverArgs...)
+	serverOut.waitFor(t, regexp.MustCompile(`interface sqtun-s`))
+	_, clientOut := startIn(t, nsC, bin, "tunnel", "client", "--server", "https://192.0.2.1:4433", "--token-file", tokenFile,
+		"--insecure", "--dev", "sqtun-c", "--keep-alive", "1s")
+	clientOut.waitFor(t, regexp.MustCompile(`interface sqtun-c`))
+	fetchThroughTunnel(t, nsS, nsC, "10.77.0.1", 4)
+
+	if err := server.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = server.Wait()
+	restarted := time.Now()
+	_, serverOut = startIn(t, nsS, bin, serverArgs...)
+	serverOut.waitFor(t, regexp.MustCompile(`interface sqtun-s`))
+	clientOut.waitWithin(t, regexp.MustCompile(`tunnel lost: .*stateless reset.*; reconnecting in \d`), 15*time.Second)
+	lost := time.Since(restarted)
+	clientOut.waitWithin(t, regexp.MustCompile(`reconnected after \d`), 30*time.Second)
+	fetchThroughTunnel(t, nsS, nsC, "10.77.0.1", 5)
+	t.Logf("reset recognised within %v of the restart; client:\n%s", lost, clientOut.String())
+}
