@@ -20,6 +20,7 @@ const (
 	ipv4HeaderLen = 20
 	udpHeaderLen  = 8
 	protoUDP      = 17
+	protoICMP     = 1
 	sentTTL       = 64
 )
 

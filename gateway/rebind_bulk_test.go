@@ -107,6 +107,11 @@ type bulkSender struct {
 	// that were sent again (go-back-N sends again all that followed a
 	// loss).
 	Sent, Retransmitted int
+	// TooBig counts the ICMP errors the tunnel answered data packets
+	// with (Fragmentation Needed while its path was smaller than they
+	// are, after a black hole fallback): the sender keeps its size, and
+	// what they dropped is sent again as any loss is.
+	TooBig int
 }
 
 func (s *bulkSender) run(ctx context.Context) error {
@@ -133,6 +138,10 @@ func (s *bulkSender) run(ctx context.Context) error {
 		}
 		select {
 		case p := <-s.dev.written:
+			if isICMPv4(p) {
+				s.TooBig++
+				continue
+			}
 			ack, err := parseBulkAck(p)
 			if err != nil {
 				return err
@@ -167,6 +176,11 @@ func (s *bulkSender) run(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// isICMPv4 reports whether p is an IPv4 packet of ICMP.
+func isICMPv4(p []byte) bool {
+	return len(p) >= ipv4HeaderLen && p[0]>>4 == 4 && p[9] == protoICMP
 }
 
 // parseBulkAck returns what the acknowledgement p acknowledges.

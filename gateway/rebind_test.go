@@ -177,7 +177,9 @@ func rebindDuringTransfer(ctx context.Context, t *testing.T, sdev *memDevice, ct
 	}()
 	if err := rcv.run(ctx); err != nil {
 		cancel()
-		<-sent
+		if serr := <-sent; serr != nil {
+			t.Logf("the sender ended: %v", serr)
+		}
 		cs := ct.ConnStats()
 		unknown, full := ct.tr.DroppedDatagrams()
 		t.Logf("client connection: RTT %v, window %d, datagrams %+v; HTTP/3 datagrams dropped for no stream %d, for a full queue %d; client tunnel %+v; server: %s",
@@ -201,8 +203,8 @@ func rebindDuringTransfer(ctx context.Context, t *testing.T, sdev *memDevice, ct
 		elapsed, float64(bytes)*8/elapsed.Seconds()/1e6, rcv.HalfAt.Sub(rcv.Start), before.SmoothedRTT, pto)
 	_, full := ct.tr.DroppedDatagrams()
 	t.Logf("client's HTTP/3 datagrams dropped for a full stream queue: %d; client connection %+v", full, ct.ConnStats().Datagrams)
-	t.Logf("heartbeats (every %v): longest gap %v, longest time with at most %d %v, ending %v after the rebinding; data: longest gap %v, longest wait for an in-order packet %v; lost in the tunnel %d, sent again %d",
-		bulkBeatEvery, gap, rbTrickle, stall, stallEnd.Sub(rcv.HalfAt), dataGap, rcv.LongestInOrderGap, snd.Sent-rcv.Arrived, snd.Retransmitted)
+	t.Logf("heartbeats (every %v): longest gap %v, longest time with at most %d %v, ending %v after the rebinding; data: longest gap %v, longest wait for an in-order packet %v; lost in the tunnel %d, sent again %d, answered with ICMP %d",
+		bulkBeatEvery, gap, rbTrickle, stall, stallEnd.Sub(rcv.HalfAt), dataGap, rcv.LongestInOrderGap, snd.Sent-rcv.Arrived, snd.Retransmitted, snd.TooBig)
 	return res
 }
 
