@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/hex"
 	"net"
 	"os"
 	"path/filepath"
@@ -104,4 +105,31 @@ func TestServeResetKeyFile(t *testing.T) {
 	if bytes.Equal(tokens[0], tokens[2]) {
 		t.Errorf("a run without --reset-key gave the key file's token %x", tokens[2])
 	}
+}
+
+// FuzzReadKeyFile: whatever a key file holds, reading it gives the key its
+// 64 hex digits spell, or an error naming the flag; never a panic.
+func FuzzReadKeyFile(f *testing.F) {
+	f.Add([]byte(strings.Repeat("ab", 32) + "\n"))
+	f.Add([]byte(strings.Repeat("ab", 40)))
+	f.Add([]byte("  " + strings.Repeat("0", 63) + "g"))
+	f.Add([]byte{})
+	path := filepath.Join(f.TempDir(), "key")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		key := make([]byte, 32)
+		ok, err := readKeyFile("reset-key", path, key)
+		if err != nil {
+			if ok || !strings.Contains(err.Error(), "--reset-key") {
+				t.Fatalf("ok %v with error %v", ok, err)
+			}
+			return
+		}
+		want, derr := hex.DecodeString(strings.TrimSpace(string(data)))
+		if !ok || derr != nil || !bytes.Equal(key, want) {
+			t.Fatalf("read %x from %q, want %x (%v)", key, data, want, derr)
+		}
+	})
 }
