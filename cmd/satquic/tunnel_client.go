@@ -39,7 +39,9 @@ statistics are printed.
 The first connection fails at once with its error. When a tunnel that was
 up is lost (server restart, outage, NAT rebinding), the client keeps its
 interface and routes, drops what they carry meanwhile, and reconnects:
-waits of 1 s doubling to 30 s (with jitter), each attempt reported on
+waits of 1 s doubling to 30 s (with jitter; none before the first attempt
+when a stateless reset ended a session of more than 30 s: the server
+restarted and is up), each attempt reported on
 stderr, until SIGINT or SIGTERM; a new address, routes or smaller MTU
 from the server reconfigure the interface. --no-reconnect exits instead.`
 

@@ -2,11 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"sync"
 	"time"
+
+	"github.com/satquic/satquic/quic"
 )
 
 // Reconnection: the first wait is redialFirst, doubled after each failed
@@ -65,13 +68,21 @@ func newRedialer[C any](dial func(ctx context.Context) (C, error), stderr io.Wri
 // succeeds or ctx ends.
 func (r *redialer[C]) redial(ctx context.Context, lost error) (C, error) {
 	now := time.Now()
-	if now.Sub(r.upAt) > redialStable {
+	stable := now.Sub(r.upAt) > redialStable
+	if stable {
 		r.wait.reset()
 	}
 	r.mu.Lock()
 	r.lostAt = now
 	r.mu.Unlock()
-	d := r.wait.wait()
+	var d time.Duration
+	if !stable || !errors.As(lost, new(*quic.StatelessResetError)) {
+		d = r.wait.wait()
+	}
+	// else: the server answered, having forgotten the connection (it
+	// restarted with its --reset-key): the first attempt goes at once. Not
+	// after a short session, lest a server that accepts and forgets at
+	// once be redialed without pause.
 	fmt.Fprintf(r.stderr, "satquic tunnel client: tunnel lost: %v; reconnecting in %v\n", lost, roundDelay(d))
 	for {
 		t := time.NewTimer(d)

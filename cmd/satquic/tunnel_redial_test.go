@@ -4,11 +4,15 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"math/rand/v2"
 	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/satquic/satquic/quic"
 )
 
 // TestRedialBackoffSchedule: after a loss the attempts come 1 s, then 2,
@@ -78,6 +82,54 @@ func TestRedialBackoffSchedule(t *testing.T) {
 			t.Errorf("after a long session the first attempt came %v after the loss, want about 1 s", gap)
 		}
 	})
+}
+
+// TestRedialAfterReset: a stateless reset after a long session (the
+// server restarted and forgot the connection) is redialed at once, and a
+// failure then waits 1 s; after a short session a reset waits as any loss
+// does.
+func TestRedialAfterReset(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var attempts []time.Time
+		fail := 1
+		dial := func(context.Context) (int, error) {
+			attempts = append(attempts, time.Now())
+			if fail > 0 {
+				fail--
+				return 0, errors.New("refused")
+			}
+			return len(attempts), nil
+		}
+		r := newRedialer(dial, io.Discard, rand.New(rand.NewPCG(3, 4)))
+		reset := fmt.Errorf("tunnel: receiving from the tunnel: %w", &quic.StatelessResetError{})
+		time.Sleep(31 * time.Second)
+		lostAt := time.Now()
+		if _, err := r.redial(t.Context(), reset); err != nil {
+			t.Fatal(err)
+		}
+		if len(attempts) != 2 || attempts[0] != lostAt || attempts[1].Sub(lostAt) > time.Second || attempts[1].Sub(lostAt) < 800*time.Millisecond {
+			t.Fatalf("attempts at %v after the loss, want at once and about 1 s later", sinceEach(attempts, lostAt))
+		}
+		// A session of 5 s ending in a reset: the schedule goes on (2 s).
+		time.Sleep(5 * time.Second)
+		attempts = nil
+		lostAt = time.Now()
+		if _, err := r.redial(t.Context(), reset); err != nil {
+			t.Fatal(err)
+		}
+		if gap := attempts[0].Sub(lostAt); gap < 1600*time.Millisecond {
+			t.Errorf("after a short session a reset was redialed %v after it, want the schedule's wait", gap)
+		}
+	})
+}
+
+// sinceEach is the time of each of ts after t0.
+func sinceEach(ts []time.Time, t0 time.Time) []time.Duration {
+	out := make([]time.Duration, len(ts))
+	for i, t := range ts {
+		out[i] = t.Sub(t0)
+	}
+	return out
 }
 
 // TestRedialEndsWithContext: the end of ctx stops the waits at once.
