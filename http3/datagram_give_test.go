@@ -86,14 +86,7 @@ func TestHTTPDatagramsGive(t *testing.T) {
 // buffers, GivePrefixedDatagrams sends copies and leaves bs as it was.
 func TestHTTPDatagramsGiveCopies(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		taken := make(chan *Stream, 1)
-		e := newConnectEnv(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			taken <- w.(HTTPStreamer).HTTPStream()
-		}))
-		s := openTunnel(t, e)
-		server := <-taken
-		defer s.Close()
-		defer server.Close()
+		_, s, server := openTunnelPair(t)
 		batch := [][]byte{[]byte("one"), []byte("two")}
 		orig := slices.Clone(batch)
 		if n, err := s.GivePrefixedDatagramsWait(context.Background(), []byte{0x00}, batch); n != 2 || err != nil {

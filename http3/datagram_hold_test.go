@@ -2,7 +2,6 @@ package http3
 
 import (
 	"context"
-	"net/http"
 	"testing"
 	"testing/synctest"
 )
@@ -13,14 +12,7 @@ import (
 // each once.
 func TestHTTPDatagramsHeld(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		taken := make(chan *Stream, 1)
-		e := newConnectEnv(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			taken <- w.(HTTPStreamer).HTTPStream()
-		}))
-		s := openTunnel(t, e)
-		server := <-taken
-		defer s.Close()
-		defer server.Close()
+		_, s, server := openTunnelPair(t)
 		batch := [][]byte{[]byte("a"), []byte("bb"), []byte("ccc")}
 		if n, err := s.SendDatagrams(batch); n != len(batch) || err != nil {
 			t.Fatalf("SendDatagrams: %d, %v", n, err)

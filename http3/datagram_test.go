@@ -79,18 +79,29 @@ func openTunnel(t *testing.T, e *connectEnv) *Stream {
 	return s
 }
 
+// openTunnelPair opens a tunnel in a new connectEnv and returns both its
+// ends, the client's and the server handler's, closed when the test
+// ends; e is the environment they run in.
+func openTunnelPair(t *testing.T) (e *connectEnv, client, server *Stream) {
+	t.Helper()
+	taken := make(chan *Stream, 1)
+	e = newConnectEnv(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		taken <- w.(HTTPStreamer).HTTPStream()
+	}))
+	client = openTunnel(t, e)
+	server = <-taken
+	t.Cleanup(func() {
+		_ = server.Close()
+		_ = client.Close()
+	})
+	return e, client, server
+}
+
 // TestHTTPDatagramDrops: datagrams for no open stream, and those beyond
 // a stream's queue, are dropped and counted; the rest arrive.
 func TestHTTPDatagramDrops(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		taken := make(chan *Stream, 1)
-		e := newConnectEnv(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			taken <- w.(HTTPStreamer).HTTPStream()
-		}))
-		s := openTunnel(t, e)
-		server := <-taken
-		defer s.Close()
-		defer server.Close()
+		e, s, server := openTunnelPair(t)
 		for i := range datagramQueueLen + 8 {
 			if err := s.SendDatagram([]byte{byte(i)}); err != nil {
 				t.Fatal(err)
@@ -291,14 +302,7 @@ func TestHTTPDatagramConnectionBudget(t *testing.T) {
 // reports that nothing is left.
 func TestHTTPDatagramsBatch(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		taken := make(chan *Stream, 1)
-		e := newConnectEnv(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			taken <- w.(HTTPStreamer).HTTPStream()
-		}))
-		s := openTunnel(t, e)
-		server := <-taken
-		defer s.Close()
-		defer server.Close()
+		_, s, server := openTunnelPair(t)
 		batch := [][]byte{[]byte("a"), []byte("bb"), {}, []byte("dddd")}
 		if n, err := s.SendDatagrams(batch); n != len(batch) || err != nil {
 			t.Fatalf("SendDatagrams: %d, %v", n, err)
