@@ -1,6 +1,8 @@
 package core
 
 import (
+	"bytes"
+	"slices"
 	"testing"
 	"time"
 
@@ -130,4 +132,145 @@ func probeInfo(pn uint64, at time.Duration) recovery.PacketInfo {
 	p := pktInfo{pn, 1452, at, true}.info()
 	p.PathProbe = true
 	return p
+}
+
+// stalledReader is a receiver's socket buffer: a tail-drop queue of
+// capacity bytes, read at rate bytes per second except while the reader
+// stalls, from stallFrom to stallTo (a busy machine holds its process).
+// A datagram that does not fit is dropped, so that near the top small
+// datagrams still get in where large ones do not.
+type stalledReader struct {
+	capacity           int
+	rate               float64
+	stallFrom, stallTo time.Duration
+	// queued holds the time each datagram in the buffer is read and its
+	// size; last is when the newest one is read.
+	queued []readAt
+	last   time.Duration
+	// delay is how long the datagram offered last waits in the buffer.
+	delay time.Duration
+	// droppedLarge counts datagrams above 1200 bytes dropped, and
+	// smallPast the smaller ones that got in while a large one would
+	// not have.
+	droppedLarge, smallPast int
+}
+
+type readAt struct {
+	at   time.Duration
+	size int
+}
+
+// offer reports whether a datagram of n bytes arriving at now gets in.
+func (q *stalledReader) offer(now time.Duration, n int) bool {
+	used := 0
+	kept := q.queued[:0]
+	for _, r := range q.queued {
+		if r.at > now {
+			kept = append(kept, r)
+			used += r.size
+		}
+	}
+	q.queued = kept
+	if used+n > q.capacity {
+		if n > DefaultMaxDatagramSize {
+			q.droppedLarge++
+		}
+		return false
+	}
+	if used+DefaultMaxProbeDatagramSize > q.capacity {
+		q.smallPast++
+	}
+	start := max(now, q.last)
+	if start >= q.stallFrom && start < q.stallTo {
+		start = q.stallTo
+	}
+	q.last = start + time.Duration(float64(n)/q.rate*float64(time.Second))
+	q.queued = append(q.queued, readAt{q.last, n})
+	q.delay = q.last - now
+	return true
+}
+
+// attach puts the buffer in front of the server of p.
+func (q *stalledReader) attach(p *pair) {
+	p.drop = func(toServer bool, _ int, d []byte) bool {
+		return toServer && !q.offer(p.now, len(d))
+	}
+	p.extraDelay = func(toServer bool, _ int, _ []byte) time.Duration {
+		if toServer {
+			return q.delay
+		}
+		return 0
+	}
+}
+
+// TestPMTUBlackHoleStalledReader: a tunnel's client sends full-size and
+// small datagrams in turn (inner data and inner ACKs) to a server whose
+// socket buffer fills while its reader stalls. The buffer drops the large
+// datagrams and takes the small ones, the trace of a black hole, and the
+// detector suspects one; the confirmation probe, sent once the reader is
+// back, gets through and the size stays. It used to fall back to 1200,
+// and a tunnel then answered every full-size inner packet with
+// Fragmentation Needed.
+func TestPMTUBlackHoleStalledReader(t *testing.T) {
+	for _, stall := range []time.Duration{20 * time.Millisecond, 50 * time.Millisecond, 200 * time.Millisecond} {
+		t.Run(stall.String(), func(t *testing.T) {
+			ccfg, scfg := testConfigs(t, 306)
+			ccfg.EnableDatagrams, scfg.EnableDatagrams = true, true
+			var qlog bytes.Buffer
+			ccfg.Qlog = &qlog
+			p := newPair(t, ccfg, scfg, 10*time.Millisecond)
+			p.mustRun(p.confirmed, time.Second)
+			p.mustRun(p.pmtuSettled, p.now+time.Second)
+			from := p.now + 200*time.Millisecond
+			// 32 Mbit/s read from a 208 kB buffer, Linux's default.
+			q := &stalledReader{capacity: 208 << 10, rate: 4e6, stallFrom: from, stallTo: from + stall}
+			q.attach(p)
+			left := 8000
+			body := make([]byte, DefaultMaxProbeDatagramSize)
+			p.clientApp = func(now time.Duration, c *Conn) {
+				for ; left > 0 && c.DatagramSendRoom() > 0; left-- {
+					n := 40
+					if left%2 == 0 {
+						n = c.MaxDatagramPayloadSize()
+					}
+					if err := c.SendDatagram(now, body[:n]); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			p.serverApp = func(time.Duration, *Conn) {
+				for {
+					if _, ok := p.server.ReceiveDatagram(); !ok {
+						return
+					}
+				}
+			}
+			p.mustRun(func() bool { return left == 0 && p.client.sender.BytesInFlight() == 0 }, p.now+30*time.Second)
+			st := p.client.Stats().PathMTU
+			t.Logf("client %+v; buffer dropped %d large datagrams, took %d small ones it had no room for a large one",
+				st, q.droppedLarge, q.smallPast)
+			if q.droppedLarge < blackHoleLosses || q.smallPast == 0 {
+				t.Fatalf("the buffer dropped %d large datagrams and took %d small ones on top: no black hole pattern", q.droppedLarge, q.smallPast)
+			}
+			if st.BlackHole || st.BlackHolesDismissed != 1 || st.MaxDatagramSize != DefaultMaxProbeDatagramSize || st.ProbesLost != 0 {
+				t.Errorf("client %+v, want one suspicion dismissed and the size kept at %d", st, DefaultMaxProbeDatagramSize)
+			}
+			if want := []string{"1200->1452", "1452->1452 done"}; !slices.Equal(mtuUpdates(t, &qlog), want) {
+				t.Errorf("qlog mtu_updated %v, want %v", mtuUpdates(t, &qlog), want)
+			}
+		})
+	}
+}
+
+// mtuUpdates lists the recovery:mtu_updated events of a qlog.
+func mtuUpdates(t *testing.T, qlog *bytes.Buffer) []string {
+	t.Helper()
+	_, evs := parseQlog(t, qlog.Bytes())
+	var updates []string
+	for _, ev := range evs {
+		if ev.Name == "recovery:mtu_updated" {
+			updates = append(updates, formatMTUEvent(ev.Data))
+		}
+	}
+	return updates
 }
