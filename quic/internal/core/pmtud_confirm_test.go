@@ -274,3 +274,128 @@ func mtuUpdates(t *testing.T, qlog *bytes.Buffer) []string {
 	}
 	return updates
 }
+
+// holeRun is a client's bulk transfer through which the path stops
+// carrying large datagrams; it records when the black hole was suspected
+// and when the size fell back, from the moment the hole opened, and how
+// many suspicions there were.
+type holeRun struct {
+	p                   *pair
+	id                  uint64
+	data, got           []byte
+	opened              time.Duration
+	suspected, fellBack time.Duration
+	suspicions          int
+	active              bool
+}
+
+// startHoleRun sends size bytes from the client over a path of the given
+// one-way delay; once the server has read 300 kB, datagrams to it above
+// mtu bytes are dropped.
+func startHoleRun(t *testing.T, delay time.Duration, size, mtu int) *holeRun {
+	t.Helper()
+	ccfg, scfg := testConfigs(t, 307)
+	r := &holeRun{p: newPair(t, ccfg, scfg, delay), data: payload(size, 9)}
+	p := r.p
+	p.mustRun(p.confirmed, 10*time.Second)
+	p.mustRun(p.pmtuSettled, p.now+10*time.Second)
+	r.id, _ = p.client.OpenStream(p.now, false)
+	written := 0
+	p.clientApp = func(now time.Duration, c *Conn) {
+		if written == len(r.data) {
+			return
+		}
+		n, _ := c.StreamWrite(r.id, r.data[written:])
+		if written += n; written == len(r.data) {
+			if err := c.CloseWrite(r.id); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	p.serverApp = func(now time.Duration, c *Conn) {
+		if c.streams.m[r.id] != nil {
+			readAll(t, now, c, r.id, &r.got)
+		}
+	}
+	p.mustRun(func() bool { return len(r.got) >= 300<<10 }, p.now+30*time.Second)
+	r.opened = p.now
+	dropAbove(p, mtu, new(int))
+	return r
+}
+
+// watch notes suspicions and the fallback; it is a run condition that
+// never holds by itself.
+func (r *holeRun) watch() {
+	c := r.p.client
+	if active := c.pmtu.check.active(); active && !r.active {
+		r.suspicions++
+		if r.suspected == 0 {
+			r.suspected = r.p.now - r.opened
+		}
+	} else if !active && r.active && r.fellBack == 0 && c.Stats().PathMTU.BlackHole {
+		r.fellBack = r.p.now - r.opened
+	}
+	r.active = c.pmtu.check.active()
+}
+
+// finish runs until the server has read everything and the search ended.
+func (r *holeRun) finish(t *testing.T) {
+	t.Helper()
+	r.p.mustRun(func() bool {
+		r.watch()
+		return len(r.got) == len(r.data) && r.p.pmtuSettled()
+	}, r.p.now+120*time.Second)
+	if !bytes.Equal(r.got, r.data) {
+		t.Fatalf("server read %d bytes, not what was sent", len(r.got))
+	}
+}
+
+// TestPMTUBlackHoleConfirmTime: a path that stops carrying large
+// datagrams in the middle of a transfer, with round trips of 30 ms and
+// 600 ms (GEO). The black hole is suspected when it used to be declared;
+// the confirmation adds 9/8 of a round trip, the time the witness's
+// acknowledgement takes to show the probe lost (RFC 9002 section 6.1.2),
+// then the size falls back, once, and the transfer completes.
+func TestPMTUBlackHoleConfirmTime(t *testing.T) {
+	for _, delay := range []time.Duration{15 * time.Millisecond, 300 * time.Millisecond} {
+		t.Run(delay.String(), func(t *testing.T) {
+			r := startHoleRun(t, delay, 2<<20, DefaultMaxDatagramSize)
+			r.finish(t)
+			rtt := 2 * delay
+			span := r.fellBack - r.suspected
+			st := r.p.client.Stats()
+			t.Logf("RTT %v: suspected after %v, fell back after %v (confirmation %v); %+v", rtt, r.suspected, r.fellBack, span, st.PathMTU)
+			// Detection takes a few round trips and a probe timeout or
+			// two: 7.5 round trips at 30 ms, 4.2 at 600 ms.
+			if r.suspected <= 0 || r.suspected > 10*rtt {
+				t.Errorf("suspected after %v, more than 10 round trips", r.suspected)
+			}
+			if confirm := rtt * 9 / 8; span < confirm || span > confirm+time.Millisecond {
+				t.Errorf("confirmation took %v, want 9/8 of the round trip, %v", span, confirm)
+			}
+			if r.suspicions != 1 || !st.PathMTU.BlackHole || st.PathMTU.BlackHolesDismissed != 0 || st.PathMTU.MaxDatagramSize != DefaultMaxDatagramSize {
+				t.Errorf("%d suspicions, client %+v, want one black hole confirmed and the base size", r.suspicions, st.PathMTU)
+			}
+		})
+	}
+}
+
+// TestPMTUBlackHoleSmallerPath: the path's MTU drops from 1452 to 1300
+// bytes in the middle of a transfer. The size falls back once and the new
+// search settles below 1300, where the detector watches again and finds
+// nothing: no going back and forth between suspicion and fallback.
+func TestPMTUBlackHoleSmallerPath(t *testing.T) {
+	r := startHoleRun(t, 15*time.Millisecond, 4<<20, 1300)
+	r.finish(t)
+	st := r.p.client.Stats().PathMTU
+	t.Logf("suspected after %v, fell back after %v; %+v", r.suspected, r.fellBack, st)
+	if r.suspicions != 1 || !st.BlackHole || st.BlackHolesDismissed != 0 {
+		t.Errorf("%d suspicions, client %+v, want one black hole confirmed", r.suspicions, st)
+	}
+	if st.MaxDatagramSize <= DefaultMaxDatagramSize || st.MaxDatagramSize > 1300 || st.Searching {
+		t.Errorf("client settled at %d, want above the base and at most 1300", st.MaxDatagramSize)
+	}
+	if !r.p.client.pmtu.hole.watching() {
+		t.Error("the detector does not watch the size found again")
+	}
+}
