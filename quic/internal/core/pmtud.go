@@ -18,8 +18,10 @@ import (
 // between the largest size acknowledged and the smallest that failed,
 // until they are close. Loss recovery does not take a lost probe for
 // congestion (recovery.MarkPathProbe). Black hole detection
-// (pmtud_blackhole.go) falls back to the starting size if the path stops
-// carrying large packets, and the search then starts again (RFC 8899
+// (pmtud_blackhole.go) suspects that the path stopped carrying large
+// packets, a probe of the size in use confirms it (pmtud_confirm.go: a
+// full receive buffer leaves the same trace), and the size falls back to
+// the starting size; the search then starts again (RFC 8899
 // section 5.2: PROBE_BASE, then SEARCHING), first at the size that was in
 // use: a run of large packets lost while small ones arrived may be a
 // queue that had room only for small ones, and a connection that kept the
