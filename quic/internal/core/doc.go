@@ -234,9 +234,11 @@
 //     (and the peer's max_udp_payload_size); an acknowledged probe raises
 //     the size, a lost one is no congestion signal (recovery's
 //     MarkPathProbe), and large packets lost while small ones get through
-//     send the size back to the start (a black hole), from which the
-//     search starts again at the size in use; a search that found a
-//     size too large runs again ten minutes later (PMTU_RAISE_TIMER).
+//     (a black hole), once a probe of the size in use is lost too (a full
+//     receive buffer also drops large packets and takes small ones), send
+//     the size back to the start, from which the search starts again at
+//     the size in use; a search that found a size too large runs again
+//     ten minutes later (PMTU_RAISE_TIMER).
 //     pmtuState runs the
 //     search, times the probes and gives the new sizes, which the Conn
 //     hands to loss recovery; the Conn builds the probes.

@@ -18,8 +18,10 @@ import (
 // between the largest size acknowledged and the smallest that failed,
 // until they are close. Loss recovery does not take a lost probe for
 // congestion (recovery.MarkPathProbe). Black hole detection
-// (pmtud_blackhole.go) falls back to the starting size if the path stops
-// carrying large packets, and the search then starts again (RFC 8899
+// (pmtud_blackhole.go) suspects that the path stopped carrying large
+// packets, a probe of the size in use confirms it (pmtud_confirm.go: a
+// full receive buffer leaves the same trace), and the size falls back to
+// the starting size; the search then starts again (RFC 8899
 // section 5.2: PROBE_BASE, then SEARCHING), first at the size that was in
 // use: a run of large packets lost while small ones arrived may be a
 // queue that had room only for small ones, and a connection that kept the
@@ -99,6 +101,9 @@ type pmtuState struct {
 	raiseAt time.Duration
 
 	hole blackHole
+	// check confirms a black hole before the fallback
+	// (pmtud_confirm.go).
+	check holeCheck
 	// stats are the counters Stats reports.
 	stats PathMTUStats
 }
@@ -111,9 +116,13 @@ type PathMTUStats struct {
 	ProbesSent, ProbesLost uint64
 	// Searching: probes are still being sent.
 	Searching bool
-	// BlackHole: large packets stopped arriving and the size fell back
-	// to the starting size, from which a new search started.
+	// BlackHole: large packets stopped arriving, a probe of the size in
+	// use was lost too, and the size fell back to the starting size, from
+	// which a new search started.
 	BlackHole bool
+	// BlackHolesDismissed counts black holes suspected and disproved: a
+	// large packet got through before the fallback (pmtud_confirm.go).
+	BlackHolesDismissed uint64
 }
 
 // validDatagramSize reports whether n is a valid max_udp_payload_size
@@ -122,18 +131,19 @@ func validDatagramSize(n int) bool {
 	return n >= wire.MinMaxUDPPayloadSize && n <= wire.DefaultMaxUDPPayloadSize
 }
 
-// PacketAcked records the acknowledgement of the probe in flight, or of
-// a packet black hole detection watches.
+// PacketAcked records the acknowledgement of a probe in flight, or of a
+// packet black hole detection watches.
 func (m *pmtuState) PacketAcked(p recovery.PacketInfo) {
 	if p.Space != spaceApp {
 		return
 	}
 	if p.PathProbe {
-		if m.inFlight && p.Number == m.pn {
+		if !m.checkProbe(p.Number, true) && m.inFlight && p.Number == m.pn {
 			m.outcome = probeAcked
 		}
 		return
 	}
+	m.checkAcked(p)
 	m.hole.onAcked(p)
 }
 
@@ -144,7 +154,7 @@ func (m *pmtuState) PacketLost(p recovery.PacketInfo) {
 		return
 	}
 	if p.PathProbe {
-		if m.inFlight && p.Number == m.pn {
+		if !m.checkProbe(p.Number, false) && m.inFlight && p.Number == m.pn {
 			m.outcome = probeLost
 		}
 		return
@@ -176,11 +186,11 @@ func (m *pmtuState) search(now time.Duration) {
 
 // update acts at now on what loss recovery reported since the last call:
 // an acknowledged probe raises the datagram size, a lost one is counted,
-// and a black hole sends the size back to the start. resize is the new
-// datagram size (0: unchanged); done reports the end of the search. srtt
-// spaces the probes of one size.
+// and a black hole, once confirmed, sends the size back to the start.
+// resize is the new datagram size (0: unchanged); done reports the end of
+// the search. srtt spaces the probes of one size.
 func (m *pmtuState) update(now, srtt time.Duration) (resize int, done bool) {
-	if m.hole.detected() {
+	if m.checkHole() {
 		return m.fallBack(now, srtt), false
 	}
 	if m.phase == pmtuDone && m.raiseAt > 0 && now >= m.raiseAt {
@@ -239,6 +249,7 @@ func (m *pmtuState) nextSize(now time.Duration) (done bool) {
 // path carries now.
 func (m *pmtuState) fallBack(now, srtt time.Duration) int {
 	m.hole.stop()
+	m.check = holeCheck{}
 	m.stats.BlackHole = true
 	m.phase, m.inFlight, m.losses, m.afterHole, m.raiseAt = pmtuSearching, false, 0, true, 0
 	m.size, m.low, m.next = m.low, m.base, now+srtt
@@ -248,35 +259,44 @@ func (m *pmtuState) fallBack(now, srtt time.Duration) int {
 	return m.base
 }
 
-// waiting reports whether a probe waits to go at now: the search runs, no
-// probe is outstanding and its time has come.
+// waiting reports whether a probe waits to go at now (nextProbe): a
+// confirmation, or a probe of the search when none is outstanding and its
+// time has come.
 func (m *pmtuState) waiting(now time.Duration) bool {
-	return m.phase == pmtuSearching && !m.inFlight && now >= m.next
+	kind, _, at := m.nextProbe()
+	return kind != probeNone && now >= at
 }
 
-// allowed reports whether congestion control and the pacer let a probe
-// go at now: it is an ordinary ack-eliciting packet for them.
+// allowed reports whether congestion control and the pacer let the probe
+// that waits go at now: it is an ordinary ack-eliciting packet for them.
 func (m *pmtuState) allowed(now time.Duration, s *recovery.Sender) bool {
-	if s.SendWindow() < m.size {
+	_, size, _ := m.nextProbe()
+	if s.SendWindow() < size {
 		return false
 	}
-	return s.NextSendTime(now, m.size) <= now
+	return s.NextSendTime(now, size) <= now
 }
 
 // timer is when the next probe may go, if only time holds it back; ok is
 // false when no probe waits for a time after now (congestion control or
 // an outstanding probe wait for ACKs instead).
 func (m *pmtuState) timer(now time.Duration, s *recovery.Sender) (time.Duration, bool) {
-	if m.phase != pmtuSearching || m.inFlight || s.SendWindow() < m.size {
+	kind, size, at := m.nextProbe()
+	if kind == probeNone || s.SendWindow() < size {
 		return 0, false
 	}
-	t := max(m.next, s.NextSendTime(now, m.size))
+	t := max(at, s.NextSendTime(now, size))
 	return t, t > now
 }
 
-// onProbeSent records the probe pn in flight.
+// onProbeSent records the probe that waited in flight as pn: a
+// confirmation is followed by its witness.
 func (m *pmtuState) onProbeSent(pn uint64) {
-	m.inFlight, m.pn, m.outcome = true, pn, probePending
+	if kind, _, _ := m.nextProbe(); kind == probeConfirm {
+		m.check.phase, m.check.pn, m.check.witnessDue = checkSent, pn, true
+	} else {
+		m.inFlight, m.pn, m.outcome = true, pn, probePending
+	}
 	m.stats.ProbesSent++
 }
 
@@ -343,20 +363,24 @@ func (c *Conn) pmtuProbeDue(now time.Duration) bool {
 	return c.pmtu.allowed(now, c.sender)
 }
 
-// probeDatagram builds a probe: one 1-RTT packet of a PING frame and
-// PADDING up to the size under test (RFC 9000 section 14.4), which loss
-// recovery learns is a probe. The PING is recorded as fkPathProbe, which
-// nothing sends again when the probe is lost.
+// probeDatagram builds the probe that waits: one 1-RTT packet of a PING
+// frame and PADDING up to the size under test, or in use for a
+// confirmation (RFC 9000 section 14.4), which loss recovery learns is a
+// probe. The PING is recorded as fkPathProbe, which nothing sends again
+// when the probe is lost. A confirmation's witness is built apart.
 func (c *Conn) probeDatagram(now time.Duration, buf []byte) ([]byte, bool) {
-	m := &c.pmtu
+	kind, size, _ := c.pmtu.nextProbe()
+	if kind == probeWitness {
+		return c.witnessDatagram(now, buf)
+	}
 	w := &c.scratch().writer
-	w.reset(buf, m.size)
+	w.reset(buf, size)
 	if !c.startPacket(w, spaceApp) {
 		return nil, false
 	}
 	w.appendPing(fkPathProbe)
 	p := w.finishPacket()
-	w.padTo(m.size)
+	w.padTo(size)
 	out := c.sealDatagram(now, w)
 	if out == nil {
 		return nil, false

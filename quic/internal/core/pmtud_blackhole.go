@@ -8,7 +8,7 @@ import (
 
 // blackHoleLosses is how many packets above the base size must be lost,
 // with none of them acknowledged in between, before a black hole is
-// declared.
+// suspected (and a probe confirms it, pmtud_confirm.go).
 const blackHoleLosses = 5
 
 // blackHole is the simple black hole detection of RFC 8899 section 4.3:
@@ -106,7 +106,8 @@ func (h *blackHole) onLost(p recovery.PacketInfo) {
 	}
 }
 
-// detected reports a black hole.
+// detected reports a black hole, which a probe then confirms or
+// dismisses (pmtud_confirm.go).
 func (h *blackHole) detected() bool {
 	return h.watching() && h.run >= blackHoleLosses && h.interleaved > 0
 }

@@ -88,18 +88,22 @@ func TestPMTUStateRetryAfterHole(t *testing.T) {
 	}
 	now := time.Second
 	blackHoleAt(&m, now)
-	if resize, _ := m.update(now, srtt); resize != 1200 {
+	if resize, _ := m.update(now, srtt); resize != 0 {
+		t.Fatalf("suspected black hole: resize %d, want the size kept", resize)
+	}
+	// The confirmation (pmtud_confirm.go) is lost.
+	if resize, _ := probeOnce(t, &m, now, 2, false); resize != 1200 {
 		t.Fatalf("black hole: resize %d, want the base 1200", resize)
 	}
 	now += srtt
-	if resize, done := probeOnce(t, &m, now, 2, false); resize != 0 || done {
+	if resize, done := probeOnce(t, &m, now, 3, false); resize != 0 || done {
 		t.Fatalf("lost probe: resize %d, done %v", resize, done)
 	}
 	if m.waiting(now+pmtuHoleRetry-time.Millisecond) || !m.waiting(now+pmtuHoleRetry) || m.size != 1452 {
 		t.Fatalf("after a lost probe: next probe at %v of %d bytes, want %v later and 1452", m.next, m.size, pmtuHoleRetry)
 	}
 	now += pmtuHoleRetry
-	if resize, done := probeOnce(t, &m, now, 3, true); resize != 1452 || !done {
+	if resize, done := probeOnce(t, &m, now, 4, true); resize != 1452 || !done {
 		t.Fatalf("acknowledged probe: resize %d, done %v, want 1452", resize, done)
 	}
 	// Lost probes of the next search are tried again a round trip later.
