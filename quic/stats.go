@@ -59,9 +59,12 @@ type ConnectionStats struct {
 	// MTUProbesSent and MTUProbesLost count path MTU probes;
 	// MTUBlackHole: large datagrams stopped arriving and the size fell
 	// back to Config.MaxDatagramSize, from which path MTU discovery
-	// searched again.
+	// searched again. MTUBlackHolesDismissed counts the suspected black
+	// holes that a probe of the size in use showed were not (a full
+	// receive buffer drops large datagrams and takes small ones).
 	MTUProbesSent, MTUProbesLost uint64
 	MTUBlackHole                 bool
+	MTUBlackHolesDismissed       uint64
 	// CarefulResume is the phase of Careful Resume and the BDP frames'
 	// counters.
 	CarefulResume CarefulResumeStats
@@ -158,12 +161,13 @@ func (c *Conn) Stats() ConnectionStats {
 			CEReported:        s.ECN.CEReported,
 			CongestionSignals: s.Recovery.ECNCEIncreases,
 		},
-		MaxDatagramSize: s.PathMTU.MaxDatagramSize,
-		MTUProbesSent:   s.PathMTU.ProbesSent,
-		MTUProbesLost:   s.PathMTU.ProbesLost,
-		MTUBlackHole:    s.PathMTU.BlackHole,
-		CarefulResume:   carefulResumeStats(&s),
-		Datagrams:       datagramStats(&s),
+		MaxDatagramSize:        s.PathMTU.MaxDatagramSize,
+		MTUProbesSent:          s.PathMTU.ProbesSent,
+		MTUProbesLost:          s.PathMTU.ProbesLost,
+		MTUBlackHole:           s.PathMTU.BlackHole,
+		MTUBlackHolesDismissed: s.PathMTU.BlackHolesDismissed,
+		CarefulResume:          carefulResumeStats(&s),
+		Datagrams:              datagramStats(&s),
 		AckFrequency: AckFrequencyStats{
 			PeerOffered:       s.AckFrequency.PeerOffered,
 			FramesSent:        s.AckFrequency.FramesSent,
