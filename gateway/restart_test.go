@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"net"
 	"net/netip"
@@ -30,6 +31,12 @@ func (m *mutePacketConn) WriteTo(p []byte, a net.Addr) (int, error) {
 // serveUntil runs a gateway on pc with cfg until the returned stop.
 func serveUntil(t *testing.T, pc net.PacketConn, cfg ServerConfig) (stop func()) {
 	t.Helper()
+	return serveTLSUntil(t, pc, cfg, testkit.ServerTLS("h3"))
+}
+
+// serveTLSUntil is serveUntil with the TLS configuration tlsConf.
+func serveTLSUntil(t *testing.T, pc net.PacketConn, cfg ServerConfig, tlsConf *tls.Config) (stop func()) {
+	t.Helper()
 	cfg.Pool, cfg.Local = []netip.Prefix{testPool}, []netip.Addr{testServer}
 	srv, err := NewServer(newMemDevice(1500), cfg)
 	if err != nil {
@@ -37,7 +44,7 @@ func serveUntil(t *testing.T, pc net.PacketConn, cfg ServerConfig) (stop func())
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	ready, done := make(chan struct{}), make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, pc, testkit.ServerTLS("h3"), nil, func(net.Addr) { close(ready) }) }()
+	go func() { done <- srv.Serve(ctx, pc, tlsConf, nil, func(net.Addr) { close(ready) }) }()
 	select {
 	case <-ready:
 	case err := <-done:
