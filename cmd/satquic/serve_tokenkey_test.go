@@ -23,10 +23,14 @@ type retryCounter struct {
 
 func (c *retryCounter) ReadFrom(p []byte) (int, net.Addr, error) {
 	n, addr, err := c.PacketConn.ReadFrom(p)
-	if n >= 5 && p[0]&0xf0 == 0xf0 && binary.BigEndian.Uint32(p[1:5]) == uint32(quic.Version1) {
+	if isRetryV1(p[:n]) {
 		c.retries.Add(1)
 	}
 	return n, addr, err
+}
+
+func isRetryV1(p []byte) bool {
+	return len(p) >= 5 && p[0]&0xf0 == 0xf0 && binary.BigEndian.Uint32(p[1:5]) == uint32(quic.Version1)
 }
 
 // watchedTokenStore is a client's token store that tells when a server
