@@ -4,69 +4,11 @@ import (
 	"context"
 	"encoding/binary"
 	"net/netip"
-	"sync"
 	"testing"
 
 	"github.com/satquic/satquic/connectip"
 	"github.com/satquic/satquic/connectip/connectiptest"
 )
-
-// lendingCarrier lends its datagrams in buffers of its own, as an HTTP/3
-// stream does (http3.Stream.HoldDatagram), and overwrites each one given
-// back, so that a packet written into the device after its release
-// shows; one given back twice or never lent fails the test.
-type lendingCarrier struct {
-	*connectiptest.End
-	t    *testing.T
-	mu   sync.Mutex
-	lent map[*byte]bool
-}
-
-func (c *lendingCarrier) lend(b []byte) (payload, buf []byte) {
-	buf = append([]byte{0xAA}, b...)
-	c.mu.Lock()
-	c.lent[&buf[0]] = true
-	c.mu.Unlock()
-	return buf[1:], buf
-}
-
-func (c *lendingCarrier) HoldDatagram(ctx context.Context) (payload, buf []byte, err error) {
-	b, err := c.ReceiveDatagram(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	payload, buf = c.lend(b)
-	return payload, buf, nil
-}
-
-func (c *lendingCarrier) TryHoldDatagram() (payload, buf []byte, ok bool) {
-	b, ok := c.TryReceiveDatagram()
-	if !ok {
-		return nil, nil, false
-	}
-	payload, buf = c.lend(b)
-	return payload, buf, true
-}
-
-func (c *lendingCarrier) ReleaseDatagrams(bufs [][]byte) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, b := range bufs {
-		if !c.lent[&b[0]] {
-			c.t.Errorf("a buffer given back twice or never lent")
-		}
-		delete(c.lent, &b[0])
-		for i := range b {
-			b[i] = 0xEE
-		}
-	}
-}
-
-func (c *lendingCarrier) outstanding() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.lent)
-}
 
 // TestLentPacketsIntoTheDevice: a session that lends its packets in its
 // carrier's buffers has them written into a batch device straight from
@@ -74,7 +16,7 @@ func (c *lendingCarrier) outstanding() int {
 // write that carried it and none kept.
 func TestLentPacketsIntoTheDevice(t *testing.T) {
 	a, b := connectiptest.Pipe(connectiptest.Config{QueueLen: 1024})
-	carrier := &lendingCarrier{End: b, t: t, lent: map[*byte]bool{}}
+	carrier := connectiptest.Lending(t, b)
 	routes := []connectip.IPRoute{connectip.RouteFromPrefix(netip.MustParsePrefix("0.0.0.0/0"), 0)}
 	proxy, err := connectip.NewProxy(carrier, []netip.Prefix{netip.MustParsePrefix("10.8.0.2/32")}, routes, connectip.ProxyConfig{})
 	if err != nil {
@@ -109,7 +51,7 @@ func TestLentPacketsIntoTheDevice(t *testing.T) {
 	if err := <-errs; err != nil {
 		t.Error(err)
 	}
-	if n := carrier.outstanding(); n != 0 {
+	if n := carrier.Outstanding(); n != 0 {
 		t.Errorf("%d buffers never given back", n)
 	}
 	largest := 0
