@@ -4,12 +4,8 @@ import (
 	"context"
 	"encoding/binary"
 	"hash/maphash"
-	"net/netip"
 	"sync"
 	"testing"
-
-	"github.com/satquic/satquic/connectip"
-	"github.com/satquic/satquic/connectip/connectiptest"
 )
 
 // withPorts sets the first four bytes after the 20-byte IPv4 header.
@@ -49,19 +45,10 @@ func TestFlowHash(t *testing.T) {
 // and every session carries a share.
 func TestFlowsSpreadOverSessions(t *testing.T) {
 	const lanes, flows, perFlow = 4, 100, 25
-	routes := []connectip.IPRoute{connectip.RouteFromPrefix(netip.MustParsePrefix("0.0.0.0/0"), 0)}
 	var clients, proxies []Session
 	for range lanes {
-		a, b := connectiptest.Pipe(connectiptest.Config{QueueLen: 1024})
-		proxy, err := connectip.NewProxy(b, []netip.Prefix{netip.MustParsePrefix("10.8.0.2/32")}, routes, connectip.ProxyConfig{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		client, err := connectip.NewClient(a, connectip.ClientConfig{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		clients, proxies = append(clients, client), append(proxies, proxy)
+		pair := newSessionPair(t)
+		clients, proxies = append(clients, pair.client), append(proxies, pair.proxy)
 	}
 	clientDev, proxyDev := newMemDevice(1500), newMemDevice(1500)
 	clientFwd, err := NewMulti(clientDev, clients, Config{})

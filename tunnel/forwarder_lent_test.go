@@ -3,7 +3,6 @@ package tunnel
 import (
 	"context"
 	"encoding/binary"
-	"net/netip"
 	"testing"
 
 	"github.com/satquic/satquic/connectip"
@@ -15,21 +14,15 @@ import (
 // there, in order, none lost or twice, each buffer given back after the
 // write that carried it and none kept.
 func TestLentPacketsIntoTheDevice(t *testing.T) {
-	a, b := connectiptest.Pipe(connectiptest.Config{QueueLen: 1024})
-	carrier := connectiptest.Lending(t, b)
-	routes := []connectip.IPRoute{connectip.RouteFromPrefix(netip.MustParsePrefix("0.0.0.0/0"), 0)}
-	proxy, err := connectip.NewProxy(carrier, []netip.Prefix{netip.MustParsePrefix("10.8.0.2/32")}, routes, connectip.ProxyConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	client, err := connectip.NewClient(a, connectip.ClientConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	var carrier *connectiptest.LendingEnd
+	pair := sessionPairOn(t, func(e *connectiptest.End) connectip.Carrier {
+		carrier = connectiptest.Lending(t, e)
+		return carrier
+	})
 	to := memBatchDevice{newMemDevice(1500), make(chan int, 4096)}
 	ctx, cancel := context.WithCancel(context.Background())
 	errs := make(chan error, 1)
-	go func() { errs <- New(to, proxy, Config{}).Run(ctx) }()
+	go func() { errs <- New(to, pair.proxy, Config{}).Run(ctx) }()
 	const total, window = 3000, 500
 	pkts := make([][]byte, 0, window)
 	for start := 0; start < total; start += window {
@@ -37,7 +30,7 @@ func TestLentPacketsIntoTheDevice(t *testing.T) {
 		for i := start; i < start+window; i++ {
 			pkts = append(pkts, ipv4Packet("10.8.0.2", "203.0.113.1", 100+i%1000, uint32(i)))
 		}
-		if err := client.WritePackets(pkts, func(i int, _ []byte, err error) { t.Errorf("packet %d refused: %v", i, err) }); err != nil {
+		if err := pair.client.WritePackets(pkts, func(i int, _ []byte, err error) { t.Errorf("packet %d refused: %v", i, err) }); err != nil {
 			t.Fatal(err)
 		}
 		for i := start; i < start+window; i++ {

@@ -20,11 +20,19 @@ type sessionPair struct {
 	carrier       *connectiptest.End
 }
 
-func newSessionPair(t *testing.T) sessionPair {
+func newSessionPair(t testing.TB) sessionPair {
+	t.Helper()
+	return sessionPairOn(t, func(e *connectiptest.End) connectip.Carrier { return e })
+}
+
+// sessionPairOn is newSessionPair with the proxy on the carrier that
+// proxyCarrier makes of its end: the client gets 10.8.0.2 and a route to
+// everywhere.
+func sessionPairOn(t testing.TB, proxyCarrier func(*connectiptest.End) connectip.Carrier) sessionPair {
 	t.Helper()
 	a, b := connectiptest.Pipe(connectiptest.Config{QueueLen: 1024})
 	routes := []connectip.IPRoute{connectip.RouteFromPrefix(netip.MustParsePrefix("0.0.0.0/0"), 0)}
-	proxy, err := connectip.NewProxy(b, []netip.Prefix{netip.MustParsePrefix("10.8.0.2/32")}, routes, connectip.ProxyConfig{})
+	proxy, err := connectip.NewProxy(proxyCarrier(b), []netip.Prefix{netip.MustParsePrefix("10.8.0.2/32")}, routes, connectip.ProxyConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}

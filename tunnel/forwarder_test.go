@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/satquic/satquic/connectip"
-	"github.com/satquic/satquic/connectip/connectiptest"
 )
 
 // memDevice is an in-memory Device: the test plays the kernel, putting
@@ -99,19 +98,10 @@ func (r *running) stop(t testing.TB) {
 
 func startTunnel(t testing.TB, queueLen int) *running {
 	t.Helper()
-	a, b := connectiptest.Pipe(connectiptest.Config{QueueLen: 1024})
-	routes := []connectip.IPRoute{connectip.RouteFromPrefix(netip.MustParsePrefix("0.0.0.0/0"), 0)}
-	proxy, err := connectip.NewProxy(b, []netip.Prefix{netip.MustParsePrefix("10.8.0.2/32")}, routes, connectip.ProxyConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	client, err := connectip.NewClient(a, connectip.ClientConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	pair := newSessionPair(t)
 	r := &running{clientDev: newMemDevice(1500), proxyDev: newMemDevice(1500), errs: make(chan error, 2)}
-	r.clientFwd = New(r.clientDev, client, Config{QueueLen: queueLen})
-	r.proxyFwd = New(r.proxyDev, proxy, Config{QueueLen: queueLen})
+	r.clientFwd = New(r.clientDev, pair.client, Config{QueueLen: queueLen})
+	r.proxyFwd = New(r.proxyDev, pair.proxy, Config{QueueLen: queueLen})
 	ctx, cancel := context.WithCancel(context.Background())
 	r.cancel = cancel
 	go func() { r.errs <- r.clientFwd.Run(ctx) }()
@@ -389,23 +379,14 @@ func (d memBatchDevice) WritePackets(pkts [][]byte) (int, error) {
 // without waiting, packets pass in order and some writes carry more than
 // one packet.
 func TestBatchesThroughTheTunnel(t *testing.T) {
-	a, b := connectiptest.Pipe(connectiptest.Config{QueueLen: 1024})
-	routes := []connectip.IPRoute{connectip.RouteFromPrefix(netip.MustParsePrefix("0.0.0.0/0"), 0)}
-	proxy, err := connectip.NewProxy(b, []netip.Prefix{netip.MustParsePrefix("10.8.0.2/32")}, routes, connectip.ProxyConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	client, err := connectip.NewClient(a, connectip.ClientConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	pair := newSessionPair(t)
 	from := memBatchDevice{newMemDevice(1500), make(chan int, 4096)}
 	to := memBatchDevice{newMemDevice(1500), make(chan int, 4096)}
 	from.inject = make(chan []byte, 2048)
 	ctx, cancel := context.WithCancel(context.Background())
 	errs := make(chan error, 2)
-	go func() { errs <- New(from, client, Config{}).Run(ctx) }()
-	go func() { errs <- New(to, proxy, Config{}).Run(ctx) }()
+	go func() { errs <- New(from, pair.client, Config{}).Run(ctx) }()
+	go func() { errs <- New(to, pair.proxy, Config{}).Run(ctx) }()
 	// In windows smaller than the queue, so that nothing may be lost.
 	const total, window = 2000, 500
 	for start := 0; start < total; start += window {
