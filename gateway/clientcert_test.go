@@ -10,8 +10,6 @@ import (
 	"crypto/x509/pkix"
 	"errors"
 	"math/big"
-	"net"
-	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -76,31 +74,13 @@ func (ca *testCA) sign(t *testing.T, tmpl *x509.Certificate) tls.Certificate {
 // authority, and refuses one without any (with a token also allowed, so
 // that the handshake lets it through to the handler's check).
 func TestClientCertificateAdmits(t *testing.T) {
-	testkit.CheckGoroutines(t)
 	ca := newTestCA(t)
 	pool := x509.NewCertPool()
 	pool.AddCert(ca.cert)
 	serverTLS := testkit.ServerTLS("h3")
 	serverTLS.ClientCAs, serverTLS.ClientAuth = pool, tls.VerifyClientCertIfGiven
 	dev := newMemDevice(1500)
-	srv, err := NewServer(dev, ServerConfig{Token: testToken, ClientCertificates: true, Pool: []netip.Prefix{testPool}, Local: []netip.Addr{testServer}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, pc, serverTLS, nil, nil) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-	}()
-	url := "https://" + pc.LocalAddr().String()
+	url := startServerDevice(t, dev, dev, ServerConfig{Token: testToken, ClientCertificates: true}, serverTLS, nil).url
 
 	dctx, dcancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer dcancel()

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"net"
@@ -120,12 +121,12 @@ func startServerQUIC(t testing.TB, cfg ServerConfig, qconf *quic.Config) *testGa
 // startServerOn is startServerQUIC on the device dev.
 func startServerOn(t testing.TB, dev *memDevice, cfg ServerConfig, qconf *quic.Config) *testGateway {
 	t.Helper()
-	return startServerDevice(t, dev, dev, cfg, qconf)
+	return startServerDevice(t, dev, dev, cfg, testkit.ServerTLS("h3"), qconf)
 }
 
 // startServerDevice is startServerOn on the device dev, whose packets
-// written and to inject are mem's.
-func startServerDevice(t testing.TB, dev tunnel.Device, mem *memDevice, cfg ServerConfig, qconf *quic.Config) *testGateway {
+// written and to inject are mem's, with the TLS configuration tlsConf.
+func startServerDevice(t testing.TB, dev tunnel.Device, mem *memDevice, cfg ServerConfig, tlsConf *tls.Config, qconf *quic.Config) *testGateway {
 	t.Helper()
 	testkit.CheckGoroutines(t)
 	if cfg.Pool == nil {
@@ -140,21 +141,26 @@ func startServerDevice(t testing.TB, dev tunnel.Device, mem *memDevice, cfg Serv
 	if err != nil {
 		t.Fatal(err)
 	}
+	g := &testGateway{srv: srv, dev: mem, url: "https://" + pc.LocalAddr().String()}
+	g.stop = serveGateway(t, srv, pc, tlsConf, qconf)
+	return g
+}
+
+// serveGateway runs srv on pc until the returned stop, which the end of
+// the test calls too, and returns once it listens.
+func serveGateway(t testing.TB, srv *Server, pc net.PacketConn, tlsConf *tls.Config, qconf *quic.Config) (stop func()) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	addr := make(chan net.Addr, 1)
-	done := make(chan error, 1)
-	go func() {
-		done <- srv.Serve(ctx, pc, testkit.ServerTLS("h3"), qconf, func(a net.Addr) { addr <- a })
-	}()
-	g := &testGateway{srv: srv, dev: mem}
+	ready, done := make(chan struct{}), make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, pc, tlsConf, qconf, func(net.Addr) { close(ready) }) }()
 	select {
-	case a := <-addr:
-		g.url = "https://" + a.String()
+	case <-ready:
 	case err := <-done:
+		cancel()
 		t.Fatalf("Serve: %v", err)
 	}
 	var once sync.Once
-	g.stop = func() {
+	stop = func() {
 		once.Do(func() {
 			cancel()
 			if err := <-done; err != nil {
@@ -162,8 +168,8 @@ func startServerDevice(t testing.TB, dev tunnel.Device, mem *memDevice, cfg Serv
 			}
 		})
 	}
-	t.Cleanup(g.stop)
-	return g
+	t.Cleanup(stop)
+	return stop
 }
 
 // dial opens a client tunnel to g with token.

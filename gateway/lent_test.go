@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"testing"
 
+	"github.com/satquic/satquic/internal/testkit"
 	"github.com/satquic/satquic/tunnel"
 )
 
@@ -54,7 +55,7 @@ var _ tunnel.BatchDevice = memBatchDevice{}
 func TestLentPacketsThroughQUIC(t *testing.T) {
 	mem := newMemDevice(1500)
 	mem.written = make(chan []byte, 4096)
-	g := startServerDevice(t, memBatchDevice{mem}, mem, ServerConfig{Token: testToken}, nil)
+	g := startServerDevice(t, memBatchDevice{mem}, mem, ServerConfig{Token: testToken}, testkit.ServerTLS("h3"), nil)
 	ct, err := g.dial(t, testToken)
 	if err != nil {
 		t.Fatal(err)

@@ -42,20 +42,7 @@ func serveTLSUntil(t *testing.T, pc net.PacketConn, cfg ServerConfig, tlsConf *t
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	ready, done := make(chan struct{}), make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, pc, tlsConf, nil, func(net.Addr) { close(ready) }) }()
-	select {
-	case <-ready:
-	case err := <-done:
-		t.Fatalf("Serve: %v", err)
-	}
-	return func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-	}
+	return serveGateway(t, srv, pc, tlsConf, nil)
 }
 
 // TestRestartResetsClients: a server that died and came back on the same
