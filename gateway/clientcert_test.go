@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/satquic/satquic/internal/testkit"
+	"github.com/satquic/satquic/tunnel/tunneltest"
 )
 
 // testCA is a certificate authority that issues client certificates.
@@ -79,7 +80,7 @@ func TestClientCertificateAdmits(t *testing.T) {
 	pool.AddCert(ca.cert)
 	serverTLS := testkit.ServerTLS("h3")
 	serverTLS.ClientCAs, serverTLS.ClientAuth = pool, tls.VerifyClientCertIfGiven
-	dev := newMemDevice(1500)
+	dev := tunneltest.NewDevice(1500)
 	url := startServerDevice(t, dev, dev, ServerConfig{Token: testToken, ClientCertificates: true}, serverTLS, nil).url
 
 	dctx, dcancel := context.WithTimeout(context.Background(), 20*time.Second)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/satquic/satquic/internal/testkit"
 	"github.com/satquic/satquic/quic"
+	"github.com/satquic/satquic/tunnel/tunneltest"
 )
 
 // mutePacketConn drops what is written once muted: a server process that
@@ -38,7 +39,7 @@ func serveUntil(t *testing.T, pc net.PacketConn, cfg ServerConfig) (stop func())
 func serveTLSUntil(t *testing.T, pc net.PacketConn, cfg ServerConfig, tlsConf *tls.Config) (stop func()) {
 	t.Helper()
 	cfg.Pool, cfg.Local = []netip.Prefix{testPool}, []netip.Addr{testServer}
-	srv, err := NewServer(newMemDevice(1500), cfg)
+	srv, err := NewServer(tunneltest.NewDevice(1500), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +79,7 @@ func TestRestartResetsClients(t *testing.T) {
 	start := time.Now()
 	me := ct.Prefixes[0].Addr()
 	for seq := uint32(0); ct.conn.Context().Err() == nil && time.Since(start) < 10*time.Second; seq++ {
-		if _, err := ct.Session.WritePacket(udpPacket(me, testServer, 1000, seq)); err != nil {
+		if _, err := ct.Session.WritePacket(tunneltest.IPv4Packet(me, testServer, 1000, seq)); err != nil {
 			break
 		}
 		select {

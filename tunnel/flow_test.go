@@ -6,6 +6,8 @@ import (
 	"hash/maphash"
 	"sync"
 	"testing"
+
+	"github.com/satquic/satquic/tunnel/tunneltest"
 )
 
 // withPorts sets the first four bytes after the 20-byte IPv4 header.
@@ -50,7 +52,7 @@ func TestFlowsSpreadOverSessions(t *testing.T) {
 		pair := newSessionPair(t)
 		clients, proxies = append(clients, pair.client), append(proxies, pair.proxy)
 	}
-	clientDev, proxyDev := newMemDevice(1500), newMemDevice(1500)
+	clientDev, proxyDev := tunneltest.NewDevice(1500), tunneltest.NewDevice(1500)
 	clientFwd, err := NewMulti(clientDev, clients, Config{})
 	if err != nil {
 		t.Fatal(err)
@@ -65,22 +67,22 @@ func TestFlowsSpreadOverSessions(t *testing.T) {
 			}
 		})
 	}
-	burst := func(from, to *memDevice, src, dst string, up bool) {
+	burst := func(from, to *tunneltest.Device, src, dst string, up bool) {
 		go func() {
 			for seq := range perFlow {
 				for flow := range flows {
 					p := ipv4Packet(src, dst, 64, uint32(seq))
 					if up {
-						from.inject <- withPorts(p, uint16(10000+flow), 443)
+						from.Inject <- withPorts(p, uint16(10000+flow), 443)
 					} else {
-						from.inject <- withPorts(p, 443, uint16(10000+flow))
+						from.Inject <- withPorts(p, 443, uint16(10000+flow))
 					}
 				}
 			}
 		}()
 		next := make(map[uint16]uint32)
 		for range flows * perFlow {
-			p := receive(t, to)
+			p := to.Expect(t)
 			port, seq := binary.BigEndian.Uint16(p[20:]), binary.BigEndian.Uint32(p[60:])
 			if !up {
 				port = binary.BigEndian.Uint16(p[22:])

@@ -7,6 +7,7 @@ import (
 
 	"github.com/satquic/satquic/connectip"
 	"github.com/satquic/satquic/connectip/connectiptest"
+	"github.com/satquic/satquic/tunnel/tunneltest"
 )
 
 // TestLentPacketsIntoTheDevice: a session that lends its packets in its
@@ -19,7 +20,7 @@ func TestLentPacketsIntoTheDevice(t *testing.T) {
 		carrier = connectiptest.Lending(t, e)
 		return carrier
 	})
-	to := memBatchDevice{newMemDevice(1500), make(chan int, 4096)}
+	to := tunneltest.BatchDevice{Device: tunneltest.NewDevice(1500), Batches: make(chan int, 4096)}
 	ctx, cancel := context.WithCancel(context.Background())
 	errs := make(chan error, 1)
 	go func() { errs <- New(to, pair.proxy, Config{}).Run(ctx) }()
@@ -34,7 +35,7 @@ func TestLentPacketsIntoTheDevice(t *testing.T) {
 			t.Fatal(err)
 		}
 		for i := start; i < start+window; i++ {
-			p := receive(t, to.memDevice)
+			p := to.Expect(t)
 			if got := binary.BigEndian.Uint32(p[len(p)-4:]); got != uint32(i) || len(p) != 100+i%1000 {
 				t.Fatalf("packet %d arrived as number %d of %d bytes", i, got, len(p))
 			}
@@ -47,11 +48,7 @@ func TestLentPacketsIntoTheDevice(t *testing.T) {
 	if n := carrier.Outstanding(); n != 0 {
 		t.Errorf("%d buffers never given back", n)
 	}
-	largest := 0
-	for len(to.batches) > 0 {
-		largest = max(largest, <-to.batches)
-	}
-	if largest < 2 {
+	if to.LargestBatch() < 2 {
 		t.Errorf("every write into the device held one packet")
 	}
 }
