@@ -2,11 +2,9 @@ package main
 
 import (
 	"context"
-	"errors"
 	"io"
 	"net"
 	"net/netip"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -14,27 +12,8 @@ import (
 	"github.com/satquic/satquic/gateway"
 	"github.com/satquic/satquic/internal/testkit"
 	"github.com/satquic/satquic/quic"
+	"github.com/satquic/satquic/tunnel/tunneltest"
 )
-
-// idleDevice is a tunnel device on which nothing comes: the gateway of a
-// test about its connections only.
-type idleDevice struct {
-	done chan struct{}
-	once sync.Once
-}
-
-func (d *idleDevice) ReadPacket([]byte) (int, error) {
-	<-d.done
-	return 0, errors.New("device closed")
-}
-
-func (d *idleDevice) WritePacket([]byte) error { return nil }
-func (d *idleDevice) MTU() int                 { return 1500 }
-
-func (d *idleDevice) Close() error {
-	d.once.Do(func() { close(d.done) })
-	return nil
-}
 
 // retrySender is a server socket that counts the Retry packets it sends.
 type retrySender struct {
@@ -53,7 +32,7 @@ func (s *retrySender) WriteTo(p []byte, addr net.Addr) (int, error) {
 // token to prove its address with a Retry, until the test ends.
 func startRetryGateway(t *testing.T, token string) (addr string, sock *retrySender) {
 	t.Helper()
-	srv, err := gateway.NewServer(&idleDevice{done: make(chan struct{})}, gateway.ServerConfig{
+	srv, err := gateway.NewServer(tunneltest.NewDevice(1500), gateway.ServerConfig{
 		Token: token,
 		Pool:  []netip.Prefix{netip.MustParsePrefix("10.78.0.0/24")}, Local: []netip.Addr{netip.MustParseAddr("10.78.0.1")},
 	})
