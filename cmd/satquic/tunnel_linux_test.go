@@ -97,24 +97,24 @@ func newTunnelBed(t *testing.T) *tunnelBed {
 }
 
 // startServer starts "satquic tunnel server" on 192.0.2.1:4433 with the
-// token file, interface sqtun-s and the flags extra, and waits until the
-// interface is up.
+// flags extra, and startClient "satquic tunnel client" to it; each waits
+// until its interface is up.
 func (b *tunnelBed) startServer(t *testing.T, extra ...string) (*exec.Cmd, *lockedBuffer) {
 	t.Helper()
-	args := append([]string{"tunnel", "server", "--listen", "192.0.2.1:4433", "--token-file", b.tokenFile, "--dev", "sqtun-s"}, extra...)
-	cmd, out := startIn(t, b.nsS, b.bin, args...)
-	out.waitFor(t, regexp.MustCompile(`interface sqtun-s`))
-	return cmd, out
+	return b.startEnd(t, b.nsS, "sqtun-s", append([]string{"server", "--listen", "192.0.2.1:4433"}, extra...))
 }
 
-// startClient starts "satquic tunnel client" to the server with the token
-// file, interface sqtun-c and the flags extra, and waits until the
-// interface is up.
 func (b *tunnelBed) startClient(t *testing.T, extra ...string) (*exec.Cmd, *lockedBuffer) {
 	t.Helper()
-	args := append([]string{"tunnel", "client", "--server", "https://192.0.2.1:4433", "--token-file", b.tokenFile, "--dev", "sqtun-c"}, extra...)
-	cmd, out := startIn(t, b.nsC, b.bin, args...)
-	out.waitFor(t, regexp.MustCompile(`interface sqtun-c`))
+	return b.startEnd(t, b.nsC, "sqtun-c", append([]string{"client", "--server", "https://192.0.2.1:4433"}, extra...))
+}
+
+// startEnd runs "satquic tunnel" with args, the token file and the
+// interface dev in the namespace ns, and waits until the interface is up.
+func (b *tunnelBed) startEnd(t *testing.T, ns, dev string, args []string) (*exec.Cmd, *lockedBuffer) {
+	t.Helper()
+	cmd, out := startIn(t, ns, b.bin, append([]string{"tunnel"}, append(args, "--token-file", b.tokenFile, "--dev", dev)...)...)
+	out.waitFor(t, regexp.MustCompile(`interface `+dev))
 	return cmd, out
 }
 
