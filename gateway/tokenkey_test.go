@@ -30,7 +30,7 @@ func largeCertTLS(t *testing.T) *tls.Config {
 }
 
 // heldSocket is a server socket that, once it read the client's first
-// datagram, reads nothing more until the server sent more than three
+// Initial datagram, reads nothing more until the server sent more than three
 // times that datagram back, or hold passed. What the server sent by then
 // is what it sends before the client's next datagram could validate the
 // client's address: at most three times the first datagram, unless a
@@ -64,7 +64,10 @@ func (s *heldSocket) ReadFrom(p []byte) (int, net.Addr, error) {
 		})
 	}
 	n, addr, err := s.PacketConn.ReadFrom(p)
-	if err == nil {
+	// The client's first Initial (a QUIC version 1 long header of type
+	// 0, RFC 9000 section 17.2.2), not a straggler of its last
+	// connection.
+	if err == nil && n > 0 && p[0]&0xf0 == 0xc0 {
 		s.received.CompareAndSwap(0, int64(n))
 	}
 	return n, addr, err
