@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/satquic/satquic/connectip"
+	"github.com/satquic/satquic/internal/inetsum"
 	"github.com/satquic/satquic/tunnel/tunneltest"
 )
 
@@ -105,14 +106,7 @@ func TestPacketTooBigBackIntoTheDevice(t *testing.T) {
 	big := ipv4Packet("10.8.0.2", "203.0.113.1", 1400, 1)
 	big[6] = 0x40 // DF
 	big[10], big[11] = 0, 0
-	var sum uint32
-	for i := 0; i < 20; i += 2 {
-		sum += uint32(binary.BigEndian.Uint16(big[i:]))
-	}
-	for sum > 0xffff {
-		sum = sum&0xffff + sum>>16
-	}
-	binary.BigEndian.PutUint16(big[10:12], ^uint16(sum))
+	binary.BigEndian.PutUint16(big[10:12], inetsum.Checksum(0, big[:20]))
 	r.clientDev.Inject <- big
 	icmp := r.clientDev.Expect(t)
 	h, err := connectip.ParseIPHeader(icmp)

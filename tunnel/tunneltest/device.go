@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/satquic/satquic/internal/inetsum"
 )
 
 // ErrClosed is returned by a Device's methods once it is closed.
@@ -151,14 +153,7 @@ func IPv4Packet(src, dst netip.Addr, size int, seq uint32) []byte {
 	s, d := src.As4(), dst.As4()
 	copy(p[12:16], s[:])
 	copy(p[16:20], d[:])
-	var sum uint32
-	for i := 0; i < 20; i += 2 {
-		sum += uint32(binary.BigEndian.Uint16(p[i:]))
-	}
-	for sum > 0xffff {
-		sum = sum&0xffff + sum>>16
-	}
-	binary.BigEndian.PutUint16(p[10:12], ^uint16(sum))
+	binary.BigEndian.PutUint16(p[10:12], inetsum.Checksum(0, p[:20]))
 	binary.BigEndian.PutUint32(p[size-4:], seq)
 	return p
 }
