@@ -2,7 +2,6 @@ package connectip_test
 
 import (
 	"bytes"
-	"context"
 	"net/netip"
 	"sync"
 	"testing"
@@ -11,73 +10,11 @@ import (
 	"github.com/satquic/satquic/connectip/connectiptest"
 )
 
-// lendingEnd is a carrier that lends its datagrams in buffers of its own
-// behind a one-byte prefix, as an HTTP/3 stream does with its Quarter
-// Stream ID (http3.Stream.HoldDatagram). A buffer given back is
-// overwritten, so that a packet used after its release shows; one given
-// back twice, or never lent, fails the test.
-type lendingEnd struct {
-	*connectiptest.End
-	t    *testing.T
-	mu   sync.Mutex
-	lent map[*byte]bool
-}
-
-func newLendingEnd(t *testing.T, e *connectiptest.End) *lendingEnd {
-	return &lendingEnd{End: e, t: t, lent: map[*byte]bool{}}
-}
-
-func (e *lendingEnd) lend(b []byte) (payload, buf []byte) {
-	buf = append([]byte{0xAA}, b...)
-	e.mu.Lock()
-	e.lent[&buf[0]] = true
-	e.mu.Unlock()
-	return buf[1:], buf
-}
-
-func (e *lendingEnd) HoldDatagram(ctx context.Context) (payload, buf []byte, err error) {
-	b, err := e.ReceiveDatagram(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	payload, buf = e.lend(b)
-	return payload, buf, nil
-}
-
-func (e *lendingEnd) TryHoldDatagram() (payload, buf []byte, ok bool) {
-	b, ok := e.TryReceiveDatagram()
-	if !ok {
-		return nil, nil, false
-	}
-	payload, buf = e.lend(b)
-	return payload, buf, true
-}
-
-func (e *lendingEnd) ReleaseDatagrams(bufs [][]byte) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	for _, b := range bufs {
-		if !e.lent[&b[0]] {
-			e.t.Errorf("a buffer given back twice or never lent")
-		}
-		delete(e.lent, &b[0])
-		for i := range b {
-			b[i] = 0xEE
-		}
-	}
-}
-
-func (e *lendingEnd) outstanding() int {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return len(e.lent)
-}
-
-// lentProxy is rawProxy over a lendingEnd.
-func lentProxy(t *testing.T) (*connectiptest.End, *lendingEnd, *connectip.Session) {
+// lentProxy is rawProxy over a connectiptest.LendingEnd.
+func lentProxy(t *testing.T) (*connectiptest.End, *connectiptest.LendingEnd, *connectip.Session) {
 	t.Helper()
 	a, b := connectiptest.Pipe(connectiptest.Config{})
-	le := newLendingEnd(t, b)
+	le := connectiptest.Lending(t, b)
 	routes := []connectip.IPRoute{connectip.RouteFromPrefix(netip.MustParsePrefix("198.51.100.0/24"), 17)}
 	proxy, err := connectip.NewProxy(le, []netip.Prefix{netip.MustParsePrefix("10.7.0.7/32")}, routes, connectip.ProxyConfig{})
 	if err != nil {
@@ -146,7 +83,7 @@ func TestLendPackets(t *testing.T) {
 	}
 	b.Release()
 	checkLent(t, proxy, want[64:])
-	if n := le.outstanding(); n != 0 {
+	if n := le.Outstanding(); n != 0 {
 		t.Errorf("%d buffers never given back", n)
 	}
 	st := proxy.Stats().Received
@@ -210,7 +147,7 @@ func TestLendPacketsConcurrentRelease(t *testing.T) {
 	}
 	close(release)
 	wg.Wait()
-	if k := le.outstanding(); k != 0 {
+	if k := le.Outstanding(); k != 0 {
 		t.Errorf("%d buffers never given back", k)
 	}
 }

@@ -3,7 +3,6 @@ package connectip_test
 import (
 	"encoding/binary"
 	"errors"
-	"net/netip"
 	"testing"
 
 	"github.com/satquic/satquic/connectip"
@@ -26,19 +25,9 @@ func (e *limitedEnd) PacketLimit() int { return e.limit }
 // path is whole again, full-size packets go.
 func TestPathLimitAnswersPacketTooBig(t *testing.T) {
 	a, b := connectiptest.Pipe(connectiptest.Config{})
-	proxy, err := connectip.NewProxy(b, nil, everywhere, connectip.ProxyConfig{Pool: newPool(t), Config: connectip.Config{MTU: 1500}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	end := &limitedEnd{End: a}
-	client, err := connectip.NewClient(end, connectip.ClientConfig{
-		Config:           connectip.Config{MTU: 1500},
-		RequestAddresses: []netip.Prefix{netip.MustParsePrefix("0.0.0.0/32"), netip.MustParsePrefix("::/128")},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { client.Close(); proxy.Close() })
+	mtu := connectip.Config{MTU: 1500}
+	client, _ := sessionsOn(t, newPool(t), end, b, mtu, mtu)
 
 	v4 := func(size int) []byte { return connectip.TestPacket(t, "10.8.0.1", "203.0.113.5", 17, size, 64) }
 	v6 := func(size int) []byte { return connectip.TestPacket(t, "fd00:8::1", "2001:db8::5", 17, size, 64) }

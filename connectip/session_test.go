@@ -31,11 +31,19 @@ func newPool(t *testing.T) *connectip.AddressPool {
 func tunnelPair(t *testing.T, pool *connectip.AddressPool, cfg connectiptest.Config) (client, proxy *connectip.Session) {
 	t.Helper()
 	a, b := connectiptest.Pipe(cfg)
-	proxy, err := connectip.NewProxy(b, nil, everywhere, connectip.ProxyConfig{Pool: pool})
+	return sessionsOn(t, pool, a, b, connectip.Config{}, connectip.Config{})
+}
+
+// sessionsOn is tunnelPair on the carriers given, the client's and the
+// proxy's ends of one pipe, with each session's configuration.
+func sessionsOn(t *testing.T, pool *connectip.AddressPool, clientEnd, proxyEnd connectip.Carrier, clientCfg, proxyCfg connectip.Config) (client, proxy *connectip.Session) {
+	t.Helper()
+	proxy, err := connectip.NewProxy(proxyEnd, nil, everywhere, connectip.ProxyConfig{Pool: pool, Config: proxyCfg})
 	if err != nil {
 		t.Fatal(err)
 	}
-	client, err = connectip.NewClient(a, connectip.ClientConfig{
+	client, err = connectip.NewClient(clientEnd, connectip.ClientConfig{
+		Config:           clientCfg,
 		RequestAddresses: []netip.Prefix{netip.MustParsePrefix("0.0.0.0/32"), netip.MustParsePrefix("::/128")},
 	})
 	if err != nil {
@@ -43,6 +51,19 @@ func tunnelPair(t *testing.T, pool *connectip.AddressPool, cfg connectiptest.Con
 	}
 	t.Cleanup(func() { client.Close(); proxy.Close() })
 	return client, proxy
+}
+
+// expectPackets reads len(want) packets from s and checks that they are
+// want, in order.
+func expectPackets(t *testing.T, s *connectip.Session, want ...[]byte) {
+	t.Helper()
+	buf := make([]byte, 2000)
+	for _, w := range want {
+		n, err := s.ReadPacket(buf)
+		if err != nil || string(buf[:n]) != string(w) {
+			t.Fatalf("read %d bytes, %v; want the %d-byte packet", n, err, len(w))
+		}
+	}
 }
 
 func TestClientProxyAddressesAndRoutes(t *testing.T) {

@@ -10,13 +10,12 @@ import (
 	"crypto/x509/pkix"
 	"errors"
 	"math/big"
-	"net"
-	"net/netip"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/satquic/satquic/internal/testkit"
+	"github.com/satquic/satquic/tunnel/tunneltest"
 )
 
 // testCA is a certificate authority that issues client certificates.
@@ -50,15 +49,20 @@ func newTestCA(t *testing.T) *testCA {
 // issue returns a client certificate signed by ca.
 func (ca *testCA) issue(t *testing.T, name string) tls.Certificate {
 	t.Helper()
+	return ca.sign(t, &x509.Certificate{Subject: pkix.Name{CommonName: name}, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}})
+}
+
+// sign returns a certificate of tmpl's names and uses, valid for an hour
+// around now, for a new key, signed by ca.
+func (ca *testCA) sign(t *testing.T, tmpl *x509.Certificate) tls.Certificate {
+	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: name},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-	}
+	tmpl.SerialNumber = big.NewInt(2)
+	tmpl.NotBefore, tmpl.NotAfter = time.Now().Add(-time.Hour), time.Now().Add(time.Hour)
+	tmpl.KeyUsage = x509.KeyUsageDigitalSignature
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
 	if err != nil {
 		t.Fatal(err)
@@ -71,31 +75,13 @@ func (ca *testCA) issue(t *testing.T, name string) tls.Certificate {
 // authority, and refuses one without any (with a token also allowed, so
 // that the handshake lets it through to the handler's check).
 func TestClientCertificateAdmits(t *testing.T) {
-	testkit.CheckGoroutines(t)
 	ca := newTestCA(t)
 	pool := x509.NewCertPool()
 	pool.AddCert(ca.cert)
 	serverTLS := testkit.ServerTLS("h3")
 	serverTLS.ClientCAs, serverTLS.ClientAuth = pool, tls.VerifyClientCertIfGiven
-	dev := newMemDevice(1500)
-	srv, err := NewServer(dev, ServerConfig{Token: testToken, ClientCertificates: true, Pool: []netip.Prefix{testPool}, Local: []netip.Addr{testServer}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, pc, serverTLS, nil, nil) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-	}()
-	url := "https://" + pc.LocalAddr().String()
+	dev := tunneltest.NewDevice(1500)
+	url := startServerDevice(t, dev, dev, ServerConfig{Token: testToken, ClientCertificates: true}, serverTLS, nil).url
 
 	dctx, dcancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer dcancel()

@@ -11,6 +11,7 @@ import (
 	"github.com/satquic/satquic/connectip"
 	"github.com/satquic/satquic/internal/testkit"
 	"github.com/satquic/satquic/quic"
+	"github.com/satquic/satquic/tunnel/tunneltest"
 )
 
 // TestPacketsBothWays: a client gets an address of the pool and the
@@ -37,14 +38,14 @@ func TestPacketsBothWays(t *testing.T) {
 
 	const n = 200
 	for i := range n {
-		dev.inject <- udpPacket(me, testServer, 1000, uint32(i))
-		p := g.dev.expect(t)
-		if seqOf(p) != uint32(i) || len(p) != 1000 {
-			t.Fatalf("server got packet %d of %d bytes, want %d", seqOf(p), len(p), i)
+		dev.Inject <- tunneltest.IPv4Packet(me, testServer, 1000, uint32(i))
+		p := g.dev.Expect(t)
+		if tunneltest.Seq(p) != uint32(i) || len(p) != 1000 {
+			t.Fatalf("server got packet %d of %d bytes, want %d", tunneltest.Seq(p), len(p), i)
 		}
-		g.dev.inject <- udpPacket(testServer, me, ct.MTU, uint32(i))
-		if p := dev.expect(t); seqOf(p) != uint32(i) || len(p) != ct.MTU {
-			t.Fatalf("client got packet %d of %d bytes, want %d", seqOf(p), len(p), i)
+		g.dev.Inject <- tunneltest.IPv4Packet(testServer, me, ct.MTU, uint32(i))
+		if p := dev.Expect(t); tunneltest.Seq(p) != uint32(i) || len(p) != ct.MTU {
+			t.Fatalf("client got packet %d of %d bytes, want %d", tunneltest.Seq(p), len(p), i)
 		}
 	}
 	if st := g.srv.Stats(); st.Clients != 1 || len(st.Tunnel.Sessions) != 1 || st.Tunnel.Sessions[0].Received.Packets != n || st.Tunnel.Sessions[0].Sent.Packets != n {
@@ -90,16 +91,16 @@ func TestTwoClients(t *testing.T) {
 		t.Fatalf("both clients got %v", addrA)
 	}
 	devA, devB := forward(t, a), forward(t, b)
-	g.dev.inject <- udpPacket(testServer, addrB, 100, 2)
-	g.dev.inject <- udpPacket(testServer, addrA, 100, 1)
-	if p := devA.expect(t); seqOf(p) != 1 {
-		t.Errorf("client A got packet %d", seqOf(p))
+	g.dev.Inject <- tunneltest.IPv4Packet(testServer, addrB, 100, 2)
+	g.dev.Inject <- tunneltest.IPv4Packet(testServer, addrA, 100, 1)
+	if p := devA.Expect(t); tunneltest.Seq(p) != 1 {
+		t.Errorf("client A got packet %d", tunneltest.Seq(p))
 	}
-	if p := devB.expect(t); seqOf(p) != 2 {
-		t.Errorf("client B got packet %d", seqOf(p))
+	if p := devB.Expect(t); tunneltest.Seq(p) != 2 {
+		t.Errorf("client B got packet %d", tunneltest.Seq(p))
 	}
 	// A packet for an address nobody holds is dropped and counted.
-	g.dev.inject <- udpPacket(testServer, netip.MustParseAddr("10.77.0.99"), 100, 3)
+	g.dev.Inject <- tunneltest.IPv4Packet(testServer, netip.MustParseAddr("10.77.0.99"), 100, 3)
 	eventually(t, "the packet to nobody counted", func() bool { return g.srv.Stats().NoClient == 1 })
 	if st := g.srv.Stats(); st.Clients != 2 {
 		t.Errorf("server stats %+v", st)
@@ -137,18 +138,18 @@ func TestSpoofedSourceDropped(t *testing.T) {
 	}
 	me := assigned[0].Prefix.Addr()
 	spoofed := netip.MustParseAddr("10.77.0.200")
-	if err := st.SendDatagram(connectip.AppendDatagram(nil, connectip.ContextIDIP, udpPacket(spoofed, testServer, 200, 1))); err != nil {
+	if err := st.SendDatagram(connectip.AppendDatagram(nil, connectip.ContextIDIP, tunneltest.IPv4Packet(spoofed, testServer, 200, 1))); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, "the spoofed packet counted", func() bool {
 		st := g.srv.Stats().Tunnel
 		return len(st.Sessions) == 1 && st.Sessions[0].Received.Dropped.SourceNotAllowed == 1
 	})
-	if err := st.SendDatagram(connectip.AppendDatagram(nil, connectip.ContextIDIP, udpPacket(me, testServer, 200, 2))); err != nil {
+	if err := st.SendDatagram(connectip.AppendDatagram(nil, connectip.ContextIDIP, tunneltest.IPv4Packet(me, testServer, 200, 2))); err != nil {
 		t.Fatal(err)
 	}
-	if p := g.dev.expect(t); seqOf(p) != 2 {
-		t.Fatalf("server device got packet %d, want only the unspoofed one", seqOf(p))
+	if p := g.dev.Expect(t); tunneltest.Seq(p) != 2 {
+		t.Fatalf("server device got packet %d, want only the unspoofed one", tunneltest.Seq(p))
 	}
 }
 
@@ -167,7 +168,7 @@ func TestDialErrors(t *testing.T) {
 // TestNewServerErrors: a server refuses a configuration that would admit
 // nobody, or that has no addresses to give.
 func TestNewServerErrors(t *testing.T) {
-	dev := newMemDevice(1500)
+	dev := tunneltest.NewDevice(1500)
 	for name, cfg := range map[string]ServerConfig{
 		"no credentials": {Pool: []netip.Prefix{testPool}},
 		"no pool":        {Token: "x"},

@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/satquic/satquic/tunnel/tunneltest"
 )
 
 // BenchmarkTunnelGoodput measures what the tunnel carries from clients to
@@ -38,7 +40,7 @@ func measureGoodput(b *testing.B, conns int, d time.Duration) float64 {
 	go func() {
 		for {
 			select {
-			case p := <-g.dev.written:
+			case p := <-g.dev.Written:
 				delivered.Add(uint64(len(p)))
 			case <-ctx.Done():
 				return
@@ -63,13 +65,13 @@ func measureGoodput(b *testing.B, conns int, d time.Duration) float64 {
 		}
 		tunnels = append(tunnels, ct)
 		dev := forward(b, ct)
-		pkt := udpPacket(ct.Prefixes[0].Addr(), testServer, min(1400, ct.MTU), 0)
+		pkt := tunneltest.IPv4Packet(ct.Prefixes[0].Addr(), testServer, min(1400, ct.MTU), 0)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for {
 				select {
-				case dev.inject <- pkt:
+				case dev.Inject <- pkt:
 				case <-ctx.Done():
 					return
 				}

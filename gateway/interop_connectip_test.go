@@ -22,6 +22,7 @@ import (
 	"github.com/satquic/satquic/http3"
 	"github.com/satquic/satquic/internal/testkit"
 	"github.com/satquic/satquic/quic"
+	"github.com/satquic/satquic/tunnel/tunneltest"
 )
 
 // Interop with connect-ip-go (RFC 9484 over quic-go's HTTP/3) both ways:
@@ -194,7 +195,7 @@ func TestInteropClientWithConnectIPGoProxy(t *testing.T) {
 			me, there = goClient6.Addr(), goProxy6
 		}
 		sent := testUDP(me, there, i, ct.MTU)
-		dev.inject <- slices.Clone(sent)
+		dev.Inject <- slices.Clone(sent)
 		if err := checkForwarded(readGoPacket(t, proxy), sent); err != nil {
 			t.Fatalf("packet %d to connect-ip-go: %v", i, err)
 		}
@@ -202,7 +203,7 @@ func TestInteropClientWithConnectIPGoProxy(t *testing.T) {
 		if icmp, err := proxy.WritePacket(slices.Clone(sent)); err != nil || icmp != nil {
 			t.Fatalf("connect-ip-go WritePacket %d: %v (ICMP %x)", i, err, icmp)
 		}
-		if err := checkForwarded(dev.expect(t), sent); err != nil {
+		if err := checkForwarded(dev.Expect(t), sent); err != nil {
 			t.Fatalf("packet %d from connect-ip-go: %v", i, err)
 		}
 	}
@@ -354,7 +355,7 @@ func dialWithConnectIPGo(ctx context.Context, url, token string) (*cipgo.Conn, *
 // between it and the server's device.
 func TestInteropConnectIPGoClientWithServer(t *testing.T) {
 	testkit.CheckGoroutines(t)
-	dev := newMemDevice(1500)
+	dev := tunneltest.NewDevice(1500)
 	srv, err := NewServer(dev, ServerConfig{Token: testToken,
 		Pool: []netip.Prefix{testPool, testPool6}, Local: []netip.Addr{testServer, testServer6}})
 	if err != nil {
@@ -428,11 +429,11 @@ func TestInteropConnectIPGoClientWithServer(t *testing.T) {
 		if icmp, err := c.WritePacket(slices.Clone(sent)); err != nil || icmp != nil {
 			t.Fatalf("connect-ip-go WritePacket %d: %v (ICMP %x)", i, err, icmp)
 		}
-		if err := checkForwarded(dev.expect(t), sent); err != nil {
+		if err := checkForwarded(dev.Expect(t), sent); err != nil {
 			t.Fatalf("packet %d from connect-ip-go: %v", i, err)
 		}
 		sent = testUDP(there, me, i, quicGoMaxPacket)
-		dev.inject <- slices.Clone(sent)
+		dev.Inject <- slices.Clone(sent)
 		if err := checkForwarded(readGoPacket(t, c), sent); err != nil {
 			t.Fatalf("packet %d to connect-ip-go: %v", i, err)
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/satquic/satquic/http3"
 	"github.com/satquic/satquic/internal/testkit"
 	"github.com/satquic/satquic/quic"
+	"github.com/satquic/satquic/tunnel/tunneltest"
 )
 
 // rawClient opens tunnels on one QUIC connection to g, without starting
@@ -186,7 +187,7 @@ func TestPoolDoesNotDrain(t *testing.T) {
 // client of its own; the same credential on another request is the same
 // client.
 func TestIdentities(t *testing.T) {
-	srv, err := NewServer(newMemDevice(1500), ServerConfig{
+	srv, err := NewServer(tunneltest.NewDevice(1500), ServerConfig{
 		Tokens: []string{"alice", "bob"}, ClientCertificates: true,
 		Pool: []netip.Prefix{testPool}, Local: []netip.Addr{testServer},
 	})
@@ -225,7 +226,7 @@ func TestIdentities(t *testing.T) {
 	if _, status, _ := srv.admit(withToken("mallory")); status != http.StatusForbidden {
 		t.Errorf("unknown token: status %d", status)
 	}
-	if _, err := NewServer(newMemDevice(1500), ServerConfig{Tokens: []string{""}, Pool: []netip.Prefix{testPool}}); err == nil {
+	if _, err := NewServer(tunneltest.NewDevice(1500), ServerConfig{Tokens: []string{""}, Pool: []netip.Prefix{testPool}}); err == nil {
 		t.Error("NewServer accepted an empty token")
 	}
 }

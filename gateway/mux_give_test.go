@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/satquic/satquic/connectip"
+	"github.com/satquic/satquic/tunnel/tunneltest"
 )
 
 // TestMuxGivesPackets: GivePackets sends each run of a batch to the
@@ -18,11 +19,11 @@ func TestMuxGivesPackets(t *testing.T) {
 	from := netip.MustParseAddr("198.51.100.1")
 	stranger := netip.MustParseAddr("10.9.0.77")
 	pkts := [][]byte{
-		udpPacket(from, srcs[0], 200, 0),
-		udpPacket(from, srcs[0], 300, 1),
-		udpPacket(from, stranger, 100, 2),
-		udpPacket(from, srcs[1], 400, 3),
-		udpPacket(from, srcs[0], 500, 4),
+		tunneltest.IPv4Packet(from, srcs[0], 200, 0),
+		tunneltest.IPv4Packet(from, srcs[0], 300, 1),
+		tunneltest.IPv4Packet(from, stranger, 100, 2),
+		tunneltest.IPv4Packet(from, srcs[1], 400, 3),
+		tunneltest.IPv4Packet(from, srcs[0], 500, 4),
 	}
 	orig := append([][]byte(nil), pkts...)
 	var refused []int
@@ -49,12 +50,12 @@ func TestMuxGivesPackets(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := seqOf(d); got != seq {
+			if got := tunneltest.Seq(d); got != seq {
 				t.Fatalf("client %d got packet %d, want %d", c, got, seq)
 			}
 		}
 		if d, ok := raws[c].TryReceiveDatagram(); ok {
-			t.Fatalf("client %d got packet %d more", c, seqOf(d))
+			t.Fatalf("client %d got packet %d more", c, tunneltest.Seq(d))
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/satquic/satquic/connectip"
 	"github.com/satquic/satquic/connectip/connectiptest"
+	"github.com/satquic/satquic/tunnel/tunneltest"
 )
 
 // muxWithClients is a mux of two clients over in-memory carriers, each
@@ -39,7 +40,7 @@ func muxWithClients(t *testing.T, mtu, perClient int) (*mux, []*connectiptest.En
 			if i == 7 {
 				size = mtu + 100 // beyond the device's MTU
 			}
-			if err := raw.SendDatagram(connectip.AppendDatagram(nil, 0, udpPacket(srcs[c], dst, size, uint32(i)))); err != nil {
+			if err := raw.SendDatagram(connectip.AppendDatagram(nil, 0, tunneltest.IPv4Packet(srcs[c], dst, size, uint32(i)))); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -71,7 +72,7 @@ func TestMuxLends(t *testing.T) {
 			if next[c] == 7 {
 				next[c]++
 			}
-			if seq := seqOf(p); seq != next[c] || len(p) != 100+int(seq)%1000 {
+			if seq := tunneltest.Seq(p); seq != next[c] || len(p) != 100+int(seq)%1000 {
 				t.Fatalf("client %d: packet %d of %d bytes, want packet %d", c, seq, len(p), next[c])
 			}
 			next[c]++
@@ -106,7 +107,7 @@ func TestMuxBatches(t *testing.T) {
 		if netip.AddrFrom4([4]byte(buf[12:16])) == srcs[1] {
 			c = 1
 		}
-		seq := seqOf(buf[:n])
+		seq := tunneltest.Seq(buf[:n])
 		if next[c] == 7 {
 			next[c]++
 		}
@@ -118,7 +119,7 @@ func TestMuxBatches(t *testing.T) {
 	if _, ok, _ := m.TryReadPacket(buf); ok {
 		t.Fatal("a packet more than sent")
 	}
-	if err := raws[0].SendDatagram(connectip.AppendDatagram(nil, 0, udpPacket(srcs[0], dst, 200, 0))); err != nil {
+	if err := raws[0].SendDatagram(connectip.AppendDatagram(nil, 0, tunneltest.IPv4Packet(srcs[0], dst, 200, 0))); err != nil {
 		t.Fatal(err)
 	}
 	if n, err := m.ReadPacket(buf[:50]); n != 50 || !errors.Is(err, io.ErrShortBuffer) {

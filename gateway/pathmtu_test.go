@@ -3,6 +3,8 @@ package gateway
 import (
 	"encoding/binary"
 	"testing"
+
+	"github.com/satquic/satquic/tunnel/tunneltest"
 )
 
 // TestPathTooSmallAnsweredWithICMP: the server's device takes packets
@@ -12,7 +14,7 @@ import (
 // giving the size the path carries (RFC 9484 section 10.1), and a packet
 // of that size crosses the tunnel.
 func TestPathTooSmallAnsweredWithICMP(t *testing.T) {
-	g := startServerOn(t, newMemDevice(9000), ServerConfig{Token: testToken, MTU: 9000}, nil)
+	g := startServerOn(t, tunneltest.NewDevice(9000), ServerConfig{Token: testToken, MTU: 9000}, nil)
 	ct, err := g.dial(t, testToken)
 	if err != nil {
 		t.Fatalf("Dial: %v", err)
@@ -21,11 +23,11 @@ func TestPathTooSmallAnsweredWithICMP(t *testing.T) {
 	me := ct.Prefixes[0].Addr()
 
 	big := ct.MTU + 500
-	g.dev.inject <- udpPacket(testServer, me, big, 1)
+	g.dev.Inject <- tunneltest.IPv4Packet(testServer, me, big, 1)
 	eventually(t, "the first packet too large for the path to be dropped", func() bool { return g.srv.Stats().PathTooSmall == 1 })
 
-	g.dev.inject <- udpPacket(testServer, me, big, 2)
-	icmp := g.dev.expect(t)
+	g.dev.Inject <- tunneltest.IPv4Packet(testServer, me, big, 2)
+	icmp := g.dev.Expect(t)
 	mtu, ok := fragmentationNeeded(icmp)
 	if !ok {
 		t.Fatalf("the server's device got % x, want ICMP Fragmentation Needed", icmp[:min(len(icmp), 28)])
@@ -33,9 +35,9 @@ func TestPathTooSmallAnsweredWithICMP(t *testing.T) {
 	if mtu < minTunnelMTU || mtu >= big {
 		t.Fatalf("ICMP tells an MTU of %d, want one the path carries, from %d to below %d", mtu, minTunnelMTU, big)
 	}
-	g.dev.inject <- udpPacket(testServer, me, mtu, 3)
-	if p := dev.expect(t); seqOf(p) != 3 || len(p) != mtu {
-		t.Fatalf("client got packet %d of %d bytes, want packet 3 of %d", seqOf(p), len(p), mtu)
+	g.dev.Inject <- tunneltest.IPv4Packet(testServer, me, mtu, 3)
+	if p := dev.Expect(t); tunneltest.Seq(p) != 3 || len(p) != mtu {
+		t.Fatalf("client got packet %d of %d bytes, want packet 3 of %d", tunneltest.Seq(p), len(p), mtu)
 	}
 	if n := g.srv.Stats().PathTooSmall; n != 1 {
 		t.Errorf("%d packets dropped for the path, want 1", n)

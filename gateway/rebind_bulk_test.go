@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"net/netip"
 	"time"
+
+	"github.com/satquic/satquic/tunnel/tunneltest"
 )
 
 // A bulk transfer through the tunnel for the rebinding test, over the
@@ -99,7 +101,7 @@ func parseBulkData(p []byte) (int, error) {
 // bulkSender sends packets data packets into dev (the server's end) and
 // takes the acknowledgements dev's tunnel delivers.
 type bulkSender struct {
-	dev      *memDevice
+	dev      *tunneltest.Device
 	src, dst netip.Addr
 	packets  int
 
@@ -125,7 +127,7 @@ func (s *bulkSender) run(ctx context.Context) error {
 	for base < s.packets {
 		for next < s.packets && next-base < min(int(cwnd), bulkWindow) {
 			select {
-			case s.dev.inject <- bulkData(s.src, s.dst, next):
+			case s.dev.Inject <- bulkData(s.src, s.dst, next):
 			case <-ctx.Done():
 				return fmt.Errorf("sender at %d of %d packets acknowledged: %w", base, s.packets, ctx.Err())
 			}
@@ -137,7 +139,7 @@ func (s *bulkSender) run(ctx context.Context) error {
 			highest = max(highest, next)
 		}
 		select {
-		case p := <-s.dev.written:
+		case p := <-s.dev.Written:
 			if isICMPv4(p) {
 				s.TooBig++
 				continue
@@ -199,7 +201,7 @@ func parseBulkAck(p []byte) (int, error) {
 // order, and acknowledges them. At half the transfer it calls onHalf, and
 // from then on it records when each packet arrives.
 type bulkReceiver struct {
-	dev      *memDevice
+	dev      *tunneltest.Device
 	src, dst netip.Addr
 	packets  int
 	onHalf   func() error
@@ -228,7 +230,7 @@ func (r *bulkReceiver) run(ctx context.Context) error {
 	for r.Next < r.packets {
 		var p []byte
 		select {
-		case p = <-r.dev.written:
+		case p = <-r.dev.Written:
 		case <-ctx.Done():
 			return fmt.Errorf("the transfer stopped at packet %d of %d (half at %v, last arrival at %v): %w",
 				r.Next, r.packets, r.HalfAt, last, ctx.Err())
@@ -279,7 +281,7 @@ func (r *bulkReceiver) run(ctx context.Context) error {
 
 func (r *bulkReceiver) ack(ctx context.Context) {
 	select {
-	case r.dev.inject <- bulkAck(r.src, r.dst, r.Next):
+	case r.dev.Inject <- bulkAck(r.src, r.dst, r.Next):
 	case <-ctx.Done():
 	}
 }
@@ -305,7 +307,7 @@ func isBeat(p []byte) bool {
 
 // beat puts a heartbeat from src to dst into dev every bulkBeatEvery
 // until ctx is done.
-func beat(ctx context.Context, dev *memDevice, src, dst netip.Addr) {
+func beat(ctx context.Context, dev *tunneltest.Device, src, dst netip.Addr) {
 	tick := time.NewTicker(bulkBeatEvery)
 	defer tick.Stop()
 	for n := uint64(0); ; n++ {
@@ -317,7 +319,7 @@ func beat(ctx context.Context, dev *memDevice, src, dst netip.Addr) {
 		var b [8]byte
 		binary.BigEndian.PutUint64(b[:], n)
 		select {
-		case dev.inject <- ipv4UDP(src, dst, bulkDataPort, bulkBeatPort, b[:]):
+		case dev.Inject <- ipv4UDP(src, dst, bulkDataPort, bulkBeatPort, b[:]):
 		case <-ctx.Done():
 			return
 		}

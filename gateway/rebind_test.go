@@ -16,6 +16,7 @@ import (
 	"github.com/satquic/satquic/netsim"
 	"github.com/satquic/satquic/netsim/memnet"
 	"github.com/satquic/satquic/quic"
+	"github.com/satquic/satquic/tunnel/tunneltest"
 )
 
 // The NAT rebinding test runs the whole tunnel (QUIC, HTTP/3, CONNECT-IP,
@@ -103,7 +104,7 @@ func TestNATRebindingBulkTransfer(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sdev := newMemDevice(1500)
+		sdev := tunneltest.NewDevice(1500)
 		srv, err := NewServer(sdev, ServerConfig{Token: testToken, Pool: []netip.Prefix{testPool}, Local: []netip.Addr{testServer}})
 		if err != nil {
 			t.Fatal(err)
@@ -150,7 +151,7 @@ type rebindResult struct {
 // device sdev to a forwarder on ct, has relay rebind halfway, and checks
 // that every packet arrived in order; it logs the figures and returns the
 // stall.
-func rebindDuringTransfer(ctx context.Context, t *testing.T, sdev *memDevice, ct *ClientTunnel, relay *natRelay, packets int, server func() string) rebindResult {
+func rebindDuringTransfer(ctx context.Context, t *testing.T, sdev *tunneltest.Device, ct *ClientTunnel, relay *natRelay, packets int, server func() string) rebindResult {
 	t.Helper()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/satquic/satquic/tunnel"
+	"github.com/satquic/satquic/tunnel/tunneltest"
 )
 
 // TestForwarderRedialsOverGateway: a client Forwarder whose connection
@@ -19,7 +20,7 @@ func TestForwarderRedialsOverGateway(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Dial: %v", err)
 	}
-	dev := newMemDevice(first.MTU)
+	dev := tunneltest.NewDevice(first.MTU)
 	lost := make(chan error, 1)
 	redialed := make(chan *ClientTunnel, 1)
 	next := func(ctx context.Context, why error) (tunnel.Session, error) {
@@ -38,9 +39,9 @@ func TestForwarderRedialsOverGateway(t *testing.T) {
 	go func() { done <- fwd.Run(ctx) }()
 
 	me := first.Prefixes[0].Addr()
-	dev.inject <- udpPacket(me, testServer, 500, 1)
-	if p := g.dev.expect(t); seqOf(p) != 1 {
-		t.Fatalf("server got packet %d, want 1", seqOf(p))
+	dev.Inject <- tunneltest.IPv4Packet(me, testServer, 500, 1)
+	if p := g.dev.Expect(t); tunneltest.Seq(p) != 1 {
+		t.Fatalf("server got packet %d, want 1", tunneltest.Seq(p))
 	}
 	_ = first.Close()
 	select {
@@ -63,11 +64,11 @@ func TestForwarderRedialsOverGateway(t *testing.T) {
 	me = second.Prefixes[0].Addr()
 	deadline := time.Now().Add(20 * time.Second)
 	for seq := uint32(100); ; seq++ {
-		dev.inject <- udpPacket(me, testServer, 500, seq)
+		dev.Inject <- tunneltest.IPv4Packet(me, testServer, 500, seq)
 		select {
-		case p := <-g.dev.written:
-			if seqOf(p) < 100 {
-				t.Fatalf("server got packet %d of the first tunnel after its loss", seqOf(p))
+		case p := <-g.dev.Written:
+			if tunneltest.Seq(p) < 100 {
+				t.Fatalf("server got packet %d of the first tunnel after its loss", tunneltest.Seq(p))
 			}
 		case <-time.After(50 * time.Millisecond):
 			if time.Now().After(deadline) {
@@ -77,14 +78,12 @@ func TestForwarderRedialsOverGateway(t *testing.T) {
 		}
 		break
 	}
-	g.dev.inject <- udpPacket(testServer, me, 700, 7)
-	if p := dev.expect(t); seqOf(p) != 7 {
-		t.Fatalf("client got packet %d, want 7", seqOf(p))
+	g.dev.Inject <- tunneltest.IPv4Packet(testServer, me, 700, 7)
+	if p := dev.Expect(t); tunneltest.Seq(p) != 7 {
+		t.Fatalf("client got packet %d, want 7", tunneltest.Seq(p))
 	}
-	select {
-	case <-dev.done:
+	if dev.Closed() {
 		t.Fatal("the device was closed with the first tunnel")
-	default:
 	}
 	if st := fwd.Stats(); st.SessionsLost != 1 {
 		t.Errorf("stats %+v", st)
@@ -93,9 +92,7 @@ func TestForwarderRedialsOverGateway(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatalf("Run: %v", err)
 	}
-	select {
-	case <-dev.done:
-	default:
+	if !dev.Closed() {
 		t.Fatal("the device was left open")
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/satquic/satquic/tunnel/tunneltest"
 )
 
 // TestRefusalsLoggedSparingly: a flood of unauthenticated requests is
@@ -16,7 +18,7 @@ import (
 // many sockets cannot turn its refusals into as many log lines.
 func TestRefusalsLoggedSparingly(t *testing.T) {
 	var logged bytes.Buffer
-	srv, err := NewServer(newMemDevice(1500), ServerConfig{
+	srv, err := NewServer(tunneltest.NewDevice(1500), ServerConfig{
 		Token: testToken, Pool: []netip.Prefix{testPool}, Local: []netip.Addr{testServer},
 		ErrorLog: log.New(&logged, "", 0),
 	})

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"net"
 	"net/netip"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/satquic/satquic/internal/testkit"
 	"github.com/satquic/satquic/quic"
+	"github.com/satquic/satquic/tunnel/tunneltest"
 )
 
 // mutePacketConn drops what is written once muted: a server process that
@@ -30,25 +32,18 @@ func (m *mutePacketConn) WriteTo(p []byte, a net.Addr) (int, error) {
 // serveUntil runs a gateway on pc with cfg until the returned stop.
 func serveUntil(t *testing.T, pc net.PacketConn, cfg ServerConfig) (stop func()) {
 	t.Helper()
+	return serveTLSUntil(t, pc, cfg, testkit.ServerTLS("h3"))
+}
+
+// serveTLSUntil is serveUntil with the TLS configuration tlsConf.
+func serveTLSUntil(t *testing.T, pc net.PacketConn, cfg ServerConfig, tlsConf *tls.Config) (stop func()) {
+	t.Helper()
 	cfg.Pool, cfg.Local = []netip.Prefix{testPool}, []netip.Addr{testServer}
-	srv, err := NewServer(newMemDevice(1500), cfg)
+	srv, err := NewServer(tunneltest.NewDevice(1500), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	ready, done := make(chan struct{}), make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, pc, testkit.ServerTLS("h3"), nil, func(net.Addr) { close(ready) }) }()
-	select {
-	case <-ready:
-	case err := <-done:
-		t.Fatalf("Serve: %v", err)
-	}
-	return func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-	}
+	return serveGateway(t, srv, pc, tlsConf, nil)
 }
 
 // TestRestartResetsClients: a server that died and came back on the same
@@ -84,7 +79,7 @@ func TestRestartResetsClients(t *testing.T) {
 	start := time.Now()
 	me := ct.Prefixes[0].Addr()
 	for seq := uint32(0); ct.conn.Context().Err() == nil && time.Since(start) < 10*time.Second; seq++ {
-		if _, err := ct.Session.WritePacket(udpPacket(me, testServer, 1000, seq)); err != nil {
+		if _, err := ct.Session.WritePacket(tunneltest.IPv4Packet(me, testServer, 1000, seq)); err != nil {
 			break
 		}
 		select {

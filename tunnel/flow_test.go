@@ -4,12 +4,10 @@ import (
 	"context"
 	"encoding/binary"
 	"hash/maphash"
-	"net/netip"
 	"sync"
 	"testing"
 
-	"github.com/satquic/satquic/connectip"
-	"github.com/satquic/satquic/connectip/connectiptest"
+	"github.com/satquic/satquic/tunnel/tunneltest"
 )
 
 // withPorts sets the first four bytes after the 20-byte IPv4 header.
@@ -49,21 +47,12 @@ func TestFlowHash(t *testing.T) {
 // and every session carries a share.
 func TestFlowsSpreadOverSessions(t *testing.T) {
 	const lanes, flows, perFlow = 4, 100, 25
-	routes := []connectip.IPRoute{connectip.RouteFromPrefix(netip.MustParsePrefix("0.0.0.0/0"), 0)}
 	var clients, proxies []Session
 	for range lanes {
-		a, b := connectiptest.Pipe(connectiptest.Config{QueueLen: 1024})
-		proxy, err := connectip.NewProxy(b, []netip.Prefix{netip.MustParsePrefix("10.8.0.2/32")}, routes, connectip.ProxyConfig{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		client, err := connectip.NewClient(a, connectip.ClientConfig{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		clients, proxies = append(clients, client), append(proxies, proxy)
+		pair := newSessionPair(t)
+		clients, proxies = append(clients, pair.client), append(proxies, pair.proxy)
 	}
-	clientDev, proxyDev := newMemDevice(1500), newMemDevice(1500)
+	clientDev, proxyDev := tunneltest.NewDevice(1500), tunneltest.NewDevice(1500)
 	clientFwd, err := NewMulti(clientDev, clients, Config{})
 	if err != nil {
 		t.Fatal(err)
@@ -78,22 +67,22 @@ func TestFlowsSpreadOverSessions(t *testing.T) {
 			}
 		})
 	}
-	burst := func(from, to *memDevice, src, dst string, up bool) {
+	burst := func(from, to *tunneltest.Device, src, dst string, up bool) {
 		go func() {
 			for seq := range perFlow {
 				for flow := range flows {
 					p := ipv4Packet(src, dst, 64, uint32(seq))
 					if up {
-						from.inject <- withPorts(p, uint16(10000+flow), 443)
+						from.Inject <- withPorts(p, uint16(10000+flow), 443)
 					} else {
-						from.inject <- withPorts(p, 443, uint16(10000+flow))
+						from.Inject <- withPorts(p, 443, uint16(10000+flow))
 					}
 				}
 			}
 		}()
 		next := make(map[uint16]uint32)
 		for range flows * perFlow {
-			p := receive(t, to)
+			p := to.Expect(t)
 			port, seq := binary.BigEndian.Uint16(p[20:]), binary.BigEndian.Uint32(p[60:])
 			if !up {
 				port = binary.BigEndian.Uint16(p[22:])

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/satquic/satquic/connectip"
+	"github.com/satquic/satquic/tunnel/tunneltest"
 )
 
 // givingSession is a Session that takes the buffers of the packets it is
@@ -98,8 +99,8 @@ func (s *givingSession) Stats() connectip.Stats { return connectip.Stats{} }
 // once given, reads the device into the buffers given back, and replaces
 // those missing or too small.
 func TestForwarderGivesBuffers(t *testing.T) {
-	dev := memBatchDevice{newMemDevice(1500), make(chan int, 4096)}
-	dev.inject = make(chan []byte, 4096)
+	dev := tunneltest.BatchDevice{Device: tunneltest.NewDevice(1500), Batches: make(chan int, 4096)}
+	dev.Inject = make(chan []byte, 4096)
 	sess := newGivingSession()
 	f := New(dev, sess, Config{QueueLen: 64, WaitWhenFull: true})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -107,7 +108,7 @@ func TestForwarderGivesBuffers(t *testing.T) {
 	go func() { errs <- f.Run(ctx) }()
 	const total = 3000
 	for i := range total {
-		dev.inject <- ipv4Packet("10.8.0.2", "203.0.113.1", 100+i%1400, uint32(i))
+		dev.Inject <- ipv4Packet("10.8.0.2", "203.0.113.1", 100+i%1400, uint32(i))
 	}
 	deadline := time.Now().Add(20 * time.Second)
 	for {

@@ -3,91 +3,27 @@ package tunnel
 import (
 	"context"
 	"encoding/binary"
-	"net/netip"
-	"sync"
 	"testing"
 
 	"github.com/satquic/satquic/connectip"
 	"github.com/satquic/satquic/connectip/connectiptest"
+	"github.com/satquic/satquic/tunnel/tunneltest"
 )
-
-// lendingCarrier lends its datagrams in buffers of its own, as an HTTP/3
-// stream does (http3.Stream.HoldDatagram), and overwrites each one given
-// back, so that a packet written into the device after its release
-// shows; one given back twice or never lent fails the test.
-type lendingCarrier struct {
-	*connectiptest.End
-	t    *testing.T
-	mu   sync.Mutex
-	lent map[*byte]bool
-}
-
-func (c *lendingCarrier) lend(b []byte) (payload, buf []byte) {
-	buf = append([]byte{0xAA}, b...)
-	c.mu.Lock()
-	c.lent[&buf[0]] = true
-	c.mu.Unlock()
-	return buf[1:], buf
-}
-
-func (c *lendingCarrier) HoldDatagram(ctx context.Context) (payload, buf []byte, err error) {
-	b, err := c.ReceiveDatagram(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	payload, buf = c.lend(b)
-	return payload, buf, nil
-}
-
-func (c *lendingCarrier) TryHoldDatagram() (payload, buf []byte, ok bool) {
-	b, ok := c.TryReceiveDatagram()
-	if !ok {
-		return nil, nil, false
-	}
-	payload, buf = c.lend(b)
-	return payload, buf, true
-}
-
-func (c *lendingCarrier) ReleaseDatagrams(bufs [][]byte) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, b := range bufs {
-		if !c.lent[&b[0]] {
-			c.t.Errorf("a buffer given back twice or never lent")
-		}
-		delete(c.lent, &b[0])
-		for i := range b {
-			b[i] = 0xEE
-		}
-	}
-}
-
-func (c *lendingCarrier) outstanding() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.lent)
-}
 
 // TestLentPacketsIntoTheDevice: a session that lends its packets in its
 // carrier's buffers has them written into a batch device straight from
 // there, in order, none lost or twice, each buffer given back after the
 // write that carried it and none kept.
 func TestLentPacketsIntoTheDevice(t *testing.T) {
-	a, b := connectiptest.Pipe(connectiptest.Config{QueueLen: 1024})
-	carrier := &lendingCarrier{End: b, t: t, lent: map[*byte]bool{}}
-	routes := []connectip.IPRoute{connectip.RouteFromPrefix(netip.MustParsePrefix("0.0.0.0/0"), 0)}
-	proxy, err := connectip.NewProxy(carrier, []netip.Prefix{netip.MustParsePrefix("10.8.0.2/32")}, routes, connectip.ProxyConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	client, err := connectip.NewClient(a, connectip.ClientConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	to := memBatchDevice{newMemDevice(1500), make(chan int, 4096)}
+	var carrier *connectiptest.LendingEnd
+	pair := sessionPairOn(t, func(e *connectiptest.End) connectip.Carrier {
+		carrier = connectiptest.Lending(t, e)
+		return carrier
+	})
+	to := tunneltest.BatchDevice{Device: tunneltest.NewDevice(1500), Batches: make(chan int, 4096)}
 	ctx, cancel := context.WithCancel(context.Background())
 	errs := make(chan error, 1)
-	go func() { errs <- New(to, proxy, Config{}).Run(ctx) }()
+	go func() { errs <- New(to, pair.proxy, Config{}).Run(ctx) }()
 	const total, window = 3000, 500
 	pkts := make([][]byte, 0, window)
 	for start := 0; start < total; start += window {
@@ -95,11 +31,11 @@ func TestLentPacketsIntoTheDevice(t *testing.T) {
 		for i := start; i < start+window; i++ {
 			pkts = append(pkts, ipv4Packet("10.8.0.2", "203.0.113.1", 100+i%1000, uint32(i)))
 		}
-		if err := client.WritePackets(pkts, func(i int, _ []byte, err error) { t.Errorf("packet %d refused: %v", i, err) }); err != nil {
+		if err := pair.client.WritePackets(pkts, func(i int, _ []byte, err error) { t.Errorf("packet %d refused: %v", i, err) }); err != nil {
 			t.Fatal(err)
 		}
 		for i := start; i < start+window; i++ {
-			p := receive(t, to.memDevice)
+			p := to.Expect(t)
 			if got := binary.BigEndian.Uint32(p[len(p)-4:]); got != uint32(i) || len(p) != 100+i%1000 {
 				t.Fatalf("packet %d arrived as number %d of %d bytes", i, got, len(p))
 			}
@@ -109,14 +45,10 @@ func TestLentPacketsIntoTheDevice(t *testing.T) {
 	if err := <-errs; err != nil {
 		t.Error(err)
 	}
-	if n := carrier.outstanding(); n != 0 {
+	if n := carrier.Outstanding(); n != 0 {
 		t.Errorf("%d buffers never given back", n)
 	}
-	largest := 0
-	for len(to.batches) > 0 {
-		largest = max(largest, <-to.batches)
-	}
-	if largest < 2 {
+	if to.LargestBatch() < 2 {
 		t.Errorf("every write into the device held one packet")
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/satquic/satquic/connectip"
 	"github.com/satquic/satquic/connectip/connectiptest"
+	"github.com/satquic/satquic/tunnel/tunneltest"
 )
 
 // sessionPair is a CONNECT-IP client session whose proxy end the test
@@ -20,11 +21,19 @@ type sessionPair struct {
 	carrier       *connectiptest.End
 }
 
-func newSessionPair(t *testing.T) sessionPair {
+func newSessionPair(t testing.TB) sessionPair {
+	t.Helper()
+	return sessionPairOn(t, func(e *connectiptest.End) connectip.Carrier { return e })
+}
+
+// sessionPairOn is newSessionPair with the proxy on the carrier that
+// proxyCarrier makes of its end: the client gets 10.8.0.2 and a route to
+// everywhere.
+func sessionPairOn(t testing.TB, proxyCarrier func(*connectiptest.End) connectip.Carrier) sessionPair {
 	t.Helper()
 	a, b := connectiptest.Pipe(connectiptest.Config{QueueLen: 1024})
 	routes := []connectip.IPRoute{connectip.RouteFromPrefix(netip.MustParsePrefix("0.0.0.0/0"), 0)}
-	proxy, err := connectip.NewProxy(b, []netip.Prefix{netip.MustParsePrefix("10.8.0.2/32")}, routes, connectip.ProxyConfig{})
+	proxy, err := connectip.NewProxy(proxyCarrier(b), []netip.Prefix{netip.MustParsePrefix("10.8.0.2/32")}, routes, connectip.ProxyConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,15 +93,6 @@ func (s *scriptedNext) next(ctx context.Context, lost error) (Session, error) {
 	}
 }
 
-func deviceOpen(d *memDevice) bool {
-	select {
-	case <-d.done:
-		return false
-	default:
-		return true
-	}
-}
-
 // TestForwarderOutlivesItsSession: the first session's connection is
 // lost; what the device gives meanwhile is dropped and counted; the
 // second session carries packets both ways through the same device,
@@ -109,10 +109,10 @@ func TestForwarderOutlivesItsSession(t *testing.T) {
 }
 
 func testOutlivesSession(t *testing.T, batched bool) {
-	mem := newMemDevice(1500)
+	mem := tunneltest.NewDevice(1500)
 	var dev Device = mem
 	if batched {
-		dev = memBatchDevice{memDevice: mem, batches: make(chan int, 16)}
+		dev = tunneltest.BatchDevice{Device: mem, Batches: make(chan int, 16)}
 	}
 	first, second := newSessionPair(t), newSessionPair(t)
 	sn := newScriptedNext()
@@ -122,7 +122,7 @@ func testOutlivesSession(t *testing.T, batched bool) {
 	done := make(chan error, 1)
 	go func() { done <- f.Run(ctx) }()
 
-	mem.inject <- ipv4Packet("10.8.0.2", "203.0.113.1", 200, 1)
+	mem.Inject <- ipv4Packet("10.8.0.2", "203.0.113.1", 200, 1)
 	if seq := readSeq(t, first.proxy); seq != 1 {
 		t.Fatalf("first session carried packet %d, want 1", seq)
 	}
@@ -137,23 +137,23 @@ func testOutlivesSession(t *testing.T, batched bool) {
 	}
 	const whileDown = 5
 	for i := range whileDown {
-		mem.inject <- ipv4Packet("10.8.0.2", "203.0.113.1", 200, uint32(10+i))
+		mem.Inject <- ipv4Packet("10.8.0.2", "203.0.113.1", 200, uint32(10+i))
 	}
 	waitFor(t, "the drops while down", func() bool { return f.Stats().DownDrops == whileDown })
-	if !deviceOpen(mem) {
+	if mem.Closed() {
 		t.Fatal("the device was closed with the first session")
 	}
 
 	sn.give <- second.client
 	waitFor(t, "the second session", func() bool { return f.lanes[0].gate.Load() != nil })
-	mem.inject <- ipv4Packet("10.8.0.2", "203.0.113.1", 200, 100)
+	mem.Inject <- ipv4Packet("10.8.0.2", "203.0.113.1", 200, 100)
 	if seq := readSeq(t, second.proxy); seq != 100 {
 		t.Fatalf("second session carried packet %d, want 100", seq)
 	}
 	if _, err := second.proxy.WritePacket(ipv4Packet("203.0.113.1", "10.8.0.2", 300, 200)); err != nil {
 		t.Fatal(err)
 	}
-	if p := receive(t, mem); binary.BigEndian.Uint32(p[len(p)-4:]) != 200 {
+	if p := mem.Expect(t); binary.BigEndian.Uint32(p[len(p)-4:]) != 200 {
 		t.Fatalf("the device got %x", p)
 	}
 	// The counters follow the packets' delivery by a moment.
@@ -174,7 +174,7 @@ func testOutlivesSession(t *testing.T, batched bool) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("Run goes on after ctx ended")
 	}
-	if deviceOpen(mem) {
+	if !mem.Closed() {
 		t.Fatal("the device was left open")
 	}
 	if _, err := second.client.ReadPacket(make([]byte, 2000)); err == nil {
@@ -187,7 +187,7 @@ func testOutlivesSession(t *testing.T, batched bool) {
 // and keeps reading while no session is up.
 func TestLostSessionReleasesAWaitingReader(t *testing.T) {
 	sess := &blockedSession{entered: make(chan struct{}, 100), release: make(chan struct{}), closed: make(chan struct{})}
-	dev := newMemDevice(1500)
+	dev := tunneltest.NewDevice(1500)
 	sn := newScriptedNext()
 	f := New(dev, sess, Config{QueueLen: 2, WaitWhenFull: true, NextSession: sn.next})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -195,14 +195,14 @@ func TestLostSessionReleasesAWaitingReader(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- f.Run(ctx) }()
 	for i := range 4 {
-		dev.inject <- ipv4Packet("10.8.0.2", "203.0.113.1", 100, uint32(i))
+		dev.Inject <- ipv4Packet("10.8.0.2", "203.0.113.1", 100, uint32(i))
 	}
 	// The sender holds one, the queue two, the reader waits with one.
 	waitFor(t, "a full queue", func() bool { return f.Stats().DeviceRead.Packets == 4 })
 	sess.Close() // the sender fails with the packet it holds
 	<-sn.lost
 	for i := range 10 {
-		dev.inject <- ipv4Packet("10.8.0.2", "203.0.113.1", 100, uint32(10+i))
+		dev.Inject <- ipv4Packet("10.8.0.2", "203.0.113.1", 100, uint32(10+i))
 	}
 	// The queued packets and the waiting one are dropped, unless the
 	// waiting one found room left by the drain (it then waits for the
@@ -215,7 +215,7 @@ func TestLostSessionReleasesAWaitingReader(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if deviceOpen(dev) {
+	if !dev.Closed() {
 		t.Fatal("the device was left open")
 	}
 }
@@ -225,7 +225,7 @@ func TestLostSessionReleasesAWaitingReader(t *testing.T) {
 // NextSession.
 func TestNextSessionFailureEndsRun(t *testing.T) {
 	sess := &blockedSession{entered: make(chan struct{}, 100), release: make(chan struct{}), closed: make(chan struct{})}
-	dev := newMemDevice(1500)
+	dev := tunneltest.NewDevice(1500)
 	sn := newScriptedNext()
 	f := New(dev, sess, Config{NextSession: sn.next})
 	done := make(chan error, 1)
@@ -242,7 +242,7 @@ func TestNextSessionFailureEndsRun(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("Run goes on")
 	}
-	if deviceOpen(dev) {
+	if !dev.Closed() {
 		t.Fatal("the device was left open")
 	}
 	if _, err := NewMulti(dev, []Session{sess, sess}, Config{NextSession: sn.next}); err == nil {

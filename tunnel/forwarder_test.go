@@ -12,73 +12,19 @@ import (
 	"time"
 
 	"github.com/satquic/satquic/connectip"
-	"github.com/satquic/satquic/connectip/connectiptest"
+	"github.com/satquic/satquic/internal/inetsum"
+	"github.com/satquic/satquic/tunnel/tunneltest"
 )
 
-// memDevice is an in-memory Device: the test plays the kernel, putting
-// packets in inject and taking what the tunnel writes from written.
-type memDevice struct {
-	mtu     int
-	inject  chan []byte
-	written chan []byte
-	done    chan struct{}
-	once    sync.Once
-}
-
-func newMemDevice(mtu int) *memDevice {
-	return &memDevice{mtu: mtu, inject: make(chan []byte, 64), written: make(chan []byte, 4096), done: make(chan struct{})}
-}
-
-func (d *memDevice) ReadPacket(b []byte) (int, error) {
-	select {
-	case p := <-d.inject:
-		return copy(b, p), nil
-	case <-d.done:
-		return 0, errors.New("device closed")
-	}
-}
-
-func (d *memDevice) WritePacket(p []byte) error {
-	select {
-	case d.written <- append([]byte(nil), p...):
-		return nil
-	case <-d.done:
-		return errors.New("device closed")
-	}
-}
-
-func (d *memDevice) MTU() int { return d.mtu }
-
-func (d *memDevice) Close() error {
-	d.once.Do(func() { close(d.done) })
-	return nil
-}
-
-// ipv4Packet builds a UDP-protocol IPv4 packet of size bytes, numbered seq
-// in its last four bytes.
+// ipv4Packet is tunneltest.IPv4Packet between the addresses src and dst.
 func ipv4Packet(src, dst string, size int, seq uint32) []byte {
-	p := make([]byte, size)
-	p[0], p[8], p[9] = 0x45, 64, 17
-	binary.BigEndian.PutUint16(p[2:4], uint16(size))
-	s, d := netip.MustParseAddr(src).As4(), netip.MustParseAddr(dst).As4()
-	copy(p[12:16], s[:])
-	copy(p[16:20], d[:])
-	var sum uint32
-	for i := 0; i < 20; i += 2 {
-		sum += uint32(binary.BigEndian.Uint16(p[i:]))
-	}
-	for sum > 0xffff {
-		sum = sum&0xffff + sum>>16
-	}
-	binary.BigEndian.PutUint16(p[10:12], ^uint16(sum))
-	binary.BigEndian.PutUint32(p[size-4:], seq)
-	return p
+	return tunneltest.IPv4Packet(netip.MustParseAddr(src), netip.MustParseAddr(dst), size, seq)
 }
 
 // running is a client and a proxy joined by an in-memory carrier, each
 // forwarding to its own in-memory device.
 type running struct {
-	clientDev, proxyDev *memDevice
+	clientDev, proxyDev *tunneltest.Device
 	clientFwd, proxyFwd *Forwarder
 	cancel              context.CancelFunc
 	errs                chan error
@@ -99,36 +45,16 @@ func (r *running) stop(t testing.TB) {
 
 func startTunnel(t testing.TB, queueLen int) *running {
 	t.Helper()
-	a, b := connectiptest.Pipe(connectiptest.Config{QueueLen: 1024})
-	routes := []connectip.IPRoute{connectip.RouteFromPrefix(netip.MustParsePrefix("0.0.0.0/0"), 0)}
-	proxy, err := connectip.NewProxy(b, []netip.Prefix{netip.MustParsePrefix("10.8.0.2/32")}, routes, connectip.ProxyConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	client, err := connectip.NewClient(a, connectip.ClientConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := &running{clientDev: newMemDevice(1500), proxyDev: newMemDevice(1500), errs: make(chan error, 2)}
-	r.clientFwd = New(r.clientDev, client, Config{QueueLen: queueLen})
-	r.proxyFwd = New(r.proxyDev, proxy, Config{QueueLen: queueLen})
+	pair := newSessionPair(t)
+	r := &running{clientDev: tunneltest.NewDevice(1500), proxyDev: tunneltest.NewDevice(1500), errs: make(chan error, 2)}
+	r.clientFwd = New(r.clientDev, pair.client, Config{QueueLen: queueLen})
+	r.proxyFwd = New(r.proxyDev, pair.proxy, Config{QueueLen: queueLen})
 	ctx, cancel := context.WithCancel(context.Background())
 	r.cancel = cancel
 	go func() { r.errs <- r.clientFwd.Run(ctx) }()
 	go func() { r.errs <- r.proxyFwd.Run(ctx) }()
 	t.Cleanup(func() { r.stop(t) })
 	return r
-}
-
-func receive(t testing.TB, d *memDevice) []byte {
-	t.Helper()
-	select {
-	case p := <-d.written:
-		return p
-	case <-time.After(20 * time.Second):
-		t.Fatal("no packet came out of the tunnel")
-		return nil
-	}
 }
 
 // TestTenThousandPacketsEachWay sends 10,000 packets each way, in windows
@@ -140,16 +66,16 @@ func TestTenThousandPacketsEachWay(t *testing.T) {
 	var wg sync.WaitGroup
 	var failed atomic.Bool
 	for _, dir := range []struct {
-		from, to *memDevice
+		from, to *tunneltest.Device
 		src, dst string
 	}{{r.clientDev, r.proxyDev, "10.8.0.2", "203.0.113.1"}, {r.proxyDev, r.clientDev, "203.0.113.1", "10.8.0.2"}} {
 		wg.Go(func() {
 			for start := 0; start < total; start += window {
 				for i := start; i < start+window; i++ {
-					dir.from.inject <- ipv4Packet(dir.src, dir.dst, 60+i%1220, uint32(i))
+					dir.from.Inject <- ipv4Packet(dir.src, dir.dst, 60+i%1220, uint32(i))
 				}
 				for i := start; i < start+window; i++ {
-					p := receive(t, dir.to)
+					p := dir.to.Expect(t)
 					if got := binary.BigEndian.Uint32(p[len(p)-4:]); got != uint32(i) || len(p) != 60+i%1220 || p[8] != 63 {
 						t.Errorf("packet %d: got number %d, %d bytes, TTL %d", i, got, len(p), p[8])
 						failed.Store(true)
@@ -180,16 +106,9 @@ func TestPacketTooBigBackIntoTheDevice(t *testing.T) {
 	big := ipv4Packet("10.8.0.2", "203.0.113.1", 1400, 1)
 	big[6] = 0x40 // DF
 	big[10], big[11] = 0, 0
-	var sum uint32
-	for i := 0; i < 20; i += 2 {
-		sum += uint32(binary.BigEndian.Uint16(big[i:]))
-	}
-	for sum > 0xffff {
-		sum = sum&0xffff + sum>>16
-	}
-	binary.BigEndian.PutUint16(big[10:12], ^uint16(sum))
-	r.clientDev.inject <- big
-	icmp := receive(t, r.clientDev)
+	binary.BigEndian.PutUint16(big[10:12], inetsum.Checksum(0, big[:20]))
+	r.clientDev.Inject <- big
+	icmp := r.clientDev.Expect(t)
 	h, err := connectip.ParseIPHeader(icmp)
 	if err != nil {
 		t.Fatal(err)
@@ -244,15 +163,15 @@ func (s *blockedSession) Stats() connectip.Stats { return connectip.Stats{} }
 func TestOverloadDropsInsteadOfBlockingTheDevice(t *testing.T) {
 	const queueLen, extra = 16, 40
 	sess := &blockedSession{entered: make(chan struct{}, 100), release: make(chan struct{}), closed: make(chan struct{})}
-	dev := newMemDevice(1500)
+	dev := tunneltest.NewDevice(1500)
 	f := New(dev, sess, Config{QueueLen: queueLen})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- f.Run(ctx) }()
-	dev.inject <- ipv4Packet("10.8.0.2", "203.0.113.1", 100, 0)
+	dev.Inject <- ipv4Packet("10.8.0.2", "203.0.113.1", 100, 0)
 	<-sess.entered // the sender is stuck with the first packet
 	for i := range queueLen + extra {
-		dev.inject <- ipv4Packet("10.8.0.2", "203.0.113.1", 100, uint32(i+1))
+		dev.Inject <- ipv4Packet("10.8.0.2", "203.0.113.1", 100, uint32(i+1))
 	}
 	deadline := time.Now().Add(20 * time.Second)
 	for f.Stats().DeviceRead.Packets != 1+queueLen+extra {
@@ -282,7 +201,7 @@ func TestOverloadDropsInsteadOfBlockingTheDevice(t *testing.T) {
 
 func TestRunEndsWhenTheSessionEnds(t *testing.T) {
 	sess := &blockedSession{entered: make(chan struct{}, 1), release: make(chan struct{}), closed: make(chan struct{})}
-	dev := newMemDevice(1500)
+	dev := tunneltest.NewDevice(1500)
 	f := New(dev, sess, Config{})
 	done := make(chan error, 1)
 	go func() { done <- f.Run(context.Background()) }()
@@ -295,17 +214,15 @@ func TestRunEndsWhenTheSessionEnds(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("Run goes on")
 	}
-	select {
-	case <-dev.done:
-	default:
+	if !dev.Closed() {
 		t.Fatal("the device was left open")
 	}
 }
 
 func TestStatsJSON(t *testing.T) {
 	r := startTunnel(t, 0)
-	r.clientDev.inject <- ipv4Packet("10.8.0.2", "203.0.113.1", 100, 1)
-	receive(t, r.proxyDev)
+	r.clientDev.Inject <- ipv4Packet("10.8.0.2", "203.0.113.1", 100, 1)
+	r.proxyDev.Expect(t)
 	r.stop(t)
 	b, err := json.Marshal(r.clientFwd.Stats())
 	if err != nil {
@@ -335,53 +252,14 @@ func BenchmarkForwarder(b *testing.B) {
 		n := min(window, b.N-sent)
 		go func() {
 			for range n {
-				r.clientDev.inject <- pkt
+				r.clientDev.Inject <- pkt
 			}
 		}()
 		for range n {
-			<-r.proxyDev.written
+			<-r.proxyDev.Written
 		}
 	}
 	b.StopTimer()
-}
-
-// memBatchDevice is a memDevice that reads every packet injected so far
-// in one call and records the size of each batch written.
-type memBatchDevice struct {
-	*memDevice
-	batches chan int
-}
-
-func (d memBatchDevice) ReadPackets(bufs [][]byte, sizes []int) (int, error) {
-	n, err := d.ReadPacket(bufs[0])
-	if err != nil {
-		return 0, err
-	}
-	sizes[0] = n
-	got := 1
-	for got < len(bufs) {
-		select {
-		case p := <-d.inject:
-			sizes[got] = copy(bufs[got], p)
-			got++
-		default:
-			return got, nil
-		}
-	}
-	return got, nil
-}
-
-func (d memBatchDevice) WritePackets(pkts [][]byte) (int, error) {
-	select {
-	case d.batches <- len(pkts):
-	default:
-	}
-	for _, p := range pkts {
-		if err := d.WritePacket(p); err != nil {
-			return len(pkts), err
-		}
-	}
-	return 0, nil
 }
 
 // TestBatchesThroughTheTunnel: between devices that read and write
@@ -389,31 +267,22 @@ func (d memBatchDevice) WritePackets(pkts [][]byte) (int, error) {
 // without waiting, packets pass in order and some writes carry more than
 // one packet.
 func TestBatchesThroughTheTunnel(t *testing.T) {
-	a, b := connectiptest.Pipe(connectiptest.Config{QueueLen: 1024})
-	routes := []connectip.IPRoute{connectip.RouteFromPrefix(netip.MustParsePrefix("0.0.0.0/0"), 0)}
-	proxy, err := connectip.NewProxy(b, []netip.Prefix{netip.MustParsePrefix("10.8.0.2/32")}, routes, connectip.ProxyConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	client, err := connectip.NewClient(a, connectip.ClientConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	from := memBatchDevice{newMemDevice(1500), make(chan int, 4096)}
-	to := memBatchDevice{newMemDevice(1500), make(chan int, 4096)}
-	from.inject = make(chan []byte, 2048)
+	pair := newSessionPair(t)
+	from := tunneltest.BatchDevice{Device: tunneltest.NewDevice(1500), Batches: make(chan int, 4096)}
+	to := tunneltest.BatchDevice{Device: tunneltest.NewDevice(1500), Batches: make(chan int, 4096)}
+	from.Inject = make(chan []byte, 2048)
 	ctx, cancel := context.WithCancel(context.Background())
 	errs := make(chan error, 2)
-	go func() { errs <- New(from, client, Config{}).Run(ctx) }()
-	go func() { errs <- New(to, proxy, Config{}).Run(ctx) }()
+	go func() { errs <- New(from, pair.client, Config{}).Run(ctx) }()
+	go func() { errs <- New(to, pair.proxy, Config{}).Run(ctx) }()
 	// In windows smaller than the queue, so that nothing may be lost.
 	const total, window = 2000, 500
 	for start := 0; start < total; start += window {
 		for i := start; i < start+window; i++ {
-			from.inject <- ipv4Packet("10.8.0.2", "203.0.113.1", 100+i%1000, uint32(i))
+			from.Inject <- ipv4Packet("10.8.0.2", "203.0.113.1", 100+i%1000, uint32(i))
 		}
 		for i := start; i < start+window; i++ {
-			p := receive(t, to.memDevice)
+			p := to.Expect(t)
 			if got := binary.BigEndian.Uint32(p[len(p)-4:]); got != uint32(i) {
 				t.Fatalf("packet %d arrived as number %d", i, got)
 			}
@@ -425,11 +294,7 @@ func TestBatchesThroughTheTunnel(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	largest := 0
-	for len(to.batches) > 0 {
-		largest = max(largest, <-to.batches)
-	}
-	if largest < 2 {
+	if to.LargestBatch() < 2 {
 		t.Errorf("every write into the device held one packet")
 	}
 }
@@ -441,15 +306,15 @@ func TestBatchesThroughTheTunnel(t *testing.T) {
 func TestWaitWhenFullHoldsTheDeviceBack(t *testing.T) {
 	const queueLen, extra = 16, 40
 	sess := &blockedSession{entered: make(chan struct{}, 100), release: make(chan struct{}), closed: make(chan struct{})}
-	dev := newMemDevice(1500)
+	dev := tunneltest.NewDevice(1500)
 	f := New(dev, sess, Config{QueueLen: queueLen, WaitWhenFull: true})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- f.Run(ctx) }()
-	dev.inject <- ipv4Packet("10.8.0.2", "203.0.113.1", 100, 0)
+	dev.Inject <- ipv4Packet("10.8.0.2", "203.0.113.1", 100, 0)
 	<-sess.entered
 	for i := range queueLen + extra {
-		dev.inject <- ipv4Packet("10.8.0.2", "203.0.113.1", 100, uint32(i+1))
+		dev.Inject <- ipv4Packet("10.8.0.2", "203.0.113.1", 100, uint32(i+1))
 	}
 	// The sender holds one, the queue queueLen, the reader one more.
 	deadline := time.Now().Add(20 * time.Second)
@@ -477,12 +342,12 @@ func TestWaitWhenFullHoldsTheDeviceBack(t *testing.T) {
 
 	// A reader waiting for room when Run ends does not hold it up.
 	sess = &blockedSession{entered: make(chan struct{}, 100), release: make(chan struct{}), closed: make(chan struct{})}
-	dev = newMemDevice(1500)
+	dev = tunneltest.NewDevice(1500)
 	f = New(dev, sess, Config{QueueLen: 2, WaitWhenFull: true})
 	ctx, cancel = context.WithCancel(context.Background())
 	go func() { done <- f.Run(ctx) }()
 	for i := range 8 {
-		dev.inject <- ipv4Packet("10.8.0.2", "203.0.113.1", 100, uint32(i))
+		dev.Inject <- ipv4Packet("10.8.0.2", "203.0.113.1", 100, uint32(i))
 	}
 	for f.Stats().DeviceRead.Packets != 4 {
 		if time.Now().After(deadline) {

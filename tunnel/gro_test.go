@@ -3,6 +3,7 @@ package tunnel
 import (
 	"bytes"
 	"encoding/binary"
+	"slices"
 	"testing"
 )
 
@@ -125,7 +126,7 @@ func TestGROGroups(t *testing.T) {
 			got = append(got, len(g.members))
 			total += len(g.members)
 		}
-		if total != len(tc.pkts) || !equalInts(got, tc.want) {
+		if total != len(tc.pkts) || !slices.Equal(got, tc.want) {
 			t.Errorf("%s: groups of %v, want %v", tc.name, got, tc.want)
 		}
 	}
@@ -158,18 +159,6 @@ func withoutIPv4ID(p []byte) []byte {
 		q[4], q[5], q[10], q[11] = 0, 0, 0, 0
 	}
 	return q
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // TestGROTruncated: every prefix of a segment, among whole ones, is

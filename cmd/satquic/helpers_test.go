@@ -29,7 +29,13 @@ func (b *lockedBuffer) String() string {
 // waitFor polls the buffer until re matches, and returns the submatches.
 func (b *lockedBuffer) waitFor(t *testing.T, re *regexp.Regexp) []string {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	return b.waitWithin(t, re, 5*time.Second)
+}
+
+// waitWithin is waitFor with a deadline of d.
+func (b *lockedBuffer) waitWithin(t *testing.T, re *regexp.Regexp, d time.Duration) []string {
+	t.Helper()
+	deadline := time.Now().Add(d)
 	for time.Now().Before(deadline) {
 		if m := re.FindStringSubmatch(b.String()); m != nil {
 			return m

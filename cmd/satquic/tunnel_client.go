@@ -14,6 +14,7 @@ import (
 	"github.com/satquic/satquic/connectip"
 	"github.com/satquic/satquic/gateway"
 	"github.com/satquic/satquic/internal/hq"
+	"github.com/satquic/satquic/quic"
 	"github.com/satquic/satquic/tunnel"
 )
 
@@ -43,7 +44,10 @@ waits of 1 s doubling to 30 s (with jitter; none before the first attempt
 when a stateless reset ended a session of more than 30 s: the server
 restarted and is up), each attempt reported on
 stderr, until SIGINT or SIGTERM; a new address, routes or smaller MTU
-from the server reconfigure the interface. --no-reconnect exits instead.`
+from the server reconfigure the interface. --no-reconnect exits instead.
+A reconnection presents the address validation token the server gave
+(NEW_TOKEN), which a server restarted with the same --token-key takes as
+proof of the client's address: no Retry, no anti-amplification limit.`
 
 type tunnelClientOptions struct {
 	tunnelCommon
@@ -138,6 +142,19 @@ func (o *tunnelClientOptions) tlsConfig() (*tls.Config, error) {
 	return conf, nil
 }
 
+// dialer opens the client's tunnels. They share the token store tokens,
+// so that a redial presents the token the server gave the tunnel before in a
+// NEW_TOKEN frame (RFC 9000 section 8.1.3): a server restarted with its
+// --token-key takes it as proof of the client's address, so that the
+// clients coming back at once after the restart are not held to the
+// anti-amplification limit nor sent a Retry.
+func (o *tunnelClientOptions) dialer(tlsConf *tls.Config, tokens quic.TokenStore) func(context.Context) (*gateway.ClientTunnel, error) {
+	qconf := o.quic.config()
+	qconf.TokenStore = tokens
+	opts := gateway.DialOptions{Token: o.token, TLSConfig: tlsConf, QUIC: qconf, MTU: o.mtu}
+	return func(ctx context.Context) (*gateway.ClientTunnel, error) { return gateway.Dial(ctx, o.server, opts) }
+}
+
 // tunnelClient runs the client until ctx ends or, with --no-reconnect,
 // the tunnel does; ready, if set, learns the interface's name and the
 // first tunnel once it runs.
@@ -153,8 +170,7 @@ func tunnelClient(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	if err := checkTUNAccess(); err != nil {
 		return err
 	}
-	dialOpts := gateway.DialOptions{Token: o.token, TLSConfig: tlsConf, QUIC: o.quic.config(), MTU: o.mtu}
-	dial := func(ctx context.Context) (*gateway.ClientTunnel, error) { return gateway.Dial(ctx, o.server, dialOpts) }
+	dial := o.dialer(tlsConf, quic.NewTokenCache(1))
 	// The first dial fails at once: a misconfiguration shows now.
 	ct, err := dial(ctx)
 	if err != nil {

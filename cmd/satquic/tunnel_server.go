@@ -48,8 +48,10 @@ certificate is made and its SHA-256 printed, for the client's --pin.
 --reset-key FILE keeps the key of the stateless resets (RFC 9000 section
 10.3) across restarts: after one, the clients' next packets are answered
 with resets they recognise, and they reconnect at once instead of waiting
-for their idle timeout; --token-key FILE does the same for the address
-validation tokens. Each is a file of 64 hex digits (openssl rand -hex 32).
+for their idle timeout; --token-key FILE keeps the address validation
+tokens it gave valid, so that the clients coming back present theirs and
+get neither a Retry nor the anti-amplification limit (RFC 9000 section
+8.1). Each is a file of 64 hex digits (openssl rand -hex 32).
 
 --config FILE reads a JSON object whose keys are these flags' names
 (without dashes): {"listen": ":4433", "pool": ["10.77.0.0/24"],

@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -113,7 +114,7 @@ func TestClientRoutes(t *testing.T) {
 		t.Errorf("pool: %v, skipped %v", routes, skipped)
 	}
 	routes, skipped = clientRoutes(pool, []netip.Prefix{pfx("10.77.0.128/25"), pfx("10.0.0.0/8"), pfx("172.16.0.0/12")}, server)
-	if want := []netip.Prefix{pfx("10.77.0.128/25"), pfx("10.77.0.0/24")}; !equalPrefixes(routes, want) || len(skipped) != 1 || skipped[0] != pfx("172.16.0.0/12") {
+	if want := []netip.Prefix{pfx("10.77.0.128/25"), pfx("10.77.0.0/24")}; !slices.Equal(routes, want) || len(skipped) != 1 || skipped[0] != pfx("172.16.0.0/12") {
 		t.Errorf("narrowed: %v, skipped %v", routes, skipped)
 	}
 	// Everything but the server: 32 prefixes, one of each length, none
@@ -132,18 +133,6 @@ func TestClientRoutes(t *testing.T) {
 	if size != 1<<32-1 {
 		t.Errorf("the prefixes cover %d addresses, want 2^32-1", size)
 	}
-}
-
-func equalPrefixes(a, b []netip.Prefix) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // TestTunnelServerLimits: the bounds on what clients hold come from flags

@@ -1,7 +1,8 @@
 // Package connectiptest provides an in-memory connectip.Carrier pair, for
 // tests of CONNECT-IP sessions and of what runs on them without HTTP/3: a
 // buffered capsule byte stream each way and a datagram queue each way,
-// with optional seeded loss and reordering of datagrams.
+// with optional seeded loss and reordering of datagrams; and an End that
+// lends its datagrams in buffers of its own, as an HTTP/3 stream does.
 package connectiptest
 
 import (
