@@ -41,7 +41,11 @@ type DialOptions struct {
 	// roots.
 	TLSConfig *tls.Config
 	// QUIC configures the connection as QUICConfig does: nil means FEC
-	// on under the auto policy.
+	// on under the auto policy. Each Dial opens its own HTTP/3
+	// transport: a caller that dials again (a reconnecting client) keeps
+	// the server's address validation tokens (NEW_TOKEN, RFC 9000
+	// section 8.1.3) across dials only through one QUIC.TokenStore shared
+	// by them, as satquic tunnel client does.
 	QUIC *quic.Config
 	// MTU caps the inner MTU (zero: what the path carries).
 	MTU int
