@@ -202,6 +202,9 @@ func (c *Conn) step(in []core.Datagram) (next time.Duration, alive, progress boo
 	c.core.Step(now, in)
 	progress = len(in) > 0
 	c.dispatchEvents(now)
+	if c.wokeApp {
+		now = c.yieldToApp()
+	}
 	c.offerEarly(now)
 	c.sendProbes(now)
 	for range maxBatchesPerStep {
@@ -295,6 +298,7 @@ func (c *Conn) dispatchEvents(now time.Duration) {
 			c.wakeOpenersLocked(true)
 			c.wakeOpenersLocked(false)
 			c.onServerHandshakeComplete(now)
+			c.wokeApp = true
 		case core.EventHandshakeConfirmed:
 			close(c.confirmed)
 			if c.hasODCID {
@@ -308,6 +312,7 @@ func (c *Conn) dispatchEvents(now time.Duration) {
 			d := dirIndex(ev.Bidi)
 			c.accept[d] = append(c.accept[d], s)
 			c.acceptReady[d].fire()
+			c.wokeApp = true
 		case core.EventStreamReadable:
 			if s := c.streams[ev.StreamID]; s != nil {
 				s.readable.fire()

@@ -105,6 +105,9 @@ type loopState struct {
 	// closed the connection; exiting: it leaves after the next step.
 	closedByTransport bool
 	exiting           bool
+	// wokeApp: the step's events woke the application, which may answer
+	// at once (step_yield.go). Guarded by mu.
+	wokeApp bool
 }
 
 // timerTarget is what a connection's timer calls. The goroutine clears it
