@@ -49,6 +49,15 @@ func (c *Conn) deliver(data []byte, from netip.AddrPort, cp ecn.Codepoint) {
 // connection at once, so that the goroutine wakes once for them rather
 // than take them one by one as they arrive. It clears ps.
 func (c *Conn) deliverPackets(ps []*packet) {
+	if c.loop.Load() == loopDrained {
+		// A draining connection drops what arrives (RFC 9000 section
+		// 10.2.2), without a goroutine to take it.
+		for _, p := range ps {
+			c.t.putPacket(p)
+		}
+		clear(ps)
+		return
+	}
 	c.inboxMu.Lock()
 	first := len(c.inbox) == 0
 	room := max(0, maxInbox-len(c.inbox))
@@ -93,6 +102,9 @@ func (c *Conn) run() {
 		if !c.closedByTransport && c.t.isClosing() {
 			c.closeForTransport()
 			continue
+		}
+		if c.handOverDrain(next) {
+			return
 		}
 		now := c.t.now()
 		if progress {

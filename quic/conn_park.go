@@ -35,6 +35,9 @@ const (
 	loopSignalled
 	loopWaiting
 	loopParked
+	// loopDrained: no goroutine, and none starts again: the Transport
+	// ends the draining connection (transport_drain.go).
+	loopDrained
 )
 
 // parkAfter is the shortest wait for which the goroutine parks rather
@@ -160,6 +163,8 @@ func (c *Conn) signal() {
 				go c.run()
 				return
 			}
+		case loopDrained:
+			return
 		}
 	}
 }

@@ -101,6 +101,9 @@ type Transport struct {
 	socketOnce sync.Once
 	connWG     sync.WaitGroup
 	readers    sync.WaitGroup
+	// drain ends the server connections that drain, which have no
+	// goroutine (transport_drain.go).
+	drain drainer
 
 	// parkAfterOverride, set by tests before the Transport starts,
 	// replaces parkAfter (conn_park.go).
@@ -352,6 +355,8 @@ func (t *Transport) shutdown(reason error) {
 		for _, c := range conns {
 			c.signal()
 		}
+		// A draining one has no goroutine to learn of it.
+		t.endAllDrained()
 	})
 }
 

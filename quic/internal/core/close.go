@@ -139,6 +139,12 @@ func (c *Conn) enterClosing(f wire.ConnectionCloseFrame, err error) {
 	c.end(stateClosing, err)
 }
 
+// Draining reports whether the connection waits out the draining period
+// after the peer closed it (RFC 9000 section 10.2.2): it sends nothing,
+// drops what it receives, and only its timer, which ends the period,
+// changes it.
+func (c *Conn) Draining() bool { return c.state == stateDraining }
+
 // onPeerClose enters the draining state after the peer's CONNECTION_CLOSE
 // (RFC 9000 section 10.2.2): nothing more is sent.
 func (c *Conn) onPeerClose(f *wire.ConnectionCloseFrame) {
