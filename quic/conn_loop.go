@@ -51,7 +51,11 @@ func (c *Conn) deliver(data []byte, from netip.AddrPort, cp ecn.Codepoint) {
 func (c *Conn) deliverPackets(ps []*packet) {
 	if c.loop.Load() == loopDrained {
 		// A draining connection drops what arrives (RFC 9000 section
-		// 10.2.2), without a goroutine to take it.
+		// 10.2.2), and a closing one answers it here, without a
+		// goroutine to take it (transport_drain.go).
+		if c.answersPeer {
+			c.answerClosing(ps)
+		}
 		for _, p := range ps {
 			c.t.putPacket(p)
 		}

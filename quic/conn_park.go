@@ -111,6 +111,11 @@ type loopState struct {
 	// wokeApp: the step's events woke the application, which may answer
 	// at once (step_yield.go). Guarded by mu.
 	wokeApp bool
+	// answersPeer: a connection handed to its Transport while closing,
+	// whose reader answers the peer (transport_drain.go); set before
+	// loopDrained. drainOver: the Transport ended it; guarded by mu.
+	answersPeer bool
+	drainOver   bool
 }
 
 // timerTarget is what a connection's timer calls. The goroutine clears it

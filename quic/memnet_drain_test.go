@@ -87,3 +87,40 @@ func TestTransportCloseEndsDraining(t *testing.T) {
 		}
 	})
 }
+
+// TestClosingAnswersWithoutGoroutine: a client that closed hands its
+// connection to the Transport once its CONNECTION_CLOSE went out, and a
+// packet the server sent before it learned of the close gets the
+// CONNECTION_CLOSE again from the reader (RFC 9000 section 10.2.1).
+func TestClosingAnswersWithoutGoroutine(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newMemEnv(t, link10ms, nil)
+		c, s := e.connect(nil)
+		sst, err := s.OpenStream()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.CloseWithError(0, ""); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		if st := c.loop.Load(); st != loopDrained || !c.answersPeer {
+			t.Fatalf("client loop state %d after its close, want loopDrained", st)
+		}
+		sent := c.Stats().DatagramsSent
+		// The server writes before the CONNECTION_CLOSE reaches it.
+		if _, err := sst.Write([]byte("late")); err != nil {
+			t.Fatal(err)
+		}
+		// Its packets reach the client a one-way delay later.
+		time.Sleep(50 * time.Millisecond)
+		synctest.Wait()
+		if got := c.Stats().DatagramsSent; got == sent {
+			t.Error("the client did not answer the server's packet while closing")
+		}
+		if st := c.loop.Load(); st != loopDrained {
+			t.Errorf("client loop state %d after its answer, want loopDrained", st)
+		}
+		<-c.loopDone
+	})
+}

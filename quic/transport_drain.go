@@ -3,18 +3,25 @@ package quic
 import (
 	"sync"
 	"time"
+
+	"github.com/satquic/satquic/quic/internal/core"
 )
 
-// A server connection whose peer closed it drains: for three probe
-// timeouts it sends nothing and drops what arrives, so that late packets
-// get no Stateless Reset, and then it ends (RFC 9000 section 10.2.2).
-// Nothing in that period needs its goroutine, which used to wait it out,
-// often parked and started again by its timer, or by the peer's last
-// datagrams, only to end: about a third of a server's goroutine starts and
-// steps when each connection carried one request. The goroutine leaves
-// as soon as the connection drains, and the Transport ends it when the
-// period is over, checking its draining connections every drainTick: a
-// period is at least three probe timeouts, and may last a tick longer.
+// A connection whose peer closed it drains: for three probe timeouts it
+// sends nothing and drops what arrives, so that late packets get no
+// Stateless Reset, and then it ends (RFC 9000 section 10.2.2). One that
+// closed itself is closing for as long, and answers what arrives with its
+// CONNECTION_CLOSE, less and less often (section 10.2.1). Neither needs
+// its goroutine, which used to wait the period out, often parked and
+// started again by its timer, or by the peer's last datagrams, only to
+// end: about half of a server's steps and two of its three goroutine
+// starts when each connection carried one request, and as much at the
+// load generator that closed them. The goroutine leaves once the
+// connection drains, or its CONNECTION_CLOSE went out; the reader answers
+// a closing connection's datagrams itself (answerClosing), and the
+// Transport ends the connection when the period is over, checking every
+// drainTick: a period is at least three probe timeouts, and may last a
+// tick longer. Both states are called draining below.
 
 // drainTick is how often the Transport looks for draining connections
 // whose period is over.
@@ -36,20 +43,25 @@ type drainingConn struct {
 	end time.Duration
 }
 
-// handOverDrain gives a draining server connection to its Transport,
-// which ends it at deadline; it reports whether it did, and the
-// goroutine must then leave at once without touching the connection. It
-// does not while the connection is active or closing (the closing state
-// answers what arrives with CONNECTION_CLOSE), or when a signal came
-// since the step began.
+// handOverDrain gives a draining or closing connection to its
+// Transport, which ends it at deadline; it reports whether it did, and
+// the goroutine must then leave at once without touching the connection.
+// It does not while the connection is active, or closing with its
+// CONNECTION_CLOSE not sent yet, or when a signal came since the step
+// began; nor for a DialAddr connection, whose end closes its Transport.
 func (c *Conn) handOverDrain(deadline time.Duration) bool {
-	if c.isClient {
+	if c.isClient && c.t.singleUse {
 		return false
 	}
 	c.mu.Lock()
-	draining := c.core.Draining()
+	draining, closing := c.core.Draining(), c.core.CloseSent()
 	c.mu.Unlock()
-	if !draining || !c.loop.CompareAndSwap(loopRunning, loopDrained) {
+	if !draining && !closing {
+		return false
+	}
+	// Published to the reader by the swap below.
+	c.answersPeer = closing
+	if !c.loop.CompareAndSwap(loopRunning, loopDrained) {
 		return false
 	}
 	// From here signals do nothing, and the reader drops the
@@ -62,6 +74,9 @@ func (c *Conn) handOverDrain(deadline time.Duration) bool {
 // endDrained ends a connection handed over by handOverDrain, as its
 // goroutine would have once the period was over.
 func (c *Conn) endDrained() {
+	c.mu.Lock()
+	c.drainOver = true
+	c.mu.Unlock()
 	c.finish()
 	close(c.loopDone)
 	c.t.connWG.Done()
@@ -132,4 +147,23 @@ func (t *Transport) endAllDrained() {
 	for _, dc := range conns {
 		dc.c.endDrained()
 	}
+}
+
+// answerClosing feeds a closing connection that has no goroutine the
+// datagrams of the reader ps, and sends the CONNECTION_CLOSE the core
+// answers with, if it is due (RFC 9000 section 10.2.1): what the
+// goroutine's step did.
+func (c *Conn) answerClosing(ps []*packet) {
+	in := make([]core.Datagram, 0, len(ps))
+	for _, p := range ps {
+		in = append(in, p.datagram())
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.drainOver {
+		return
+	}
+	now := c.t.now()
+	c.core.Step(now, in)
+	c.sendBatch(now)
 }

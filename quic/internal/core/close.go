@@ -145,6 +145,14 @@ func (c *Conn) enterClosing(f wire.ConnectionCloseFrame, err error) {
 // changes it.
 func (c *Conn) Draining() bool { return c.state == stateDraining }
 
+// CloseSent reports whether the connection is closing and its
+// CONNECTION_CLOSE went out (RFC 9000 section 10.2.1): it then sends only
+// that datagram again, in answer to the peer's (Step, NextDatagram), and
+// only its timer, which ends the period, changes it otherwise.
+func (c *Conn) CloseSent() bool {
+	return c.state == stateClosing && c.closing.sent && !c.closing.pending
+}
+
 // onPeerClose enters the draining state after the peer's CONNECTION_CLOSE
 // (RFC 9000 section 10.2.2): nothing more is sent.
 func (c *Conn) onPeerClose(f *wire.ConnectionCloseFrame) {
