@@ -49,6 +49,19 @@ func (c *Conn) deliver(data []byte, from netip.AddrPort, cp ecn.Codepoint) {
 // connection at once, so that the goroutine wakes once for them rather
 // than take them one by one as they arrive. It clears ps.
 func (c *Conn) deliverPackets(ps []*packet) {
+	if c.loop.Load() == loopDrained {
+		// A draining connection drops what arrives (RFC 9000 section
+		// 10.2.2), and a closing one answers it here, without a
+		// goroutine to take it (transport_drain.go).
+		if c.answersPeer {
+			c.answerClosing(ps)
+		}
+		for _, p := range ps {
+			c.t.putPacket(p)
+		}
+		clear(ps)
+		return
+	}
 	c.inboxMu.Lock()
 	first := len(c.inbox) == 0
 	room := max(0, maxInbox-len(c.inbox))
@@ -93,6 +106,9 @@ func (c *Conn) run() {
 		if !c.closedByTransport && c.t.isClosing() {
 			c.closeForTransport()
 			continue
+		}
+		if c.handOverDrain(next) {
+			return
 		}
 		now := c.t.now()
 		if progress {
@@ -202,6 +218,9 @@ func (c *Conn) step(in []core.Datagram) (next time.Duration, alive, progress boo
 	c.core.Step(now, in)
 	progress = len(in) > 0
 	c.dispatchEvents(now)
+	if c.wokeApp {
+		now = c.yieldToApp()
+	}
 	c.offerEarly(now)
 	c.sendProbes(now)
 	for range maxBatchesPerStep {
@@ -295,6 +314,7 @@ func (c *Conn) dispatchEvents(now time.Duration) {
 			c.wakeOpenersLocked(true)
 			c.wakeOpenersLocked(false)
 			c.onServerHandshakeComplete(now)
+			c.wokeApp = true
 		case core.EventHandshakeConfirmed:
 			close(c.confirmed)
 			if c.hasODCID {
@@ -308,6 +328,7 @@ func (c *Conn) dispatchEvents(now time.Duration) {
 			d := dirIndex(ev.Bidi)
 			c.accept[d] = append(c.accept[d], s)
 			c.acceptReady[d].fire()
+			c.wokeApp = true
 		case core.EventStreamReadable:
 			if s := c.streams[ev.StreamID]; s != nil {
 				s.readable.fire()

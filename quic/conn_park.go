@@ -35,6 +35,9 @@ const (
 	loopSignalled
 	loopWaiting
 	loopParked
+	// loopDrained: no goroutine, and none starts again: the Transport
+	// ends the draining connection (transport_drain.go).
+	loopDrained
 )
 
 // parkAfter is the shortest wait for which the goroutine parks rather
@@ -105,6 +108,14 @@ type loopState struct {
 	// closed the connection; exiting: it leaves after the next step.
 	closedByTransport bool
 	exiting           bool
+	// wokeApp: the step's events woke the application, which may answer
+	// at once (step_yield.go). Guarded by mu.
+	wokeApp bool
+	// answersPeer: a connection handed to its Transport while closing,
+	// whose reader answers the peer (transport_drain.go); set before
+	// loopDrained. drainOver: the Transport ended it; guarded by mu.
+	answersPeer bool
+	drainOver   bool
 }
 
 // timerTarget is what a connection's timer calls. The goroutine clears it
@@ -157,6 +168,8 @@ func (c *Conn) signal() {
 				go c.run()
 				return
 			}
+		case loopDrained:
+			return
 		}
 	}
 }

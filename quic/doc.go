@@ -14,7 +14,9 @@
 // handshake is confirmed or a second old, the goroutine parks: it frees what the core can build again
 // (core.Conn.ReleaseIdle) and returns, and the next datagram, application
 // call, timer or the Transport closing starts it again, so that an idle
-// connection holds no goroutine (conn_park.go).
+// connection holds no goroutine (conn_park.go). Nor does one in its closing
+// or draining period (RFC 9000 section 10.2): the reader answers it and
+// the Transport ends it (transport_drain.go).
 // The application's Read and Write calls use the core directly under the
 // connection's mutex and block on the core's stream events. ListenAddr,
 // DialAddr, Listen and Dial make a Transport for one Listener or one

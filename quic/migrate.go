@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"slices"
 	"sync/atomic"
 	"time"
 
@@ -168,14 +167,9 @@ func (c *Conn) setRemote(addr netip.AddrPort) {
 	}
 	t := c.t
 	t.mu.Lock()
-	peers := slices.DeleteFunc(t.byPeer[c.remote], func(x *Conn) bool { return x == c })
-	if len(peers) == 0 {
-		delete(t.byPeer, c.remote)
-	} else {
-		t.byPeer[c.remote] = peers
-	}
-	t.byPeer[addr] = append(t.byPeer[addr], c)
+	t.removePeerLocked(c)
 	c.remote = addr
+	t.addPeerLocked(c)
 	t.mu.Unlock()
 }
 

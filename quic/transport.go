@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"slices"
 	"sync"
 	"time"
 
@@ -102,6 +101,9 @@ type Transport struct {
 	socketOnce sync.Once
 	connWG     sync.WaitGroup
 	readers    sync.WaitGroup
+	// drain ends the server connections that drain, which have no
+	// goroutine (transport_drain.go).
+	drain drainer
 
 	// parkAfterOverride, set by tests before the Transport starts,
 	// replaces parkAfter (conn_park.go).
@@ -272,7 +274,7 @@ func (t *Transport) dial(ctx context.Context, addr net.Addr, tlsConf *tls.Config
 // is held and the Transport is open.
 func (t *Transport) startConnLocked(c *Conn) {
 	t.conns[c] = struct{}{}
-	t.byPeer[c.remote] = append(t.byPeer[c.remote], c)
+	t.addPeerLocked(c)
 	t.connWG.Add(1)
 	c.startLoop()
 }
@@ -303,12 +305,7 @@ func (t *Transport) forget(c *Conn, ids []wire.ConnectionID) {
 		}
 	}
 	delete(t.conns, c)
-	peers := slices.DeleteFunc(t.byPeer[c.remote], func(x *Conn) bool { return x == c })
-	if len(peers) == 0 {
-		delete(t.byPeer, c.remote)
-	} else {
-		t.byPeer[c.remote] = peers
-	}
+	t.removePeerLocked(c)
 	t.mu.Unlock()
 	if c.slot != nil {
 		c.l.leave(c.slot)
@@ -358,6 +355,8 @@ func (t *Transport) shutdown(reason error) {
 		for _, c := range conns {
 			c.signal()
 		}
+		// A draining one has no goroutine to learn of it.
+		t.endAllDrained()
 	})
 }
 

@@ -1,8 +1,6 @@
 package crypto
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
 	"crypto/subtle"
 	"fmt"
 )
@@ -22,8 +20,12 @@ const (
 // ResetKey computes stateless reset tokens from one static key, so that an
 // endpoint that lost a connection's state can still produce its token from
 // the connection ID of a packet (RFC 9000 section 10.3.2).
+//
+// The key's HMAC pads are prepared once: a connection issues a token with
+// each of its connection IDs (four at each end of a short connection), and
+// crypto/hmac would allocate and key two hash states for every one.
 type ResetKey struct {
-	key []byte
+	mac hmacSHA256
 }
 
 // NewResetKey returns a ResetKey for a secret static key of at least
@@ -34,7 +36,9 @@ func NewResetKey(key []byte) (*ResetKey, error) {
 	if len(key) < MinResetKeyLen {
 		return nil, fmt.Errorf("quic crypto: stateless reset key of %d bytes, need at least %d", len(key), MinResetKeyLen)
 	}
-	return &ResetKey{key: append([]byte(nil), key...)}, nil
+	r := new(ResetKey)
+	r.mac.init(key)
+	return r, nil
 }
 
 // Token returns the stateless reset token of a connection ID the endpoint
@@ -46,10 +50,8 @@ func (r *ResetKey) Token(connID []byte) ([ResetTokenLen]byte, error) {
 	if len(connID) == 0 || len(connID) > MaxConnIDLen {
 		return tok, fmt.Errorf("%w: %d bytes for a reset token", ErrConnIDLen, len(connID))
 	}
-	mac := hmac.New(sha256.New, r.key)
-	mac.Write(connID)
-	var sum [sha256.Size]byte
-	copy(tok[:], mac.Sum(sum[:0]))
+	sum := r.mac.sum(connID, nil, nil)
+	copy(tok[:], sum[:])
 	return tok, nil
 }
 

@@ -2,6 +2,8 @@ package crypto
 
 import (
 	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
 	"errors"
 	"testing"
 )
@@ -18,6 +20,31 @@ func TestResetTokenKnownAnswer(t *testing.T) {
 		t.Fatal(err)
 	}
 	expectHex(t, "token", tok[:], "b0344c61d8db38535ca8afceaf0bf12b")
+}
+
+// TestResetTokenMatchesHMAC holds the prepared pads to crypto/hmac for
+// keys shorter than, as long as and longer than SHA-256's block, which RFC
+// 2104 section 2 hashes first, and connection IDs of every length.
+func TestResetTokenMatchesHMAC(t *testing.T) {
+	for _, keyLen := range []int{MinResetKeyLen, 32, 64, 65, 200} {
+		key := bytes.Repeat([]byte{byte(keyLen)}, keyLen)
+		rk, err := NewResetKey(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for idLen := 1; idLen <= MaxConnIDLen; idLen++ {
+			id := bytes.Repeat([]byte{byte(idLen)}, idLen)
+			tok, err := rk.Token(id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mac := hmac.New(sha256.New, key)
+			mac.Write(id)
+			if want := mac.Sum(nil)[:ResetTokenLen]; !bytes.Equal(tok[:], want) {
+				t.Fatalf("key of %d bytes, connection ID of %d: token %x, want %x", keyLen, idLen, tok, want)
+			}
+		}
+	}
 }
 
 func TestResetTokenDependsOnKeyAndConnID(t *testing.T) {

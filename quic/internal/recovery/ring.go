@@ -43,8 +43,9 @@ func (r *sentRing) push(pn uint64) *sentPacket {
 
 func (r *sentRing) grow() {
 	// A handshake space sends a few packets: its ring starts small, and
-	// the application space's doubles as it needs.
-	size := max(2*len(r.buf), 8)
+	// the application space's doubles as it needs (as the core's
+	// sentLog does).
+	size := max(2*len(r.buf), 4)
 	buf := make([]sentPacket, size)
 	for i := range r.n {
 		buf[i] = r.buf[(r.head+i)&(len(r.buf)-1)]
