@@ -34,6 +34,12 @@ type Conn struct {
 	odcid    wire.ConnectionID   // a server's route for the client's first Initials
 	hasODCID bool
 	enqueued bool // handed to the Listener's accept queue
+	// resetTokens are the peer's reset tokens c is indexed under in its
+	// Transport's resets, written under the Transport's mu too;
+	// tokenScratch is the buffer the next list is read into
+	// (transport_resets.go).
+	resetTokens  []wire.StatelessResetToken
+	tokenScratch []wire.StatelessResetToken
 	// unvalidated: a server connection that counts among its Listener's
 	// handshakes with an unvalidated client until the handshake ends.
 	unvalidated bool

@@ -1,7 +1,8 @@
 package quic
 
-// The connections to each peer address, which a Stateless Reset reaches
-// (Transport.byPeer). A load generator or a NAT puts hundreds of
+// The connections to each peer address (Transport.byPeer): a datagram
+// for no connection from an address with connections is never answered
+// with a Stateless Reset. A load generator or a NAT puts hundreds of
 // connections behind one address: each connection keeps its index in its
 // address's list, so that leaving the list takes a swap with the last
 // entry rather than a scan of the list under the Transport's lock, which

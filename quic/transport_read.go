@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net"
 	"net/netip"
-	"slices"
 	"time"
 
 	"github.com/satquic/satquic/internal/ecn"
@@ -169,19 +168,20 @@ func (t *Transport) handleDatagram(s *socket, slots *rxSlots, m *udp.Message, ou
 	}
 }
 
-// offerReset hands an unroutable short-header datagram to the connections
-// to its sender, which recognize a Stateless Reset by its token (RFC 9000
-// section 10.3.1). It reports whether there were any: a datagram from a
-// peer with connections is never answered with a reset of our own, so two
-// endpoints cannot reset each other in turn.
+// offerReset hands an unroutable short-header datagram to the connection
+// whose peer gave the reset token it ends with, if that peer sent it: a
+// Stateless Reset (RFC 9000 section 10.3.1, transport_resets.go), which
+// the connection's core checks again. It reports whether the sender is
+// the peer of any connection: a datagram from a peer with connections is
+// never answered with a reset of our own, so two endpoints cannot reset
+// each other in turn.
 func (t *Transport) offerReset(data []byte, from netip.AddrPort) bool {
-	t.mu.RLock()
-	conns := slices.Clone(t.byPeer[from])
-	t.mu.RUnlock()
+	var buf [1]*Conn
+	conns, peer := t.resetTarget(data, from, buf[:0])
 	for _, c := range conns {
 		c.deliver(data, from, ecn.NotECT)
 	}
-	return len(conns) > 0
+	return peer
 }
 
 // handleNewLong handles a long-header datagram for no connection: at a
