@@ -2,9 +2,13 @@ package quic
 
 import (
 	"context"
+	"net/netip"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/satquic/satquic/quic/internal/core"
+	"github.com/satquic/satquic/quic/internal/wire"
 )
 
 // manyConns is how many connections the tests below open from one
@@ -78,4 +82,118 @@ func TestStrayDatagramWakesNoConnection(t *testing.T) {
 			t.Error("a stray datagram from a peer with connections would be answered with a Stateless Reset")
 		}
 	})
+}
+
+// localResetTokens returns the reset tokens of c's connection IDs, in the
+// order c issued them.
+func localResetTokens(c *Conn) []wire.StatelessResetToken {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []wire.StatelessResetToken
+	for _, id := range c.core.LocalConnIDs() {
+		if tok, ok := c.core.ResetToken(id); ok {
+			out = append(out, tok)
+		}
+	}
+	return out
+}
+
+// checkIndexed fails unless tr's index maps exactly the tokens in want
+// to their connection.
+func checkIndexed(t *testing.T, side string, tr *Transport, want map[wire.StatelessResetToken]*Conn) {
+	t.Helper()
+	tr.mu.RLock()
+	defer tr.mu.RUnlock()
+	if len(tr.resets) != len(want) {
+		t.Errorf("%s: %d tokens indexed, want %d", side, len(tr.resets), len(want))
+	}
+	for tok, c := range want {
+		if o := tr.resets[tok]; o.first != c || len(o.more) != 0 {
+			t.Errorf("%s: token %x indexed for %p and %d more, want %p", side, tok, o.first, len(o.more), c)
+		}
+	}
+}
+
+// TestResetIndexFollowsConnections: each Transport indexes the reset
+// tokens its connections' peers gave, the server's stateless_reset_token
+// and those of NEW_CONNECTION_ID frames, as many per connection as its
+// active_connection_id_limit; they are gone once the connections ended.
+func TestResetIndexFollowsConnections(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newMemEnv(t, link10ms, nil)
+		clients, servers := dialMany(t, e, 20)
+		time.Sleep(time.Second)
+		synctest.Wait()
+		atClient := map[wire.StatelessResetToken]*Conn{}
+		atServer := map[wire.StatelessResetToken]*Conn{}
+		for i, c := range clients {
+			s := servers[i]
+			for _, tok := range localResetTokens(s) {
+				atClient[tok] = c
+			}
+			// The client's first connection ID (the first listed,
+			// in the order issued) has no token at the server: a
+			// client sends no stateless_reset_token (RFC 9000
+			// section 18.2).
+			for _, tok := range localResetTokens(c)[1:] {
+				atServer[tok] = s
+			}
+		}
+		limit := core.DefaultActiveConnIDLimit
+		if len(atClient) != len(clients)*limit || len(atServer) != len(clients)*(limit-1) {
+			t.Fatalf("the servers gave %d tokens, the clients %d", len(atClient), len(atServer))
+		}
+		checkIndexed(t, "client", e.client, atClient)
+		checkIndexed(t, "server", e.server, atServer)
+
+		for _, c := range clients {
+			_ = c.CloseWithError(0, "")
+		}
+		// Both ends close or drain for three probe timeouts, then end.
+		time.Sleep(5 * time.Second)
+		synctest.Wait()
+		checkIndexed(t, "client after close", e.client, nil)
+		checkIndexed(t, "server after close", e.server, nil)
+	})
+}
+
+// TestResetOwners: a token two connections hold reaches both, only from
+// each one's peer address, and leaves the index with the last of them.
+func TestResetOwners(t *testing.T) {
+	a := netip.MustParseAddrPort("192.0.2.1:443")
+	b := netip.MustParseAddrPort("192.0.2.2:443")
+	tr := &Transport{byPeer: map[netip.AddrPort][]*Conn{}, resets: map[wire.StatelessResetToken]resetOwners{}}
+	c1, c2, c3 := &Conn{remote: a}, &Conn{remote: a}, &Conn{remote: b}
+	tok := wire.StatelessResetToken{1, 2, 3}
+	other := wire.StatelessResetToken{4}
+	for _, c := range []*Conn{c1, c2, c3} {
+		tr.addPeerLocked(c)
+		tr.addResetLocked(tok, c)
+		tr.addResetLocked(tok, c) // twice: still once
+	}
+	tr.addResetLocked(other, c1)
+	data := append(make([]byte, 30), tok[:]...)
+	data[0] = 0x40
+	got, peer := tr.resetTarget(data, a, nil)
+	if !peer || len(got) != 2 || got[0] != c1 || got[1] != c2 {
+		t.Fatalf("from %v: %v (peer %v), want c1 and c2", a, got, peer)
+	}
+	if got, peer := tr.resetTarget(data, b, nil); !peer || len(got) != 1 || got[0] != c3 {
+		t.Fatalf("from %v: %v (peer %v), want c3", b, got, peer)
+	}
+	// Another address: a peer of nothing, and no connection.
+	if got, peer := tr.resetTarget(data, netip.MustParseAddrPort("192.0.2.3:443"), nil); peer || len(got) != 0 {
+		t.Fatalf("from a stranger: %v (peer %v)", got, peer)
+	}
+	tr.dropResetLocked(tok, c1)
+	if got, _ := tr.resetTarget(data, a, nil); len(got) != 1 || got[0] != c2 {
+		t.Fatalf("after c1 left: %v, want c2", got)
+	}
+	tr.dropResetLocked(tok, c3)
+	tr.dropResetLocked(tok, c3) // twice: nothing more
+	tr.dropResetLocked(tok, c2)
+	tr.dropResetLocked(other, c1)
+	if len(tr.resets) != 0 {
+		t.Fatalf("%d tokens left", len(tr.resets))
+	}
 }
