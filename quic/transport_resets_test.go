@@ -2,6 +2,7 @@ package quic
 
 import (
 	"context"
+	"errors"
 	"net/netip"
 	"testing"
 	"testing/synctest"
@@ -196,4 +197,70 @@ func TestResetOwners(t *testing.T) {
 	if len(tr.resets) != 0 {
 		t.Fatalf("%d tokens left", len(tr.resets))
 	}
+}
+
+// TestStatelessResetAfterMigration: a client that migrated to a new
+// socket and then lost its state resets the server's connection from its
+// new address, with the token of a connection ID its NEW_CONNECTION_ID
+// frame gave (the one the server moved to on the new path, RFC 9000
+// section 9.5); the server's index finds it there.
+func TestStatelessResetAfterMigration(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newMemEnv(t, link10ms, nil)
+		key := &StatelessResetKey{4, 5, 6}
+		e.client.StatelessResetKey = key
+		clients, servers := dialMany(t, e, 3)
+		c, s := clients[1], servers[1]
+		time.Sleep(100 * time.Millisecond)
+		moved := netip.AddrPortFrom(memClientAddr.Addr(), 5555)
+		pc, err := e.n.Listen(moved)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cr := &crashable{PacketConn: pc}
+		ctx := context.Background()
+		if err := c.Migrate(ctx, cr); err != nil {
+			t.Fatal(err)
+		}
+		st, err := c.OpenUniStream()
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = st.Write([]byte("from the new address"))
+		time.Sleep(200 * time.Millisecond)
+		synctest.Wait()
+		if got := s.RemoteAddr().String(); got != moved.String() {
+			t.Fatalf("the server sends to %v, not %v", got, moved)
+		}
+		// The client loses its state without a word, and its new socket
+		// gets a Transport with the same key.
+		cr.dead.Store(true)
+		_ = e.client.Close()
+		second := &Transport{Conn: pc, StatelessResetKey: key}
+		defer second.Close()
+		if _, err := second.Listen(serverTLS(), nil); err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		ss, err := s.OpenUniStream()
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = ss.Write([]byte("still there?"))
+		<-s.Context().Done()
+		var sre *StatelessResetError
+		if err := context.Cause(s.Context()); !errors.As(err, &sre) {
+			t.Fatalf("server closed with %v", err)
+		}
+		if d := time.Since(start); d > 100*time.Millisecond {
+			t.Errorf("reset took %v", d)
+		}
+		// The server's other connections to the client's first address,
+		// which the client's Transport closed, were not reset.
+		for _, o := range []*Conn{servers[0], servers[2]} {
+			if err := context.Cause(o.Context()); errors.As(err, &sre) {
+				t.Errorf("another connection was reset: %v", err)
+			}
+		}
+	})
 }
