@@ -265,6 +265,9 @@ func (ids *connIDs) matchesReset(tail []byte) bool {
 // Config.ActiveConnIDLimit of them, as many as the peer's connection IDs
 // this endpoint keeps; a token given twice is listed twice.
 func (c *Conn) PeerResetTokens(dst []wire.StatelessResetToken) []wire.StatelessResetToken {
+	// Room for as many as there may be (onNewConnectionID holds them to
+	// the limit): a driver that reuses dst allocates once.
+	dst = slices.Grow(dst, max(len(c.cids.peer), int(c.cids.limit)))
 	for i := range c.cids.peer {
 		if p := &c.cids.peer[i]; p.hasToken {
 			dst = append(dst, p.token)

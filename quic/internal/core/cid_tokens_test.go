@@ -50,6 +50,11 @@ func TestPeerResetTokens(t *testing.T) {
 	if got := c.PeerResetTokens(nil); len(got) != 1 || got[0] != l.token {
 		t.Fatalf("after Retire Prior To the client lists %x, want only %x", got, l.token)
 	}
+	// A reused buffer takes them without allocating.
+	buf := c.PeerResetTokens(nil)
+	if n := testing.AllocsPerRun(10, func() { buf = c.PeerResetTokens(buf[:0]) }); n != 0 {
+		t.Errorf("%v allocations with a reused buffer", n)
+	}
 	// Appending keeps what dst held.
 	if got := c.PeerResetTokens([]wire.StatelessResetToken{{9}}); len(got) != 2 || got[0] != (wire.StatelessResetToken{9}) {
 		t.Fatalf("appended to %x", got)
