@@ -8,7 +8,8 @@
 // number of outgoing connections; a Stateless Reset, which carries no
 // connection ID of ours, goes by the peer's reset token it ends with to
 // the one connection that holds it (transport_resets.go). Each
-// connection has a goroutine that owns its sans-IO core (package internal/core): it feeds the core the
+// connection has a goroutine that owns its sans-IO core (package
+// internal/core): it feeds the core the
 // datagrams and the time, runs its timers in real time and sends its
 // datagrams in batches (sendmmsg, and GSO for runs of equal-sized ones).
 // When its next timer is far away (100 ms or more: an idle timeout, a
