@@ -25,9 +25,9 @@ type Conn struct {
 	slot *connSlot
 	// sock is the socket the connection belongs to and sends on.
 	sock *socket
-	// peerIndex is c's place in its Transport's byPeer list of remote,
-	// guarded by the Transport's mu (transport_peers.go).
-	peerIndex int
+	// peerCounted: c counts among its Transport's connections to
+	// remote, guarded by the Transport's mu (transport_peers.go).
+	peerCounted bool
 
 	// Owned by the connection goroutine.
 	routes   []wire.ConnectionID // connection IDs routed to c

@@ -86,10 +86,10 @@ type Transport struct {
 	mu     sync.RWMutex
 	routes map[wire.ConnectionID]*Conn
 	conns  map[*Conn]struct{}
-	// byPeer lists the connections to each peer address: a datagram
-	// for no connection from one of them is never answered with a
-	// Stateless Reset (transport_read.go, offerReset).
-	byPeer map[netip.AddrPort][]*Conn
+	// peerConns counts the connections to each peer address: a
+	// datagram for no connection from one of them is never answered
+	// with a Stateless Reset (transport_peers.go).
+	peerConns map[netip.AddrPort]int
 	// resets indexes the peers' stateless reset tokens by token, so
 	// that a Stateless Reset reaches only its connection
 	// (transport_resets.go).
@@ -156,7 +156,7 @@ func (t *Transport) doInit() error {
 	t.epoch = time.Now()
 	t.routes = map[wire.ConnectionID]*Conn{}
 	t.conns = map[*Conn]struct{}{}
-	t.byPeer = map[netip.AddrPort][]*Conn{}
+	t.peerConns = map[netip.AddrPort]int{}
 	t.resets = map[wire.StatelessResetToken]resetOwners{}
 	t.closing = make(chan struct{})
 	for _, s := range t.socks {

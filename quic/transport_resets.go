@@ -86,7 +86,7 @@ func (t *Transport) resetTarget(data []byte, from netip.AddrPort, dst []*Conn) (
 	tok := wire.StatelessResetToken(data[len(data)-wire.StatelessResetTokenLen:])
 	t.mu.RLock()
 	defer t.mu.RUnlock()
-	peer = len(t.byPeer[from]) > 0
+	peer = t.peerConns[from] > 0
 	o, ok := t.resets[tok]
 	if !ok || !peer {
 		return dst, peer

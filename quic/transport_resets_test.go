@@ -163,7 +163,7 @@ func TestResetIndexFollowsConnections(t *testing.T) {
 func TestResetOwners(t *testing.T) {
 	a := netip.MustParseAddrPort("192.0.2.1:443")
 	b := netip.MustParseAddrPort("192.0.2.2:443")
-	tr := &Transport{byPeer: map[netip.AddrPort][]*Conn{}, resets: map[wire.StatelessResetToken]resetOwners{}}
+	tr := &Transport{peerConns: map[netip.AddrPort]int{}, resets: map[wire.StatelessResetToken]resetOwners{}}
 	c1, c2, c3 := &Conn{remote: a}, &Conn{remote: a}, &Conn{remote: b}
 	tok := wire.StatelessResetToken{1, 2, 3}
 	other := wire.StatelessResetToken{4}
