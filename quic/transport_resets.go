@@ -13,14 +13,16 @@ import (
 // the tokens its connections hold from their peers (Transport.resets),
 // and hands it only to the connection whose token it is, if that
 // connection's peer sent it. Handing it instead to every connection to
-// the sender woke each of them, up to hundreds behind one address (a load
-// generator, a proxy), for each stray or spoofed datagram.
+// the sender would wake each of them, up to hundreds behind one address
+// (a load generator, a proxy), for each stray or spoofed datagram.
 //
 // A connection reports the tokens its core holds after each step
 // (syncResetTokens): those of the peer's connection IDs it has not
-// retired, at most its active_connection_id_limit (Config's, 4 by
-// default, 64 at most), so the index holds at most that many per
-// connection. They leave it when the connection ends (forget).
+// retired, no more than the active_connection_id_limit it announced
+// (core.DefaultActiveConnIDLimit, 4, which Config does not change; the
+// core closes a connection whose peer exceeds it), so the index holds at
+// most 4 tokens per connection. They leave it when the connection ends
+// (forget).
 
 // resetOwners is the connection a reset token belongs to, and any other
 // that holds the same token: a token is drawn at random or derived from
@@ -93,8 +95,10 @@ func (t *Transport) resetTarget(data []byte, from netip.AddrPort, dst []*Conn) (
 	}
 	// Only the address the connection sends to (RFC 9000 section
 	// 10.3.1): the peer's current one, which a server's connection
-	// follows when its client migrates (setRemote). c.remote is guarded
-	// by t.mu too.
+	// follows when its client migrates, and a client's when it moves to
+	// the server's preferred address (setRemote); not the one it left.
+	// A client that migrated to a socket of its own reads that socket
+	// itself, resets included. c.remote is guarded by t.mu too.
 	if o.first.remote == from {
 		dst = append(dst, o.first)
 	}
