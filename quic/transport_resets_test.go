@@ -264,3 +264,62 @@ func TestStatelessResetAfterMigration(t *testing.T) {
 		}
 	})
 }
+
+// TestStatelessResetAtPreferredAddress: a client that moved to its
+// server's preferred address takes a reset from there, ending with the
+// token of preferred_address's connection ID, once the server lost its
+// state (RFC 9000 sections 9.6 and 10.3.1): the restarted server answers
+// from the socket the client's packet came to.
+func TestStatelessResetAtPreferredAddress(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newMemEnv(t, link10ms, nil)
+		_ = e.server.Close()
+		key := &StatelessResetKey{7, 8, 9}
+		spc := e.server.Conn
+		ppc, err := e.n.Listen(netip.AddrPortFrom(memServerAddr.Addr(), 8443))
+		if err != nil {
+			t.Fatal(err)
+		}
+		mainCr, prefCr := &crashable{PacketConn: spc}, &crashable{PacketConn: ppc}
+		first := &Transport{Conn: mainCr, PreferredConn: prefCr, StatelessResetKey: key}
+		l, err := first.Listen(serverTLS(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := context.Background()
+		go func() { _, _ = l.Accept(ctx) }()
+		c, err := e.client.Dial(ctx, spc.LocalAddr(), clientTLS(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if got := c.RemoteAddr().String(); got != ppc.LocalAddr().String() {
+			t.Fatalf("the client sends to %v, not the preferred address %v", got, ppc.LocalAddr())
+		}
+		// The server crashes, and comes back on both sockets with the
+		// same key.
+		mainCr.dead.Store(true)
+		prefCr.dead.Store(true)
+		_ = first.Close()
+		second := &Transport{Conn: spc, PreferredConn: ppc, StatelessResetKey: key}
+		defer second.Close()
+		if _, err := second.Listen(serverTLS(), nil); err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		st, err := c.OpenStream()
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = st.Write([]byte("anyone there?"))
+		<-c.Context().Done()
+		var sre *StatelessResetError
+		if err := context.Cause(c.Context()); !errors.As(err, &sre) {
+			t.Fatalf("client closed with %v", err)
+		}
+		if d := time.Since(start); d > 100*time.Millisecond {
+			t.Errorf("reset took %v", d)
+		}
+	})
+}
