@@ -25,15 +25,24 @@ type Conn struct {
 	slot *connSlot
 	// sock is the socket the connection belongs to and sends on.
 	sock *socket
-	// peerIndex is c's place in its Transport's byPeer list of remote,
-	// guarded by the Transport's mu (transport_peers.go).
-	peerIndex int
+	// peerCounted: c counts among its Transport's connections to
+	// remote, guarded by the Transport's mu (transport_peers.go).
+	peerCounted bool
 
 	// Owned by the connection goroutine.
 	routes   []wire.ConnectionID // connection IDs routed to c
 	odcid    wire.ConnectionID   // a server's route for the client's first Initials
 	hasODCID bool
 	enqueued bool // handed to the Listener's accept queue
+	// resetTokens are the peer's reset tokens c is indexed under in its
+	// Transport's resets, written under the Transport's mu too;
+	// tokenScratch is the buffer the next list is read into
+	// (transport_resets.go). Both start in tokenBufs, room for as many
+	// as the default active_connection_id_limit allows, so that a
+	// connection lists them without allocating.
+	resetTokens  []wire.StatelessResetToken
+	tokenScratch []wire.StatelessResetToken
+	tokenBufs    [2][core.DefaultActiveConnIDLimit]wire.StatelessResetToken
 	// unvalidated: a server connection that counts among its Listener's
 	// handshakes with an unvalidated client until the handshake ends.
 	unvalidated bool
@@ -106,6 +115,7 @@ func newConn(t *Transport, cc *core.Conn, l *Listener, v wire.Version) *Conn {
 		flushed:       make(chan struct{}),
 		loopDone:      make(chan struct{}),
 	}
+	c.resetTokens, c.tokenScratch = c.tokenBufs[0][:0], c.tokenBufs[1][:0]
 	c.ctx, c.cancel = context.WithCancelCause(context.Background())
 	cc.SetStreamMemory(c.streamMemoryLocked)
 	return c

@@ -235,6 +235,7 @@ func (c *Conn) step(in []core.Datagram) (next time.Duration, alive, progress boo
 	// path, make room in the DATAGRAM send queue (SendDatagramsWait).
 	c.datagramRoom.fire()
 	c.dispatchEvents(now)
+	c.syncResetTokens()
 	if c.err != nil && !c.closeFlushed {
 		c.closeFlushed = true
 		close(c.flushed)

@@ -5,8 +5,11 @@
 // A Transport owns a socket. One goroutine reads it in batches
 // (recvmmsg and GRO on Linux) and routes each datagram by its Destination
 // Connection ID to a connection, so one socket carries a Listener and any
-// number of outgoing connections. Each connection has a goroutine that
-// owns its sans-IO core (package internal/core): it feeds the core the
+// number of outgoing connections; a Stateless Reset, which carries no
+// connection ID of ours, goes by the peer's reset token it ends with to
+// the one connection that holds it (transport_resets.go). Each
+// connection has a goroutine that owns its sans-IO core (package
+// internal/core): it feeds the core the
 // datagrams and the time, runs its timers in real time and sends its
 // datagrams in batches (sendmmsg, and GSO for runs of equal-sized ones).
 // When its next timer is far away (100 ms or more: an idle timeout, a

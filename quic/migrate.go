@@ -158,9 +158,9 @@ func (c *Conn) onPathEvent(ev core.Event) {
 	}
 }
 
-// setRemote records the peer's new address, where the Transport also
-// looks for the connections to a sender of a Stateless Reset; c.mu is
-// held.
+// setRemote records the peer's new address, the only one a Stateless
+// Reset for c is taken from (transport_resets.go), and counts c under it;
+// c.mu is held.
 func (c *Conn) setRemote(addr netip.AddrPort) {
 	if addr == c.remote {
 		return

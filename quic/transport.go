@@ -86,10 +86,14 @@ type Transport struct {
 	mu     sync.RWMutex
 	routes map[wire.ConnectionID]*Conn
 	conns  map[*Conn]struct{}
-	// byPeer lists the connections to each peer address: a Stateless
-	// Reset carries no connection ID of ours, only the token at its end,
-	// which the connections to the sender check.
-	byPeer   map[netip.AddrPort][]*Conn
+	// peerConns counts the connections to each peer address: a
+	// datagram for no connection from one of them is never answered
+	// with a Stateless Reset (transport_peers.go).
+	peerConns map[netip.AddrPort]int
+	// resets indexes the peers' stateless reset tokens by token, so
+	// that a Stateless Reset reaches only its connection
+	// (transport_resets.go).
+	resets   map[wire.StatelessResetToken]resetOwners
 	listener *Listener
 	closed   bool
 	closeErr error // what the connections report once the Transport closed
@@ -152,7 +156,8 @@ func (t *Transport) doInit() error {
 	t.epoch = time.Now()
 	t.routes = map[wire.ConnectionID]*Conn{}
 	t.conns = map[*Conn]struct{}{}
-	t.byPeer = map[netip.AddrPort][]*Conn{}
+	t.peerConns = map[netip.AddrPort]int{}
+	t.resets = map[wire.StatelessResetToken]resetOwners{}
 	t.closing = make(chan struct{})
 	for _, s := range t.socks {
 		t.readers.Add(1)
@@ -295,8 +300,8 @@ func (t *Transport) removeRoute(id wire.ConnectionID, c *Conn) {
 	t.mu.Unlock()
 }
 
-// forget removes a finished connection and its routes, and gives its
-// places in its Listener's limits back.
+// forget removes a finished connection, its routes and its peer's reset
+// tokens, and gives its places in its Listener's limits back.
 func (t *Transport) forget(c *Conn, ids []wire.ConnectionID) {
 	t.mu.Lock()
 	for _, id := range ids {
@@ -306,6 +311,7 @@ func (t *Transport) forget(c *Conn, ids []wire.ConnectionID) {
 	}
 	delete(t.conns, c)
 	t.removePeerLocked(c)
+	t.dropAllResetsLocked(c)
 	t.mu.Unlock()
 	if c.slot != nil {
 		c.l.leave(c.slot)

@@ -1,37 +1,30 @@
 package quic
 
-// The connections to each peer address, which a Stateless Reset reaches
-// (Transport.byPeer). A load generator or a NAT puts hundreds of
-// connections behind one address: each connection keeps its index in its
-// address's list, so that leaving the list takes a swap with the last
-// entry rather than a scan of the list under the Transport's lock, which
-// cost a server about 2% of its processor time when 200 connections
-// from one address came and went.
+// How many connections go to each peer address (Transport.peerConns): a
+// datagram for no connection from an address with connections is never
+// answered with a Stateless Reset, so that two endpoints cannot reset
+// each other in turn. A Stateless Reset itself finds its connection by
+// its token (transport_resets.go), so a count is all an address needs:
+// a load generator or a NAT puts hundreds of connections behind one
+// address, which come and go under the Transport's lock.
 
-// addPeerLocked lists c under its address; t.mu is held.
+// addPeerLocked counts c under its address; t.mu is held.
 func (t *Transport) addPeerLocked(c *Conn) {
-	list := t.byPeer[c.remote]
-	c.peerIndex = len(list)
-	t.byPeer[c.remote] = append(list, c)
+	t.peerConns[c.remote]++
+	c.peerCounted = true
 }
 
-// removePeerLocked takes c out of its address's list; t.mu is held. A
-// connection not in the list (never added, or removed already) leaves it
-// as it is.
+// removePeerLocked stops counting c under its address; t.mu is held. A
+// connection not counted (never added, or removed already) changes
+// nothing.
 func (t *Transport) removePeerLocked(c *Conn) {
-	list := t.byPeer[c.remote]
-	i := c.peerIndex
-	if i < 0 || i >= len(list) || list[i] != c {
+	if !c.peerCounted {
 		return
 	}
-	last := len(list) - 1
-	list[i] = list[last]
-	list[i].peerIndex = i
-	list[last] = nil
-	c.peerIndex = -1
-	if last == 0 {
-		delete(t.byPeer, c.remote)
+	c.peerCounted = false
+	if n := t.peerConns[c.remote] - 1; n > 0 {
+		t.peerConns[c.remote] = n
 		return
 	}
-	t.byPeer[c.remote] = list[:last]
+	delete(t.peerConns, c.remote)
 }

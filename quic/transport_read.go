@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net"
 	"net/netip"
-	"slices"
 	"time"
 
 	"github.com/satquic/satquic/internal/ecn"
@@ -137,7 +136,7 @@ func (t *Transport) handleDatagram(s *socket, slots *rxSlots, m *udp.Message, ou
 		}
 		if dcid, err = wire.NewConnectionID(h.DstConnID); err != nil {
 			// Longer than any version this endpoint speaks allows.
-			t.sendVersionNegotiation(m)
+			t.sendVersionNegotiation(s, m)
 			return
 		}
 	} else {
@@ -165,23 +164,24 @@ func (t *Transport) handleDatagram(s *socket, slots *rxSlots, m *udp.Message, ou
 		t.handleNewLong(s, m)
 	case len(data) >= crypto.MinStatelessResetLen && t.offerReset(data, m.Addr):
 	default:
-		t.sendStatelessReset(m, dcid)
+		t.sendStatelessReset(s, m, dcid)
 	}
 }
 
-// offerReset hands an unroutable short-header datagram to the connections
-// to its sender, which recognize a Stateless Reset by its token (RFC 9000
-// section 10.3.1). It reports whether there were any: a datagram from a
-// peer with connections is never answered with a reset of our own, so two
-// endpoints cannot reset each other in turn.
+// offerReset hands an unroutable short-header datagram to the connection
+// whose peer gave the reset token it ends with, if that peer sent it: a
+// Stateless Reset (RFC 9000 section 10.3.1, transport_resets.go), which
+// the connection's core checks again. It reports whether the sender is
+// the peer of any connection: a datagram from a peer with connections is
+// never answered with a reset of our own, so two endpoints cannot reset
+// each other in turn.
 func (t *Transport) offerReset(data []byte, from netip.AddrPort) bool {
-	t.mu.RLock()
-	conns := slices.Clone(t.byPeer[from])
-	t.mu.RUnlock()
+	var buf [1]*Conn
+	conns, peer := t.resetTarget(data, from, buf[:0])
 	for _, c := range conns {
 		c.deliver(data, from, ecn.NotECT)
 	}
-	return len(conns) > 0
+	return peer
 }
 
 // handleNewLong handles a long-header datagram for no connection: at a
@@ -195,7 +195,7 @@ func (t *Transport) handleNewLong(s *socket, m *udp.Message) {
 		return
 	}
 	if h, _, err := wire.ParseInvariantLongHeader(m.Data); err != nil || !l.acceptsVersion(h.Version) {
-		t.sendVersionNegotiation(m)
+		t.sendVersionNegotiation(s, m)
 		return
 	}
 	info, err := core.PeekInitial(m.Data)
@@ -217,13 +217,13 @@ func (t *Transport) acceptConn(s *socket, l *Listener, info core.InitialInfo, da
 	switch {
 	case errors.Is(err, core.ErrInvalidToken):
 		l.counters.invalidTokens.Add(1)
-		t.refuse(info, from, wire.CodeInvalidToken, "invalid token")
+		t.refuse(s, info, from, wire.CodeInvalidToken, "invalid token")
 		return
 	case err != nil:
 		return
 	}
 	if !params.AddressValidated && l.wantsRetry(from) {
-		t.sendRetry(l, info, from, now)
+		t.sendRetry(s, l, info, from, now)
 		return
 	}
 	// The connection a new one replaces is evicted once t.mu is
@@ -240,10 +240,10 @@ func (t *Transport) acceptConn(s *socket, l *Listener, info core.InitialInfo, da
 	case admitNone:
 		return
 	case admitFull:
-		t.refuse(info, from, wire.CodeConnectionRefused, "too many connections")
+		t.refuse(s, info, from, wire.CodeConnectionRefused, "too many connections")
 		return
 	case admitRetry:
-		t.sendRetry(l, info, from, now)
+		t.sendRetry(s, l, info, from, now)
 		return
 	}
 	cfg := l.cfg
@@ -278,30 +278,30 @@ func (t *Transport) acceptConn(s *socket, l *Listener, info core.InitialInfo, da
 // sendRetry answers a client's first Initial with a Retry packet (RFC
 // 9000 section 8.1.2), which keeps no state at the server: the token
 // carries what the connection needs when the client comes back.
-func (t *Transport) sendRetry(l *Listener, info core.InitialInfo, to netip.AddrPort, now time.Duration) {
+func (t *Transport) sendRetry(s *socket, l *Listener, info core.InitialInfo, to netip.AddrPort, now time.Duration) {
 	b, err := l.validator.Retry(nil, info, to, now)
 	if err != nil {
 		return
 	}
 	l.counters.retries.Add(1)
-	t.writeRaw(b, to)
+	t.writeRaw(s, b, to)
 }
 
 // refuse ends a connection attempt without state: an Initial packet with
 // CONNECTION_CLOSE and a transport error code (RFC 9000 section 10.2.3).
-func (t *Transport) refuse(info core.InitialInfo, to netip.AddrPort, code uint64, reason string) {
+func (t *Transport) refuse(s *socket, info core.InitialInfo, to netip.AddrPort, code uint64, reason string) {
 	b, err := core.RefuseInitial(nil, info, code, reason)
 	if err != nil {
 		return
 	}
-	t.writeRaw(b, to)
+	t.writeRaw(s, b, to)
 }
 
 // sendStatelessReset answers a short-header packet for an unknown
 // connection with a Stateless Reset (RFC 9000 section 10.3), so that a peer
 // whose connection this endpoint forgot learns it at once instead of
 // waiting for its idle timeout.
-func (t *Transport) sendStatelessReset(m *udp.Message, dcid wire.ConnectionID) {
+func (t *Transport) sendStatelessReset(s *socket, m *udp.Message, dcid wire.ConnectionID) {
 	size := min(len(m.Data)-1, maxStatelessResetLen)
 	if size < crypto.MinStatelessResetLen {
 		return
@@ -318,7 +318,7 @@ func (t *Transport) sendStatelessReset(m *udp.Message, dcid wire.ConnectionID) {
 	// 10.3).
 	b[0] = b[0]&^0x80 | 0x40
 	copy(b[size-len(tok):], tok[:])
-	t.writeRaw(b, m.Addr)
+	t.writeRaw(s, b, m.Addr)
 }
 
 // sendVersionNegotiation answers a long-header packet of a version the
@@ -326,7 +326,7 @@ func (t *Transport) sendStatelessReset(m *udp.Message, dcid wire.ConnectionID) {
 // Only a listening Transport answers, and only datagrams that could carry
 // a client's first Initial (1200 bytes or more), so that the answer never
 // amplifies.
-func (t *Transport) sendVersionNegotiation(m *udp.Message) {
+func (t *Transport) sendVersionNegotiation(s *socket, m *udp.Message) {
 	t.mu.RLock()
 	l := t.listener
 	t.mu.RUnlock()
@@ -334,15 +334,18 @@ func (t *Transport) sendVersionNegotiation(m *udp.Message) {
 		return
 	}
 	if b, ok := core.VersionNegotiation(nil, m.Data, l.versions); ok {
-		t.writeRaw(b, m.Addr)
+		t.writeRaw(s, b, m.Addr)
 	}
 }
 
-// writeRaw sends one datagram from a reader. Every socket of a group has
-// the same address, so the first sends these rare answers for all.
-func (t *Transport) writeRaw(b []byte, to netip.AddrPort) {
+// writeRaw sends one datagram from a reader, on s, the socket the
+// datagram it answers came to: the peer expects the answer from the
+// address it sent to, which for a server's preferred address
+// (transport_preferred.go) is not the first socket's. A client that moved
+// there takes a Stateless Reset only from there (RFC 9000 section
+// 10.3.1).
+func (t *Transport) writeRaw(s *socket, b []byte, to netip.AddrPort) {
 	msg := []udp.Message{{Data: b, Addr: to}}
-	s := t.socks[0]
 	s.writeMu.Lock()
 	_, _ = s.io.WriteBatch(msg)
 	s.writeMu.Unlock()

@@ -257,6 +257,25 @@ func (ids *connIDs) matchesReset(tail []byte) bool {
 	return found == 1
 }
 
+// PeerResetTokens appends to dst the stateless reset tokens of the peer's
+// connection IDs that have not been retired: its stateless_reset_token
+// transport parameter, its NEW_CONNECTION_ID frames' and its
+// preferred_address's (RFC 9000 section 10.3.1). They are what a
+// Stateless Reset from the peer ends with. There are at most
+// Config.ActiveConnIDLimit of them, as many as the peer's connection IDs
+// this endpoint keeps; a token given twice is listed twice.
+func (c *Conn) PeerResetTokens(dst []wire.StatelessResetToken) []wire.StatelessResetToken {
+	// Room for as many as there may be (onNewConnectionID holds them to
+	// the limit): a driver that reuses dst allocates once.
+	dst = slices.Grow(dst, max(len(c.cids.peer), int(c.cids.limit)))
+	for i := range c.cids.peer {
+		if p := &c.cids.peer[i]; p.hasToken {
+			dst = append(dst, p.token)
+		}
+	}
+	return dst
+}
+
 // LocalConnIDs returns the connection IDs that route to this connection:
 // the driver's demultiplexing keys. A server's connection also answers to
 // the client's original Destination Connection ID until the handshake is

@@ -184,7 +184,9 @@
 //     connection IDs (connIDs: NEW_CONNECTION_ID, RETIRE_CONNECTION_ID,
 //     active_connection_id_limit, IDs drawn from Config.Rand or shaped
 //     by Config.NewConnID, with reset tokens from Config.ResetKey,
-//     reported through the event queue) and stateless reset detection. keyupdate.go: 1-RTT key updates
+//     reported through the event queue), stateless reset detection and
+//     the peer's reset tokens a driver indexes to find the connection of
+//     a Stateless Reset (PeerResetTokens). keyupdate.go: 1-RTT key updates
 //     (keyUpdateState, handed the connection's keys). Like the states
 //     below, each is a type with its methods, handed the time and what
 //     else it needs; the Conn calls them and acts on what they return.
