@@ -15,9 +15,9 @@ var memStrangerAddr = netip.MustParseAddrPort("10.0.0.3:5555")
 
 // Modes of FuzzTransportDatagrams, bits of its second argument.
 const (
-	fuzzToConnection = 1 << iota // the datagram starts with a short header for the connection
-	fuzzFromStranger             // sent from a host with no connection
-	fuzzEndsWithToken            // ends with a reset token the server issued
+	fuzzToConnection  = 1 << iota // the datagram starts with a short header for the connection
+	fuzzFromStranger              // sent from a host with no connection
+	fuzzEndsWithToken             // ends with a reset token the server issued
 )
 
 // FuzzTransportDatagrams sends arbitrary datagrams to a listening
