@@ -773,6 +773,7 @@ func (sc *serverConn) runHandler(rs *requestStream, r *bufio.Reader, req *http.R
 	}
 	if protocol != "" {
 		w.connect = sc.prepareConnect(g, b)
+		sc.awaitPeerSettings(ctx)
 	}
 	if req.Header.Get("Expect") == "100-continue" {
 		b.beforeRead = w.send100Continue
