@@ -92,6 +92,7 @@ type Server struct {
 	// lastRefusalLog is the Unix second of the last refusal logged.
 	lastRefusalLog atomic.Int64
 	pathTooSmall   atomic.Uint64
+	noDatagrams    atomic.Uint64 // requests of clients without HTTP datagrams
 }
 
 // NewServer returns a Server whose clients' packets go through dev.
@@ -227,6 +228,16 @@ func (s *Server) takeTunnel(w http.ResponseWriter, r *http.Request, id identity,
 // open assigns the client its addresses and runs its session; done is
 // called once the tunnel ended, or at once if it could not start.
 func (s *Server) open(w http.ResponseWriter, r *http.Request, done func()) {
+	if _, isH3 := w.(http3.HTTPStreamer); isH3 && !http3.DatagramsEnabled(w) {
+		// The tunnel's packets travel only as HTTP datagrams in QUIC
+		// DATAGRAM frames (RFC 9484 section 6), which a client must
+		// enable in its SETTINGS (RFC 9297 section 2.1.1).
+		done()
+		s.noDatagrams.Add(1)
+		s.logRefusal("gateway: refused %s: the client did not enable HTTP datagrams", r.RemoteAddr)
+		http.Error(w, "the client did not enable HTTP datagrams (SETTINGS_H3_DATAGRAM), which carry the tunnel's packets", http.StatusBadRequest)
+		return
+	}
 	addrs, err := s.allocate()
 	if err != nil {
 		done()
@@ -325,6 +336,9 @@ type ServerStats struct {
 	// PathTooSmall counts packets dropped because their datagram did not
 	// fit the client's QUIC packets.
 	PathTooSmall uint64 `json:"path_too_small"`
+	// NoDatagrams counts requests refused with 400 because the client
+	// did not enable HTTP datagrams, which carry the tunnel's packets.
+	NoDatagrams uint64 `json:"no_datagrams"`
 	// Transport sums the QUIC counters of the clients' connections,
 	// those that ended included (the RTT is the largest).
 	Transport TransportStats `json:"transport"`
@@ -353,6 +367,7 @@ func (s *Server) Stats() ServerStats {
 		NoClient:        s.mux.noClient.Load(),
 		ClientGone:      s.mux.clientEnd.Load(),
 		PathTooSmall:    s.pathTooSmall.Load(),
+		NoDatagrams:     s.noDatagrams.Load(),
 		Sessions:        s.mux.Stats(),
 		Tunnel:          s.fwd.Stats(),
 	}

@@ -121,3 +121,18 @@ func (w *responseWriter) HTTPStream() *Stream {
 	cs.g.mu.Unlock()
 	return s
 }
+
+// DatagramsEnabled reports whether the request w answers may carry HTTP
+// datagrams: this server enabled them and the client's SETTINGS did too
+// (SETTINGS_H3_DATAGRAM over QUIC DATAGRAM frames, RFC 9297 section
+// 2.1.1). For an extended CONNECT the server waited for the client's
+// SETTINGS before the handler ran (at most 5 s). It is false for a
+// ResponseWriter of another package.
+func DatagramsEnabled(w http.ResponseWriter) bool {
+	rw, ok := w.(*responseWriter)
+	if !ok || rw.sc == nil || rw.sc.datagrams == nil {
+		return false
+	}
+	p, ok := rw.sc.peerSettings()
+	return ok && p.h3Datagram
+}
