@@ -35,8 +35,9 @@ Each token of --token-file (one a line) and each client certificate is a
 client of its own, with at most --max-tunnels-per-client tunnels at once
 (default 8); one IPv4 address or IPv6 /64 has at most
 --max-tunnels-per-source (default 64). A request beyond either is answered
-429 Too Many Requests, one beyond the pool 503, and the statistics count
-them. --max-handshakes, --max-handshakes-per-ip, --max-conns and
+429 Too Many Requests, one beyond the pool 503, one from a client that did
+not enable HTTP datagrams (which carry the packets) 400, and the statistics
+count them. --max-handshakes, --max-handshakes-per-ip, --max-conns and
 --max-conns-per-ip bound the QUIC connections as for "satquic serve".
 
 The server forwards between the tunnel and its other interfaces only if
